@@ -122,10 +122,8 @@ def provider(
 ) -> PromptfooProvider:
     """One provider; `embedding`: an embedding provider (`openai:embedding:<model>`,
     `azure:embedding:<deployment>`, `ollama:embeddings:<model>`), a `similar`'s."""
+    node = _in_file(node, files)
     value = node.value
-    if isinstance(value, str) and value.startswith("file://"):
-        node = files.document(node, files.path_of(node, value))
-        value = node.value
     if isinstance(value, str):
         return _located(_model(node, value, None, embedding), node, env)
     if not isinstance(value, dict):
@@ -304,7 +302,7 @@ def _configure(found: PromptfooProvider, config: Node, files: Files) -> None:  #
         elif key == "tool_choice":
             found.tool_choice = value
         elif key == "tools":
-            found.tools = agent_tools(_listed(child, files))
+            found.tools = agent_tools(_in_file(child, files))
             found.notes.append(
                 f"{found.label}: its tools are offered to the model; promptfoo stops at the "
                 "model's tool call, evalward answers it (the tool has no implementation: give "
@@ -342,8 +340,9 @@ def _huggingface(found: PromptfooProvider, key: str, child: Node) -> None:
         raise child.refuse(f"`config.{key}`: {value!r} is not a value evalward can use")
 
 
-def _listed(node: Node, files: Files) -> Node:
-    """`config.tools` as written, or the file a `file://` names (promptfoo's tools file)."""
+def _in_file(node: Node, files: Files) -> Node:
+    """A value as written, or the file its `file://` names (a provider's, or promptfoo's tools
+    file for `config.tools`)."""
     value = node.value
     if isinstance(value, str) and value.startswith("file://"):
         return files.document(node, files.path_of(node, value))
