@@ -31,7 +31,7 @@ from evalward.report.compiled import TEMPLATES, template_cache
 from evalward.report.pairwise_text import pairwise_lines
 from evalward.report.reps import axes_text, has_run_numbers, percent, reps_text
 from evalward.report.story import Blocking, Reason
-from evalward.report.view import REASONS_BUDGET, CommentView, LineBudget, build_view
+from evalward.report.view import REASONS_BUDGET, LineBudget, build_view
 from evalward.rundata.spool import TraceSource
 from evalward.text import escaping
 from evalward.text.numbers import delta_text, threshold_text
@@ -281,7 +281,13 @@ def render_comment(
     terminal, where links and mentions are left as they are (escaping.py)."""
     env, name = _sandboxed(template, sink) if template else (_builtin(sink), "comment.md.j2")
     terminal = sink is escaping.TERMINAL
-    view = _view(context, sink, limit)
+    # the reasons cut to a third of `limit` (links cost their length where they are shown)
+    lines = LineBudget(
+        escape=sink.inline,
+        link=0 if terminal else len(context.report_url) + 40,
+        total=min(REASONS_BUDGET, limit // 3),
+    )
+    view = build_view(context, lines)
 
     def link(reason: Reason) -> str:
         return "" if terminal else context.link(reason)
@@ -342,20 +348,6 @@ def _finished(pieces: list[str], marker: str) -> str:
     text = escaping.reveal_controls("".join(pieces))
     text = text.replace(marker, "").replace(RECORD_PREFIX, "&lt;!-- evalward-")
     return f"{marker}\n{text.lstrip()}"
-
-
-def _view(context: ReportContext, sink: escaping.Sink, limit: int) -> CommentView:
-    """What the comment shows, its reasons cut to a third of `limit` (links cost their
-    length where they are shown)."""
-    terminal = sink is escaping.TERMINAL
-    return build_view(
-        context,
-        LineBudget(
-            escape=sink.inline,
-            link=0 if terminal else len(context.report_url) + 40,
-            total=min(REASONS_BUDGET, limit // 3),
-        ),
-    )
 
 
 def _truncate(body: str, limit: int, report_url: str) -> str:
