@@ -83,7 +83,6 @@ def attribution_record(found: RunAttribution | None) -> AttributionRecord | None
     regressions = []
     for each in found.found:
         attribution, regression = each.attribution, each.regression
-        proven = isinstance(attribution, Attributed)
         culprit = attribution.culprit if isinstance(attribution, Attributed) else frozenset()
         hunks = in_diff_order({h for t in attribution.attempts for h in t.hunks} | culprit)
         place = {hunk: position for position, hunk in enumerate(hunks)}
@@ -92,7 +91,7 @@ def attribution_record(found: RunAttribution | None) -> AttributionRecord | None
                 eval=regression.eval,
                 agent=regression.agent,
                 fixtures=list(regression.fixtures),
-                result="attributed" if proven else "not attributable",
+                result="attributed" if isinstance(attribution, Attributed) else "not attributable",
                 culprit=sorted(place[h] for h in culprit),
                 reason="" if isinstance(attribution, Attributed) else attribution.reason,
                 hunks=[
