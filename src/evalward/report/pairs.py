@@ -272,8 +272,7 @@ def row(pair: Pair, eval_index: int) -> dict[str, Any]:
     }
     if head is not None and base is not None:
         record["d"] = round(head["sc"] - base["sc"], 4)
-    first = (pair.head or pair.base)[0]
-    record["sv"] = first.severity.value
+    record["sv"] = (pair.head or pair.base)[0].severity.value
     if pair.private:
         record["p"] = 1
     return record
