@@ -38,12 +38,8 @@ def slug(text: str, limit: int = 48) -> str:
 def column_labels(suite: str, prompt: str | None, provider: str | None) -> dict[str, str]:
     """The labels that put a fixture in its column's Eval: its prompt's and its provider's
     slugs (`distinct` ones), when the suite has more than one of them."""
-    labels = {"suite": suite}
-    if prompt is not None:
-        labels["prompt"] = prompt
-    if provider is not None:
-        labels["provider"] = provider
-    return labels
+    labels = {"suite": suite, "prompt": prompt, "provider": provider}
+    return {key: value for key, value in labels.items() if value is not None}
 
 
 def distinct(texts: list[str], limit: int = 24) -> list[str | None]:
