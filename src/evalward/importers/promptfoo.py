@@ -327,9 +327,7 @@ def _execution(options: Node) -> dict[str, Any]:
 
 def _runs(only: list[str] | None, *names: str) -> bool:
     """Whether a test's `providers:` / `prompts:` filter lets one of `names` run it."""
-    if only is None:
-        return True
-    return any(
+    return only is None or any(
         name == wanted or (wanted.endswith("*") and name.startswith(wanted[:-1]))
         for wanted in only
         for name in names
