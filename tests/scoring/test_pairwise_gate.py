@@ -9,6 +9,7 @@ pull request's output that tells the judge to prefer it is only data."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +109,24 @@ def run(repo: GitRepo, out: Path) -> tuple[int, str, dict[str, Any]]:
     )  # fmt: skip
     document: dict[str, Any] = json.loads((out / "results.json").read_text())
     return done.returncode, done.stdout + done.stderr, document
+
+
+def judged_terser(
+    repo: GitRepo, model: ScriptedModelServer, out: Path
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any], list[dict[str, Any]]]:
+    """The warm greeter on main and a terser one on `terse`, gated with `model` (a model
+    server that plays the agents and the pairwise judge): the run, its pairwise record and
+    the requests the judge was sent."""
+    repo.commit("a greeter", {"greeter.yaml": suite("Greet warmly."), ".gitignore": ".evalward/\n"})
+    repo.branch("terse")
+    repo.commit("a terser greeter", {"greeter.yaml": suite("Greet tersely.")})
+    done = evalward(
+        "run", "--base", "main", "--output-dir", str(out), cwd=repo.path,
+        **provider_env(model),
+    )  # fmt: skip
+    judged = [r for r in model.requests if "Compare run A and run B" in json.dumps(r)]
+    assert judged, done.stdout + done.stderr
+    return done, pairwise_of(json.loads((out / "results.json").read_text())), judged
 
 
 def pairwise_of(document: dict[str, Any]) -> dict[str, Any]:
@@ -258,24 +277,11 @@ def test_a_head_that_tells_the_judge_to_prefer_it_is_only_data(
     model.script(gullible("obey"), text(json.dumps({"preference": "A", "evidence": []})))
     model.script(gullible("A"), text(warm_first))
     model.script(gullible("B"), text(warm_second))
-    repo.commit(
-        "a greeter",
-        {"greeter.yaml": suite("Greet warmly."), ".gitignore": ".evalward/\n"},
-    )
-    repo.branch("terse")
-    repo.commit("a terser greeter", {"greeter.yaml": suite("Greet tersely.")})
-    out = tmp_path / "out"
-    done = evalward(
-        "run", "--base", "main", "--output-dir", str(out), cwd=repo.path,
-        **provider_env(model),
-    )  # fmt: skip
+    done, record, judged = judged_terser(repo, model, tmp_path / "out")
 
-    judged = [r for r in model.requests if "Compare run A and run B" in json.dumps(r)]
-    assert judged, done.stderr
     for request in judged:
         user = request["messages"][-1]["content"]
         assert user.count(CLOSE) == 1 and user.count(OPEN) == 1  # the head's copies are escaped
-    record = pairwise_of(json.loads((out / "results.json").read_text()))
     assert record["pooled_counts"]["base"] == 4, record
     assert done.returncode == 1, done.stdout + done.stderr
 

@@ -1,10 +1,13 @@
-"""YAML reads `0x` followed by 5,000 hex digits as an int of 20,000 bits (a base that is a
-power of two has no digit limit; yaml-rs has none in any base), but Python will not write it
-in decimal (more than 4,300 digits: sys.get_int_max_str_digits). A pull request that added an
-Eval whose fixture's `equals` assertion held such a number loaded cleanly, ran its agent,
-and then ended the whole gate on `json.dumps(a.value)` (scoring/assertions._equals) with an
-internal error and a traceback; the same number in a row of a playground's YAML seed ended
-it in sqlite_seed._sql_value. Such a number is refused at its YAML line."""
+"""Values a pull request's YAML may write that no JSON holds, which an assertion or a seed
+then writes as JSON: each is refused at its YAML line, never an internal error.
+
+- An integer too long for Python to write in decimal (more than 4,300 digits:
+  sys.get_int_max_str_digits): YAML reads `0x` and 5,000 hex digits as an int of 20,000
+  bits (a power-of-two base has no digit limit; yaml-rs has none in any base). In an Eval's
+  `equals` value it ended the gate on `json.dumps(a.value)` (scoring/assertions._equals) with
+  a traceback; in a row of a playground's YAML seed, in sqlite_seed._sql_value.
+- A value tagged with one of YAML 1.1's explicit tags: `!!binary` gave bytes, `!!set` a set,
+  `!!timestamp` a date, and the same `json.dumps` ended the gate."""
 
 from __future__ import annotations
 
@@ -25,22 +28,22 @@ replies:
   - match: { agent: greeter }
     always: { content: "Hello there" }
 """
-PR_EVAL = f"""\
+PR_EVAL = """\
 apiVersion: evalward.dev/v1
 kind: Eval
-metadata: {{ name: pr-eval }}
+metadata: { name: pr-eval }
 spec:
   targetAgent: greeter
-  fixtures: [big]
+  fixtures: [valued]
 ---
 apiVersion: evalward.dev/v1
 kind: EvalFixture
-metadata: {{ name: big }}
+metadata: { name: valued }
 spec:
   targetAgent: greeter
-  input: {{ type: prompt, payload: {{ prompt: "Hi!" }} }}
+  input: { type: prompt, payload: { prompt: "Hi!" } }
   assertions:
-    - {{ type: equals, value: {BIG} }}
+    - { type: equals, value: VALUE }
 """
 
 
@@ -64,15 +67,20 @@ spec:
   assertions:
     - { type: stateValue, at: db.orders.1.status, equals: new }
 """
+TAGGED = ["!!binary aGVsbG8=", "!!set {x, y}", "!!timestamp 2020-01-01"]
 SEED = f"orders:\n  - {{ id: 1, status: new, meta: {{ n: {BIG} }} }}\n"
 
 
 @pytest.mark.parametrize(
     "files",
-    [{"pr-eval.yaml": PR_EVAL}, {"pr-eval.yaml": PR_SHOP, "shop/seed.yaml": SEED}],
-    ids=["equals value", "fixtures seed"],
+    [
+        {"pr-eval.yaml": PR_EVAL.replace("VALUE", BIG)},
+        {"pr-eval.yaml": PR_SHOP, "shop/seed.yaml": SEED},
+        *({"pr-eval.yaml": PR_EVAL.replace("VALUE", tagged)} for tagged in TAGGED),
+    ],
+    ids=["a long number as a value", "a long number in a seed", "binary", "set", "timestamp"],
 )
-def test_a_number_too_long_to_write_in_decimal_is_no_internal_error(
+def test_a_value_no_json_holds_is_no_internal_error(
     repo: GitRepo, tmp_path: Path, files: dict[str, str]
 ) -> None:
     suite = documents(
@@ -83,7 +91,7 @@ def test_a_number_too_long_to_write_in_decimal_is_no_internal_error(
     repo.commit(
         "a greeter", {"greeter.yaml": suite, "mock.yaml": MOCK, ".gitignore": ".evalward/\n"}
     )
-    repo.branch("big")
+    repo.branch("valued")
     repo.commit("an Eval of our own", files)
 
     done = evalward(
@@ -93,4 +101,6 @@ def test_a_number_too_long_to_write_in_decimal_is_no_internal_error(
 
     said = done.stdout + done.stderr
     assert "internal error" not in said and "Traceback" not in said, said[-2500:]
-    assert done.returncode in (1, 2), said[-2500:]
+    assert done.returncode == 2, said[-2500:]
+    where = "pr-eval.yaml:9:" if "shop/seed.yaml" in files else "pr-eval.yaml:15:"
+    assert where in said, said[-2500:]

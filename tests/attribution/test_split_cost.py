@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from attribution.test_hunks import DESK
 from fakes.model_server import ScriptedModelServer
 from support.clerk import AGENT, SUITE, script
 from support.clirun import evalward
@@ -81,20 +82,6 @@ def test_a_head_of_a_million_blank_lines_does_not_stall_attribution(
     assert "attribution" in results
 
 
-AGENT_HEAD = """\
-apiVersion: evalward.dev/v1
-kind: Agent
-metadata: { name: desk }
-spec:
-  models: [openai/gpt-4.1-mini]
-  system: Answer the customer.
-  tools:
-    - name: t0
-      description: Look it up.
-      mock: { output: found }
-"""
-
-
 def _split(git_dir: str, base: str, head: str) -> None:
     from evalward.attribution.hunks import AgentFiles, split_change
     from evalward.git import Git
@@ -114,12 +101,12 @@ def test_a_head_that_adds_thousands_of_tools_is_split_in_the_time_its_size_takes
 
     from support.limits import subprocess_limit
 
-    base = repo.commit("one tool", {"agents/desk.yaml": AGENT_HEAD})
+    base = repo.commit("one tool", {"agents/desk.yaml": DESK})
     tools = "".join(
         f"    - name: t{n}\n      description: Look it up.\n      mock: {{ output: found }}\n"
         for n in range(1, 6000)
     )
-    head = repo.commit("six thousand tools", {"agents/desk.yaml": AGENT_HEAD + tools})
+    head = repo.commit("six thousand tools", {"agents/desk.yaml": DESK + tools})
 
     split = multiprocessing.get_context("fork").Process(
         target=_split, args=(str(repo.path), base, head)

@@ -15,10 +15,8 @@ import pytest
 
 from evalward.scoring.judge import CLOSE, OPEN
 from fakes.model_server import ScriptedModelServer, text
-from scoring.test_pairwise_gate import CURT, GOOD, pairwise_of, suite
-from support.clirun import evalward
+from scoring.test_pairwise_gate import CURT, GOOD, judged_terser
 from support.gitrepo import GitRepo
-from support.suite import provider_env
 
 pytestmark = pytest.mark.hostile
 
@@ -64,18 +62,8 @@ def test_a_head_cannot_splice_a_second_preference_into_the_pairwise_judges_reply
     for other in (CURT, SPLICE):
         for warm_first in (True, False):
             model.script(shown(warm_first, other), text(_splicing_reply(warm_first, other)))
-    repo.commit("a greeter", {"greeter.yaml": suite("Greet warmly."), ".gitignore": ".evalward/\n"})
-    repo.branch("terse")
-    repo.commit("a terser greeter", {"greeter.yaml": suite("Greet tersely.")})
-    out = tmp_path / "out"
-    done = evalward(
-        "run", "--base", "main", "--output-dir", str(out), cwd=repo.path,
-        **provider_env(model),
-    )  # fmt: skip
+    done, record, _ = judged_terser(repo, model, tmp_path / "out")
 
-    judged = [r for r in model.requests if "Compare run A and run B" in json.dumps(r)]
-    assert judged, done.stdout + done.stderr
-    record = pairwise_of(json.loads((out / "results.json").read_text()))
     # every reply the judge gave prefers the base: the curter head may not pass
     assert done.returncode != 0, done.stdout + done.stderr
     assert record["pooled_counts"]["ties"] == 0, (

@@ -18,10 +18,8 @@ import pytest
 
 from evalward.scoring.judge import CLOSE, OPEN
 from fakes.model_server import ScriptedModelServer, text
-from scoring.test_pairwise_gate import CURT, GOOD, pairwise_of, suite
-from support.clirun import evalward
+from scoring.test_pairwise_gate import CURT, GOOD, judged_terser
 from support.gitrepo import GitRepo
-from support.suite import provider_env
 
 pytestmark = pytest.mark.hostile
 
@@ -67,16 +65,7 @@ def test_a_head_cannot_make_its_losses_ties_by_being_unquotable(
                 return _shown(body) == pair
 
             model.script(shown, text(_prefers_warm(warm_first)))
-    repo.commit("a greeter", {"greeter.yaml": suite("Greet warmly."), ".gitignore": ".evalward/\n"})
-    repo.branch("terse")
-    repo.commit("a terser greeter", {"greeter.yaml": suite("Greet tersely.")})
-    out = tmp_path / "out"
-    done = evalward(
-        "run", "--base", "main", "--output-dir", str(out), cwd=repo.path,
-        **provider_env(model),
-    )  # fmt: skip
+    done, record, _ = judged_terser(repo, model, tmp_path / "out")
 
-    assert [r for r in model.requests if "Compare run A and run B" in json.dumps(r)]
-    record = pairwise_of(json.loads((out / "results.json").read_text()))
     assert done.returncode != 0, (record["pooled_counts"], done.stdout[-1500:])
     assert record["pooled_counts"]["base"] == 4, record["pooled_counts"]
