@@ -219,7 +219,7 @@ class Git:
         It lists the whole repository: what reads a few paths asks `entry` or `under`."""
         if commit in self._trees:
             return self._trees[commit]
-        entries = self._listed(("ls-tree", "-r", "-z", "--full-tree", commit))
+        entries = _listed(self._raw(("ls-tree", "-r", "-z", "--full-tree", commit)))
         if _SHA.match(commit):
             self._trees[commit] = entries
         return entries
@@ -239,19 +239,7 @@ class Git:
                 for path, entry in tree.items()
                 if any(path == f or path.startswith(f"{f}/") for f in wanted)
             }
-        return self._listed(self._over(("ls-tree", "-r", "-z", commit), wanted))
-
-    def _listed(self, args: tuple[str, ...] | bytes) -> dict[str, TreeEntry]:
-        """ls-tree's answer (or the arguments to ask it with) by path."""
-        entries: dict[str, TreeEntry] = {}
-        answer = self._raw(args) if isinstance(args, tuple) else args
-        for record in answer.split(b"\0"):
-            meta, tab, name = record.partition(b"\t")
-            if not tab:
-                continue
-            mode, _, oid = meta.decode("ascii").split(" ")
-            entries[os.fsdecode(name)] = TreeEntry(mode, oid)
-        return entries
+        return _listed(self._over(("ls-tree", "-r", "-z", commit), wanted))
 
     def entry(self, commit: str, path: str) -> TreeEntry | None:
         """What `path` is at `commit` (a folder too), links not followed; None when nothing.
@@ -284,7 +272,7 @@ class Git:
         does not list is not in the tree when the folder above it is; when a part of its way
         is missing from the answer, that part is a file, a link or nothing (`entry` asks for
         it alone), and nothing below it is in the tree."""
-        found = self._listed(self._over(("ls-tree", "-t", "-z", commit), paths))
+        found = _listed(self._over(("ls-tree", "-t", "-z", commit), paths))
         known.update(found)
         for path in paths:
             parts = path.split("/")
@@ -418,7 +406,7 @@ class Git:
         """The id of `folder` at `commit` with `blobs` (paths below it) written; None when
         nothing is left in it."""
         args = ("ls-tree", "-z", commit, *(("--", f"{folder}/") if folder else ()))
-        entries = {posixpath.basename(p): e for p, e in self._listed(args).items()}
+        entries = {posixpath.basename(p): e for p, e in _listed(self._raw(args)).items()}
         below: dict[str, dict[str, str | None]] = {}
         for path, oid in blobs.items():
             name, slash, rest = path.partition("/")
@@ -535,7 +523,7 @@ class Git:
         `commit`."""
         folder = folder.strip("/")
         args = ("ls-tree", "-z", commit, *(("--", f"{folder}/") if folder else ()))
-        listed = self._listed(args)
+        listed = _listed(self._raw(args))
         return sorted(
             p for p, e in listed.items() if not e.is_folder and posixpath.dirname(p) == folder
         )
@@ -637,6 +625,18 @@ class Git:
             if batch:
                 listed = b"\0".join(os.fsencode(p) for p in batch)
                 into._raw(_checkout_from_stdin(commit), listed)
+
+
+def _listed(answer: bytes) -> dict[str, TreeEntry]:
+    """`git ls-tree -z`'s answer, by path."""
+    entries: dict[str, TreeEntry] = {}
+    for record in answer.split(b"\0"):
+        meta, tab, name = record.partition(b"\t")
+        if not tab:
+            continue
+        mode, _, oid = meta.decode("ascii").split(" ")
+        entries[os.fsdecode(name)] = TreeEntry(mode, oid)
+    return entries
 
 
 def _in_tree_form(path: str) -> bool:

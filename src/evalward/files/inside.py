@@ -38,8 +38,9 @@ def repo_path(root: Path, reference: str, relative_to: str | Path = ".") -> Path
     base = real_root if reference.startswith("/") else real_root / relative_to
     try:
         candidate = (base / reference.lstrip("/")).resolve()
-    except (OSError, RuntimeError, ValueError):  # links that loop, a NUL: the path as written
-        # (it reads as missing)
+    except (OSError, RuntimeError, ValueError):
+        # links that loop, or a NUL (no file is named with one): the path as written, which
+        # reads as missing
         candidate = Path(os.path.normpath(base / reference.lstrip("/")))
     if not candidate.is_relative_to(real_root):
         raise OutsideRepository(reference)
