@@ -110,7 +110,7 @@ class Problem:
             where += f":{self.line}"
             if self.column is not None:
                 where += f":{self.column}"
-        at = f" {self.path}:" if self.path else ""
+        at = f" {printable(self.path)}:" if self.path else ""  # its keys are the file's
         return f"{where}:{at} {self.message}"
 
 

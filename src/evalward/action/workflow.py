@@ -16,16 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from evalward.security import Redact
-from evalward.text.escaping import UNSHOWABLE, command_data, command_property, reveal_bidi
+from evalward.text.escaping import UNSHOWABLE, command_data, command_property, reveal_controls
 
 
 def command(name: str, message: str = "", **properties: str | int | None) -> str:
     props = ",".join(
-        f"{key}={command_property(reveal_bidi(str(value)))}"
+        f"{key}={command_property(reveal_controls(str(value)))}"
         for key, value in properties.items()
         if value
     )
-    return f"::{name}{' ' + props if props else ''}::{command_data(reveal_bidi(message))}"
+    return f"::{name}{' ' + props if props else ''}::{command_data(reveal_controls(message))}"
 
 
 def append_audit(output_dir: Path, record: dict[str, Any], redact: Redact) -> None:
