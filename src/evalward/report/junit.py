@@ -7,12 +7,21 @@ whole tree held about 2 KB per testcase at its peak (bench/p5_report.py: 14 MB o
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 
 from evalward.rundata.results import EvalResult, FixtureResult, Status
 
 INDENT = "  "
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+"""What XML 1.0 holds no character for: a document with one is not well-formed, and a
+dashboard refuses all of it."""
+
+
+def _xml(text: str) -> str:
+    """`text` with each character XML 1.0 cannot hold named (`<U+001B>`), as the comment does."""
+    return _NOT_XML.sub(lambda m: f"<U+{ord(m[0]):04X}>", text)
 
 
 def junit_xml(evals: list[EvalResult], private: set[tuple[str, str]]) -> str:
@@ -64,16 +73,18 @@ def _testsuite(result: EvalResult, private: set[tuple[str, str]]) -> ET.Element:
             time=f"{fixture.duration_ms / 1000:.3f}",
         )
         if fixture.file:
-            case.set("file", fixture.file)
+            case.set("file", _xml(fixture.file))
             case.set("line", str(fixture.line))
         held_out = (fixture.eval, fixture.fixture) in private
-        message = ("held out (visibility: private)" if held_out else fixture.message)[:500]
+        message = _xml(("held out (visibility: private)" if held_out else fixture.message)[:500])
         if fixture.status is Status.failed:
             node = ET.SubElement(case, "failure", message=message, type="fail")
             if not held_out:
-                node.text = "\n".join(
-                    f"{a.type}: {a.status.value} ({a.score:.2f}) {a.message}"
-                    for a in fixture.assertions
+                node.text = _xml(
+                    "\n".join(
+                        f"{a.type}: {a.status.value} ({a.score:.2f}) {a.message}"
+                        for a in fixture.assertions
+                    )
                 )
         elif fixture.status is Status.error:
             # `unavailable` for an outage: an error of the provider, not the agent
