@@ -37,6 +37,10 @@ surrogate, `os.fsdecode`) that reached a text unescaped becomes `\\udcNN`, never
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
+_REFERENCE = re.compile(r"(?i)(?:#|\bGH-)(?=[0-9])")
+"""What GitHub turns into a link to an issue or pull request outside code, and a "mentioned"
+event on it: `#123`, `GH-123`, `owner/repo#123`; a zero-width space before the number keeps
+the text and breaks the reference."""
 _ZERO_WIDTH = "\u200b"
 _AUTOLINK = re.compile(r"(?i)\b(?:https?|ftp)://|\bwww\.")
 """What GitHub turns into a link by itself; a zero-width space before its last character
@@ -81,6 +85,7 @@ def inline(text: object, limit: int = 300) -> str:
     value = html.escape(reveal_controls(_one_line(text, limit)), quote=False)
     value = _MD_SPECIAL.sub(r"\\\1", value)
     value = _AUTOLINK.sub(lambda m: m[0][:-1] + _ZERO_WIDTH + m[0][-1], value)
+    value = _REFERENCE.sub(lambda m: m[0] + _ZERO_WIDTH, value)
     return unmention(value)
 
 
