@@ -1,4 +1,5 @@
-"""What a head agent writes on stderr before it fails reaches the job log raw.
+"""What a head agent writes on stderr before it fails reaches the job log with its control
+characters shown by name, not raw.
 
 A bring-your-own agent that exits non-zero is an `error` run, and the failing fixture's
 `::error file=…::` annotation quotes the end of its stderr: an ESC sequence there is printed

@@ -1,5 +1,6 @@
 """What a judge says about a head agent is untrusted text (the agent's own words steer it,
-and its cited quotes are taken from the agent's trace), and it reaches junit.xml raw.
+and its cited quotes are taken from the agent's trace): in junit.xml, each character XML 1.0
+cannot hold is named (it was written raw).
 
 A judge reply whose summary carries C0 controls (SOH, VT, ESC) and the noncharacters U+FFFE
 and U+FFFF, all illegal in XML 1.0, is written into the failing testcase's `message` attribute

@@ -1,5 +1,5 @@
 """A judge's words reach the job log inside evalward's own `::error` annotation with their
-control characters as they are.
+control characters shown by name, not as they are.
 
 The agent's own output is shown with controls by name wherever it is logged
 (test_output_injection); the judge's summary, which the agent's words steer, is printed raw in

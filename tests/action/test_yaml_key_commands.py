@@ -1,4 +1,5 @@
-"""A key a pull request writes in its YAML becomes a workflow command of the runner's own.
+"""A key a pull request writes in its YAML never becomes a workflow command of the runner's
+own (it did: the field path was printed as written).
 
 A fixture the pull request adds, with an unknown key holding a line break (a YAML escape,
 `"k\\n::error file=README.md,line=1::forged"`), does not load; the gate fails (exit 2) as it
