@@ -114,7 +114,7 @@ def _add_usage(trace: Trace, event: Mapping[str, Any]) -> None:
     usage = Usage(
         input_tokens=_int(event, "input_tokens"),
         output_tokens=_int(event, "output_tokens"),
-        cost_usd=_finite(event.get("cost_usd")),
+        cost_usd=_cost(event),
         reported=True,
     )
     if not trace.steps:
@@ -165,11 +165,27 @@ def _finite(value: object) -> float | None:
     return number if math.isfinite(number) else None
 
 
+MAX_TOKENS = 10**12
+"""The most tokens one `usage` event may count: more than any call reads or writes, and small
+enough that the sum of a run's events is a number every reader of results.json can hold."""
+MAX_COST_USD = 1_000_000.0
+"""The most one `usage` event may say it cost, for the same reason."""
+
+
 def _int(event: Mapping[str, Any], key: str) -> int:
     value = event.get(key, 0)
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise ProtocolError(f"`{key}` must be a non-negative integer, got {short(value)}")
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_TOKENS:
+        raise ProtocolError(
+            f"`{key}` must be an integer from 0 to {MAX_TOKENS:,}, got {short(value)}"
+        )
     return value
+
+
+def _cost(event: Mapping[str, Any]) -> float | None:
+    cost = _finite(event.get("cost_usd"))
+    if cost is not None and abs(cost) > MAX_COST_USD:
+        raise ProtocolError(f"`cost_usd` must be at most {MAX_COST_USD:,.0f}, got {short(cost)}")
+    return cost
 
 
 def short(value: object, limit: int = 80) -> str:
