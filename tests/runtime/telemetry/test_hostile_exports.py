@@ -129,7 +129,7 @@ def test_malformed_exports_and_events_are_the_runs_located_errors_not_a_crash(
             "resourceSpans[0] must be an object, got 1"
         )
         assert len(errors) == len(MALFORMED)
-        assert any("intValue must be an integer" in e for e in errors)
+        assert any("intValue must be a 64-bit integer" in e for e in errors)
         assert any("arrayValue must be an object with a `values` list" in e for e in errors)
         # the well-formed export is read all the same, next to the agent's own event
         calls = [s for s in steps if s["type"] == "tool_call"]

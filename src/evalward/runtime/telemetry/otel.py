@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -179,6 +180,10 @@ def _attributes(raw: object, where: str) -> dict[str, Any]:
     }
 
 
+_INT64_TEXT = re.compile(r"[+-]?[0-9]{1,19}")
+"""An OTLP intValue as JSON writes one (an int64, as text): ASCII digits, so `int` reads it."""
+
+
 def _any_value(value: object, where: str) -> Any:
     """OTLP/JSON AnyValue: {stringValue}, {intValue: "3"}, {arrayValue: {values: [...]}}, ..."""
     if not isinstance(value, Mapping):
@@ -188,11 +193,11 @@ def _any_value(value: object, where: str) -> Any:
             return value[key]
     if "intValue" in value:
         number = value["intValue"]
-        if isinstance(number, int) and not isinstance(number, bool):
+        if isinstance(number, str) and _INT64_TEXT.fullmatch(number.strip()):
+            number = int(number)
+        if isinstance(number, int) and not isinstance(number, bool) and -(2**63) <= number < 2**63:
             return number
-        if isinstance(number, str) and number.strip().lstrip("+-").isdigit():
-            return int(number)
-        raise ProtocolError(f"{where}: intValue must be an integer, got {short(number)}")
+        raise ProtocolError(f"{where}: intValue must be a 64-bit integer, got {short(number)}")
     if "arrayValue" in value:
         values = _values(value["arrayValue"], f"{where}.arrayValue")
         return [_any_value(v, f"{where}.arrayValue.values[{i}]") for i, v in enumerate(values)]
