@@ -284,7 +284,7 @@ def arguments_from_json(text: str) -> dict[str, Any]:
     """Arguments given as JSON text, as an object: what is not JSON is kept under `_unparsed`,
     JSON that is not an object under `_value`."""
     try:
-        parsed = jsontext.loads(text)
-    except ValueError:
+        parsed = jsontext.loads(text, max_depth=jsontext.AGENT_DEPTH)
+    except ValueError:  # not JSON, or nested past what a record of the run may hold
         return {"_unparsed": text}
     return parsed if isinstance(parsed, dict) else {"_value": parsed}

@@ -148,7 +148,7 @@ def _event(line: bytes) -> dict[str, Any] | None:
     if not line.strip().startswith(b"{"):
         return None
     try:
-        event = jsontext.loads(line)
+        event = jsontext.loads(line, max_depth=jsontext.AGENT_DEPTH)
     except ValueError:
         return None
     return event if isinstance(event, dict) and event.get("type") in EVENT_TYPES else None
