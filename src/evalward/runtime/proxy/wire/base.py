@@ -148,11 +148,15 @@ def chat_request(
 ) -> ChatRequest:
     """The request a provider sends, from a body each wire format has already read its way."""
     temperature = body.get("temperature")
+    try:
+        sampled = float(temperature) if isinstance(temperature, int | float) else None
+    except OverflowError:  # an integer of 400 digits: JSON has it, no float does
+        raise WireError("`temperature` must be a number a float can hold") from None
     return ChatRequest(
         model=str(body.get("model", "")),
         messages=tuple(messages),
         tools=tuple(tools),
-        temperature=float(temperature) if isinstance(temperature, int | float) else None,
+        temperature=sampled,
         max_tokens=max_tokens if isinstance(max_tokens, int) else None,
         labels=labels,
     )
