@@ -34,6 +34,15 @@ if TYPE_CHECKING:
     from aiohttp import web
 
 
+MODEL_NAME_CHARS = 200
+"""Characters of a call's model name its record keeps: names are short, and the agent's
+bytes must not decide how much of them every record of the run holds."""
+
+
+def _shown_model(name: str) -> str:
+    return name if len(name) <= MODEL_NAME_CHARS else name[:MODEL_NAME_CHARS] + "…"
+
+
 class Answerer:
     """Answers the model calls of one run of evalward."""
 
@@ -48,7 +57,7 @@ class Answerer:
     ) -> web.StreamResponse:
         assert route.kind is not None
         fmt = FORMATS.get(route.kind)
-        call.model = f"{route.api}/{body['model']}"
+        call.model = f"{route.api}/{_shown_model(str(body['model']))}"
         call.streamed = fmt is not None and fmt.streamed(body)
         provider = self.providers.override or self.providers.by_name.get(route.api)
         if not isinstance(provider, MeteredProvider):
