@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import pytest
 
-from fakes.github_api import FakeGitHub, FakePull
-from support.actionrun import pull_request_event, run_action
-from support.byoagent import agent_python, one_agent_suite
+from fakes.github_api import FakeGitHub
+from support.byoagent import gate_program_change
 from support.gitrepo import GitRepo
 
 pytestmark = pytest.mark.hostile
@@ -37,26 +36,7 @@ sys.exit(3)
 def test_an_agents_stderr_brings_no_control_character_into_the_log(
     repo: GitRepo, github: FakeGitHub
 ) -> None:
-    python, isolation = agent_python()
-    suite = one_agent_suite(
-        "shouty",
-        "ask",
-        command=f"[{python}, agent/shouty.py]",
-        prompt="ask",
-        assertion="{ type: contains, value: answer }",
-    )
-    base = repo.commit("the agent", {"agents.yaml": suite, "agent/shouty.py": CLEAN})
-    repo.branch("feature")
-    head = repo.commit("fail loudly", {"agent/shouty.py": FAILING})
-    github.add_pull(FakePull(number=9, head_sha=head, base_sha=base))
-
-    run = run_action(
-        repo.path,
-        github,
-        pull_request_event(github.repository, 9, base, head),
-        env={"OPENAI_API_KEY": "sk-unused-0123456789"},
-        inputs={"cache": "off", "agent-isolation": isolation},
-    )
+    run = gate_program_change(repo, github, "shouty", CLEAN, FAILING)
 
     assert run.returncode == 1, run.stdout + run.stderr
     assert "all fixtures passed" in run.stdout, "the agent's stderr is quoted in the log"

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from fakes.github_api import FakeGitHub, FakePull
+from support.actionrun import ActionRun, pull_request_event, run_action
 from support.gitrepo import GitRepo
 
 SYSTEM_PYTHON = "/usr/bin/python3"
@@ -69,3 +70,30 @@ def pr_tuning(
     head = repo.commit("tuned", {program: files[program] + "\n# tuned\n"})
     github.add_pull(FakePull(number=number, head_sha=head, base_sha=base))
     return base, head
+
+
+def gate_program_change(
+    repo: GitRepo, github: FakeGitHub, name: str, base: str, head: str
+) -> ActionRun:
+    """A command agent `name` (its program `agent/<name>.py`, asked "ask", passing when its
+    answer holds "answer") whose pull request #9 changes its program from `base` to `head`,
+    gated by the action, as the agent user where the machine has one."""
+    python, isolation = agent_python()
+    suite = one_agent_suite(
+        name,
+        "ask",
+        command=f"[{python}, agent/{name}.py]",
+        prompt="ask",
+        assertion="{ type: contains, value: answer }",
+    )
+    before = repo.commit("the agent", {"agents.yaml": suite, f"agent/{name}.py": base})
+    repo.branch("feature")
+    after = repo.commit("the change", {f"agent/{name}.py": head})
+    github.add_pull(FakePull(number=9, head_sha=after, base_sha=before))
+    return run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 9, before, after),
+        env={"OPENAI_API_KEY": "sk-unused-0123456789"},
+        inputs={"cache": "off", "agent-isolation": isolation},
+    )

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from fakes.github_api import FakeGitHub, FakePull
-from support.actionrun import pull_request_event, run_action
-from support.byoagent import agent_python, one_agent_suite
+from fakes.github_api import FakeGitHub
+from support.byoagent import gate_program_change
 from support.gitrepo import GitRepo
 
 pytestmark = pytest.mark.e2e
@@ -33,26 +32,7 @@ BROKEN = PROGRAM % ("a\\xed\\xa0\\x80b", "\\\\ud800 escaped", "\\xed\\xa0\\x80 e
 def test_a_lone_surrogate_in_an_agents_bytes_is_replaced_not_an_internal_error(
     repo: GitRepo, github: FakeGitHub
 ) -> None:
-    python, isolation = agent_python()
-    suite = one_agent_suite(
-        "bytes",
-        "ask",
-        command=f"[{python}, agent/bytes.py]",
-        prompt="ask",
-        assertion="{ type: contains, value: answer }",
-    )
-    base = repo.commit("the agent", {"agents.yaml": suite, "agent/bytes.py": CLEAN})
-    repo.branch("feature")
-    head = repo.commit("bytes", {"agent/bytes.py": BROKEN})
-    github.add_pull(FakePull(number=9, head_sha=head, base_sha=base))
-
-    run = run_action(
-        repo.path,
-        github,
-        pull_request_event(github.repository, 9, base, head),
-        env={"OPENAI_API_KEY": "sk-unused-0123456789"},
-        inputs={"cache": "off", "agent-isolation": isolation},
-    )
+    run = gate_program_change(repo, github, "bytes", CLEAN, BROKEN)
 
     assert run.returncode == 0, run.stdout + run.stderr  # both pass: the gate's own ending
     assert "Traceback" not in run.stdout + run.stderr
