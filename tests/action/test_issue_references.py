@@ -15,12 +15,12 @@ import re
 
 import pytest
 
-from action.test_secrets_and_injection import outside_code
+from action.test_secrets_and_injection import judged_greeting, outside_code
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer, text
 from support.actionrun import pull_request_event, run_action
 from support.gitrepo import GitRepo
-from support.suite import make_pr, provider_env
+from support.suite import provider_env
 
 pytestmark = pytest.mark.hostile
 
@@ -36,18 +36,7 @@ LIVE = {
 def test_agent_text_quoted_by_the_judge_plants_no_issue_reference_in_the_comment(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:
-    base, _ = make_pr(repo, github)
-    judged = (repo.path / "evals/fixtures/greeting.yaml").read_text() + (
-        "    - { type: judge, rubric: Greets the customer politely., minScore: 0.5 }\n"
-    )
-    eval_with_judge = (repo.path / "evals/support-bot.yaml").read_text() + (
-        "  judge: { model: openai/judge-test }\n"
-    )
-    head = repo.commit(
-        "judge the greeting",
-        {"evals/fixtures/greeting.yaml": judged, "evals/support-bot.yaml": eval_with_judge},
-    )
-    github.pulls[7].head_sha = head
+    base, head = judged_greeting(repo, github)
     verdict = {
         "score": 0.2,
         "confidence": 0.9,

@@ -16,11 +16,12 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from action.test_secrets_and_injection import judged_greeting
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer, text
 from support.actionrun import ActionRun, pull_request_event, run_action
 from support.gitrepo import GitRepo
-from support.suite import make_pr, provider_env
+from support.suite import provider_env
 
 pytestmark = pytest.mark.hostile
 
@@ -32,18 +33,7 @@ def judged_run(
 ) -> ActionRun:
     """A pull request whose greeting fixture is judged, the judge answering `said` in its
     summary, its violation and its advice (the agent's reply holds the quote)."""
-    base, _ = make_pr(repo, github)
-    judged = (repo.path / "evals/fixtures/greeting.yaml").read_text() + (
-        "    - { type: judge, rubric: Greets the customer politely., minScore: 0.5 }\n"
-    )
-    eval_with_judge = (repo.path / "evals/support-bot.yaml").read_text() + (
-        "  judge: { model: openai/judge-test }\n"
-    )
-    head = repo.commit(
-        "judge the greeting",
-        {"evals/fixtures/greeting.yaml": judged, "evals/support-bot.yaml": eval_with_judge},
-    )
-    github.pulls[7].head_sha = head
+    base, head = judged_greeting(repo, github)
     verdict = {
         "score": 0.2,
         "confidence": 0.9,

@@ -109,9 +109,9 @@ def outside_code(body: str) -> str:
     return "\n".join(out)
 
 
-def test_hostile_judge_text_cannot_ping_inject_or_restructure_the_comment(
-    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
-) -> None:
+def judged_greeting(repo: GitRepo, github: FakeGitHub) -> tuple[str, str]:
+    """Pull request #7, whose head judges the greeting fixture (`openai/judge-test`, a
+    rubric of politeness): its base and head."""
     base, _ = make_pr(repo, github)
     judged = (repo.path / "evals/fixtures/greeting.yaml").read_text() + (
         "    - { type: judge, rubric: Greets the customer politely., minScore: 0.5 }\n"
@@ -124,6 +124,13 @@ def test_hostile_judge_text_cannot_ping_inject_or_restructure_the_comment(
         {"evals/fixtures/greeting.yaml": judged, "evals/support-bot.yaml": eval_with_judge},
     )
     github.pulls[7].head_sha = head
+    return base, head
+
+
+def test_hostile_judge_text_cannot_ping_inject_or_restructure_the_comment(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    base, head = judged_greeting(repo, github)
     verdict = {
         "score": 0.2,
         "confidence": 0.9,
