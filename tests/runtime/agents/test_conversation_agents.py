@@ -258,6 +258,46 @@ def test_hostile_agents_in_a_conversation_are_bounded_with_a_clear_message(
     assert [s[0] for s in steps(result) if s[1] == "input"] == [1, 2]
 
 
+@pytest.mark.parametrize("kind", ["command", "http"])
+def test_a_turn_gets_what_is_left_of_the_conversation_not_the_agents_whole_time(
+    repo: GitRepo, model: ScriptedModelServer, kind: str
+) -> None:
+    """An agent's own `timeoutSeconds` bounds one start or one request; within a conversation
+    each turn gets no more than what is left of the Eval's `execution.timeoutSeconds`."""
+    if kind == "command":
+        runtime = (
+            f"    command: {{ run: [{sys.executable}, agent/hang.py], stdin: json,"
+            " timeoutSeconds: 3600 }\n"
+        )
+        script = ("agent/hang.py", SILENT)
+    else:
+        runtime = HTTP_RUNTIME + "      timeoutSeconds: 3600\n"
+        script = ("agent/server.py", SILENT_SERVER)
+    repo.commit(
+        "an agent that never answers turn 2, with an hour of its own",
+        talk_suite("hang", runtime, script, timeout=3),
+    )
+    code, results, said = run(repo, model)
+    result = only_fixture(results)
+    assert code == 1 and result["trace"]["end_reason"] == "timeout", said
+    assert result["status"] == "skipped" and result["timed_out"] is True
+    assert "3600" not in result["message"] and "3,600" not in result["message"], said
+    assert [s[0] for s in steps(result) if s[1] == "input"] == [1, 2]
+
+
+SILENT_SERVER = json_server(
+    READY
+    + """
+    def do_POST(self):
+        request = json.loads(self.rfile.read(int(self.headers["content-length"])))
+        if request["conversation"]["turn"] == 2:
+            time.sleep(3600)
+        self.reply({"trace": [{"type": "final", "content": "Your order number, please?"}]})
+""",
+    preamble="import json, sys, time\n",
+)
+
+
 REPL = """\
 import json
 print("Welcome to the order desk.")

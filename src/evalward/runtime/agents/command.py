@@ -212,10 +212,10 @@ async def run_command_agent(
     timeout_seconds: float,
     input_text: str = "",
 ) -> str:
-    """Run the agent into `trace`; return the text it wrote on stdout that was no event
-    (its answer, when it gives no `final` event)."""
+    """Run the agent into `trace` within `timeout_seconds` (the kind's choice: a turn gets
+    no more than what is left of its conversation); return the text it wrote on stdout that
+    was no event (its answer, when it gives no `final` event)."""
     sandbox, kill_grace = launch.sandbox, launch.kill_grace
-    timeout = runtime.timeout_seconds or timeout_seconds
     events = _EventsPipe(sandbox)
     extra = {**launch.extra_env, "EVALWARD_PROTOCOL": "1", **events.env}
     try:
@@ -236,7 +236,7 @@ async def run_command_agent(
     stderr_task = asyncio.create_task(read_tail(process.stderr))
     timed_out = False
     try:
-        async with asyncio.timeout(timeout):
+        async with asyncio.timeout(timeout_seconds):
             await run.until_exit(stdin_bytes(runtime, request, input_text))
     except TimeoutError:
         timed_out = True
@@ -244,7 +244,7 @@ async def run_command_agent(
         await stop_agent(process, stderr_task, launch, trace)
         _close_pipes(process)
         events.close()
-    _end(trace, output, process.returncode, timeout if timed_out else None)
+    _end(trace, output, process.returncode, timeout_seconds if timed_out else None)
     return output.answer()
 
 

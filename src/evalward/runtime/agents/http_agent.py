@@ -156,14 +156,14 @@ class HttpAgentServer:
         timeout_seconds: float,
         grant: Grant | None = None,
     ) -> str:
-        """One POST per fixture run; the reply is the trace, a final message, or plain text
-        (returned: the answer, when it is no trace)."""
+        """One POST per fixture run or turn, answered within `timeout_seconds` (the kind's
+        choice: a turn gets no more than what is left of its conversation); the reply is the
+        trace, a final message, or plain text (returned: the answer, when it is no trace)."""
         try:
             await self.ensure_started()
         except AgentRunError as exc:
             trace.add(StepType.error, content=f"the agent server could not start: {exc}")
             return ""
-        timeout = self.runtime.timeout_seconds or timeout_seconds
         try:
             url = self.checked_url()
         except AgentRunError as exc:
@@ -173,9 +173,9 @@ class HttpAgentServer:
             body = dict(request)
             if grant is not None:
                 body["modelProxy"] = grant.request_field()
-            reply = await self._client.post_json(url, body, timeout_seconds=timeout)
+            reply = await self._client.post_json(url, body, timeout_seconds=timeout_seconds)
         except HttpTimeout:
-            trace.time_out(f"the agent did not answer within {timeout:g} s")
+            trace.time_out(f"the agent did not answer within {timeout_seconds:g} s")
             return ""
         except HttpFailure as exc:
             trace.add(StepType.error, content=f"cannot reach the agent at {self.url}: {exc}")

@@ -48,7 +48,7 @@ class CommandKind(ProgramKind):
             request,
             place.trace,
             place.launch,
-            timeout_seconds=place.run.timeout_seconds,
+            timeout_seconds=self.own_timeout(place.run.timeout_seconds),
             input_text=input_text(messages),
         )
 

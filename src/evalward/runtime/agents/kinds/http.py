@@ -56,8 +56,9 @@ class HttpKind(ProgramKind):
     async def answer(
         self, place: RunPlace, request: dict[str, Any], messages: list[ChatMessage]
     ) -> str:
+        per_request = self.server.runtime.timeout_seconds or place.run.timeout_seconds
         return await self.server.run(
-            request, place.trace, timeout_seconds=place.run.timeout_seconds, grant=place.grant
+            request, place.trace, timeout_seconds=per_request, grant=place.grant
         )
 
     def turns(self, place: RunPlace, turns: ProgramTurns) -> TurnAnswer:
@@ -66,8 +67,12 @@ class HttpKind(ProgramKind):
 
         async def ask(history: list[ChatMessage], request: dict[str, Any]) -> str:
             del history  # the request holds it
+            left = turns.left()
             return await server.run(
-                request, turns.trace, timeout_seconds=turns.left(), grant=turns.grant
+                request,
+                turns.trace,
+                timeout_seconds=min(server.runtime.timeout_seconds or left, left),
+                grant=turns.grant,
             )
 
         return turns.answering(ask)
