@@ -27,7 +27,7 @@ from evalward.errors import DuplicateKey, EvalwardError, JudgeError, ProviderUna
 from evalward.providers.base import ChatMessage, ChatRequest, RunLabels
 from evalward.providers.registry import Providers
 from evalward.rundata.results import JudgeVerdict, Violation
-from evalward.rundata.trace import Trace
+from evalward.rundata.trace import Step, StepType, Trace
 from evalward.text import jsontext
 
 JUDGE_TIMEOUT_SECONDS = 60.0
@@ -37,7 +37,12 @@ ADVICE_CAP_BYTES = 1024
 MAX_VIOLATIONS = 10
 QUOTE_CAP_CHARS = 500
 STEP_TEXT_CAP_CHARS = 8 * 1024
-"""Per-step text shown to the judge; evidence is still checked against the full step."""
+"""Per-step text shown to the judge of what the agent was given or its tools returned;
+evidence is still checked against the full step."""
+AGENT_TEXT_CAP_CHARS = 64 * 1024
+"""The agent's own words (what it answered, the tools it called) are shown whole up to this,
+a turn's reply bound: a longer one is never cut for a judge, who would pass what it missed."""
+AGENTS_OWN = frozenset({StepType.assistant, StepType.tool_call, StepType.final})
 Parsed = TypeVar("Parsed")
 Graded = TypeVar("Graded", bound=BaseModel)
 
@@ -129,7 +134,7 @@ def build_messages(case: JudgeCase) -> tuple[ChatMessage, ChatMessage]:
     if case.sidecar is not None:
         data["sidecar"] = case.sidecar
     data["trace"] = [
-        {"step": step.index, "type": step.type.value, "text": cap_step_text(step.text())}
+        {"step": step.index, "type": step.type.value, "text": shown_text(step)}
         | ({"turn": step.turn} if step.turn is not None else {})
         for step in case.trace.steps
     ]
@@ -144,9 +149,22 @@ def encode_data(data: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e")
 
 
-def cap_step_text(text: str) -> str:
-    """A step's text as a judge is shown it: cut at STEP_TEXT_CAP_CHARS, saying how much."""
-    return _cap_chars(text, STEP_TEXT_CAP_CHARS)
+def shown_text(step: Step) -> str:
+    """A step's text as a judge is shown it. What the agent was given or its tools returned
+    is cut at STEP_TEXT_CAP_CHARS, saying how much; the agent's own words are shown whole, and
+    when they hold more than AGENT_TEXT_CAP_CHARS the judge is not asked (JudgeError): an
+    agent could otherwise push what the rubric forbids past the cut and be passed on the rest."""
+    text = step.text()
+    if step.type not in AGENTS_OWN:
+        return _cap_chars(text, STEP_TEXT_CAP_CHARS)
+    if len(text) > AGENT_TEXT_CAP_CHARS:
+        raise JudgeError(
+            f"step {step.index} ({step.type.value}) holds {len(text):,} characters, more than "
+            f"the {AGENT_TEXT_CAP_CHARS:,} of the agent's own words a judge is shown: a judge "
+            "never grades a run it was not shown whole; keep the agent's answers shorter, or "
+            "assert on this step with a code scorer"
+        )
+    return text
 
 
 # --- calling the judge ---------------------------------------------------------------------

@@ -32,7 +32,7 @@ from evalward.errors import JudgeError
 from evalward.providers.base import ChatMessage
 from evalward.resources.pairwise import DEFAULT_LENGTH_TOLERANCE, PairwiseView
 from evalward.rundata.pairwise_record import CitedStep, OrderRecord, PairRecord
-from evalward.rundata.trace import StepType, Trace
+from evalward.rundata.trace import Step, StepType, Trace
 from evalward.scoring.judge import (
     CLOSE,
     OPEN,
@@ -40,9 +40,9 @@ from evalward.scoring.judge import (
     JudgeSettings,
     ask_with_repair,
     cap_bytes,
-    cap_step_text,
     encode_data,
     parse_reply,
+    shown_text,
     unsupported_reason,
 )
 
@@ -120,16 +120,28 @@ def final_text(trace: Trace) -> str:
     return "" if final is None else final.text()
 
 
-def shown_steps(trace: Trace, view: PairwiseView) -> list[dict[str, Any]]:
-    """The steps of a run the judge reads under `view`, numbered as in the trace."""
+def viewed_steps(trace: Trace, view: PairwiseView) -> list[Step]:
+    """The steps of a run the judge reads under `view`."""
     if view is PairwiseView.trace:
-        steps = list(trace.steps)
-    elif view is PairwiseView.conversation:
+        return list(trace.steps)
+    if view is PairwiseView.conversation:
         kinds = {StepType.input, StepType.assistant, StepType.final}
-        steps = [s for s in trace.steps if s.type in kinds]
-    else:
-        steps = [s for s in trace.steps if s.type is StepType.final][-1:]
-    return [{"step": s.index, "type": s.type.value, "text": cap_step_text(s.text())} for s in steps]
+        return [s for s in trace.steps if s.type in kinds]
+    return [s for s in trace.steps if s.type is StepType.final][-1:]
+
+
+def shown_steps(trace: Trace, view: PairwiseView) -> list[dict[str, Any]]:
+    """The steps of a run as the judge reads them under `view`, numbered as in the trace."""
+    return [
+        {"step": s.index, "type": s.type.value, "text": shown_text(s)}
+        for s in viewed_steps(trace, view)
+    ]
+
+
+def shown_final(trace: Trace) -> str:
+    """A run's final output as the judge is shown it (`shown_text`)."""
+    final = trace.final_step
+    return "" if final is None else shown_text(final)
 
 
 def build_pair_messages(case: PairCase, first: Trace, second: Trace) -> list[ChatMessage]:
@@ -137,8 +149,8 @@ def build_pair_messages(case: PairCase, first: Trace, second: Trace) -> list[Cha
     data: dict[str, Any] = {"input": case.input}
     if case.reference is not None:
         data["reference"] = case.reference
-    data["A_final"] = cap_step_text(final_text(first))
-    data["B_final"] = cap_step_text(final_text(second))
+    data["A_final"] = shown_final(first)
+    data["B_final"] = shown_final(second)
     data["A_steps"] = shown_steps(first, case.view)
     data["B_steps"] = shown_steps(second, case.view)
     system = SYSTEM_PROMPT.format(
@@ -259,9 +271,9 @@ def same_to_the_judge(case: PairCase) -> bool:
     """Whether the two runs show the judge the same text under the pair's view: then no
     order can tell them apart, and the pair is a tie without asking (its answer would be a
     preference for whichever was shown first or second, which both orders cancel)."""
-    return final_text(case.head) == final_text(case.base) and shown_steps(
-        case.head, case.view
-    ) == shown_steps(case.base, case.view)
+    return final_text(case.head) == final_text(case.base) and [
+        (s.index, s.type, s.text()) for s in viewed_steps(case.head, case.view)
+    ] == [(s.index, s.type, s.text()) for s in viewed_steps(case.base, case.view)]
 
 
 async def _one_order(
