@@ -20,6 +20,10 @@ if TYPE_CHECKING:
     from evalward.resources.conversation import EndReason
 
 
+MEASURED_ORIGIN = "proxy"
+"""The origin whose steps evalward saw and timed itself (the model proxy's, `Trace.record`)."""
+
+
 class StepType(StrEnum):
     input = "input"
     assistant = "assistant"
@@ -158,6 +162,9 @@ class Trace(RecordModel):
     """Model calls the simulated user made (not the agent's: they are not in `usage`)."""
     user_usage: Usage | None = None
     """What the simulated user's model calls used."""
+    turn_durations_ms: list[float] = Field(default_factory=list)
+    """In a conversation, how long the agent took over each turn's reply, in turn order, as
+    evalward timed it (from the user's message to the reply): a turn's latency."""
 
     _turn: int | None = PrivateAttr(default=None)
     """The conversation turn steps added now belong to."""
@@ -169,12 +176,15 @@ class Trace(RecordModel):
         view of its calls (`proxy`), its exported spans (`otel`) — unless another origin
         already gave the same step: the origins are merged, never counted twice. A final
         answer the agent gives that the proxy saw as the model's last text makes that step
-        the final one."""
+        the final one, and a duration the proxy measured replaces the one the agent reported
+        (the agent's word on its own speed never stands against evalward's clock)."""
         same = self._same(type, origin, fields)
         if same is not None:
             self._accounted[same.index].add(origin)
             if type is StepType.final:
                 same.type = StepType.final
+            if origin == MEASURED_ORIGIN and fields.get("duration_ms"):
+                same.duration_ms = fields["duration_ms"]
             return same
         step = self.add(type, via=None if origin == "agent" else origin, **fields)
         self._accounted[step.index] = {origin}

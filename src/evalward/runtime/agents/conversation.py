@@ -9,6 +9,7 @@ timeout; the reason is the trace's `end_reason` (`Trace.end`).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 
 from evalward.errors import UserUnavailable
@@ -67,7 +68,11 @@ async def hold_conversation(
             text = said.text
         trace.add(StepType.input, content=text)
         history.append(ChatMessage(role="user", content=text))
-        reply = await answer(list(history), turn)
+        begun = time.monotonic()
+        try:
+            reply = await answer(list(history), turn)
+        finally:
+            trace.turn_durations_ms.append((time.monotonic() - begun) * 1000)
         if trace.timed_out or trace.error is not None:
             end_cut_short(trace)
             return

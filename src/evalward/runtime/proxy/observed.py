@@ -21,11 +21,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalward.providers.base import ToolCall
-from evalward.rundata.trace import Step, StepType, Trace
+from evalward.rundata.trace import MEASURED_ORIGIN, Step, StepType, Trace
 from evalward.runtime.proxy import text_tools
 from evalward.runtime.proxy.wire.base import SeenResult, Turn
 
-ORIGIN = "proxy"
+ORIGIN = MEASURED_ORIGIN
 
 
 class TrafficObserver:
@@ -35,6 +35,9 @@ class TrafficObserver:
         self.trace = trace
         self._called: dict[str, str] = {}
         """Tool name by call id, of every tool call a reply asked for."""
+        self._asked_at: dict[str, float] = {}
+        """When the reply that asked for each call reached the agent: its result is timed
+        from then to the request that sends it back."""
         self._answered: set[str] = set()
         self._last_answer: Step | None = None
         self._in_text: list[tuple[str, str]] = []
@@ -50,11 +53,13 @@ class TrafficObserver:
         `body`'s text, too, for the calls replies asked for in text)."""
         if body is not None and self._in_text:
             results = [*results, *self._text_results(body)]
+        sent = at or time.time()
         for result in results:
             tool = self._called.get(result.call_id)
             if tool is None or result.call_id in self._answered:
                 continue
             self._answered.add(result.call_id)
+            asked = self._asked_at.get(result.call_id, sent)
             self.trace.record(
                 StepType.tool_result,
                 ORIGIN,
@@ -63,7 +68,8 @@ class TrafficObserver:
                 output=result.output,
                 is_error=result.is_error,
                 source="agent",
-                started_at=at or time.time(),
+                started_at=asked,
+                duration_ms=max(sent - asked, 0.0) * 1000,
             )
 
     def reply(
@@ -72,10 +78,14 @@ class TrafficObserver:
         model: str,
         at: float | None = None,
         request: Mapping[str, Any] | None = None,
+        duration_ms: float = 0.0,
     ) -> None:
         """What one reply said: its text, then the tool calls it asked for (in its text
-        only when its `request` asked for ReAct's fields)."""
+        only when its `request` asked for ReAct's fields). The call's `duration_ms`, as the
+        proxy timed it, rides on the first step the reply produced: what the agent reports
+        of its own steps never makes a slow call look fast."""
         started = at or time.time()
+        took = {"duration_ms": duration_ms}
         text = None
         if turn.text.strip():
             text = self.trace.record(
@@ -85,12 +95,16 @@ class TrafficObserver:
                 model=model,
                 stop_reason=turn.stop_reason or None,
                 started_at=started,
+                **took,
             )
+            took = {}
         calls = turn.calls
         if not calls and request is not None and text_tools.asks_for_calls(request):
             calls = self._text_calls(turn.text)
+        answered = time.time()
         for call in calls:
             self._called.setdefault(call.id, call.name)
+            self._asked_at.setdefault(call.id, answered)
             self.trace.record(
                 StepType.tool_call,
                 ORIGIN,
@@ -99,7 +113,9 @@ class TrafficObserver:
                 arguments=call.arguments,
                 model=model,
                 started_at=started,
+                **took,
             )
+            took = {}
         self._last_answer = None if calls else text
 
     def _text_calls(self, text: str) -> tuple[ToolCall, ...]:

@@ -111,7 +111,13 @@ class MeteredForward:
         call, fmt = self.call, self.fmt
         entry = call.record(status, usage, cached=cached)
         if call.grant.observer is not None and fmt is not None:
-            call.grant.observer.reply(fmt.turn(reply), call.model, call.started, request=self.body)
+            call.grant.observer.reply(
+                fmt.turn(reply),
+                call.model,
+                call.started,
+                request=self.body,
+                duration_ms=call.elapsed_ms(),
+            )
         if not call.streamed or fmt is None:
             return answer_json(status, reply)
         response = await _open_stream(self.request)
@@ -185,7 +191,13 @@ class MeteredForward:
         if entry is not None:
             entry.first_byte_ms = relay.first
         if reply is not None and call.grant.observer is not None:
-            call.grant.observer.reply(fmt.turn(reply), call.model, call.started, request=self.body)
+            call.grant.observer.reply(
+                fmt.turn(reply),
+                call.model,
+                call.started,
+                request=self.body,
+                duration_ms=call.elapsed_ms(),
+            )
 
     @property
     def _labels(self) -> RunLabels:
