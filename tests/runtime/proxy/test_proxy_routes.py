@@ -161,7 +161,8 @@ def test_no_encoding_of_a_path_or_query_reaches_the_provider_outside_the_allowed
         )
     for target in (b"/v1/models/..%2F..%2Fv1%2Ffiles", b"/v1/models/x?limit=1"):
         assert statuses[("GET", target)] == 400
-    refused = [c for c in trace.proxy_calls if c.status == 400]
+    # the record that counts the refusals past those a run keeps names no request
+    refused = [c for c in trace.proxy_calls if c.status == 400 and c.endpoint]
     assert refused and all("refused this request" in (c.error or "") for c in refused)
 
 

@@ -23,6 +23,19 @@ NO_RETRY = {"x-should-retry": "false"}
 FREE = Usage(cost_usd=0.0)
 """What a model list costs: nothing, known."""
 STREAM_HEADERS = {"content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache"}
+MAX_REFUSALS_KEPT = 100
+"""Requests the proxy refused that a run's trace keeps a record of; the rest are counted
+on one record after them. A refusal costs an agent nothing, so neither the budget nor the
+run's share of calls bounds them as it bounds answered calls (an agent sent 3,000 refused
+requests of a 7,000-character path in 2 s, each kept whole). The first refusals are the
+ones that say why an agent failed, and 100 of them, each bounded below, are at most about
+140 kB of a run's record."""
+ENDPOINT_CHARS = 200
+"""Characters of a request's method and path its record keeps: the routes served are
+shorter than 40, and a path of 8 kB is the agent's bytes, not evalward's to keep."""
+REFUSAL_CHARS = 1_000
+"""Characters of a refusal's message its record keeps: evalward's own messages are shorter,
+and one that quotes what the agent sent is cut."""
 
 
 def answer_json(
@@ -33,6 +46,11 @@ def answer_json(
     return web.Response(
         status=status, body=encode_json(data), content_type="application/json", headers=headers
     )
+
+
+def clipped(text: str, limit: int) -> str:
+    """`text`, cut to `limit` characters and an ellipsis when it is longer."""
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def problem(api: Api, kind: WireProblem, message: str) -> web.Response:
@@ -89,9 +107,31 @@ class Call:
 
     def refuse(self, kind: WireProblem, message: str) -> web.Response:
         """Answer with the proxy's own error, and keep it in the trace: a refused call is
-        why many an agent fails, and its message is the one to read."""
-        self.record(kind.value.status, error=message, made=False)
+        why many an agent fails, and its message is the one to read. A run keeps the first
+        MAX_REFUSALS_KEPT; the rest are counted on one record after them."""
+        grant = self.grant
+        grant.refusals += 1
+        if grant.refusals <= MAX_REFUSALS_KEPT:
+            self.record(kind.value.status, error=clipped(message, REFUSAL_CHARS), made=False)
+        else:
+            self._count_unkept(kind)
         return problem(self.api, kind, message)
+
+    def _count_unkept(self, kind: WireProblem) -> None:
+        """One more refusal past MAX_REFUSALS_KEPT, counted on the record that stands for
+        them all (made with the first of them, where it came in the run)."""
+        note = self.grant.unkept_refusals
+        if note is None:
+            note = self.record(kind.value.status, made=False)
+            if note is None:
+                return
+            note.model, note.endpoint = f"{self.api}/", ""
+            self.grant.unkept_refusals = note
+        unkept = self.grant.refusals - MAX_REFUSALS_KEPT
+        note.error = (
+            f"{unkept:,} more refused request{'s were' if unkept > 1 else ' was'} not kept: "
+            f"a run keeps the first {MAX_REFUSALS_KEPT} the proxy refused"
+        )
 
 
 def uncancel() -> None:

@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from evalward.providers.base import RunLabels
-from evalward.rundata.trace import Trace
+from evalward.rundata.trace import ModelCall, Trace
 from evalward.runtime.proxy import endpoints, past_proxy
 from evalward.runtime.proxy.observed import TrafficObserver
 from evalward.runtime.telemetry import otlp
@@ -43,6 +43,10 @@ class Grant:
     """What the agent's processes get: base URLs, this key under every key name, and where
     to send OpenTelemetry traces."""
     refused: bool = False
+    refusals: int = 0
+    """Requests the proxy refused under this key (`Call.refuse`)."""
+    unkept_refusals: ModelCall | None = None
+    """The trace's record that counts the refusals past those it keeps."""
     observer: TrafficObserver | None = None
     """Turns the run's calls into its steps (a bring-your-own agent's run)."""
     exports: list[object] = field(default_factory=list)

@@ -35,7 +35,7 @@ from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
 from evalward.rundata.spending import Allowance
 from evalward.rundata.trace import Trace
-from evalward.runtime.proxy.call_record import Call, problem, uncancel
+from evalward.runtime.proxy.call_record import ENDPOINT_CHARS, Call, clipped, problem, uncancel
 from evalward.runtime.proxy.grants import KEY_NAMES, KEY_PREFIX, Grant, new_grant
 from evalward.runtime.proxy.proxy_calls import Answerer
 from evalward.runtime.proxy.wire import SERVED, Api, Unnamed, WireRoute, api_of, route_of
@@ -181,7 +181,8 @@ class ModelProxy:
                 "evalward's model proxy does not accept this key: use the OPENAI_API_KEY / "
                 "ANTHROPIC_API_KEY evalward gave this run (it is valid only while the run lasts)",
             )
-        call = Call(grant, shape, f"{request.method} {request.path}", time.time())
+        endpoint = clipped(f"{request.method} {request.path}", ENDPOINT_CHARS)
+        call = Call(grant, shape, endpoint, time.time())
         with grant.calling():
             try:
                 return await self._answer(call, route, request)
@@ -199,7 +200,7 @@ class ModelProxy:
         if route is None:
             return call.refuse(
                 WireProblem.not_found,
-                f"evalward's model proxy serves {SERVED}, not {request.method} {request.path}",
+                f"evalward's model proxy serves {SERVED}, not {call.endpoint}",
             )
         if isinstance(route, Unnamed):
             return call.refuse(

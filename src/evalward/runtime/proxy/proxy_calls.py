@@ -22,6 +22,7 @@ from evalward.runtime.proxy.call_record import (
     FREE,
     Call,
     answer_json,
+    clipped,
     problem,
 )
 from evalward.runtime.proxy.proxy_forward import MeteredForward, upstream_error
@@ -39,10 +40,6 @@ MODEL_NAME_CHARS = 200
 bytes must not decide how much of them every record of the run holds."""
 
 
-def _shown_model(name: str) -> str:
-    return name if len(name) <= MODEL_NAME_CHARS else name[:MODEL_NAME_CHARS] + "…"
-
-
 class Answerer:
     """Answers the model calls of one run of evalward."""
 
@@ -57,7 +54,7 @@ class Answerer:
     ) -> web.StreamResponse:
         assert route.kind is not None
         fmt = FORMATS.get(route.kind)
-        call.model = f"{route.api}/{_shown_model(str(body['model']))}"
+        call.model = f"{route.api}/{clipped(str(body['model']), MODEL_NAME_CHARS)}"
         call.streamed = fmt is not None and fmt.streamed(body)
         provider = self.providers.override or self.providers.by_name.get(route.api)
         if not isinstance(provider, MeteredProvider):
