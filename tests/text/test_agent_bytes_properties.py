@@ -148,7 +148,7 @@ def test_an_export_or_an_http_agents_reply_holding_any_bytes_is_taken_or_refused
         + b'\\"}"}}]'
     )
     span = b'{"name": "execute_tool ' + piece + b'", "attributes": ' + attributes + b"}"
-    trace, exports = Trace(), []
+    trace, exports = Trace(), otlp.KeptSpans()
     otlp.take_export(trace, exports, b'{"spans": [' + span + b"]}", "application/json", "")
     otlp.merge_exports(trace, exports)
     written(trace)

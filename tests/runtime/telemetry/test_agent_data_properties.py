@@ -113,7 +113,7 @@ def written(trace: Trace) -> None:
 def exported(body: bytes, content_type: str = "application/json") -> Trace:
     """A run's trace after one export, as its receiver takes it and the run's end merges
     it: the spans' steps, or one located error step, and a 400 to the exporter."""
-    trace, exports = Trace(), []
+    trace, exports = Trace(), otlp.KeptSpans()
     problem = otlp.take_export(trace, exports, body, content_type, "")
     otlp.merge_exports(trace, exports)
     if problem is not None:

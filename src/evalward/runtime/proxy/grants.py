@@ -49,8 +49,8 @@ class Grant:
     """The trace's record that counts the refusals past those it keeps."""
     observer: TrafficObserver | None = None
     """Turns the run's calls into its steps (a bring-your-own agent's run)."""
-    exports: list[object] = field(default_factory=list)
-    """The OpenTelemetry trace exports its processes sent (OTLP/JSON documents)."""
+    exports: otlp.KeptSpans = field(default_factory=otlp.KeptSpans)
+    """What it keeps of the OpenTelemetry trace exports its processes sent."""
 
     def request_field(self) -> dict[str, str]:
         """`modelProxy` of the request an http agent receives for this run."""

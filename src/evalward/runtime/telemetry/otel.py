@@ -127,6 +127,31 @@ def from_otel_spans(document: object) -> tuple[Trace, str]:
     return trace, spans[0].trace_id
 
 
+TOOL_ATTRIBUTES = (
+    "gen_ai.operation.name",
+    "gen_ai.tool.name",
+    "gen_ai.tool.call.id",
+    "gen_ai.tool.call.arguments",
+    "gen_ai.tool.call.result",
+)
+"""The attributes `tool_steps` reads of a tool's span (and `Span.is_tool` of any span)."""
+
+
+def tool_spans(spans: Iterable[Span]) -> list[Span]:
+    """The spans `tool_steps` makes steps of, each with only the attributes it reads: what
+    a run keeps of its exports until its end gives the same steps as the whole exports."""
+    return [
+        Span(
+            span.trace_id,
+            span.name,
+            span.start,
+            {key: span.attributes[key] for key in TOOL_ATTRIBUTES if key in span.attributes},
+        )
+        for span in spans
+        if span.is_tool
+    ]
+
+
 def tool_steps(spans: Iterable[Span]) -> Iterator[tuple[StepType, dict[str, Any]]]:
     """The tool calls (and results) the spans show, as trace steps' fields: a span per tool
     execution, named by `gen_ai.tool.name`."""

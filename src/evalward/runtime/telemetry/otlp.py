@@ -6,18 +6,22 @@ exports GenAI spans — its framework's instrumentation or its own — has them 
 trace like the model proxy's view of its calls (`runtime.otel` converts them), and no span
 leaves the run. Exports come as OTLP/JSON or as protobuf (what the SDKs' default exporters
 send), compressed (gzip or deflate, inflated here to MAX_EXPORT_BYTES) or not. Metrics and
-logs are accepted and dropped.
+logs are accepted and dropped. A run keeps of its exports only the tool spans its steps are
+made of, up to MAX_KEPT_BYTES in all: an export past that is refused, and the run's trace
+says its spans were dropped.
 """
 
 from __future__ import annotations
 
+import json
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from evalward.errors import ExportError, NoSpans, ProtocolError
 from evalward.rundata.trace import StepType, Trace
-from evalward.runtime.telemetry.otel import read_spans, tool_steps
+from evalward.runtime.telemetry.otel import Span, read_spans, tool_spans, tool_steps
 from evalward.text import jsontext
 
 if TYPE_CHECKING:
@@ -26,6 +30,16 @@ if TYPE_CHECKING:
 PREFIX = "/otlp/"
 SIGNALS = ("traces", "metrics", "logs")
 MAX_EXPORT_BYTES = 32 * 1024 * 1024
+MAX_KEPT_BYTES = MAX_EXPORT_BYTES
+"""The most a run keeps of all its exports' spans until its end, in the measure of
+`_kept_size`: an export is read alone within MAX_EXPORT_BYTES, but a run may send many, and
+each one's spans are held until the run is over (ten exports of 20 MB, kept whole, held
+2.4 GB). A run's tool spans are far fewer: a thousand calls with arguments and results of
+10 kB each are a third of it."""
+SPAN_BYTES = 512
+"""What one kept span counts beyond its text: the objects that hold it (about 300 bytes for
+a span with one short attribute), so that many empty spans are bounded as a few large ones
+are."""
 PROTOBUF = "application/x-protobuf"
 _INFLATE_PIECE = 1 << 20
 _GZIP_OR_ZLIB = 32 + zlib.MAX_WBITS
@@ -43,12 +57,23 @@ def exporter_env(endpoint: str) -> dict[str, str]:
     }
 
 
+@dataclass
+class KeptSpans:
+    """What a run keeps of its exports until its end (`merge_exports`): the spans that show
+    its tool calls, and how much they count against MAX_KEPT_BYTES."""
+
+    spans: list[Span] = field(default_factory=list)
+    size: int = 0
+    dropped: int = 0
+    """Exports refused because their spans would have taken `size` past MAX_KEPT_BYTES."""
+
+
 class Receiver(Protocol):
     """What an export is kept in: a live key of the model proxy (runtime/proxy/grants.py's Grant,
     which builds on this module, hence a protocol)."""
 
     trace: Trace | None
-    exports: list[object]
+    exports: KeptSpans
 
 
 async def receive(request: web.Request, grants: Mapping[str, Receiver]) -> web.Response:
@@ -79,14 +104,15 @@ async def receive(request: web.Request, grants: Mapping[str, Receiver]) -> web.R
 
 
 def take_export(
-    trace: Trace, exports: list[object], body: bytes, content_type: str, encoding: str
+    trace: Trace, exports: KeptSpans, body: bytes, content_type: str, encoding: str
 ) -> str | None:
-    """Keep one export of a run's spans for its end (`merge_exports`), or say why it cannot
-    be read: an export an agent sends is its own data, so one that is not in its shape is
-    an error of that run, located, and never more."""
+    """Keep the tool spans of one export for the run's end (`merge_exports`), or say why
+    not: an export an agent sends is its own data, so one that is not in its shape is an
+    error of that run, located, and never more. So is one whose spans would take what the
+    run keeps past MAX_KEPT_BYTES: it is refused, and the run's trace says spans were
+    dropped (once: the steps of a run that keeps exporting do not grow either)."""
     try:
-        document = decode(body, content_type, encoding)
-        read_spans(document)
+        spans = tool_spans(read_spans(decode(body, content_type, encoding)))
     except NoSpans:
         return None  # a metrics-only batch, an empty flush: nothing to keep
     except (ExportError, ProtocolError) as exc:
@@ -94,8 +120,34 @@ def take_export(
             StepType.error, content=f"an OpenTelemetry export of this run is unreadable: {exc}"
         )
         return str(exc)
-    exports.append(document)
+    size = sum(_kept_size(span) for span in spans)
+    if exports.size + size > MAX_KEPT_BYTES:
+        past = (
+            f"its spans would take what this run keeps of its exports past {MAX_KEPT_BYTES:,} bytes"
+        )
+        if not exports.dropped:
+            trace.add(
+                StepType.error,
+                content=f"OpenTelemetry spans of this run were dropped: an export was refused, "
+                f"as {past} (and so is every later export that would)",
+            )
+        exports.dropped += 1
+        return past
+    exports.spans += spans
+    exports.size += size
     return None
+
+
+def _kept_size(span: Span) -> int:
+    """What keeping `span` counts against MAX_KEPT_BYTES: its text, as JSON writes it, and
+    SPAN_BYTES for the objects that hold it."""
+    try:
+        text = json.dumps(
+            [span.trace_id, span.name, span.attributes], ensure_ascii=False, default=str
+        )
+    except (ValueError, RecursionError):  # a value JSON cannot write: counted as Python shows it
+        text = repr(span)
+    return SPAN_BYTES + len(text)
 
 
 def decode(body: bytes, content_type: str, encoding: str) -> object:
@@ -155,13 +207,7 @@ def _from_protobuf(body: bytes) -> object:
     return document
 
 
-def merge_exports(trace: Trace, documents: Iterable[object]) -> None:
+def merge_exports(trace: Trace, exports: KeptSpans) -> None:
     """The tool calls and results the exported spans show, merged into the run's steps."""
-    spans = []
-    for document in documents:
-        try:
-            spans += read_spans(document)
-        except ProtocolError:
-            continue  # no spans, or not read (`take_export` has said so)
-    for step_type, fields in tool_steps(sorted(spans, key=lambda s: s.start)):
+    for step_type, fields in tool_steps(sorted(exports.spans, key=lambda s: s.start)):
         trace.record(step_type, "otel", **fields)
