@@ -14,7 +14,7 @@ from typing import Any
 
 from evalward.errors import WireError
 from evalward.http.sse import Event
-from evalward.providers.anthropic import parse_response, reply_usage
+from evalward.providers.anthropic import parse_response
 from evalward.providers.base import (
     ChatMessage,
     ChatRequest,
@@ -24,7 +24,6 @@ from evalward.providers.base import (
     ToolSpec,
 )
 from evalward.providers.reply_fields import LenientReader
-from evalward.rundata.trace import Usage
 from evalward.runtime.proxy.wire.base import (
     Kind,
     SeenResult,
@@ -56,10 +55,6 @@ class Messages(TypedEvents):
     @staticmethod
     def events_of(reply: Mapping[str, Any]) -> list[dict[str, Any]]:
         return events_of(reply)
-
-    @staticmethod
-    def usage(reply: Mapping[str, Any]) -> Usage:
-        return reply_usage(reply, _PASSED_ON)
 
     @staticmethod
     def turn(reply: Mapping[str, Any]) -> Turn:
