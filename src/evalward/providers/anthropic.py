@@ -176,19 +176,14 @@ def parse_response(data: object, model: str, read: WireReader | None = None) -> 
                     arguments=read.optional_mapping(block.get("input"), f"{where}.input"),
                 )
             )
+    usage = read.optional_mapping(reply.get("usage"), "usage")  # 0 each when it says nothing
     return ChatResponse(
         content="".join(texts),
         tool_calls=tuple(calls),
-        usage=reply_usage(reply, read),
+        usage=Usage(
+            input_tokens=read.count(usage.get("input_tokens"), "usage.input_tokens"),
+            output_tokens=read.count(usage.get("output_tokens"), "usage.output_tokens"),
+        ),
         stop_reason=read.optional_text(reply.get("stop_reason"), "stop_reason"),
         model=read.optional_text(reply.get("model"), "model") or model,
-    )
-
-
-def reply_usage(reply: Mapping[str, Any], read: WireReader) -> Usage:
-    """The tokens a Messages reply says it used (0 each when it says nothing)."""
-    usage = read.optional_mapping(reply.get("usage"), "usage")
-    return Usage(
-        input_tokens=read.count(usage.get("input_tokens"), "usage.input_tokens"),
-        output_tokens=read.count(usage.get("output_tokens"), "usage.output_tokens"),
     )
