@@ -32,7 +32,10 @@ from evalward.rundata.trace import Usage
 Api = Literal["openai", "anthropic"]
 """The provider whose key and base URL serve a route, and whose error shape it answers in."""
 
-_LENIENT = LenientReader("")
+PASSED_ON = LenientReader("")
+"""How the proxy reads a reply it passes on: with the provider's parser, refusing nothing
+(so it never words an error, and the provider one would name is no matter: one reader serves
+every format)."""
 
 
 class Kind(StrEnum):
@@ -200,7 +203,7 @@ def lenient_text(content: object) -> str:
 def count(value: object) -> int:
     """A token count read leniently (`LenientReader`): metering a reply passed on as it came
     must not fail."""
-    return _LENIENT.count(value, "")
+    return PASSED_ON.count(value, "")
 
 
 def index_of(data: Mapping[str, Any]) -> int:

@@ -25,9 +25,9 @@ from evalward.providers.base import (
     ToolSpec,
 )
 from evalward.providers.openai import parse_response, reply_usage
-from evalward.providers.reply_fields import LenientReader
 from evalward.rundata.trace import Usage, tool_arguments
 from evalward.runtime.proxy.wire.base import (
+    PASSED_ON,
     Kind,
     SeenResult,
     Turn,
@@ -39,9 +39,6 @@ from evalward.runtime.proxy.wire.base import (
     mapping,
     text_of,
 )
-
-_PASSED_ON = LenientReader("openai")
-"""How the proxy reads a reply it passes on: with the provider's parser, refusing nothing."""
 
 
 class ChatCompletions:
@@ -71,11 +68,11 @@ class ChatCompletions:
 
     @staticmethod
     def usage(reply: Mapping[str, Any]) -> Usage:
-        return reply_usage(reply, _PASSED_ON)
+        return reply_usage(reply, PASSED_ON)
 
     @staticmethod
     def turn(reply: Mapping[str, Any]) -> Turn:
-        said = parse_response(reply, "", _PASSED_ON)
+        said = parse_response(reply, "", PASSED_ON)
         return Turn(said.content, said.tool_calls, said.stop_reason)
 
     @staticmethod

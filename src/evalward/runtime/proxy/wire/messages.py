@@ -23,8 +23,8 @@ from evalward.providers.base import (
     ToolCall,
     ToolSpec,
 )
-from evalward.providers.reply_fields import LenientReader
 from evalward.runtime.proxy.wire.base import (
+    PASSED_ON,
     Kind,
     SeenResult,
     Turn,
@@ -39,9 +39,6 @@ from evalward.runtime.proxy.wire.base import (
     text_of,
 )
 from evalward.text import jsontext
-
-_PASSED_ON = LenientReader("anthropic")
-"""How the proxy reads a reply it passes on: with the provider's parser, refusing nothing."""
 
 
 class Messages(TypedEvents):
@@ -58,7 +55,7 @@ class Messages(TypedEvents):
 
     @staticmethod
     def turn(reply: Mapping[str, Any]) -> Turn:
-        said = parse_response(reply, "", _PASSED_ON)
+        said = parse_response(reply, "", PASSED_ON)
         return Turn(said.content, said.tool_calls, said.stop_reason)
 
     @staticmethod
