@@ -206,6 +206,16 @@ def count(value: object) -> int:
     return PASSED_ON.count(value, "")
 
 
+def event_object(event: Event) -> dict[str, Any] | None:
+    """An event's data when it is a JSON object; None for any other (`[DONE]`, a bare value),
+    which the proxy passes on and reads nothing from."""
+    try:
+        data = event.json()
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def index_of(data: Mapping[str, Any]) -> int:
     """The `index` of a choice, a tool call's fragment or a content block (0 when it has none)."""
     index = data.get("index")

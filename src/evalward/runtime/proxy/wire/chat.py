@@ -32,6 +32,7 @@ from evalward.runtime.proxy.wire.base import (
     SeenResult,
     Turn,
     chat_request,
+    event_object,
     index_of,
     items,
     lenient_text,
@@ -141,11 +142,7 @@ class _Chunks:
         self._usage: Mapping[str, Any] | None = None
 
     def feed(self, event: Event) -> bool:
-        try:
-            chunk = event.json()
-        except ValueError:  # `[DONE]`
-            return True
-        if not isinstance(chunk, dict):
+        if (chunk := event_object(event)) is None:
             return True
         if "error" in chunk:
             self.error = lenient_text(mapping(chunk["error"]).get("message") or chunk["error"])

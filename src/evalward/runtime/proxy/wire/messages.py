@@ -31,6 +31,7 @@ from evalward.runtime.proxy.wire.base import (
     TypedEvents,
     chat_request,
     count,
+    event_object,
     index_of,
     items,
     lenient_text,
@@ -116,11 +117,7 @@ class _Blocks:
         self._json: dict[int, str] = {}
 
     def feed(self, event: Event) -> bool:
-        try:
-            data = event.json()
-        except ValueError:
-            return True
-        if not isinstance(data, dict):
+        if (data := event_object(event)) is None:
             return True
         kind = data.get("type") or event.event
         if kind == "message_start":

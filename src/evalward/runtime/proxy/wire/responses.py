@@ -33,6 +33,7 @@ from evalward.runtime.proxy.wire.base import (
     Turn,
     TypedEvents,
     chat_request,
+    event_object,
     items,
     lenient_text,
     mapping,
@@ -161,11 +162,7 @@ class _Events:
         self._final = False
 
     def feed(self, event: Event) -> bool:
-        try:
-            data = event.json()
-        except ValueError:
-            return True
-        if not isinstance(data, dict):
+        if (data := event_object(event)) is None:
             return True
         kind = data.get("type") or event.event
         if kind in ("response.created", "response.in_progress", *FINAL_EVENTS):

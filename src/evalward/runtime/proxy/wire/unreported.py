@@ -17,7 +17,7 @@ from typing import Any
 
 from evalward.http.sse import Event
 from evalward.rundata.trace import Usage
-from evalward.runtime.proxy.wire.base import Turn
+from evalward.runtime.proxy.wire.base import Turn, event_object
 
 CHARS_PER_TOKEN = 4
 """The usual rule for English text and code; a request's JSON is counted by its text only."""
@@ -40,11 +40,7 @@ class DeltaTally:
         self.chars = 0
 
     def feed(self, event: Event) -> None:
-        try:
-            data = event.json()
-        except ValueError:
-            return
-        if not isinstance(data, dict):
+        if (data := event_object(event)) is None:
             return
         found = [data.get("delta")]
         choices = data.get("choices")
