@@ -190,15 +190,20 @@ def _message(message: ChatMessage) -> dict[str, Any]:
     if message.parts:  # content parts as the fixture wrote them
         out["content"] = [dict(part) for part in message.parts]
     if message.tool_calls:
-        out["tool_calls"] = [
-            {
-                "id": call.id,
-                "type": "function",
-                "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
-            }
-            for call in message.tool_calls
-        ]
+        out["tool_calls"] = wire_calls(message.tool_calls)
     return out
+
+
+def wire_calls(calls: tuple[ToolCall, ...]) -> list[dict[str, Any]]:
+    """Tool calls as Chat Completions writes them (sent, or in a reply the model proxy makes)."""
+    return [
+        {
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+        }
+        for call in calls
+    ]
 
 
 def parse_response(data: object, model: str, read: WireReader | None = None) -> ChatResponse:

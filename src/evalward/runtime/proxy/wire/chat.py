@@ -24,7 +24,7 @@ from evalward.providers.base import (
     ToolCall,
     ToolSpec,
 )
-from evalward.providers.openai import parse_response, reply_usage
+from evalward.providers.openai import parse_response, reply_usage, wire_calls
 from evalward.rundata.trace import Usage, tool_arguments
 from evalward.runtime.proxy.wire.base import (
     PASSED_ON,
@@ -98,14 +98,7 @@ class ChatCompletions:
     def reply(response: ChatResponse, body: Mapping[str, Any], number: int) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": response.content or None}
         if response.tool_calls:
-            message["tool_calls"] = [
-                {
-                    "id": c.id,
-                    "type": "function",
-                    "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
-                }
-                for c in response.tool_calls
-            ]
+            message["tool_calls"] = wire_calls(response.tool_calls)
         return {
             "id": f"chatcmpl-evalward-{number}",
             "object": "chat.completion",
