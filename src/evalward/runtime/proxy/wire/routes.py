@@ -64,10 +64,9 @@ MODEL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,199}")
 """A model id as providers spell them (`gpt-4.1-mini`, `claude-haiku-4-5-20251001`,
 `ft:gpt-4o-mini:org::abc123`): no `/`, `%`, `?`, `#`, `@`, `\\`, space or non-ASCII letter,
 and never `.` or `..`, so it is one path segment whatever decodes it."""
-_PAGE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,199}")
 _LIMIT = re.compile(r"[1-9][0-9]{0,3}")
-_MODEL_QUERY = {"limit": _LIMIT, "after_id": _PAGE_ID, "before_id": _PAGE_ID}
-"""What a model list may be asked for (Anthropic's pages); passed on as written here."""
+_MODEL_QUERY = {"limit": _LIMIT, "after_id": MODEL_ID, "before_id": MODEL_ID}
+"""What a model list may be asked for (Anthropic's pages, by model id); passed on as written."""
 _IGNORED_QUERY = {"beta": "true"}
 """What the Anthropic SDK adds to its beta routes; it changes nothing upstream (the
 `anthropic-beta` header does), so it is accepted and not passed on."""
