@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from evalward.http.client import HttpClient
 from evalward.providers.base import ChatMessage, ChatRequest, ChatResponse, ToolCall
 from evalward.providers.reply_fields import WireReader
 from evalward.providers.retry import (
-    Answer,
     Endpoint,
-    Opened,
     RetryPolicy,
     send,
     settle,
@@ -62,29 +59,14 @@ class AnthropicProvider(VendorApi):
         data = settle(answer, self._endpoint, headers, self._retry)
         return parse_response(data, request.model)
 
-    async def forward(
-        self, path: str, body: dict[str, Any] | None, headers: Mapping[str, str]
-    ) -> Answer:
-        """Send an agent's own request body (the model proxy's upstream call) to `path`
-        below `/v1` — GET when there is no body — with the key, the retries and the
-        concurrency limit of every other call. The agent's `anthropic-version` and
-        `anthropic-beta` go along: they shape the request it wrote."""
-        async with self._limit:
-            return await send(
-                self._client, self._at(path), body, self._headers(headers), self._retry
-            )
-
-    def stream(
-        self, path: str, body: dict[str, Any], headers: Mapping[str, str]
-    ) -> AbstractAsyncContextManager[Opened | Answer]:
-        """`forward` for a streamed reply, held open (and counted against the concurrency
-        limit) until the block ends."""
-        return self._streamed(self._at(path), body, self._headers(headers))
-
-    def _at(self, path: str) -> Endpoint:
+    def _at(self, path: str, model: str) -> Endpoint:
+        """`path` below `/v1`, whatever the model."""
+        del model
         return self._endpoint.at(f"{self._v1}/{path}")
 
     def _headers(self, agent: Mapping[str, str]) -> dict[str, str]:
+        """The agent's `anthropic-version` and `anthropic-beta` go along: they shape the
+        request it wrote."""
         sent = {"anthropic-version": agent.get("anthropic-version") or self._version}
         if agent.get("anthropic-beta"):
             sent["anthropic-beta"] = agent["anthropic-beta"]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from contextlib import AbstractAsyncContextManager
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -12,9 +11,7 @@ from evalward.http.client import HttpClient, Reply
 from evalward.providers.base import ChatMessage, ChatRequest, ChatResponse, ToolCall
 from evalward.providers.reply_fields import WireReader
 from evalward.providers.retry import (
-    Answer,
     Endpoint,
-    Opened,
     RetryPolicy,
     send,
     settle,
@@ -56,7 +53,7 @@ class OpenAIProvider(VendorApi):
     async def complete(self, request: ChatRequest) -> ChatResponse:
         refused = self._refused.setdefault(request.model, set())
         body = adapted(request_body(request), refused)
-        headers = self._auth()
+        headers = self._headers({})
         endpoint = self._at("chat/completions", request.model)
         async with self._limit:
             answer = await send(self._client, endpoint, body, headers, self._retry)
@@ -70,27 +67,7 @@ class OpenAIProvider(VendorApi):
         data = settle(answer, endpoint, headers, self._retry)
         return parse_response(data, request.model)
 
-    async def forward(
-        self, path: str, body: dict[str, Any] | None, headers: Mapping[str, str]
-    ) -> Answer:
-        """Send an agent's own request body (the model proxy's upstream call) to `path`
-        below the base URL — GET when there is no body — with the key, the retries and the
-        concurrency limit of every other call. Nothing of the agent's headers is sent:
-        organisation and project belong to the key's account."""
-        del headers
-        at = self._at(path, str(body.get("model", "")) if body else "")
-        async with self._limit:
-            return await send(self._client, at, body, self._auth(), self._retry)
-
-    def stream(
-        self, path: str, body: dict[str, Any], headers: Mapping[str, str]
-    ) -> AbstractAsyncContextManager[Opened | Answer]:
-        """`forward` for a streamed reply, held open (and counted against the concurrency
-        limit) until the block ends."""
-        del headers
-        return self._streamed(self._at(path, str(body.get("model", ""))), body, self._auth())
-
-    def _at(self, path: str, model: str = "") -> Endpoint:
+    def _at(self, path: str, model: str) -> Endpoint:
         """`path` below the base URL; under Azure's dated API, below the model's deployment
         (a model list, with no model, below the base URL), with the API version."""
         base = self._endpoint.base_url.rstrip("/")
@@ -99,7 +76,10 @@ class OpenAIProvider(VendorApi):
         below = f"{base}/deployments/{quote(model, safe='')}" if model else base
         return self._endpoint.at(f"{below}/{path}?{urlencode({'api-version': self._api_version})}")
 
-    def _auth(self) -> dict[str, str]:
+    def _headers(self, agent: Mapping[str, str]) -> dict[str, str]:
+        """Nothing of the agent's headers is sent: organisation and project belong to the
+        key's account."""
+        del agent
         if not self._api_key:
             return {}
         if self._api_version is not None:
