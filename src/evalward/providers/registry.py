@@ -86,14 +86,14 @@ class MeteredProvider:
         """The stored reply to this exact request body on `route`, made by a run of the same
         side and rep, when the response cache has it (a streamed call's is the whole reply
         its stream made)."""
-        if self._cache is None or not self._cache.enabled:
+        if self._cache is None:
             return None
         return self._cache.get_raw(self._raw_key(route, body, labels))
 
     def store_forward(
         self, route: str, body: Mapping[str, Any], labels: RunLabels, reply: Mapping[str, Any]
     ) -> None:
-        if self._cache is not None and self._cache.enabled:
+        if self._cache is not None:
             self._cache.put_raw(self._raw_key(route, body, labels), reply)
 
     def _raw_key(self, route: str, body: Mapping[str, Any], labels: RunLabels) -> str:
@@ -121,7 +121,7 @@ class MeteredProvider:
         """The reply, from the cache or the provider; `before_call` runs only when the
         provider is to be called (a budget that may refuse it by raising)."""
         key = None
-        if self._cache is not None and self._cache.enabled:
+        if self._cache is not None:
             key = self._cache.key(self.identity, request)
             hit = self._cache.get(key)
             if hit is not None:

@@ -39,10 +39,6 @@ class ResponseCache:
         self.hits = 0
         self.misses = 0
 
-    @property
-    def enabled(self) -> bool:
-        return self.mode is not CacheMode.off
-
     def key(self, provider: str, request: ChatRequest) -> str:
         body = dataclasses.asdict(request)
         rep = body.pop("labels")["rep"]
