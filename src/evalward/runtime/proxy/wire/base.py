@@ -165,6 +165,16 @@ def chat_request(
     )
 
 
+def tool_spec(tool: Mapping[str, Any], schema: str) -> ToolSpec:
+    """A tool the agent offers (its `name` checked by its format), its JSON schema under
+    `schema`."""
+    return ToolSpec(
+        name=str(tool["name"]),
+        description=str(tool.get("description") or ""),
+        parameters=dict(tool.get(schema) or {}),
+    )
+
+
 def list_field(body: Mapping[str, Any], key: str, *, required: bool = False) -> list[Any]:
     value = body.get(key)
     if value is None and not required:

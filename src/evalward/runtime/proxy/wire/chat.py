@@ -39,6 +39,7 @@ from evalward.runtime.proxy.wire.base import (
     list_field,
     mapping,
     text_of,
+    tool_spec,
 )
 
 
@@ -276,11 +277,5 @@ def _tools(body: Mapping[str, Any]) -> list[ToolSpec]:
         function = tool.get("function") if isinstance(tool, dict) else None
         if not isinstance(function, dict) or not function.get("name"):
             raise WireError(f"tools[{index}] must be {{type: function, function: {{name, ...}}}}")
-        tools.append(
-            ToolSpec(
-                name=str(function["name"]),
-                description=str(function.get("description") or ""),
-                parameters=dict(function.get("parameters") or {}),
-            )
-        )
+        tools.append(tool_spec(function, "parameters"))
     return tools

@@ -38,6 +38,7 @@ from evalward.runtime.proxy.wire.base import (
     list_field,
     mapping,
     text_of,
+    tool_spec,
 )
 from evalward.text import jsontext
 
@@ -250,11 +251,5 @@ def _tools(body: Mapping[str, Any]) -> list[ToolSpec]:
     for index, tool in enumerate(list_field(body, "tools")):
         if not isinstance(tool, dict) or not tool.get("name"):
             raise WireError(f"tools[{index}] must be an object with a `name`")
-        tools.append(
-            ToolSpec(
-                name=str(tool["name"]),
-                description=str(tool.get("description") or ""),
-                parameters=dict(tool.get("input_schema") or {}),
-            )
-        )
+        tools.append(tool_spec(tool, "input_schema"))
     return tools

@@ -38,6 +38,7 @@ from evalward.runtime.proxy.wire.base import (
     lenient_text,
     mapping,
     text_of,
+    tool_spec,
 )
 
 FINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
@@ -295,11 +296,5 @@ def _tools(body: Mapping[str, Any]) -> list[ToolSpec]:
             )
         if not tool.get("name"):
             raise WireError(f"tools[{index}] must have a `name`")
-        tools.append(
-            ToolSpec(
-                name=str(tool["name"]),
-                description=str(tool.get("description") or ""),
-                parameters=dict(tool.get("parameters") or {}),
-            )
-        )
+        tools.append(tool_spec(tool, "parameters"))
     return tools
