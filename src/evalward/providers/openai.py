@@ -13,6 +13,7 @@ from evalward.providers.reply_fields import WireReader
 from evalward.providers.retry import (
     Endpoint,
     RetryPolicy,
+    error_of,
     send,
     settle,
 )
@@ -126,21 +127,10 @@ def refused_parameter(reply: Reply, body: Mapping[str, Any]) -> str | None:
     `{"error": {"param": …, "code": "unsupported_parameter" | "unsupported_value"}}`)."""
     if reply.status != 400:
         return None
-    try:
-        data = reply.json()
-    except ValueError:
-        return None
-    error = data.get("error") if isinstance(data, dict) else None
-    if not isinstance(error, dict):
-        return None
-    param, code = error.get("param"), error.get("code")
-    if (
-        param in ADAPTABLE
-        and param in body
-        and code in ("unsupported_parameter", "unsupported_value")
-    ):
-        return str(param)
-    return None
+    error = error_of(reply)
+    param = error.get("param")
+    unsupported = error.get("code") in ("unsupported_parameter", "unsupported_value")
+    return str(param) if unsupported and param in ADAPTABLE and param in body else None
 
 
 REASONING_ALLOWANCE = 8192

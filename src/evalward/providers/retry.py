@@ -216,13 +216,18 @@ def quota_used_up(response: Reply) -> bool:
     words, not an outage to wait out."""
     if response.status != 429:
         return False
+    error = error_of(response)
+    return "insufficient_quota" in (error.get("code"), error.get("type"))
+
+
+def error_of(response: Reply) -> dict[str, Any]:
+    """The `error` object of a JSON reply (`{"error": {...}}`); {} when it has none."""
     try:
         data = response.json()
     except ValueError:
-        return False
+        return {}
     error = data.get("error") if isinstance(data, dict) else None
-    said = (error.get("code"), error.get("type")) if isinstance(error, dict) else ()
-    return "insufficient_quota" in said
+    return error if isinstance(error, dict) else {}
 
 
 def exhausted(endpoint: Endpoint, policy: RetryPolicy, problem: str, said: str = "") -> str:
