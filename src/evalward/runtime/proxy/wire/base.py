@@ -144,7 +144,6 @@ class TypedEvents:
 def chat_request(
     body: Mapping[str, Any],
     labels: RunLabels,
-    *,
     messages: list[ChatMessage],
     tools: list[ToolSpec],
     max_tokens: object,

@@ -87,13 +87,8 @@ class ChatCompletions:
 
     @staticmethod
     def chat_request(body: Mapping[str, Any], labels: RunLabels) -> ChatRequest:
-        return chat_request(
-            body,
-            labels,
-            messages=_messages(body),
-            tools=_tools(body),
-            max_tokens=body.get("max_tokens", body.get("max_completion_tokens")),
-        )
+        max_tokens = body.get("max_tokens", body.get("max_completion_tokens"))
+        return chat_request(body, labels, _messages(body), _tools(body), max_tokens)
 
     @staticmethod
     def reply(response: ChatResponse, body: Mapping[str, Any], number: int) -> dict[str, Any]:

@@ -76,13 +76,8 @@ class Messages(TypedEvents):
 
     @staticmethod
     def chat_request(body: Mapping[str, Any], labels: RunLabels) -> ChatRequest:
-        return chat_request(
-            body,
-            labels,
-            messages=_messages(body),
-            tools=_tools(body),
-            max_tokens=body.get("max_tokens"),
-        )
+        max_tokens = body.get("max_tokens")
+        return chat_request(body, labels, _messages(body), _tools(body), max_tokens)
 
     @staticmethod
     def reply(response: ChatResponse, body: Mapping[str, Any], number: int) -> dict[str, Any]:
