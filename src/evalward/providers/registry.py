@@ -62,8 +62,8 @@ class MeteredProvider:
         inner: Provider,
         prices: PriceTable,
         cache: ResponseCache | None,
+        spent: Spent,
         identity: str = "",
-        spent: Spent | None = None,
         priced_as: str = "",
     ) -> None:
         self.inner = inner
@@ -73,7 +73,7 @@ class MeteredProvider:
         """Where replies come from (provider, endpoint, settings that change replies)."""
         self._prices = prices
         self._cache = cache
-        self.spent = Spent() if spent is None else spent
+        self.spent = spent
 
     @property
     def forwarding(self) -> Forwarding | None:
@@ -215,7 +215,7 @@ class Providers:
             return override
         if provider_name not in self.stand_ins:
             self.stand_ins[provider_name] = MeteredProvider(
-                override.inner, self.prices, None, spent=self.spent, priced_as=provider_name
+                override.inner, self.prices, None, self.spent, priced_as=provider_name
             )
         return self.stand_ins[provider_name]
 
@@ -250,7 +250,7 @@ def build_providers(
     for name in config.names:
         settings = config.provider(name)
         provider, credentials, endpoint = _provider(name, settings, env, timeout_seconds)
-        metered = MeteredProvider(provider, prices, cache, endpoint, spent, priced_as=name)
+        metered = MeteredProvider(provider, prices, cache, spent, endpoint, priced_as=name)
         built.by_name[name] = metered
         built.endpoints[name] = endpoint
         built.concurrency[name] = settings.max_concurrency
@@ -260,7 +260,7 @@ def build_providers(
         from evalward.providers.mock import MockProvider, load_script
 
         script = load_script(Path(mock_script))
-        built.override = MeteredProvider(MockProvider(script), prices, None, spent=spent)
+        built.override = MeteredProvider(MockProvider(script), prices, None, spent)
         built.by_side = script.by_side
         built.by_name["mock"] = built.override
         built.identity = "mock:" + hash_regular(mock_script)
