@@ -147,7 +147,7 @@ class Credentials:
     """None: a provider evalward.yaml adds without `apiKeyEnv`, which sends no key."""
     has_key: bool
     base_url: str
-    needs_key: bool = True
+    needs_key: bool
     """Whether a run must refuse to start without the key: a built-in provider at its
     vendor's URL, or one evalward.yaml adds whose `apiKeyEnv` it names."""
 
