@@ -159,7 +159,6 @@ class Providers:
     by_name: dict[str, Provider]
     override: Provider | None = None
     credentials: dict[str, Credentials] = field(default_factory=dict)
-    cache: ResponseCache | None = None
     prices: PriceTable = field(default_factory=PriceTable)
     identity: str = ""
     """What besides the model ids decides replies (the mock script's hash), for result caching."""
@@ -246,7 +245,7 @@ def build_providers(
         if not directory.is_absolute():
             directory = (cache_root or Path.cwd()) / directory
         cache = ResponseCache(directory, config.cache.mode)
-    built = Providers(by_name={}, cache=cache, prices=prices, spent=spent, names=config.names)
+    built = Providers(by_name={}, prices=prices, spent=spent, names=config.names)
     for name in config.names:
         settings = config.provider(name)
         provider, credentials, endpoint = _provider(name, settings, env, timeout_seconds)
