@@ -22,6 +22,12 @@ if TYPE_CHECKING:
 
 MEASURED_ORIGIN = "proxy"
 """The origin whose steps evalward saw and timed itself (the model proxy's, `Trace.record`)."""
+ORIGINS = ("agent", MEASURED_ORIGIN, "otel")
+"""Who reports a bring-your-own agent's steps: its events, the model proxy, its spans."""
+MAX_RECORDED_STEPS = 10_000
+"""The most steps those reports may add to one run: past it the rest are dropped and the run
+is an error, so neither the trace nor merging the reports (each step compared with the ones
+its origin has not matched) grows without bound, whatever an agent sends."""
 
 
 class StepType(StrEnum):
@@ -168,8 +174,10 @@ class Trace(RecordModel):
 
     _turn: int | None = PrivateAttr(default=None)
     """The conversation turn steps added now belong to."""
-    _accounted: dict[int, set[str]] = PrivateAttr(default_factory=dict)
-    """Per step, the origins that reported it (`record`)."""
+    _unmatched: dict[str, dict[int, Step]] = PrivateAttr(default_factory=dict)
+    """Per origin, the steps the other origins reported that it has not (by index, in order):
+    the only ones a step it reports may be (`record`)."""
+    _recorded: int = PrivateAttr(default=0)
 
     def record(self, type: StepType, origin: str, **fields: Any) -> Step:
         """Add a step one origin saw — the agent's own events (`agent`), the model proxy's
@@ -180,21 +188,31 @@ class Trace(RecordModel):
         (the agent's word on its own speed never stands against evalward's clock)."""
         same = self._same(type, origin, fields)
         if same is not None:
-            self._accounted[same.index].add(origin)
+            del self._unmatched[origin][same.index]
             if type is StepType.final:
                 same.type = StepType.final
             if origin == MEASURED_ORIGIN and fields.get("duration_ms"):
                 same.duration_ms = fields["duration_ms"]
             return same
+        self._recorded += 1
+        if self._recorded > MAX_RECORDED_STEPS:
+            if self._recorded == MAX_RECORDED_STEPS + 1:
+                self.add(
+                    StepType.error,
+                    content=f"the run reported more than {MAX_RECORDED_STEPS:,} steps (its "
+                    "events, its model calls and its spans together); the rest were not kept",
+                )
+            return self.steps[-1]
         step = self.add(type, via=None if origin == "agent" else origin, **fields)
-        self._accounted[step.index] = {origin}
+        for other in ORIGINS:
+            if other != origin:
+                self._unmatched.setdefault(other, {})[step.index] = step
         return step
 
     def _same(self, type: StepType, origin: str, fields: dict[str, Any]) -> Step | None:
         texts = (StepType.assistant, StepType.final)
-        for step in self.steps:
-            by = self._accounted.get(step.index)
-            if not by or origin in by or step.turn != self._turn:
+        for step in self._unmatched.get(origin, {}).values():
+            if step.turn != self._turn:
                 continue
             alike = step.type is type or (step.type in texts and type in texts)
             if alike and _same_step(step, type, fields):
