@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+import stat
 from bisect import bisect_left
 from collections.abc import Iterable
 from fnmatch import fnmatch
@@ -137,7 +138,8 @@ class FileIndex:
         return paths
 
     def token(self, path: str) -> str:
-        """What the agent reads at `path`: a file's content hash, a submodule's commit."""
+        """What the agent reads at `path`: a file's content hash and whether it may be run
+        (its mode, as the checkout wrote it), a submodule's commit."""
         commit = self._submodule(path)
         if commit is not None:
             checked_out = ""
@@ -146,7 +148,7 @@ class FileIndex:
             return f"submodule {commit}" + (
                 f", checked out at {checked_out}" if checked_out else ""
             )
-        return _content_hash(self.root, path)
+        return _file_token(self.root, path)
 
     def _submodule(self, path: str) -> str | None:
         """The commit the submodule at `path` points at; None when it is not one. A regular
@@ -326,15 +328,18 @@ def agent_fingerprint(located: Located[Agent], index: FileIndex) -> dict[str, An
     }
 
 
-def _content_hash(root: Path, path: str) -> str:
-    """The file's hash; only regular files inside the repository are read (a link to
-    `/dev/zero` or out of the checkout is named, not followed)."""
+def _file_token(root: Path, path: str) -> str:
+    """The file's hash, and "executable" when the checkout made it one (git's mode 100755:
+    a program the agent starts runs, or fails to, by it); only regular files inside the
+    repository are read (a link to `/dev/zero` or out of the checkout is named, not
+    followed)."""
     try:
         target = (root / path).resolve()
         if not target.is_relative_to(root.resolve()):
             return "outside the repository"
         if not target.is_file():
             return "missing" if not target.exists() else "not a regular file"
-        return hash_regular(target)
+        runnable = target.stat().st_mode & stat.S_IXUSR
+        return hash_regular(target) + (" executable" if runnable else "")
     except (OSError, RuntimeError):  # RuntimeError: links that loop
         return "missing"
