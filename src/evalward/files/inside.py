@@ -13,8 +13,9 @@ names it, is still found when nothing is at its root path, with a deprecation wa
 AgentV files keep AgentV's own rule (relative to the eval file, then each folder above it;
 importers/agentv.py). Beside the rule: a link or a file on the way to a folder evalward
 needs (`link_on_the_way`, `file_on_the_way`), and every path a read depends on, links
-followed (`looked_up`). Here, beneath both the resources and the door to their files
-(files/committed.py), so that neither imports the other to ask.
+followed (`looked_up`), with where each link met leads (`links_met`). Here, beneath both
+the resources and the door to their files (files/committed.py), so that neither imports the
+other to ask.
 """
 
 from __future__ import annotations
@@ -117,8 +118,20 @@ def looked_up(root: Path, relative: str) -> set[str]:
     `relative` itself is unchanged; a result reused across commits must key on all of them.
     A link that leaves the repository ends the walk (such a read is refused anyway); one
     that leads back into it by an absolute path is followed."""
+    return _walk(root, relative)[0]
+
+
+def links_met(root: Path, relative: str) -> list[tuple[str, str]]:
+    """Each symbolic link reading `relative` goes through, in order, with its target as
+    written (`looked_up`'s walk): where a link leads, also out of the repository, which no
+    hash of the repository's files shows."""
+    return _walk(root, relative)[1]
+
+
+def _walk(root: Path, relative: str) -> tuple[set[str], list[tuple[str, str]]]:
     real_root = root.resolve()
     found: set[str] = set()
+    links: list[tuple[str, str]] = []
     pending = [part for part in relative.split("/") if part not in ("", ".")]
     resolved: list[str] = []
     hops = 0
@@ -136,6 +149,7 @@ def looked_up(root: Path, relative: str) -> set[str]:
         except OSError:  # not a link (or not there): a folder or the file itself
             resolved.append(part)
             continue
+        links.append((here, target))
         hops += 1
         if hops > MAX_LINK_HOPS:
             break
@@ -145,4 +159,4 @@ def looked_up(root: Path, relative: str) -> set[str]:
             target = Path(target).relative_to(real_root).as_posix()
             resolved = []
         pending = [p for p in target.split("/") if p not in ("", ".")] + pending
-    return found
+    return found, links

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from evalward.errors import GitError
-from evalward.files.inside import looked_up, reference_candidates
+from evalward.files.inside import links_met, looked_up, reference_candidates
 from evalward.files.safe_files import hash_regular
 from evalward.git import LINK_MODE, SUBMODULE_MODE, Git
 from evalward.resources import Located
@@ -332,14 +332,27 @@ def _file_token(root: Path, path: str) -> str:
     """The file's hash, and "executable" when the checkout made it one (git's mode 100755:
     a program the agent starts runs, or fails to, by it); only regular files inside the
     repository are read (a link to `/dev/zero` or out of the checkout is named, not
-    followed)."""
+    followed). A path read through a symbolic link adds each link met and its target as
+    written: a link out of the repository hashes nothing, and where it leads is what the
+    agent reads."""
+    real_root = root.resolve()
     try:
         target = (root / path).resolve()
-        if not target.is_relative_to(root.resolve()):
-            return "outside the repository"
-        if not target.is_file():
-            return "missing" if not target.exists() else "not a regular file"
-        runnable = target.stat().st_mode & stat.S_IXUSR
-        return hash_regular(target) + (" executable" if runnable else "")
     except (OSError, RuntimeError):  # RuntimeError: links that loop
-        return "missing"
+        return "missing" + _links(root, path)
+    linked = _links(root, path) if target != real_root / path else ""
+    try:
+        if not target.is_relative_to(real_root):
+            return "outside the repository" + linked
+        if not target.is_file():
+            return ("missing" if not target.exists() else "not a regular file") + linked
+        runnable = target.stat().st_mode & stat.S_IXUSR
+        return hash_regular(target) + (" executable" if runnable else "") + linked
+    except OSError:
+        return "missing" + linked
+
+
+def _links(root: Path, path: str) -> str:
+    """The links reading `path` goes through, with where each leads ("" for none)."""
+    met = links_met(root, path)
+    return "".join(f"; {link} -> {target}" for link, target in met)
