@@ -1,10 +1,11 @@
 """From a base..head diff to the agents it changes and the Evals it affects.
 
 Definitions are compared as parsed resources, not as text: reformatting a YAML file or editing
-its comments is "no semantic change". An agent also changes when a file it references or a
-path its `watch` globs cover changes, or a `.gitattributes` above those files does (it decides
-what the checkout writes for them). A changed, added or removed fixture or Eval affects the
-Evals that select it.
+its comments is "no semantic change", as is moving it, unless where it now is makes the paths
+it names mean other files (a `systemFile` relative to it). An agent also changes when a file
+it references or a path its `watch` globs cover changes, or a `.gitattributes` above those
+files does (it decides what the checkout writes for them). A changed, added or removed
+fixture or Eval affects the Evals that select it.
 """
 
 from __future__ import annotations
@@ -113,6 +114,9 @@ def _agents(
         elif before.resource.spec != spec:
             fields = _changed_fields(before.resource.spec, spec)
             result.note_agent(name, f"{', '.join(fields)} changed in {printable(located.file)}")
+        elif _moved_elsewhere(before, located):
+            moved = f"{printable(before.file)} to {printable(located.file)}"
+            result.note_agent(name, f"definition moved from {moved}: it names other files")
         elif located.file in touched or before.file != located.file:
             result.cosmetic_agents.append(name)
         # What the result cache hashes (`fingerprint.agent_reads`), read the same way: a
@@ -142,6 +146,14 @@ def _agents(
         result.removed_agents = sorted(set(base.agents) - set(head.agents))
         result.renamed_agents = _renames(result.removed_agents, result.changed_files, head, base)
     result.cosmetic_agents = [a for a in result.cosmetic_agents if a not in result.changed_agents]
+
+
+def _moved_elsewhere(before: Located[Agent], after: Located[Agent]) -> bool:
+    """Whether a definition moved to where the same spec reads other files: a `systemFile`
+    written the old way is read relative to the file that names it, so moving the file
+    beside another prompt changes what the agent reads (and its cache key, which hashes
+    those paths)."""
+    return before.file != after.file and referenced_files(before) != referenced_files(after)
 
 
 def _attribute_files(touched: set[str]) -> list[str]:
