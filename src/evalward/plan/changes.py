@@ -122,8 +122,11 @@ def _agents(
         # What the result cache hashes (`fingerprint.agent_reads`), read the same way: a
         # path changes when it, or a link on its way or where one leads, does.
         referenced = set(referenced_files(located))
+        read: set[str] = set()
         for path in agent_reads(located, index):
-            hits = sorted(index.looked_up(path) & touched)
+            looked = index.looked_up(path)
+            read |= looked
+            hits = sorted(looked & touched)
             if not hits:
                 continue
             if path in referenced:
@@ -136,7 +139,7 @@ def _agents(
             if hit is not None:
                 result.note_agent(name, f"watched path {printable(hit)} changed")
         for attributes in attribute_files:
-            if _reads_below(posixpath.dirname(attributes), located):
+            if _reads_below(posixpath.dirname(attributes), located, read):
                 result.note_agent(
                     name,
                     f"{printable(attributes)} changed: it decides how the agent's files are "
@@ -163,14 +166,18 @@ def _attribute_files(touched: set[str]) -> list[str]:
     return sorted(p for p in touched if posixpath.basename(p) == ".gitattributes")
 
 
-def _reads_below(folder: str, located: Located[Agent]) -> bool:
-    """Whether the agent names or watches a file under `folder` ("" for the root). A watch
-    glob may match under `folder` when its literal start (before its first wildcard) and
-    the folder are one the other's beginning: `packages/*/src/**` for `packages/core`."""
+def _reads_below(folder: str, located: Located[Agent], read: set[str]) -> bool:
+    """Whether the agent names or watches a file under `folder` ("" for the root), or reads
+    one there through a link (`read`: every path its reads look up, where links lead
+    included). A watch glob may match under `folder` when its literal start (before its
+    first wildcard) and the folder are one the other's beginning: `packages/*/src/**` for
+    `packages/core`."""
     if not folder:
         return bool(referenced_files(located) or located.resource.spec.watch)
-    named = any(p.startswith(f"{folder}/") for p in referenced_files(located))
-    return named or may_cover(folder, located.resource.spec.watch)
+    below = f"{folder}/"
+    if any(p.startswith(below) for p in (*referenced_files(located), *read)):
+        return True
+    return may_cover(folder, located.resource.spec.watch)
 
 
 def _renames(
