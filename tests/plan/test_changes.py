@@ -166,6 +166,37 @@ def test_a_gitattributes_under_a_folder_a_watch_glob_reaches_through_a_wildcard(
     assert changes_between(repo, base).changed_agents == {"gamma": [why]}
 
 
+def test_a_file_added_to_or_removed_from_a_folder_an_agent_names_changes_it(
+    repo: GitRepo,
+) -> None:
+    """A folder a command line names is every file under it: one the head adds there or
+    removes from it (in no listing of the head) changes the agent."""
+    tool = "tools: [{ name: web, command: [npm, --prefix, agents/web, start] }]"
+    base = repo.commit(
+        "an agent whose tool runs the package in its folder",
+        {
+            "agents/delta.yaml": agent("delta", system=f"system: Hi.\n  {tool}"),
+            "agents/web/package.json": "{}",
+            "agents/web/lib/util.js": "// v1",
+            "evals/delta.yaml": EVAL.format(name="delta", threshold=0.9),
+            "evals/fixtures/delta-1.yaml": FIXTURE.format(
+                fixture="delta-1", name="delta", value="hi"
+            ),
+        },
+    )
+    repo.branch("pr")
+    repo.commit("add", {"agents/web/lib/more.js": "// new"})
+    assert changes_between(repo, base).changed_agents == {
+        "delta": ["agents/web/lib/more.js changed"]
+    }
+    repo.git("checkout", "-q", base, "--", ".")
+    repo.remove("agents/web/lib/util.js", "agents/web/lib/more.js")
+    repo.commit("remove")
+    assert changes_between(repo, base).changed_agents == {
+        "delta": ["agents/web/lib/util.js changed"]
+    }
+
+
 def test_a_model_change_names_the_field(repo: GitRepo) -> None:
     base = base_repo(repo)
     repo.branch("pr")

@@ -19,7 +19,14 @@ from typing import Any
 from pydantic import BaseModel
 
 from evalward.git import FileChange
-from evalward.plan.fingerprint import FileIndex, agent_reads, may_cover, referenced_files
+from evalward.plan.fingerprint import (
+    FileIndex,
+    agent_reads,
+    may_cover,
+    paths_under,
+    read_globs,
+    referenced_files,
+)
 from evalward.resources import Located, ResourceSet
 from evalward.resources.models import Agent
 from evalward.text.escaping import printable
@@ -105,39 +112,11 @@ def _agents(
 ) -> None:
     ordered = sorted(touched)
     attribute_files = _attribute_files(touched)
-    index.prefetch(glob for located in head.agents.values() for glob in located.resource.spec.watch)
+    index.prefetch(glob for located in head.agents.values() for glob in read_globs(located, index))
     for name, located in sorted(head.agents.items()):
-        spec = located.resource.spec
         before = base.agents.get(name) if base is not None else None
-        if before is None:
-            result.note_agent(name, "new agent")
-        elif before.resource.spec != spec:
-            fields = _changed_fields(before.resource.spec, spec)
-            result.note_agent(name, f"{', '.join(fields)} changed in {printable(located.file)}")
-        elif _moved_elsewhere(before, located):
-            moved = f"{printable(before.file)} to {printable(located.file)}"
-            result.note_agent(name, f"definition moved from {moved}: it names other files")
-        elif located.file in touched or before.file != located.file:
-            result.cosmetic_agents.append(name)
-        # What the result cache hashes (`fingerprint.agent_reads`), read the same way: a
-        # path changes when it, or a link on its way or where one leads, does.
-        referenced = set(referenced_files(located))
-        read: set[str] = set()
-        for path in agent_reads(located, index):
-            looked = index.looked_up(path)
-            read |= looked
-            hits = sorted(looked & touched)
-            if not hits:
-                continue
-            if path in referenced:
-                result.note_agent(name, f"{printable(hits[-1])} changed")
-            elif hits != [path]:
-                shown = f"{printable(hits[-1])}, through a symbolic link"
-                result.note_agent(name, f"watched path {printable(path)} changed ({shown})")
-        for pattern in spec.watch:
-            hit = next((p for p in ordered if fnmatch(p, pattern)), None)
-            if hit is not None:
-                result.note_agent(name, f"watched path {printable(hit)} changed")
+        _definition(result, located, before, touched)
+        read = _reads(result, located, index, touched, ordered)
         for attributes in attribute_files:
             if _reads_below(posixpath.dirname(attributes), located, read):
                 result.note_agent(
@@ -149,6 +128,68 @@ def _agents(
         result.removed_agents = sorted(set(base.agents) - set(head.agents))
         result.renamed_agents = _renames(result.removed_agents, result.changed_files, head, base)
     result.cosmetic_agents = [a for a in result.cosmetic_agents if a not in result.changed_agents]
+
+
+def _definition(
+    result: ChangeSet, located: Located[Agent], before: Located[Agent] | None, touched: set[str]
+) -> None:
+    """Whether the agent's definition changed: new, its spec, or moved where it reads other
+    files; a definition only reformatted or moved is cosmetic."""
+    name, spec = located.resource.metadata.name, located.resource.spec
+    if before is None:
+        result.note_agent(name, "new agent")
+    elif before.resource.spec != spec:
+        fields = _changed_fields(before.resource.spec, spec)
+        result.note_agent(name, f"{', '.join(fields)} changed in {printable(located.file)}")
+    elif _moved_elsewhere(before, located):
+        moved = f"{printable(before.file)} to {printable(located.file)}"
+        result.note_agent(name, f"definition moved from {moved}: it names other files")
+    elif located.file in touched or before.file != located.file:
+        result.cosmetic_agents.append(name)
+
+
+def _reads(
+    result: ChangeSet,
+    located: Located[Agent],
+    index: FileIndex,
+    touched: set[str],
+    ordered: list[str],
+) -> set[str]:
+    """Note what the change touched of the files the agent reads; return every path those
+    reads look up (the links on the way and where they lead)."""
+    name = located.resource.metadata.name
+    # What the result cache hashes (`fingerprint.agent_reads`), read the same way: a path
+    # changes when it, or a link on its way or where one leads, does.
+    referenced = set(referenced_files(located))
+    read: set[str] = set()
+    for path in agent_reads(located, index):
+        looked = index.looked_up(path)
+        read |= looked
+        hits = sorted(looked & touched)
+        if not hits:
+            continue
+        if path in referenced:
+            result.note_agent(name, f"{printable(hits[-1])} changed")
+        elif hits != [path]:
+            shown = f"{printable(hits[-1])}, through a symbolic link"
+            result.note_agent(name, f"watched path {printable(path)} changed ({shown})")
+    for named in sorted(referenced):
+        # What a named folder held: a file the head removed from it is in no listing.
+        hit = next(iter(_below(ordered, named)), None)
+        if hit is not None:
+            result.note_agent(name, f"{printable(hit)} changed")
+    for pattern in located.resource.spec.watch:
+        hit = next((p for p in ordered if fnmatch(p, pattern)), None)
+        if hit is not None:
+            result.note_agent(name, f"watched path {printable(hit)} changed")
+    return read
+
+
+def _below(ordered: list[str], named: str) -> list[str]:
+    """The paths of the sorted `ordered` under the folder `named` ("." for the root)."""
+    if named == ".":
+        return ordered
+    return [p for p in paths_under(ordered, named) if p != named]
 
 
 def _moved_elsewhere(before: Located[Agent], after: Located[Agent]) -> bool:

@@ -4,7 +4,8 @@ An agent depends on its definition, on the files it names — `systemFile`, and 
 files in its tools', MCP servers' and runtime's command lines (an argument that looks like a
 path: it has a `/` or a file extension and is not an option or a URL), the files its
 `environment` is built from (with the lock files beside them) — and on every file its `watch`
-globs match, which is how an agent declares the rest of its code.
+globs match, which is how an agent declares the rest of its code. A named path that is a
+folder (`npm --prefix agents/web start`) is every file under it.
 
 Both readers take these paths from one listing of the checkout (`FileIndex`) and one rule
 (`agent_reads`): the result cache hashes each (`agent_fingerprint`), and change detection
@@ -16,6 +17,7 @@ it leads to.
 
 from __future__ import annotations
 
+import glob
 import os
 import posixpath
 import re
@@ -27,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from evalward.errors import GitError
-from evalward.files.inside import links_met, looked_up, reference_candidates
+from evalward.files.inside import leads_outside, links_met, looked_up, reference_candidates
 from evalward.files.safe_files import hash_regular
 from evalward.git import LINK_MODE, SUBMODULE_MODE, Git
 from evalward.resources import Located
@@ -136,6 +138,16 @@ class FileIndex:
         for path in paths:
             self._expanded.setdefault(path, link)
         return paths
+
+    def is_folder(self, path: str) -> bool:
+        """Whether the repository path `path` is a folder of the checkout (through links
+        inside it): what the agent reads there is every file under it."""
+        if path.startswith(("/", "../")) or path == "..":
+            return False
+        try:
+            return (self.root / path).is_dir() and not leads_outside(self.root, self.root / path)
+        except OSError:
+            return False
 
     def token(self, path: str) -> str:
         """What the agent reads at `path`: a file's content hash and whether it may be run
@@ -313,9 +325,23 @@ def _walked(root: Path, folders: list[str]) -> TreeListing:
     return found, links, {}
 
 
+def read_globs(located: Located[Agent], index: FileIndex) -> list[str]:
+    """The globs of what the agent reads besides the paths it names: its `watch`, and every
+    file under a named path that is a folder of the checkout (`npm --prefix agents/web`
+    runs the package there; "." names them all)."""
+    named = referenced_files(located)
+    folders = [path for path in named if index.is_folder(path)]
+    return [*located.resource.spec.watch, *(_everything_under(folder) for folder in folders)]
+
+
+def _everything_under(folder: str) -> str:
+    """The glob of every path under `folder` (`**` for the root, "."), its name escaped."""
+    return "**" if folder == "." else f"{glob.escape(folder)}/**"
+
+
 def agent_reads(located: Located[Agent], index: FileIndex) -> list[str]:
     """Every repository path the agent depends on (the module's rule), as it names them."""
-    watched = index.matching(located.resource.spec.watch)
+    watched = index.matching(read_globs(located, index))
     return sorted(set(referenced_files(located)) | set(watched))
 
 

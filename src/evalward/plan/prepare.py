@@ -22,7 +22,13 @@ from evalward.errors import ResourceError
 from evalward.files.committed import RepoFiles
 from evalward.git import FileChange, Git
 from evalward.plan.changes import ChangeSet, changed_paths, detect_changes
-from evalward.plan.fingerprint import FileIndex, agent_reads, folders_of, watched_folders
+from evalward.plan.fingerprint import (
+    FileIndex,
+    agent_reads,
+    folders_of,
+    read_globs,
+    watched_folders,
+)
 from evalward.plan.plan import Checkout, Plan, PlanFor, build_plan, gate_resources, undefined
 from evalward.plan.playgrounds import uses_playgrounds, world_names
 from evalward.plan.reach import agents_reach, world_reach
@@ -263,18 +269,19 @@ def _where_changes_count(
 ) -> tuple[set[str] | None, list[str]]:
     """Where an uncommitted change can alter what the change is (`Git.dirty_paths`): the
     folders of the head's definition files and of every path they read (the links on the
-    way and where they lead), the folders agents watch, `evalward.yaml`; among tracked files
-    also any definition under the resource roots (one deleted from the working tree is in
-    no file the head names) and any `.gitattributes`. None: everywhere (a watch glob that
-    may match any path). An untracked file elsewhere changes nothing: the base is loaded
-    from git and change detection reads only these paths. Folders, not each file: git
-    matches every path of its index against every pathspec it is given."""
+    way and where they lead), the folders agents watch or name, `evalward.yaml`; among
+    tracked files also any definition under the resource roots (one deleted from the working
+    tree is in no file the head names) and any `.gitattributes`. None: everywhere (a watch
+    glob that may match any path, or the root folder named). An untracked file elsewhere
+    changes nothing: the base is loaded from git and change detection reads only these
+    paths. Folders, not each file: git matches every path of its index against every
+    pathspec it is given."""
     root = head.root
     named = {CONFIG_FILE, *_definition_files(head)}
     read: set[str] = set().union(*head.reads.values())
     folders: set[str] = set()
     for located in head.agents.values():
-        watched = watched_folders(list(located.resource.spec.watch))
+        watched = watched_folders(read_globs(located, index))
         if "" in watched:
             return None, []
         folders.update(watched)
