@@ -3,7 +3,8 @@
 An agent depends on its definition, on the files it names — `systemFile`, and the program
 files in its tools', MCP servers' and runtime's command lines (an argument that looks like a
 path: it has a `/` or a file extension and is not an option or a URL), the files its
-`environment` is built from (with the lock files beside them) — and on every file its `watch`
+`environment` is built from and the folders they are in (its installer is given each whole:
+a requirements file's includes, a `.python-version`) — and on every file its `watch`
 globs match, which is how an agent declares the rest of its code. A named path that is a
 folder (`npm --prefix agents/web start`) is every file under it.
 
@@ -53,7 +54,7 @@ def referenced_files(located: Located[Agent]) -> list[str]:
         argv += runtime.argv
     paths += [posixpath.normpath(a.removeprefix("./")) for a in argv if _looks_like_a_path(a)]
     if spec.environment is not None:
-        paths += spec.environment.files()
+        paths += [*spec.environment.files(), *spec.environment.folders()]
     return sorted(set(paths))
 
 

@@ -23,7 +23,6 @@ What a definition reads:
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
@@ -117,7 +116,7 @@ def _agent(located: Located[Agent], listed: list[str], reach: Reach) -> None:
     name = located.resource.metadata.name
     reach.paths.update(referenced_files(located))
     if spec.environment is not None:
-        reach.paths.update(posixpath.dirname(path) or "." for path in spec.environment.files())
+        reach.paths.update(spec.environment.folders())
         if "." in reach.paths:
             reach.everything(f"agent {name!r}'s environment is the repository's root folder")
     if spec.runs_programs and not spec.watch:

@@ -188,6 +188,13 @@ class AgentEnvironment(Model):
                 paths += [path, *(posixpath.join(folder, n) for n in LOCK_FILES.get(name, ()))]
         return paths
 
+    def folders(self) -> list[str]:
+        """The folders its installer reads, each named file's ("." for the root): it is
+        given the folder whole, and reads more than the files named (a requirements file's
+        `-r` and `-c` includes, a `.python-version` beside it, a project's sources), so the
+        agent reads every file under them."""
+        return sorted({posixpath.dirname(path) or "." for path in self.files()})
+
 
 class AgentSpec(Model):
     models: list[str] = Field(default_factory=list)
