@@ -9,7 +9,9 @@ events an agent does print, so nothing is counted twice.
 
 Only what the model asked for and the agent sent back is taken: a result for a call id no
 reply of this run asked for (a conversation history the fixture gave, a made-up id) is not a
-step of this run. A framework that keeps its tool protocol in text (DSPy's ReAct) is read by
+step of this run. What else a reply holds that the agent could act on and evalward does not
+read (a second choice, a call of a kind it does not know) makes the run an error, never a
+silent pass. A framework that keeps its tool protocol in text (DSPy's ReAct) is read by
 `runtime.text_tools`: the call from the reply's text, its result from the next request's.
 """
 
@@ -116,6 +118,10 @@ class TrafficObserver:
                 **took,
             )
             took = {}
+        if turn.unread:
+            self.trace.record(
+                StepType.error, ORIGIN, content=unread_message(turn.unread), started_at=started
+            )
         self._last_answer = None if calls else text
 
     def _text_calls(self, text: str) -> tuple[ToolCall, ...]:
@@ -157,6 +163,15 @@ def settle_answer(trace: Trace, text: str, observer: TrafficObserver | None) -> 
         last.type = StepType.final
     elif text.strip():
         trace.record(StepType.final, "agent", content=text.strip())
+
+
+def unread_message(unread: Sequence[str]) -> str:
+    """Why a run whose model replied with something evalward does not read is an error: the
+    agent may have acted on it, and what it did is then not known."""
+    return (
+        f"a model reply held {', '.join(unread)}, which evalward's model proxy does not read "
+        "as text or tool calls: the tools this run called cannot be known"
+    )
 
 
 def _key(tool: str, arguments: Mapping[str, Any]) -> str:

@@ -1,9 +1,10 @@
 """One model call through the proxy, from request to answer.
 
-A call is answered from the response cache, refused by the budget, answered by the mock
-script, or sent upstream as the agent wrote it (full fidelity: `response_format`,
-`tool_choice`, images, betas) — whole, or streamed event by event as the provider sends it,
-so the agent's time to first token is the provider's. Whichever way, it is recorded in the
+A call is refused when it asks for what evalward could not observe (`Format.unobserved`),
+answered from the response cache, refused by the budget, answered by the mock script, or
+sent upstream as the agent wrote it (full fidelity: `response_format`, `tool_choice`,
+images, betas) — whole, or streamed event by event as the provider sends it, so the agent's
+time to first token is the provider's. Whichever way, it is recorded in the
 run's trace with its tokens and cost (`Trace.proxy_calls`), counted against the budget, and
 read for the steps it shows (`runtime.observed`). A streamed reply is kept in the cache as
 the whole reply its stream made and replayed as a stream.
@@ -59,6 +60,9 @@ class Answerer:
         provider = self.providers.override or self.providers.by_name.get(route.api)
         if not isinstance(provider, MeteredProvider):
             return call.refuse(WireProblem.upstream, f"evalward has no {route.api} provider")
+        unobserved = fmt.unobserved(body) if fmt is not None else None
+        if unobserved is not None:
+            return call.refuse(WireProblem.bad_request, unobserved)
         observer = call.grant.observer
         if observer is not None and fmt is not None:
             observer.request(fmt.results(body), call.started, body)

@@ -209,3 +209,21 @@ def test_a_request_a_mock_cannot_read_is_refused_by_its_field(
 ) -> None:
     with pytest.raises(WireError, match=fault):
         ChatCompletions.chat_request(body, RunLabels(agent="a"))
+
+
+@pytest.mark.parametrize("choices", [2, 0, "2", True, 1.5])
+def test_a_request_for_other_than_one_choice_is_refused_by_n(choices: object) -> None:
+    refusal = ChatCompletions.unobserved({"model": "m", "n": choices})
+    assert refusal is not None and "does not serve `n: " in refusal
+
+
+@pytest.mark.parametrize("body", [{}, {"n": None}, {"n": 1}])
+def test_a_request_for_one_choice_is_served(body: dict[str, Any]) -> None:
+    assert ChatCompletions.unobserved({"model": "m", **body}) is None
+
+
+def test_a_reply_of_several_choices_reads_the_first_and_names_the_rest_unread() -> None:
+    second = {**REPLY["choices"][0], "index": 1, "message": {"role": "assistant", "content": "No."}}
+    turn = ChatCompletions.turn({**REPLY, "choices": [REPLY["choices"][0], second]})
+    assert [c.name for c in turn.calls] == ["lookup"] and turn.unread == ("2 choices",)
+    assert ChatCompletions.turn(REPLY).unread == ()

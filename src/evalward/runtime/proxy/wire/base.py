@@ -4,7 +4,8 @@ Each wire format (`chat`, `responses`, `messages`, `embeddings`) says, for its o
 what to send upstream, how a stream adds up to the whole reply (`Accumulator`), how a whole
 reply is streamed again (a cached reply, a mock reply), what a reply cost in tokens, what
 the model asked for (`Turn`: text and tool calls) and which tool results the agent sent back
-(`SeenResult`), and — under a mock script — how a request reads as a `ChatRequest` and a
+(`SeenResult`), what of a request it refuses because evalward could not observe it
+(`unobserved`), and — under a mock script — how a request reads as a `ChatRequest` and a
 `ChatResponse` is written back.
 """
 
@@ -56,6 +57,9 @@ class Turn:
     text: str = ""
     calls: tuple[ToolCall, ...] = ()
     stop_reason: str = ""
+    unread: tuple[str, ...] = ()
+    """What else the reply held that evalward does not read as text or tool calls, and
+    through which the agent could act unseen ("2 choices", "an `mcp_call` item")."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +102,11 @@ class Format(Protocol):
 
     def usage(self, reply: Mapping[str, Any]) -> Usage: ...
 
+    def unobserved(self, body: Mapping[str, Any]) -> str | None:
+        """Why the proxy refuses `body` before it reaches the provider: it asks for a reply
+        whose tool calls evalward could not read (None: nothing)."""
+        ...
+
     def turn(self, reply: Mapping[str, Any]) -> Turn: ...
 
     def results(self, body: Mapping[str, Any]) -> list[SeenResult]: ...
@@ -122,6 +131,11 @@ class TypedEvents:
     @staticmethod
     def upstream(body: dict[str, Any]) -> dict[str, Any]:
         return body
+
+    @staticmethod
+    def unobserved(body: Mapping[str, Any]) -> str | None:
+        del body
+        return None
 
     @staticmethod
     def events_of(reply: Mapping[str, Any]) -> list[dict[str, Any]]:

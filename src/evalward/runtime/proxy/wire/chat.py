@@ -4,6 +4,9 @@ A streamed call is metered by its usage chunk, which the API sends only when the
 asks for it (`stream_options.include_usage`). The proxy asks for it upstream whatever the
 agent asked, and keeps the usage chunk from an agent that did not ask for it, so the agent
 sees the stream it requested.
+
+A request for several choices (`n` above 1) is refused: the trace reads one choice as what
+the model said, and which of several an agent acted on cannot be known.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from evalward.providers.base import (
     ToolSpec,
 )
 from evalward.providers.openai import parse_response, reply_usage, wire_calls
+from evalward.providers.reply_fields import shown
 from evalward.rundata.trace import Usage, tool_arguments
 from evalward.runtime.proxy.wire.base import (
     PASSED_ON,
@@ -73,9 +77,22 @@ class ChatCompletions:
         return reply_usage(reply, PASSED_ON)
 
     @staticmethod
+    def unobserved(body: Mapping[str, Any]) -> str | None:
+        choices = body.get("n")
+        if choices is None or (type(choices) is int and choices == 1):
+            return None
+        return (
+            f"evalward's model proxy does not serve `n: {shown(choices)}`: it reads one choice "
+            "of a reply as what the agent did, and could not tell which of several the agent "
+            "acted on; ask for one choice (leave `n` out) and call again for another"
+        )
+
+    @staticmethod
     def turn(reply: Mapping[str, Any]) -> Turn:
         said = parse_response(reply, "", PASSED_ON)
-        return Turn(said.content, said.tool_calls, said.stop_reason)
+        choices = len(items(reply.get("choices")))
+        unread = (f"{choices} choices",) if choices > 1 else ()
+        return Turn(said.content, said.tool_calls, said.stop_reason, unread)
 
     @staticmethod
     def results(body: Mapping[str, Any]) -> list[SeenResult]:
