@@ -194,24 +194,35 @@ def parse_response(data: object, model: str, read: WireReader | None = None) -> 
     raw_calls = read.optional_array(message.get("tool_calls"), "choices[0].message.tool_calls")
     for index, raw in enumerate(raw_calls):
         where = f"choices[0].message.tool_calls[{index}]"
-        call = read.mapping(raw, where)
-        function = read.mapping(call.get("function"), f"{where}.function")
-        arguments = function.get("arguments")
-        if arguments is not None and not isinstance(arguments, str | dict):
-            arguments = read.wrong(f"{where}.function.arguments", "a JSON string", arguments, None)
-        calls.append(
-            ToolCall(
-                id=read.optional_text(call.get("id"), f"{where}.id") or f"call_{index}",
-                name=read.name(function.get("name"), f"{where}.function.name"),
-                arguments=tool_arguments(arguments),
-            )
-        )
+        calls.append(_tool_call(read, read.mapping(raw, where), where, index))
     return ChatResponse(
         content=content,
         tool_calls=tuple(calls),
         usage=reply_usage(reply, read),
         stop_reason=read.optional_text(choice.get("finish_reason"), "choices[0].finish_reason"),
         model=read.optional_text(reply.get("model"), "model") or model,
+    )
+
+
+def _tool_call(read: WireReader, call: Mapping[str, Any], where: str, index: int) -> ToolCall:
+    """A function tool's call, or a custom tool's (`type: custom`), whose free-text `input`
+    is its arguments' `input`."""
+    call_id = read.optional_text(call.get("id"), f"{where}.id") or f"call_{index}"
+    if call.get("type") == "custom":
+        custom = read.mapping(call.get("custom"), f"{where}.custom")
+        return ToolCall(
+            id=call_id,
+            name=read.name(custom.get("name"), f"{where}.custom.name"),
+            arguments={"input": read.text(custom.get("input"), f"{where}.custom.input")},
+        )
+    function = read.mapping(call.get("function"), f"{where}.function")
+    arguments = function.get("arguments")
+    if arguments is not None and not isinstance(arguments, str | dict):
+        arguments = read.wrong(f"{where}.function.arguments", "a JSON string", arguments, None)
+    return ToolCall(
+        id=call_id,
+        name=read.name(function.get("name"), f"{where}.function.name"),
+        arguments=tool_arguments(arguments),
     )
 
 

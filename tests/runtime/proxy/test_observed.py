@@ -33,3 +33,9 @@ def test_a_reply_evalward_reads_whole_is_no_error() -> None:
     trace = Trace()
     TrafficObserver(trace).reply(Turn("Done."), "openai/m")
     assert trace.error is None
+
+
+def test_a_tool_call_with_no_name_is_an_error_of_the_run() -> None:
+    trace = Trace()
+    TrafficObserver(trace).reply(Turn("", (ToolCall("c1", "", {}),)), "openai/m")
+    assert trace.error is not None and "a tool call with no name" in trace.error

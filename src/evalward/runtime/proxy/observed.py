@@ -118,9 +118,12 @@ class TrafficObserver:
                 **took,
             )
             took = {}
-        if turn.unread:
+        unread = list(turn.unread)
+        if any(not call.name for call in calls):
+            unread.append("a tool call with no name")
+        if unread:
             self.trace.record(
-                StepType.error, ORIGIN, content=unread_message(turn.unread), started_at=started
+                StepType.error, ORIGIN, content=unread_message(unread), started_at=started
             )
         self._last_answer = None if calls else text
 

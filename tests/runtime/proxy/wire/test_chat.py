@@ -12,7 +12,7 @@ import pytest
 
 from evalward.errors import WireError
 from evalward.http.sse import Event, EventReader
-from evalward.providers.base import RunLabels
+from evalward.providers.base import RunLabels, ToolCall
 from evalward.runtime.proxy.wire.chat import ChatCompletions, chunks_of
 
 pytestmark = pytest.mark.unit
@@ -227,3 +227,10 @@ def test_a_reply_of_several_choices_reads_the_first_and_names_the_rest_unread() 
     turn = ChatCompletions.turn({**REPLY, "choices": [REPLY["choices"][0], second]})
     assert [c.name for c in turn.calls] == ["lookup"] and turn.unread == ("2 choices",)
     assert ChatCompletions.turn(REPLY).unread == ()
+
+
+def test_a_custom_tools_call_is_read_by_its_name_with_its_text_as_the_input() -> None:
+    custom = {"id": "call_c", "type": "custom", "custom": {"name": "patch", "input": "*** x"}}
+    message = {**REPLY["choices"][0]["message"], "tool_calls": [custom]}
+    turn = ChatCompletions.turn({**REPLY, "choices": [{**REPLY["choices"][0], "message": message}]})
+    assert turn.calls == (ToolCall("call_c", "patch", {"input": "*** x"}),)

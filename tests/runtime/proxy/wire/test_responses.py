@@ -134,6 +134,14 @@ def test_a_request_joins_calls_to_the_assistant_turn_before_them() -> None:
     assert plain.messages == (ChatMessage("user", "hello"),)
 
 
+def test_a_custom_tools_call_and_its_output_are_read_as_a_tools() -> None:
+    call = {"type": "custom_tool_call", "call_id": "c9", "name": "patch", "input": "*** x"}
+    turn = Responses.turn({**RESPONSE, "output": [call]})
+    assert turn.calls == (ToolCall("c9", "patch", {"input": "*** x"}),) and turn.unread == ()
+    body = {"input": [call, {"type": "custom_tool_call_output", "call_id": "c9", "output": "ok"}]}
+    assert [(s.call_id, s.output) for s in Responses.results(body)] == [("c9", "ok")]
+
+
 def test_a_mock_reply_says_whether_tool_calls_may_run_in_parallel() -> None:
     reply = Responses.reply(
         ChatResponse("", (ToolCall("c", "f", {"a": 1}),)), {"parallel_tool_calls": False}, 3

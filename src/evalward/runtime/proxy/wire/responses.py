@@ -3,8 +3,10 @@ Pydantic AI's `openai:` models and the Vercel AI SDK's `openai(...)` send by def
 
 A request's `input` is a string or a list of items: messages (`role`, `content` as a string
 or `input_text` / `output_text` parts), `function_call` items the model asked for and
-`function_call_output` items the agent answered with; `instructions` is the system prompt.
-A reply's `output` holds `message` items (`output_text` parts) and `function_call` items.
+`function_call_output` items the agent answered with (and a custom tool's
+`custom_tool_call` and `custom_tool_call_output`, its free-text `input` read as the
+arguments' `input`); `instructions` is the system prompt. A reply's `output` holds `message`
+items (`output_text` parts) and `function_call` (or `custom_tool_call`) items.
 A stream is typed events (`response.created`, `response.output_text.delta`, …) ending in
 `response.completed` (or `.incomplete` / `.failed`), which carries the whole response.
 """
@@ -74,6 +76,14 @@ class Responses(TypedEvents):
                         arguments=tool_arguments(item.get("arguments")),
                     )
                 )
+            elif item.get("type") == "custom_tool_call":
+                calls.append(
+                    ToolCall(
+                        id=str(item.get("call_id") or item.get("id") or ""),
+                        name=str(item.get("name") or ""),
+                        arguments={"input": lenient_text(item.get("input"))},
+                    )
+                )
         return Turn("".join(texts), tuple(calls), _stop_reason(reply, bool(calls)))
 
     @staticmethod
@@ -81,7 +91,7 @@ class Responses(TypedEvents):
         return [
             SeenResult(str(item.get("call_id") or ""), _output_text(item.get("output")))
             for item in items(body.get("input"))
-            if item.get("type") == "function_call_output"
+            if item.get("type") in ("function_call_output", "custom_tool_call_output")
         ]
 
     @staticmethod
