@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -195,6 +196,14 @@ def parse_response(data: object, model: str, read: WireReader | None = None) -> 
     for index, raw in enumerate(raw_calls):
         where = f"choices[0].message.tool_calls[{index}]"
         calls.append(_tool_call(read, read.mapping(raw, where), where, index))
+    # the older function calling: one call, with no id (a server that sends `tool_calls`
+    # may say it again in `function_call`, as llama-cpp-python does: read once)
+    if message.get("function_call") is not None and not calls:
+        where = "choices[0].message.function_call"
+        legacy = read.mapping(message["function_call"], where)
+        name = read.name(legacy.get("name"), f"{where}.name")
+        arguments = read.optional_text(legacy.get("arguments"), f"{where}.arguments")
+        calls.append(ToolCall(function_call_id(name, arguments), name, tool_arguments(arguments)))
     return ChatResponse(
         content=content,
         tool_calls=tuple(calls),
@@ -202,6 +211,14 @@ def parse_response(data: object, model: str, read: WireReader | None = None) -> 
         stop_reason=read.optional_text(choice.get("finish_reason"), "choices[0].finish_reason"),
         model=read.optional_text(reply.get("model"), "model") or model,
     )
+
+
+def function_call_id(name: str, arguments: str) -> str:
+    """The id of a call made through the older function calling (`functions`, a reply's
+    `function_call`), which has none: one made of its name and arguments, so the `function`
+    message that follows it in the conversation is read as its result."""
+    digest = hashlib.sha256(f"{name}\0{arguments}".encode()).hexdigest()
+    return f"function_call-{digest[:12]}"
 
 
 def _tool_call(read: WireReader, call: Mapping[str, Any], where: str, index: int) -> ToolCall:

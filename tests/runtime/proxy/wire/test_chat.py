@@ -234,3 +234,51 @@ def test_a_custom_tools_call_is_read_by_its_name_with_its_text_as_the_input() ->
     message = {**REPLY["choices"][0]["message"], "tool_calls": [custom]}
     turn = ChatCompletions.turn({**REPLY, "choices": [{**REPLY["choices"][0], "message": message}]})
     assert turn.calls == (ToolCall("call_c", "patch", {"input": "*** x"}),)
+
+
+LEGACY: dict[str, Any] = {
+    **REPLY,
+    "choices": [
+        {
+            "index": 0,
+            "message": {
+                "role": "assistant",
+                "content": None,
+                "function_call": {"name": "lookup", "arguments": '{"id": 7}'},
+            },
+            "finish_reason": "function_call",
+        }
+    ],
+}
+
+
+def test_the_older_function_call_and_the_function_message_after_it_are_a_call_and_its_result() -> (
+    None
+):
+    (call,) = ChatCompletions.turn(LEGACY).calls
+    assert (call.name, call.arguments) == ("lookup", {"id": 7})
+    asked = LEGACY["choices"][0]["message"]
+    body = {
+        "messages": [
+            {"role": "user", "content": "where?"},
+            asked,
+            {"role": "function", "name": "lookup", "content": "shipped"},
+            {**asked, "function_call": {"name": "lookup", "arguments": '{"id": 8}'}},
+            {"role": "function", "name": "lookup", "content": "lost"},
+        ]
+    }
+    first, second = ChatCompletions.results(body)
+    assert (first.call_id, first.output) == (call.id, "shipped")
+    assert second.call_id != call.id and second.output == "lost"
+
+
+def test_the_older_function_call_streamed_adds_up_and_is_streamed_again() -> None:
+    accumulator = ChatCompletions.accumulator({"stream": True})
+    for event in events(*chunks_of(LEGACY, with_usage=False), "[DONE]"):
+        accumulator.feed(event)
+
+    whole = accumulator.result()
+    assert whole is not None
+    (choice,) = whole["choices"]
+    assert choice["message"]["function_call"] == LEGACY["choices"][0]["message"]["function_call"]
+    assert ChatCompletions.turn(whole).calls == ChatCompletions.turn(LEGACY).calls

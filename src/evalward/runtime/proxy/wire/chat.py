@@ -5,7 +5,9 @@ asks for it (`stream_options.include_usage`). The proxy asks for it upstream wha
 agent asked, and keeps the usage chunk from an agent that did not ask for it, so the agent
 sees the stream it requested.
 
-A request for several choices (`n` above 1) is refused: the trace reads one choice as what
+A reply's tool calls are its `tool_calls` (function and custom tools) and, in the older
+function calling, its `function_call`, answered by a `function` message. A request for
+several choices (`n` above 1) is refused: the trace reads one choice as what
 the model said, and which of several an agent acted on cannot be known.
 """
 
@@ -27,7 +29,7 @@ from evalward.providers.base import (
     ToolCall,
     ToolSpec,
 )
-from evalward.providers.openai import parse_response, reply_usage, wire_calls
+from evalward.providers.openai import function_call_id, parse_response, reply_usage, wire_calls
 from evalward.providers.reply_fields import shown
 from evalward.rundata.trace import Usage, tool_arguments
 from evalward.runtime.proxy.wire.base import (
@@ -96,11 +98,20 @@ class ChatCompletions:
 
     @staticmethod
     def results(body: Mapping[str, Any]) -> list[SeenResult]:
-        return [
-            SeenResult(str(m.get("tool_call_id") or ""), lenient_text(m.get("content")))
-            for m in items(body.get("messages"))
-            if m.get("role") == "tool"
-        ]
+        """`tool` messages by their call id; a `function` message (the older function
+        calling) as the result of the `function_call` of the assistant message before it."""
+        seen, legacy = [], ""
+        for message in items(body.get("messages")):
+            role, content = message.get("role"), lenient_text(message.get("content"))
+            if role == "assistant":
+                call = mapping(message.get("function_call"))
+                name, arguments = str(call.get("name") or ""), str(call.get("arguments") or "")
+                legacy = function_call_id(name, arguments) if call else ""
+            elif role == "tool":
+                seen.append(SeenResult(str(message.get("tool_call_id") or ""), content))
+            elif role == "function" and legacy:
+                seen.append(SeenResult(legacy, content))
+        return seen
 
     @staticmethod
     def chat_request(body: Mapping[str, Any], labels: RunLabels) -> ChatRequest:
@@ -173,6 +184,11 @@ class _Chunks:
             into["content"] += delta["content"]
         if isinstance(delta.get("refusal"), str):
             into["refusal"] += delta["refusal"]
+        legacy = mapping(delta.get("function_call"))
+        if legacy:  # the older function calling: one call, its name and arguments in pieces
+            call = into.setdefault("function_call", {"name": "", "arguments": ""})
+            call["name"] += str(legacy.get("name") or "")
+            call["arguments"] += str(legacy.get("arguments") or "")
         for fragment in items(delta.get("tool_calls")):
             number = index_of(fragment)
             call = into["calls"].setdefault(number, {"id": "", "name": "", "arguments": ""})
@@ -191,6 +207,8 @@ class _Chunks:
             message: dict[str, Any] = {"role": "assistant", "content": into["content"] or None}
             if into["refusal"]:
                 message["refusal"] = into["refusal"]
+            if "function_call" in into:
+                message["function_call"] = into["function_call"]
             if into["calls"]:
                 message["tool_calls"] = [
                     {
@@ -242,6 +260,9 @@ def chunks_of(reply: Mapping[str, Any], with_usage: bool) -> list[dict[str, Any]
                 "function": {"name": function.get("name"), "arguments": arguments},
             }
             chunk(index, {"tool_calls": [fragment]})
+        legacy = mapping(message.get("function_call"))
+        if legacy:
+            chunk(index, {"function_call": {k: legacy.get(k) for k in ("name", "arguments")}})
         chunk(index, {}, choice.get("finish_reason") or "stop")
     if with_usage and isinstance(reply.get("usage"), Mapping):
         chunks.append({**head, "choices": [], "usage": dict(reply["usage"])})
