@@ -150,3 +150,38 @@ def test_a_request_a_mock_cannot_read_is_refused_by_its_field(
 ) -> None:
     with pytest.raises(WireError, match=fault):
         Messages.chat_request(body, RunLabels(agent="a"))
+
+
+@pytest.mark.parametrize(
+    ("body", "fault"),
+    [
+        ({"mcp_servers": [{"type": "url", "name": "crm", "url": "https://x"}]}, "`mcp_servers`"),
+        ({"tools": [{"type": "web_search_20250305", "name": "web_search"}]}, "`web_search_2"),
+        ({"tools": [{"type": "mcp_toolset", "mcp_server_name": "crm"}]}, "`mcp_toolset` tool"),
+    ],
+)
+def test_a_request_the_provider_would_call_tools_for_is_refused(
+    body: dict[str, Any], fault: str
+) -> None:
+    refusal = Messages.unobserved({"model": "m", "messages": [], **body})
+    assert refusal is not None and fault in refusal
+
+
+def test_the_agents_own_tools_anthropic_defines_are_served() -> None:
+    tools = [
+        {"name": "lookup", "input_schema": {"type": "object"}},
+        {"type": "custom", "name": "c", "input_schema": {"type": "object"}},
+        {"type": "bash_20250124", "name": "bash"},
+        {"type": "text_editor_20250728", "name": "str_replace_based_edit_tool"},
+    ]
+    assert Messages.unobserved({"model": "m", "messages": [], "tools": tools}) is None
+
+
+def test_a_block_that_calls_what_the_proxy_does_not_read_is_named_unread() -> None:
+    content = [
+        {"type": "thinking", "thinking": "hm", "signature": "s"},
+        {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {}},
+        {"type": "text", "text": "Done."},
+    ]
+    turn = Messages.turn({"type": "message", "content": content, "usage": {}})
+    assert turn.text == "Done." and turn.unread == ("a `server_tool_use` block",)

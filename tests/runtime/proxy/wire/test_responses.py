@@ -165,3 +165,37 @@ def test_a_request_a_mock_cannot_read_is_refused_by_its_field(
 ) -> None:
     with pytest.raises(WireError, match=fault):
         Responses.chat_request(body, RunLabels(agent="a"))
+
+
+@pytest.mark.parametrize("kind", ["mcp", "web_search", "local_shell", "computer_use_preview", None])
+def test_a_request_offering_a_tool_whose_calls_are_not_read_is_refused(kind: object) -> None:
+    body = {"input": "x", "tools": [{"type": "function", "name": "f"}, {"type": kind}]}
+    refusal = Responses.unobserved(body)
+    assert refusal is not None and f"tools[1], a `{kind}` tool" in refusal
+
+
+def test_a_call_of_a_namespaced_tool_is_named_with_its_namespace() -> None:
+    call = {"type": "function_call", "call_id": "c", "namespace": "crm", "name": "delete"}
+    (read,) = Responses.turn({**RESPONSE, "output": [call]}).calls
+    assert (read.name, read.arguments) == ("crm.delete", {})
+
+
+def test_function_custom_and_namespaced_tools_are_served() -> None:
+    tools = [
+        {"type": "function", "name": "f"},
+        {"type": "custom", "name": "c"},
+        {"type": "namespace", "name": "crm", "description": "", "tools": []},
+    ]
+    assert Responses.unobserved({"input": "x", "tools": tools}) is None
+
+
+def test_a_reply_item_that_calls_what_the_proxy_does_not_read_is_named_unread() -> None:
+    output = [
+        {"type": "reasoning", "id": "r", "summary": []},
+        {"type": "mcp_call", "id": "m", "server_label": "crm", "name": "delete", "arguments": ""},
+        {"type": "web_search_call", "id": "w", "status": "completed"},
+        {"type": "mcp_call", "id": "n", "server_label": "crm", "name": "delete", "arguments": ""},
+    ]
+    turn = Responses.turn({**RESPONSE, "output": output})
+    assert turn.unread == ("a `mcp_call` item", "a `web_search_call` item")
+    assert Responses.turn(RESPONSE).unread == ()

@@ -4,6 +4,10 @@ A stream is `message_start` (the message, input tokens), then per content block
 `content_block_start`, deltas (`text_delta`, `input_json_delta` fragments of a tool call's
 input, thinking deltas) and `content_block_stop`, then `message_delta` (stop reason, output
 tokens) and `message_stop`; `ping` and `error` may come between.
+
+A request with `mcp_servers` or a server tool (one the provider calls itself) is refused, and
+a reply block that is no text, thinking or `tool_use` is an error of the run: those calls
+would not be the run's steps.
 """
 
 from __future__ import annotations
@@ -42,6 +46,14 @@ from evalward.runtime.proxy.wire.base import (
 )
 from evalward.text import jsontext
 
+CLIENT_TOOLS = ("bash_", "text_editor_", "computer_", "memory_")
+"""Anthropic's tools the agent runs itself (a `type` per version): their calls come back as
+`tool_use` blocks, which the proxy reads. Any other typed tool is a server tool, which the
+provider calls itself (`web_search_…`, `web_fetch_…`, `code_execution_…`, `mcp_toolset`)."""
+READ_BLOCKS = ("text", "thinking", "redacted_thinking", "compaction", "tool_use")
+"""The blocks of a reply the proxy reads, or that call nothing: any other is a call it does
+not observe (`server_tool_use`, `mcp_tool_use`, their results)."""
+
 
 class Messages(TypedEvents):
     kind = Kind.messages
@@ -56,9 +68,34 @@ class Messages(TypedEvents):
         return events_of(reply)
 
     @staticmethod
+    def unobserved(body: Mapping[str, Any]) -> str | None:
+        if body.get("mcp_servers"):
+            return (
+                "evalward's model proxy does not serve `mcp_servers`: the provider would call "
+                "those servers' tools itself, and evalward does not read those calls as the "
+                "run's tool calls; connect to the server in the agent and offer its tools as tools"
+            )
+        for index, tool in enumerate(items(body.get("tools"))):
+            kind = tool.get("type")
+            client = isinstance(kind, str) and kind.startswith(CLIENT_TOOLS)
+            if kind in (None, "custom") or client:
+                continue
+            return (
+                f"evalward's model proxy does not serve tools[{index}], a `{str(kind)[:60]}` "
+                "tool: the provider calls it itself, and evalward does not read those calls as "
+                "the run's tool calls; offer what it does as a tool the agent runs"
+            )
+        return None
+
+    @staticmethod
     def turn(reply: Mapping[str, Any]) -> Turn:
         said = parse_response(reply, "", PASSED_ON)
-        return Turn(said.content, said.tool_calls, said.stop_reason)
+        unread = [
+            f"a `{str(block.get('type'))[:60]}` block"
+            for block in items(reply.get("content"))
+            if block.get("type") not in READ_BLOCKS
+        ]
+        return Turn(said.content, said.tool_calls, said.stop_reason, tuple(dict.fromkeys(unread)))
 
     @staticmethod
     def results(body: Mapping[str, Any]) -> list[SeenResult]:

@@ -6,8 +6,11 @@ or `input_text` / `output_text` parts), `function_call` items the model asked fo
 `function_call_output` items the agent answered with (and a custom tool's
 `custom_tool_call` and `custom_tool_call_output`, its free-text `input` read as the
 arguments' `input`); `instructions` is the system prompt. A reply's `output` holds `message`
-items (`output_text` parts) and `function_call` (or `custom_tool_call`) items.
-A stream is typed events (`response.created`, `response.output_text.delta`, …) ending in
+items (`output_text` parts) and `function_call` (or `custom_tool_call`) items. A request
+that offers any other tool than a function or custom one (`mcp`, `web_search`,
+`local_shell`, …) is refused, since its calls would not be the run's steps, and a reply item
+that is no message, reasoning or call the proxy reads is an error of the run. A stream is
+typed events (`response.created`, `response.output_text.delta`, …) ending in
 `response.completed` (or `.incomplete` / `.failed`), which carries the whole response.
 """
 
@@ -44,6 +47,13 @@ from evalward.runtime.proxy.wire.base import (
 )
 
 FINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
+READ_TOOLS = ("function", "custom", "namespace")
+"""The tools whose calls a reply holds as items the proxy reads (a namespace groups function
+and custom tools); any other is one the provider calls itself (`mcp`, `web_search`, …) or
+whose calls come back as items of their own (`local_shell`, `computer_use_preview`, …)."""
+READ_ITEMS = ("message", "reasoning", "compaction", "function_call", "custom_tool_call")
+"""The items of a reply's `output` the proxy reads, or that call nothing: any other is a call
+it does not observe (`mcp_call`, `web_search_call`, `local_shell_call`, …)."""
 
 
 class Responses(TypedEvents):
@@ -59,32 +69,38 @@ class Responses(TypedEvents):
         return events_of(reply)
 
     @staticmethod
+    def unobserved(body: Mapping[str, Any]) -> str | None:
+        for index, tool in enumerate(items(body.get("tools"))):
+            if tool.get("type") not in READ_TOOLS:
+                return (
+                    f"evalward's model proxy does not serve tools[{index}], a "
+                    f"`{str(tool.get('type'))[:60]}` tool: it reads function and custom tools' "
+                    "calls as the run's tool calls, and this tool's would go unseen (the "
+                    "provider makes them itself, or the reply holds them as items of their "
+                    "own); offer what it does as a function tool the agent runs"
+                )
+        return None
+
+    @staticmethod
     def turn(reply: Mapping[str, Any]) -> Turn:
         texts: list[str] = []
         calls: list[ToolCall] = []
-        for item in items(reply.get("output")):
+        output = items(reply.get("output"))
+        unread = [
+            f"a `{str(item.get('type'))[:60]}` item"
+            for item in output
+            if item.get("type") not in READ_ITEMS
+        ]
+        for item in output:
             if item.get("type") == "message":
                 texts += [
                     lenient_text(part.get("text") or part.get("refusal"))
                     for part in items(item.get("content"))
                 ]
-            elif item.get("type") == "function_call":
-                calls.append(
-                    ToolCall(
-                        id=str(item.get("call_id") or item.get("id") or ""),
-                        name=str(item.get("name") or ""),
-                        arguments=tool_arguments(item.get("arguments")),
-                    )
-                )
-            elif item.get("type") == "custom_tool_call":
-                calls.append(
-                    ToolCall(
-                        id=str(item.get("call_id") or item.get("id") or ""),
-                        name=str(item.get("name") or ""),
-                        arguments={"input": lenient_text(item.get("input"))},
-                    )
-                )
-        return Turn("".join(texts), tuple(calls), _stop_reason(reply, bool(calls)))
+            elif item.get("type") in ("function_call", "custom_tool_call"):
+                calls.append(_call(item))
+        stop = _stop_reason(reply, bool(calls))
+        return Turn("".join(texts), tuple(calls), stop, tuple(dict.fromkeys(unread)))
 
     @staticmethod
     def results(body: Mapping[str, Any]) -> list[SeenResult]:
@@ -143,6 +159,19 @@ class Responses(TypedEvents):
                 "total_tokens": response.usage.total_tokens,
             },
         }
+
+
+def _call(item: Mapping[str, Any]) -> ToolCall:
+    """A `function_call` or `custom_tool_call` item (a custom tool's free-text `input` is its
+    arguments' `input`), named with its `namespace` when it has one (`crm.delete_account`)."""
+    name = str(item.get("name") or "")
+    if name and item.get("namespace"):
+        name = f"{item['namespace']}.{name}"
+    if item.get("type") == "custom_tool_call":
+        arguments = {"input": lenient_text(item.get("input"))}
+    else:
+        arguments = tool_arguments(item.get("arguments"))
+    return ToolCall(str(item.get("call_id") or item.get("id") or ""), name, arguments)
 
 
 def _stop_reason(reply: Mapping[str, Any], called: bool) -> str:
