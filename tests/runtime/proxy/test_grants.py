@@ -1,7 +1,8 @@
 """A key of the model proxy and what it keeps (`runtime/proxy/grants.py`,
 `runtime/proxy/call_record.py`): a fresh key under every variable an SDK reads, nothing sent
 past loopback or to a vendor's tracing; a refused call kept in the run's trace with its own
-error and not counted as a model call; calls in flight cut short once the run's time is up."""
+error and not counted as a model call; calls in flight cut short once the run's time is up;
+an http agent server's own key used while its runs are under way, an error of each."""
 
 from __future__ import annotations
 
@@ -13,7 +14,14 @@ import pytest
 from evalward.providers.base import RunLabels
 from evalward.rundata.trace import Trace
 from evalward.runtime.proxy.call_record import Call
-from evalward.runtime.proxy.grants import KEY_NAMES, KEY_PREFIX, NO_VENDOR_TRACES, new_grant
+from evalward.runtime.proxy.grants import (
+    KEY_NAMES,
+    KEY_PREFIX,
+    NO_VENDOR_TRACES,
+    SERVER_KEY_CALLED,
+    Grant,
+    new_grant,
+)
 from evalward.runtime.proxy.wire.problems import WireProblem
 
 pytestmark = pytest.mark.unit
@@ -85,3 +93,37 @@ def test_calls_still_in_flight_when_the_run_ends_are_cut_short() -> None:
     assert outcome == ["cut"]
     assert grant.ended
     assert grant.calls_in_flight == 0
+
+
+def test_a_call_with_an_http_servers_own_key_is_an_error_of_each_of_its_runs_under_way() -> None:
+    """A call made with the server's key before any run, or after a run ended, blames none;
+    one made while runs are under way, or still in flight as a run begins, blames each of
+    them once."""
+    server = new_grant(URL, KEY_NAMES, RunLabels(agent="bot"), None)
+    early, late, over = (new_grant(URL, KEY_NAMES, RunLabels(), Trace()) for _ in range(3))
+
+    async def call(key: Grant, held: asyncio.Event | None = None) -> None:
+        with key.calling():
+            if held is not None:
+                await held.wait()
+
+    async def run() -> None:
+        await call(server)  # at start: no run is under way
+        server.serve(early)
+        server.serve(late)
+        await call(server)
+        await call(server)
+        await early.end_calls(within=0)
+        await late.end_calls(within=0)
+        held = asyncio.Event()
+        in_flight = asyncio.create_task(call(server, held))
+        await asyncio.sleep(0)
+        server.serve(over)  # begins while the server's call is in flight
+        held.set()
+        await in_flight
+
+    asyncio.run(run())
+    for blamed in (early, late, over):
+        assert blamed.trace is not None
+        assert [s.content for s in blamed.trace.steps] == [SERVER_KEY_CALLED]
+    assert "modelProxy" in SERVER_KEY_CALLED

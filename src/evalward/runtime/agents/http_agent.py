@@ -7,7 +7,9 @@ the same agent can run side by side.
 
 With the model proxy, the server's environment holds a key of its own (its calls are
 metered, but belong to no fixture run), and each POST carries the run's key in
-`modelProxy`: calls made with that one land in the run's trace.
+`modelProxy`: calls made with that one land in the run's trace. A call made with the
+server's own key while runs of the server are under way makes each of them an error
+(`Grant.serve`): what it asked the model is in no trace.
 """
 
 from __future__ import annotations
@@ -164,6 +166,8 @@ class HttpAgentServer:
         except AgentRunError as exc:
             trace.add(StepType.error, content=f"the agent server could not start: {exc}")
             return ""
+        if grant is not None and self._grant is not None:
+            self._grant.serve(grant)  # its own key's calls are blamed on the runs under way
         try:
             url = self.checked_url()
         except AgentRunError as exc:

@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from evalward.providers.base import RunLabels
-from evalward.rundata.trace import ModelCall, Trace
+from evalward.rundata.trace import ModelCall, StepType, Trace
 from evalward.runtime.proxy import endpoints, past_proxy
 from evalward.runtime.proxy.observed import TrafficObserver
 from evalward.runtime.telemetry import otlp
@@ -20,6 +20,15 @@ KEY_NAMES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
 KEY_PREFIX = "evalward-proxy-"
 LOOPBACK = "127.0.0.1,localhost,::1"
 """Never through an HTTP(S) proxy the agent may be given: the model proxy is on loopback."""
+
+SERVER_KEY_CALLED = (
+    "the agent's server called the model with its own key (the OPENAI_API_KEY / "
+    "ANTHROPIC_API_KEY it was started with) while this run was under way: calls made with "
+    "that key belong to no run, so this run's trace cannot show what its model asked for or "
+    "what it spent; make the calls that answer a request with the key and base URLs of the "
+    "request's `modelProxy` (apiKey, openaiBaseUrl, anthropicBaseUrl)"
+)
+"""Why a run of an http agent is an error when its server used the server's own key meanwhile."""
 
 NO_VENDOR_TRACES = {
     "OPENAI_AGENTS_DISABLE_TRACING": "1",
@@ -63,18 +72,43 @@ class Grant:
     ended: bool = False
     """The run is over: a call still in flight is cut short (`end_calls`)."""
     _in_flight: dict[asyncio.Task[object], asyncio.Event] = field(default_factory=dict)
+    _served: dict[str, Grant] = field(default_factory=dict)
+    """An http agent server's key: the keys of the runs the server is answering (`serve`)."""
+    _blamed: bool = False
+
+    def serve(self, run: Grant) -> None:
+        """This key is an http agent server's, and `run` (a fixture run's key) is under way
+        on that server until it ends: a call with this key that overlaps it, in flight as
+        the run begins or made before it ends, makes the run an error (`SERVER_KEY_CALLED`)."""
+        self._served = {key: each for key, each in self._served.items() if not each.ended}
+        self._served[run.key] = run
+        if self._in_flight:
+            run.blame_server()
+
+    def blame_server(self) -> None:
+        """Its server called the model with its own key while this run was under way."""
+        if self.trace is not None and not self._blamed and not self.ended:
+            self.trace.add(StepType.error, content=SERVER_KEY_CALLED)
+        self._blamed = True
+
+    def _blame_served(self) -> None:
+        for run in self._served.values():
+            run.blame_server()
 
     @contextlib.contextmanager
     def calling(self) -> Iterator[None]:
-        """Count the block (one request the proxy is answering) as a call in flight."""
+        """Count the block (one request the proxy is answering) as a call in flight; on an
+        http agent server's key, one that blames every run of the server under way."""
         task, done = asyncio.current_task(), asyncio.Event()
         assert task is not None
         self._in_flight[task] = done
+        self._blame_served()
         try:
             yield
         finally:
             done.set()
             self._in_flight.pop(task, None)
+            self._blame_served()
 
     @property
     def calls_in_flight(self) -> int:
