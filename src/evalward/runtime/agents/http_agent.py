@@ -9,7 +9,9 @@ With the model proxy, the server's environment holds a key of its own (its calls
 metered, but belong to no fixture run), and each POST carries the run's key in
 `modelProxy`: calls made with that one land in the run's trace. A call made with the
 server's own key while runs of the server are under way makes each of them an error
-(`Grant.serve`): what it asked the model is in no trace.
+(`Grant.serve`): what it asked the model is in no trace. In the sandbox, the server's key
+works only from the server's processes, and a run's key from the run's and the server's
+(`isolation.key_holders`).
 """
 
 from __future__ import annotations
@@ -35,8 +37,10 @@ from evalward.runtime.agents.process import (
     read_tail,
     spawn,
 )
+from evalward.runtime.isolation.key_holders import KeyHolders
 from evalward.runtime.isolation.port_owner import free_port, owned_host
 from evalward.runtime.isolation.sandbox import Sandbox
+from evalward.runtime.isolation.strays import RunProcesses
 from evalward.runtime.proxy.model_proxy import Grant, ModelProxy
 from evalward.runtime.telemetry.protocol import apply_response
 from evalward.text import jsontext
@@ -102,7 +106,10 @@ class HttpAgentServer:
             self._grant = self.proxy.open_grant(RunLabels(agent=self.name), None)
             extra = {**self._grant.env, **extra}
         env = limited_env(self.env, self.runtime.env, extra, sandbox=self.sandbox)
+        holders = self._key_holders()
         self._process = await spawn(argv, cwd=self.root, env=env, stdin=False, sandbox=self.sandbox)
+        if holders is not None:
+            holders.servers.add(self._process.pid)  # its session: its key works from it alone
         self._logs = [
             asyncio.create_task(read_tail(self._process.stdout)),
             asyncio.create_task(read_tail(self._process.stderr)),
@@ -131,6 +138,15 @@ class HttpAgentServer:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(POLL_SECONDS):
                     await self._process.wait()
+
+    def _key_holders(self) -> KeyHolders | None:
+        """Where the sandbox tracks programs: the server's own key works only from the
+        server's processes (none, until it has started), never from a run's."""
+        if self._grant is None or self.sandbox is None:
+            return None
+        uid = self.sandbox.user.uid if self.sandbox.user is not None else None
+        self._grant.holders = KeyHolders(RunProcesses(uid), self.sandbox.sessions)
+        return self._grant.holders
 
     def checked_url(self) -> str:
         """The URL to POST to. In the action, only after checking that the agent's server is
@@ -168,6 +184,8 @@ class HttpAgentServer:
             return ""
         if grant is not None and self._grant is not None:
             self._grant.serve(grant)  # its own key's calls are blamed on the runs under way
+        if grant is not None and grant.holders is not None and self._process is not None:
+            grant.holders.servers.add(self._process.pid)  # it presents the run's key
         try:
             url = self.checked_url()
         except AgentRunError as exc:

@@ -28,6 +28,7 @@ from evalward.runtime.agents.process import DEFAULT_KILL_GRACE, Launch, limited_
 from evalward.runtime.agents.resolved_agent import ResolvedAgent
 from evalward.runtime.environments.environment import EnvironmentRequest, installer_env_names
 from evalward.runtime.environments.environment_limits import EnvironmentLimits
+from evalward.runtime.isolation.key_holders import KeyHolders
 from evalward.runtime.isolation.sandbox import Sandbox, listed_in
 from evalward.runtime.proxy.model_proxy import Grant, ModelProxy
 from evalward.runtime.proxy.observed import settle_answer
@@ -115,6 +116,8 @@ class AgentRunner:
             await self.proxy.ensure_started()
             scope = self.proxy.granted(run.labels, trace, observe=self.kind.brings_own)
         with scope as grant:
+            if grant is not None and run.processes is not None and self.sandbox is not None:
+                grant.holders = KeyHolders(run.processes, self.sandbox.sessions)
             text = ""
             begun = time.monotonic()
             launch = Launch(

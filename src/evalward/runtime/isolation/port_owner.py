@@ -84,7 +84,7 @@ def loopback_listeners(port: int, tables: tuple[str, ...] = PROC_NET_TCP) -> lis
             try:
                 if int(port_hex, 16) != port:
                     continue
-                ip = _address(address)
+                ip = proc_address(address)
                 uid = int(fields[7])
             except ValueError:
                 continue
@@ -112,7 +112,7 @@ def owned_host(port: int, uid: int, tables: tuple[str, ...] = PROC_NET_TCP) -> s
     return "127.0.0.1" if any(entry.reaches_ipv4 for entry in own) else "::1"
 
 
-def _address(hex_text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+def proc_address(hex_text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
     """An address as /proc/net/tcp writes it: 32-bit words in the machine's byte order
     (little-endian on the machines this runs on)."""
     raw = bytes.fromhex(hex_text)

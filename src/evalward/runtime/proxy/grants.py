@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from evalward.providers.base import RunLabels
 from evalward.rundata.trace import ModelCall, StepType, Trace
+from evalward.runtime.isolation.key_holders import KeyHolders
 from evalward.runtime.proxy import endpoints, past_proxy
 from evalward.runtime.proxy.observed import TrafficObserver
 from evalward.runtime.telemetry import otlp
@@ -60,6 +61,8 @@ class Grant:
     """Turns the run's calls into its steps (a bring-your-own agent's run)."""
     exports: otlp.KeptSpans = field(default_factory=otlp.KeptSpans)
     """What it keeps of the OpenTelemetry trace exports its processes sent."""
+    holders: KeyHolders | None = None
+    """Which processes may present the key, where the sandbox tracks its run's (None: any)."""
 
     def request_field(self) -> dict[str, str]:
         """`modelProxy` of the request an http agent receives for this run."""

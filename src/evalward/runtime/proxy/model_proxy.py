@@ -11,8 +11,9 @@ processes as
     ANTHROPIC_BASE_URL=http://127.0.0.1:PORT     ANTHROPIC_API_KEY=<the run's key>
 
 which is where the official SDKs look (and under every other name an SDK reads,
-`runtime.endpoints`). Only the proxy accepts the key, and only while its
-run lasts. Because the key names the run, every call lands in that run's trace
+`runtime.endpoints`). Only the proxy accepts the key, only while its
+run lasts and, where the sandbox tracks the run's processes, only from them
+(`runtime.key_presenter`). Because the key names the run, every call lands in that run's trace
 (`Trace.proxy_calls`), counts against the job's budget and is answered from the response
 cache when it is on (`runtime.proxy_calls`); what the model asked for becomes the run's steps
 (`runtime.observed`). The same server is the run's OpenTelemetry receiver (`runtime.otlp`),
@@ -37,6 +38,7 @@ from evalward.rundata.spending import Allowance
 from evalward.rundata.trace import Trace
 from evalward.runtime.proxy.call_record import ENDPOINT_CHARS, Call, clipped, problem, uncancel
 from evalward.runtime.proxy.grants import KEY_NAMES, KEY_PREFIX, Grant, new_grant
+from evalward.runtime.proxy.key_presenter import refused_presenter
 from evalward.runtime.proxy.proxy_calls import Answerer
 from evalward.runtime.proxy.wire import SERVED, Api, Unnamed, WireRoute, api_of, route_of
 from evalward.runtime.proxy.wire.problems import WireProblem
@@ -181,6 +183,9 @@ class ModelProxy:
                 "evalward's model proxy does not accept this key: use the OPENAI_API_KEY / "
                 "ANTHROPIC_API_KEY evalward gave this run (it is valid only while the run lasts)",
             )
+        stranger = await refused_presenter(grant, request)
+        if stranger is not None:
+            return problem(shape, WireProblem.unauthorized, stranger)
         endpoint = clipped(f"{request.method} {request.path}", ENDPOINT_CHARS)
         call = Call(grant, shape, endpoint, time.time())
         with grant.calling():

@@ -1,0 +1,114 @@
+"""Which processes hold the client end of a loopback TCP connection (Linux: /proc).
+
+The model proxy knows a connection by its two addresses. The kernel lists the client's
+socket in /proc/net/tcp (or tcp6) under those addresses, swapped, with its inode; a process
+holds the socket when a file descriptor of one of its threads names that inode
+(`/proc/<pid>/task/<tid>/fd`: a thread may have a table of its own, so every thread's is
+read). A descriptor passed to another process (over a Unix socket) is held by both, and
+each is found.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from evalward.runtime.isolation import thread_groups
+from evalward.runtime.isolation.cgroups import cgroup_of
+from evalward.runtime.isolation.port_owner import PROC_NET_TCP, TCP_LISTEN, proc_address
+
+Address = tuple[str, int]
+"""A host and port, as a socket's `getpeername` and `getsockname` give them."""
+
+
+@dataclass(frozen=True)
+class Holder:
+    """A process that holds the socket: what says whose it is."""
+
+    pid: int
+    session: int
+    cgroup: str | None
+    uids: frozenset[int]
+
+
+def holders(
+    client: Address, server: Address, tables: tuple[str, ...] = PROC_NET_TCP
+) -> list[Holder]:
+    """The live processes holding the client's end of the connection from `client` to
+    `server` (not this one); empty when the kernel lists no such socket or no one holds it."""
+    inode = socket_inode(client, server, tables)
+    if inode is None:
+        return []
+    named = f"socket:[{inode}]"
+    found = []
+    for pid in thread_groups.pids():
+        if pid == os.getpid() or not _holds(pid, named):
+            continue
+        facts = thread_groups.facts(pid)
+        if facts is not None:
+            uids = frozenset(thread_groups.uids_of(pid))
+            found.append(Holder(pid, facts.session, cgroup_of(pid), uids))
+    return found
+
+
+def socket_inode(
+    client: Address, server: Address, tables: tuple[str, ...] = PROC_NET_TCP
+) -> int | None:
+    """The inode of the socket whose own address is `client` and whose peer is `server`."""
+    want = (_ip(client[0]), client[1], _ip(server[0]), server[1])
+    for table in tables:
+        try:
+            lines = Path(table).read_text(encoding="ascii").splitlines()[1:]
+        except (OSError, UnicodeDecodeError):
+            continue
+        for line in lines:
+            fields = line.split()
+            if len(fields) <= 9 or fields[3] == TCP_LISTEN or fields[9] == "0":
+                continue
+            try:
+                if _end(fields[1]) + _end(fields[2]) == want:
+                    return int(fields[9])
+            except ValueError:
+                continue
+    return None
+
+
+def _end(text: str) -> tuple[ipaddress.IPv4Address | ipaddress.IPv6Address, int]:
+    address, _, port = text.partition(":")
+    return _mapped(proc_address(address)), int(port, 16)
+
+
+def _ip(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    return _mapped(ipaddress.ip_address(host.partition("%")[0]))
+
+
+def _mapped(
+    ip: ipaddress.IPv4Address | ipaddress.IPv6Address,
+) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    """An IPv4 address an IPv6 socket speaks to as `::ffff:a.b.c.d`, as itself."""
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    return ip
+
+
+def _holds(pid: int, named: str) -> bool:
+    """Whether a descriptor of any thread of `pid` names the socket `named`. Plain system
+    calls, as `thread_groups` reads /proc: every process's every descriptor, each call."""
+    for task in _entries(f"{thread_groups.PROC}/{pid}/task"):
+        folder = f"{thread_groups.PROC}/{pid}/task/{task}/fd"
+        for descriptor in _entries(folder):
+            with contextlib.suppress(OSError):
+                if os.readlink(f"{folder}/{descriptor}") == named:  # noqa: PTH115
+                    return True
+    return False
+
+
+def _entries(folder: str) -> list[str]:
+    try:
+        with os.scandir(folder) as found:
+            return [entry.name for entry in found]
+    except OSError:
+        return []

@@ -1,0 +1,69 @@
+"""Which processes hold the client end of a loopback connection (`isolation/socket_holders.py`),
+read from the kernel's socket table and each process's descriptors: the one that connected,
+and the one it passed the descriptor to."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from evalward.runtime.isolation.socket_holders import holders, socket_inode
+
+pytestmark = pytest.mark.integration
+
+CLIENT = """\
+import socket, subprocess, sys
+client = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+# a second process given the descriptor, as one passed over a Unix socket would be
+other = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"],
+                         stdin=subprocess.PIPE, pass_fds=[client.fileno()])
+print(client.getsockname()[1], other.pid, flush=True)
+sys.stdin.read()
+other.kill()
+"""
+
+
+@pytest.fixture
+def listener() -> Iterator[socket.socket]:
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    yield server
+    server.close()
+
+
+def test_the_process_that_connected_and_the_one_it_passed_the_descriptor_to_hold_it(
+    listener: socket.socket,
+) -> None:
+    port = listener.getsockname()[1]
+    program = subprocess.Popen(
+        [sys.executable, "-c", CLIENT, str(port)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert program.stdout is not None
+        client_port, other = map(int, program.stdout.readline().split())
+        accepted, peer = listener.accept()
+        with accepted:
+            assert peer == ("127.0.0.1", client_port)
+            server = ("127.0.0.1", port)
+            assert socket_inode(peer, server) is not None
+            assert sorted(h.pid for h in holders(peer, server)) == sorted([program.pid, other])
+            assert holders(("127.0.0.1", 1), server) == []  # no such connection
+    finally:
+        program.communicate("")
+
+
+def test_a_connection_of_this_process_is_held_by_no_other(listener: socket.socket) -> None:
+    port = listener.getsockname()[1]
+    with socket.create_connection(("127.0.0.1", port)) as client:
+        accepted, peer = listener.accept()
+        with accepted:
+            assert client.getsockname() == peer
+            assert holders(peer, ("127.0.0.1", port)) == []  # this process is never counted
