@@ -41,6 +41,20 @@ def test_the_pull_request_its_label_event_and_a_permission_are_read(github: Fake
     assert gh.permission("stranger") == "read"
 
 
+def test_a_label_taken_off_stands_nowhere(github: FakeGitHub) -> None:
+    gh = client(github)
+    github.add_label(7, "force-eval-bypass", "maintainer", at="2026-11-20T09:00:00Z")
+    assert gh.labels(7) == ["ready", "force-eval-bypass"]
+
+    github.remove_label(7, "force-eval-bypass", "maintainer", at="2026-11-20T10:00:00Z")
+
+    assert gh.labels(7) == ["ready"]  # read as it stands, not as the job first read it
+    assert gh.latest_labeled(7, "force-eval-bypass") is None
+    github.add_label(7, "force-eval-bypass", "other", at="2026-11-20T11:00:00Z")
+    event = gh.latest_labeled(7, "force-eval-bypass")
+    assert event is not None and event.actor == "other"
+
+
 def test_only_the_token_s_own_comment_is_evalward_s_and_it_is_edited_in_place(
     github: FakeGitHub,
 ) -> None:

@@ -99,6 +99,21 @@ class FakeGitHub:
             }
         )
 
+    def remove_label(self, number: int, label: str, actor: str, at: str = TIMESTAMP) -> None:
+        """`actor` takes `label` off the pull request: GitHub records an `unlabeled` event."""
+        if label in self.pulls[number].labels:
+            self.pulls[number].labels.remove(label)
+        self.events[number].append(
+            {
+                "id": self._new_id(),
+                "event": "unlabeled",
+                "actor": self._user(actor),
+                "label": {"name": label, "color": "ff0000"},
+                "created_at": at,
+                "url": f"{self._repo_url()}/issues/events/{self._next_id}",
+            }
+        )
+
     def add_comment(self, number: int, body: str, author: str) -> dict[str, Any]:
         """A comment written by someone else (a person, or another bot)."""
         comment = self._create_comment(number, body)
@@ -185,6 +200,9 @@ class FakeGitHub:
             return self._page(request, pull.files) if pull else _not_found()
         if m := re.fullmatch(r"/issues/(\d+)/events", rest):
             return self._page(request, self.events.get(int(m[1]), []))
+        if (m := re.fullmatch(r"/issues/(\d+)/labels", rest)) and method == "GET":
+            pull = self.pulls.get(int(m[1]))
+            return self._page(request, self._labels_json(pull)) if pull else _not_found()
         if m := re.fullmatch(r"/issues/(\d+)/comments", rest):
             number = int(m[1])
             if number not in self.pulls:
@@ -412,7 +430,7 @@ class FakeGitHub:
             "issue_url": f"{self._repo_url()}/issues/{pull.number}",
             "html_url": f"https://github.example/{self.repository}/pull/{pull.number}",
             "user": self._user(pull.author),
-            "labels": [{"name": name, "color": "ededed"} for name in pull.labels],
+            "labels": self._labels_json(pull),
             "head": {
                 "sha": pull.head_sha,
                 "ref": pull.head_ref,
@@ -424,6 +442,21 @@ class FakeGitHub:
                 "repo": {"full_name": self.repository},
             },
         }
+
+    def _labels_json(self, pull: FakePull) -> list[dict[str, Any]]:
+        """GitHub's `label` for each of the pull request's labels, as it stands."""
+        return [
+            {
+                "id": sum(map(ord, name)),
+                "node_id": f"LA_{sum(map(ord, name))}",
+                "url": f"{self._repo_url()}/labels/{name}",
+                "name": name,
+                "description": None,
+                "color": "ededed",
+                "default": False,
+            }
+            for name in pull.labels
+        ]
 
     def _create_comment(self, number: int, body: str) -> dict[str, Any]:
         comment_id = self._new_id()

@@ -29,9 +29,11 @@ def check_bypass(
 ) -> LabelWeighed:
     """The bypass (or its refusal) for this head, and the record the comment keeps of which
     head the label was applied on (`previous`: the record the earlier comment kept). The
-    label is weighed only where the gate cannot pass on its own (`needed`: `needs_bypass`)."""
+    label is weighed only where the gate cannot pass on its own (`needed`: `needs_bypass`),
+    and as it stands when the gate decides: a label taken off while the runs went on is no
+    label, however the pull request read when the job started."""
     label = site.settings.bypass_label
-    if label not in pull.labels:
+    if label not in pull.labels or label not in github.labels(pull.number):
         return LabelWeighed()
     applied = github.latest_labeled(pull.number, label)
     labeled_at = applied.created_at if applied else None

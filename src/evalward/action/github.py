@@ -32,6 +32,8 @@ VIEWER_QUERY = "query { viewer { login } }"
 class PullInfo:
     number: int
     labels: list[str]
+    """The labels as the pull request was read, when the job started (`GitHubPort.labels`
+    reads them as they stand)."""
     head_sha: str
     base_sha: str
     head_repo: str = ""
@@ -52,7 +54,7 @@ class PullInfo:
 
 @dataclass(frozen=True)
 class LabelEvent:
-    """The latest `labeled` event for one label: who applied it and when."""
+    """The `labeled` event of a label that stands: who applied it and when."""
 
     label: str
     actor: str | None
@@ -117,6 +119,8 @@ class GitHubPort(Protocol):
     """What the action needs from GitHub; tests hand in a client bound to a local server."""
 
     def pull_request(self, number: int) -> PullInfo: ...
+
+    def labels(self, number: int) -> list[str]: ...
 
     def latest_labeled(self, number: int, label: str) -> LabelEvent | None: ...
 
@@ -195,18 +199,31 @@ class GitHubClient:
             author=str(dig(raw, "user", "login") or ""),
         )
 
+    def labels(self, number: int) -> list[str]:
+        """The names of the labels on the pull request as they stand now (the issue labels
+        API), not as they were when the job read the pull request."""
+        return _call(
+            f"read the labels of pull request #{number}",
+            lambda: [str(label.name) for label in self._pull(number).get_labels()],
+        )
+
     def latest_labeled(self, number: int, label: str) -> LabelEvent | None:
-        """The latest `labeled` event for `label`, from the issue events API."""
+        """The latest `labeled` event for `label`, from the issue events API; None when there
+        is none, or when a later `unlabeled` event took the label off again."""
 
         def latest() -> LabelEvent | None:
             found = None
             for event in self._pull(number).get_issue_events():
-                if event.event == "labeled" and event.label and event.label.name == label:
+                if not (event.label and event.label.name == label):
+                    continue
+                if event.event == "labeled":
                     found = LabelEvent(
                         label=label,
                         actor=event.actor.login if event.actor else None,
                         created_at=event.created_at.isoformat() if event.created_at else None,
                     )
+                elif event.event == "unlabeled":
+                    found = None
             return found
 
         return _call(f"read the events of pull request #{number}", latest)
