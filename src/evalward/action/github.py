@@ -449,7 +449,7 @@ def _unreadable(what: str, why: str) -> GitHubError:
 
 def _call(what: str, operation: Callable[[], T]) -> T:
     # lazy: loaded with the client (`GitHubClient.__init__`), before any operation
-    from github import GithubException
+    from github import BadAttributeException, GithubException
 
     try:
         return operation()
@@ -481,6 +481,11 @@ def _call(what: str, operation: Callable[[], T]) -> T:
         ) from None
     except OSError as exc:
         raise GitHubError(f"GitHub API: could not {what}: {exc}") from None
+    except BadAttributeException as exc:
+        # a field GitHub documents as an object or a date (a label, `created_at`), answered
+        # with another shape: PyGithub's own exception for it, not a GithubException
+        got = printable(repr(exc.actual_value))[:200]
+        raise _unreadable(what, f"a field of another type: {got}") from None
     except (AssertionError, AttributeError, KeyError, TypeError, ValueError) as exc:
         # PyGithub reading an answer of another shape than GitHub documents (an HTML page
         # with status 200, a list for an object): GitHub's failure, not evalward's
