@@ -16,6 +16,7 @@ from evalward.action.github import GitHubClient, PullInfo
 from evalward.action.job import Console, Site
 from evalward.action.settings import Settings
 from evalward.action.workflow import Outputs
+from evalward.errors import ConfigError
 from evalward.flows.session import Outcome, RunVerdict
 from evalward.plan.changes import ChangeSet
 from evalward.plan.plan import Plan
@@ -126,9 +127,11 @@ def evaluation(not_run: dict[str, str] | None = None) -> Evaluation:
 
 
 def test_a_bypass_is_needed_when_stopped_or_an_eval_could_not_run() -> None:
-    assert not needs_bypass(evaluation(), stopped=False)
-    assert needs_bypass(evaluation(), stopped=True)
-    assert needs_bypass(evaluation(not_run={"support": "its agent is gone"}), stopped=False)
+    assert not needs_bypass(Outcome(evaluation(), RunProgress()))
+    stopped = Outcome(evaluation(), RunProgress(), failure=ConfigError("a wrong input"))
+    assert needs_bypass(stopped)
+    not_run = evaluation(not_run={"support": "its agent is gone"})
+    assert needs_bypass(Outcome(not_run, RunProgress()))
 
 
 def test_a_bypass_used_is_audited_in_the_log_the_outputs_and_audit_jsonl(

@@ -14,8 +14,8 @@ import json
 from evalward.action.github import GitHubPort, PullInfo
 from evalward.action.job import Console, Site
 from evalward.action.workflow import append_audit, command
-from evalward.flows.session import RunVerdict
-from evalward.record.evaluation import Evaluation
+from evalward.errors import EXIT_OK
+from evalward.flows.session import Outcome, RunVerdict, decide
 from evalward.verdict.gate import Bypass, BypassRecord, LabelWeighed, audit_record, judge_bypass
 
 
@@ -68,14 +68,11 @@ def check_bypass(
     return LabelWeighed(refusal=verdict, record=record)
 
 
-def needs_bypass(evaluation: Evaluation, *, stopped: bool) -> bool:
-    """Whether the gate cannot pass on its own: an error stopped it, an Eval that gates could
-    not run, or one fails."""
-    return (
-        stopped
-        or bool(evaluation.plan.not_run)
-        or not all(c.head.passed or c.head.advisory for c in evaluation.comparisons)
-    )
+def needs_bypass(outcome: Outcome) -> bool:
+    """Whether the gate cannot pass on its own: its decision without the label does not pass
+    (an Eval fails or could not run, an error stopped it, the budget left it incomplete, a
+    judge cannot decide, a provider was down), whatever made it so."""
+    return decide(outcome).decision.exit_code != EXIT_OK
 
 
 def audit(console: Console, site: Site, verdict: RunVerdict, number: int, head_sha: str) -> None:

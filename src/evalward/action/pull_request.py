@@ -102,7 +102,7 @@ async def gate(job: Job, request: RunRequest) -> int:
 
     existing = _earlier_comment(job.console, github, number, job.site.marker)
     previous = BypassRecord.parse(existing.body) if existing else None
-    needed = needs_bypass(evaluation, stopped=outcome.failure is not None)
+    needed = needs_bypass(outcome)
     try:
         label = check_bypass(job.site, github, pull, head_sha, previous, needed)
     except GitHubError as exc:
