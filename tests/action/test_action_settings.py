@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from evalward.action.context import load_context
+from evalward.action.context import WorkflowContext, load_context
 from evalward.action.route import RouteKind, route_event
 from evalward.action.settings import Settings
 from evalward.errors import ConfigError
@@ -85,6 +85,23 @@ def test_pull_request_target_explains_the_risk(tmp_path: Path) -> None:
         route_event(load_context(env), Settings())
     assert "allow-untrusted-head: true" in str(info.value)
     assert route_event(load_context(env), Settings(**{"allow-untrusted-head": True})).kind == "gate"
+
+
+def dispatched(tmp_path: Path, pr: str) -> WorkflowContext:
+    path = tmp_path / "event.json"
+    path.write_text(json.dumps({"inputs": {"pr": pr}}))
+    return load_context({"GITHUB_EVENT_NAME": "workflow_dispatch", "GITHUB_EVENT_PATH": str(path)})
+
+
+@pytest.mark.parametrize(
+    "typed",
+    ["²", "7\u00b9", "①", "٣", "9" * 5000, "-7", "7.0"],
+    ids=["superscript", "digit-superscript", "circled", "arabic-indic", "5000-digits", "-", "."],
+)
+def test_a_dispatch_pr_input_is_a_number_in_ascii_digits(tmp_path: Path, typed: str) -> None:
+    with pytest.raises(ConfigError, match="workflow_dispatch input `pr`"):
+        route_event(dispatched(tmp_path, typed), Settings())
+    assert route_event(dispatched(tmp_path, " 42 "), Settings()).pr == 42
 
 
 def test_a_schedule_routes_from_the_schedules_and_the_time_it_is_given(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ routing rule is tested without a repository or a clock.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -24,6 +25,8 @@ NOT_GATED_ACTIONS = ("closed",)
 """Pull request actions that do not gate. Any other (`edited`, `assigned`, …) gates the head as
 `synchronize` does: a run that skipped would turn the head's check green by an edit of the
 title, in a workflow that listens to it."""
+PR_NUMBER = re.compile(r"[0-9]{1,18}")
+"""A pull request number as the workflow_dispatch input `pr` may write it."""
 SCHEDULE_WINDOW_MINUTES = 60
 """GitHub may start a scheduled workflow late; an Eval is due if its cron fired this long ago."""
 
@@ -82,13 +85,16 @@ def route_event(
         return Route(RouteKind.gate, pr=context.pr_number)
     if event == "workflow_dispatch":
         pr = settings.pr
-        if pr is None and context.dispatch_pr.strip():
-            if not context.dispatch_pr.strip().isdigit():
+        typed = context.dispatch_pr.strip()
+        if pr is None and typed:
+            # ASCII digits only (`isdigit` also takes "²", "7¹" and "①", which `int` refuses),
+            # and few enough for `int` (it refuses more than 4300)
+            if not PR_NUMBER.fullmatch(typed):
                 raise ConfigError(
                     f"workflow_dispatch input `pr`: expected a pull request number, "
                     f"got {context.dispatch_pr!r}"
                 )
-            pr = int(context.dispatch_pr)
+            pr = int(typed)
         if pr:
             return Route(RouteKind.gate, pr=pr)
         return Route(
