@@ -16,6 +16,7 @@ from evalward.errors import GitHubError
 from evalward.text.escaping import printable
 
 if TYPE_CHECKING:
+    from github import GithubException
     from github.PullRequest import PullRequest
     from github.PullRequest import ReviewComment as DraftComment
 
@@ -447,6 +448,33 @@ def _unreadable(what: str, why: str) -> GitHubError:
     )
 
 
+def _hint(exc: GithubException, message: str) -> str:
+    """What to do about a refusal, as GitHub's REST API documents its answers: wait out the
+    primary rate limit (exhausted: `x-ratelimit-remaining: 0`, or a message that says so) or
+    the secondary one (a 403 or 429 that says so or carries `retry-after`), or give the
+    token the permissions it lacks."""
+    headers = exc.headers or {}
+    retry_after = str(headers.get("retry-after") or "")
+    primary = str(headers.get("x-ratelimit-remaining")) == "0"
+    if primary or message.casefold().startswith("api rate limit exceeded"):
+        return " GitHub's API rate limit is exhausted for this token; retry later."
+    secondary = "secondary rate limit" in message.casefold()
+    if exc.status == 429 or (exc.status == 403 and (secondary or retry_after)):
+        seconds = int(retry_after) if re.fullmatch(r"[0-9]{1,6}", retry_after) else 0
+        after = f", in {seconds} seconds or more" if seconds else ""
+        return (
+            " GitHub's secondary rate limit refused it (too many requests too fast, from "
+            f"this token or this runner); retry later{after}."
+        )
+    if exc.status in (401, 403):
+        return (
+            " Check the token's permissions: the workflow needs "
+            "`permissions: pull-requests: write` and `issues: read` (plus `checks: write` "
+            "and `statuses: write` with `check-run: true`)."
+        )
+    return ""
+
+
 def _call(what: str, operation: Callable[[], T]) -> T:
     # lazy: loaded with the client (`GitHubClient.__init__`), before any operation
     from github import BadAttributeException, GithubException
@@ -465,19 +493,12 @@ def _call(what: str, operation: Callable[[], T]) -> T:
                     str(e.get("message", e)) if isinstance(e, dict) else str(e) for e in errors
                 ]
                 message = f"{message}: {'; '.join(named)}"
-        hint = ""
-        headers = exc.headers or {}
-        if exc.status == 429 or str(headers.get("x-ratelimit-remaining")) == "0":
-            hint = " GitHub's API rate limit is exhausted for this token; retry later."
-        elif exc.status in (401, 403):
-            hint = (
-                " Check the token's permissions: the workflow needs "
-                "`permissions: pull-requests: write` and `issues: read` (plus `checks: write` "
-                "and `statuses: write` with `check-run: true`)."
-            )
         answer = f"HTTP {exc.status} {printable(message)[:500]}".rstrip()
+        said = answer if answer.endswith(".") else f"{answer}."
         raise GitHubError(
-            f"GitHub API: could not {what}: {answer}." + hint, status=exc.status, answer=answer
+            f"GitHub API: could not {what}: {said}" + _hint(exc, message),
+            status=exc.status,
+            answer=answer,
         ) from None
     except OSError as exc:
         raise GitHubError(f"GitHub API: could not {what}: {exc}") from None
