@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from evalward.runtime.isolation.sandbox import AGENTS_PLACE
 from fakes.github_api import FakeGitHub
 from support.actionrun import execute as execute_action
 from support.actionrun import prepare, pull_request_event
@@ -120,7 +121,8 @@ FIXTURES = ("deep-desk", "deep-home", "litter", "tidy")
 
 @pytest.fixture
 def scratch() -> Iterator[Path]:
-    """The action's TMPDIR: where it keeps agents' homes, copies and playgrounds."""
+    """The action's TMPDIR (agents' homes, copies and playgrounds are kept in
+    `AGENTS_PLACE`, never here: every user may write TMPDIR)."""
     folder = Path(tempfile.mkdtemp(prefix="evalward-leftovers-"))
     folder.chmod(0o755)
     yield folder
@@ -180,7 +182,7 @@ def test_what_an_agent_leaves_neither_crashes_the_gate_nor_outlives_it(
         assert state["litter/kept/f"] == "x"
         assert state['"litter/caf\\xe9"'] == "x"  # shown escaped: the record still writes
         home = by_run[(side, "litter")]["output"].split(" in ")[-1]
-        assert Path(home).is_relative_to(scratch) and not Path(home).exists()
+        assert Path(home).is_relative_to(AGENTS_PLACE) and not Path(home).exists()
     assert agent_owned(scratch) == []
 
 

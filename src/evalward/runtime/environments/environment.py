@@ -15,7 +15,9 @@ event. An install runs code the side chose (a package's build, npm's lifecycle s
 local path in a requirements file), as that side's user and with write access to what it
 builds, so an environment is only as trustworthy as the commit it was built from: one built
 for a pull request's head is never what a base run, another commit or a run on another event
-(a push to main) executes, even where the lock files are the same.
+(a push to main) executes, even where the lock files are the same. It reads nothing an agent
+user wrote above it (its folder is the sandbox's, below folders only root may write;
+runtime/environments/installers.py).
 """
 
 from __future__ import annotations
@@ -62,11 +64,12 @@ from evalward.runtime.environments.installers import (
     python_interpreter,
     remove_tree,
     runnable_copy,
+    stop_config,
     uv_binary,
 )
 from evalward.runtime.isolation.agent_users import AgentUser
 from evalward.runtime.isolation.checkout_copy import copy_side
-from evalward.runtime.isolation.sandbox import COPY_BOUNDS, Packages
+from evalward.runtime.isolation.sandbox import COPY_BOUNDS, Packages, open_above
 from evalward.runtime.isolation.sandbox import EnvironmentRequest as EnvironmentRequest
 from evalward.runtime.isolation.strays import Sessions
 
@@ -105,17 +108,23 @@ class EnvironmentStore:
         self.limits = limits or input_limits()
         """The action's inputs: the bounds where the base's definition sets none."""
         self._live: Path | None = None
+        self._open = ""
+        """Why a folder above `_live` is one others may write ("": none is)."""
         self._ready: dict[str, asyncio.Task[Path]] = {}
         self.used: set[str] = set()
         self.built: list[str] = []
         self.restored: list[str] = []
 
     def attach(self, live: Path, sessions: Sessions | None = None) -> None:
-        """Where environments live while agents run: a folder only evalward writes; and the
-        sessions of the sandbox's programs, spared when an install's strays are ended."""
+        """Where environments live while agents run: a folder only evalward writes, under
+        folders only root writes (`sandbox.open_above`: an installer reads configuration
+        from the folders above it, so none an agent user may write is there, or no
+        environment is built for an agent user); and the sessions of the sandbox's programs,
+        spared when an install's strays are ended."""
         live.mkdir(mode=0o711, exist_ok=True)
         live.chmod(0o711)
         self._live = live
+        self._open = open_above(live) or ""
         self.sessions = sessions or self.sessions
 
     def limits_of(self, request: EnvironmentRequest) -> EnvironmentLimits:
@@ -132,6 +141,11 @@ class EnvironmentStore:
     async def provide(self, request: EnvironmentRequest) -> Packages:
         """The agent's packages: built, restored from the cache, or already here."""
         assert self._live is not None, "the sandbox attaches the store before any run"
+        if request.user is not None and self._open:
+            raise AgentRunError(
+                f"environments are kept in {self._live}, and {self._open}: an agent user "
+                "could put an installer's configuration above it"
+            )
         material = await self._material(request)
         key = _digest(material)
         if key not in self._ready:
@@ -268,6 +282,7 @@ class EnvironmentStore:
         if user is not None:
             for path in (build, *everything(build)):
                 os.chown(path, user.uid, user.gid, follow_symlinks=False)
+        stop_config(build)
         installer = Installer(
             user, request.env, home, self.limits_of(request), self.sessions, watched=build
         )

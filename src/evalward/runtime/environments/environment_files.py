@@ -18,7 +18,7 @@ from evalward.errors import AgentRunError, UnsafeFile
 from evalward.files.safe_files import read_regular
 from evalward.runtime.environments.environment_limits import EnvironmentLimits, over
 from evalward.runtime.environments.install_watch import measure
-from evalward.runtime.environments.installers import remove_tree
+from evalward.runtime.environments.installers import CONFIG_STOP, remove_tree
 from evalward.runtime.isolation.agent_users import AgentUser
 from evalward.runtime.isolation.seal import SealBudget, seal
 
@@ -59,7 +59,7 @@ def finish(
     limits: EnvironmentLimits,
     stop: threading.Event,
 ) -> None:
-    """Lock the installer out of `build`, drop its copy and caches, and seal what it
+    """Lock the installer out of `build`, drop its copy, caches and uv stop, and seal what it
     installed into `sealed` (refused over its `limits`) with a record of what it is (`material`,
     its `key` first); only the side's user may enter it. `build` is left to remove.
 
@@ -71,6 +71,7 @@ def finish(
     build.chmod(0o700)
     for scratch in ("src", "home"):
         remove_tree(build / scratch)
+    (build / CONFIG_STOP).unlink(missing_ok=True)
     entries, size = measure(build, limits.files.value)
     over(entries, size, limits)
     builder = user.uid if user else owner

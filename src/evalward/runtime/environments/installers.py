@@ -5,6 +5,14 @@ Each command runs in its own process group, as the agent user when there is one,
 private HOME and TMPDIR inside the folder being built; what it printed comes back for the
 message of a failed install. Nothing here decides where an environment lives or whether it
 is reused (runtime/environments/environment.py) nor makes it read-only (runtime/isolation/seal.py).
+
+uv reads its settings from the nearest `uv.toml` (or `pyproject.toml` with `[tool.uv]`) in the
+folder it runs in or any folder above it. The side's own files may set them; nothing above the
+build may: the build folder holds an empty one of evalward's (`CONFIG_STOP`), where the walk
+ends, and every folder above it is one only root may write (runtime/isolation/sandbox.py's
+`AGENTS_PLACE`), which also keeps a `pyproject.toml` workspace that uv would adopt from above.
+uv's `--no-config` is not used: it drops the side's own settings too (its index, `no-index`),
+and the install would resolve the side's packages from the public index instead.
 """
 
 from __future__ import annotations
@@ -48,6 +56,9 @@ NETWORK_ENV = (
 )
 """What the workflow's environment may tell an installer about the network (a proxy, a CA
 bundle, a package mirror); credentials are still withheld (`process.limited_env`)."""
+
+CONFIG_STOP = "uv.toml"
+"""The empty uv configuration at the top of a build folder (`stop_config`)."""
 
 NODE_IMAGE_HINT = (
     "The action's default image carries Python only; run the image with Node.js instead: "
@@ -302,6 +313,14 @@ def _folders(parent: Path, wanted: Callable[[str], bool]) -> list[Path]:
             )
     except OSError:
         return []
+
+
+def stop_config(build: Path) -> None:
+    """Write evalward's empty uv configuration at the top of `build`, evalward's, read-only:
+    uv, run anywhere below it, reads the side's own settings or none, never one from above."""
+    stop = build / CONFIG_STOP
+    stop.write_text("# evalward: uv reads no settings from the folders above this one\n")
+    stop.chmod(0o444)
 
 
 def remove_tree(path: Path) -> None:

@@ -9,6 +9,11 @@ dir as HOME and TMPDIR, removed when the process is gone. Their environment is b
 scratch by `process.limited_env`. A run's programs end with the run, and the sides take turns
 (`apart`).
 
+The copies, the homes and every environment built for them live in a folder of
+`AGENTS_PLACE`, never under TMPDIR (`/tmp`, which every user may write): programs read files
+from the folders above where they run (uv its nearest `uv.toml`, and a `pyproject.toml`
+workspace), so every folder above that place is one only root may write, or no program starts.
+
 Switching user needs root, which a Docker action always has. Without root the isolation is
 `unavailable`: a run that would start such a program is refused before anything runs, unless
 the workflow turned the user switch off (`agent-isolation: off`), as `evalward action` on a
@@ -31,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from evalward.errors import AgentRunError, GitError, TreeError
+from evalward.errors import AgentRunError, ConfigError, GitError, TreeError
 from evalward.files.committed import RepoFiles
 from evalward.files.inside import link_on_the_way
 from evalward.files.trees import REMOVAL, TreeBounds, remove_tree
@@ -48,6 +53,10 @@ COPY_BOUNDS = TreeBounds(depth=256, entries=1_000_000, seconds=300.0)
 ROOT_REMOVAL = TreeBounds(entries=10_000_000, seconds=600.0)
 """The job's end removes every copy and home within these: each copy a million entries at
 most, each home what REMOVAL removes."""
+AGENTS_PLACE = Path("/var/lib/evalward")
+"""Where, with a user switch, each job's folder of copies, homes and environments is made:
+every folder above it only root may write, so nothing an agent user writes is above a
+program a base runs (`placed`)."""
 NOT_COPIED = frozenset({".git", ".evalward"})
 """Left out of an agent's working copy (paths relative to the checkout): the history and
 evalward's own output and cache."""
@@ -271,9 +280,12 @@ class Sandbox:
 
     @property
     def root(self) -> Path:
-        """evalward's directory for working copies and homes: others may pass, not list."""
+        """evalward's directory for working copies, homes and environments: others may pass,
+        not list. With a user switch it is made in `AGENTS_PLACE` (`placed`), never in TMPDIR,
+        which every agent user may write. ConfigError when that place is not safe."""
         if self._shared.root is None:
-            self._shared.root = Path(tempfile.mkdtemp(prefix="evalward-agents-"))
+            where = placed(AGENTS_PLACE) if self.user is not None else None
+            self._shared.root = Path(tempfile.mkdtemp(prefix="evalward-agents-", dir=where))
             self._shared.root.chmod(0o711)
         return self._shared.root
 
@@ -433,6 +445,50 @@ class Sandbox:
             shared.claim.release()
             shared.claim = None
         return left
+
+
+def placed(folder: Path) -> Path:
+    """`folder`, made if it is not there, once it and every folder above it are folders
+    only root (or evalward's own user) may write (`open_above`). ConfigError otherwise."""
+    try:
+        folder.mkdir(mode=0o711)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise ConfigError(
+            f"evalward keeps the agents' working copies, homes and environments in {folder}, "
+            f"and cannot make it: {exc.strerror or exc}"
+        ) from None
+    if (found := open_above(folder)) is not None:
+        raise ConfigError(
+            f"evalward keeps the agents' working copies, homes and environments in {folder}, "
+            f"and {found}: an agent user could put files above the other side's programs. "
+            "Make every folder on the way root's, writable by root alone"
+        )
+    return folder
+
+
+def open_above(folder: Path) -> str | None:
+    """What makes `folder` or a folder above it one that others than root and evalward's own
+    user may write, or None. A program reads files from the folders above where it runs (uv
+    its nearest `uv.toml` and a `pyproject.toml` workspace): one an agent user wrote there
+    would choose what a program of the other side installs and runs."""
+    try:
+        real = folder.resolve(strict=True)
+    except OSError as exc:
+        return f"{folder} cannot be read ({exc.strerror or exc})"
+    for each in (real, *real.parents):
+        info = each.lstat()
+        if (
+            not stat.S_ISDIR(info.st_mode)
+            or info.st_uid not in (0, os.geteuid())
+            or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+        ):
+            return (
+                f"{each} is not a folder only root may write (owner {info.st_uid}, mode "
+                f"{stat.S_IMODE(info.st_mode):o})"
+            )
+    return None
 
 
 def listed_in(spec: AgentSpec) -> frozenset[str]:
