@@ -1,7 +1,8 @@
 """An environment is built from its side's own files and nothing a pull request's program
 left on the machine: a `uv.toml` the head's agent plants where every user may write (the
 machine's temporary folder, and any folder above its HOME that it may write) does not choose the
-packages of the base branch's code scorer that grades the head.
+packages of the base branch's code scorer that grades the head, nor those a later job's base
+restores from the cache.
 
 uv reads its configuration from the nearest `uv.toml` in the folder it runs in or any folder
 above it. evalward builds every environment in a folder whose every ancestor only root may
@@ -10,7 +11,10 @@ action, every user's), and the build holds an empty `uv.toml` of evalward's wher
 ends. Under `baseRuns: whereRead` the base side's code scorer first runs on the head's runs, so
 its environment is built as the base side's user once the head's agent has run. A head whose
 agent regresses plants a `uv.toml` naming a folder of its own wheels: the base's scorer still
-imports the base's package and fails the head.
+imports the base's package and fails the head. An environment whose install a head program
+could have reached is not kept in the cache (`cache-dir`, which actions/cache keeps), so
+another pull request on the same base, whose agent regresses the same way and plants nothing,
+is failed too.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from fakes.github_api import FakeGitHub, FakePull
-from support.actionrun import pull_request_event, run_action
+from support.actionrun import ActionRun, pull_request_event, run_action
 from support.agentenv import PYTHON, needs_root
 from support.gitrepo import GitRepo
 from support.scorerpackages import package_folder, wheel
@@ -120,42 +124,78 @@ def shared() -> Iterator[Path]:
     shutil.rmtree(folder, ignore_errors=True)
 
 
+def base_branch(repo: GitRepo, wheels: Path) -> str:
+    """The clerk and its policy scorer, whose package comes by name from the base's own
+    wheelhouse."""
+    return repo.commit(
+        "a clerk graded by a policy scorer",
+        {
+            ".gitignore": ".evalward/\n",
+            "agents.yaml": SUITE,
+            "agent/clerk.py": BASE_AGENT,
+            "scorers/policy.py": SCORER,
+            "scorers/requirements.txt": f"--no-index\n--find-links {wheels}\npolicykit>=1.0\n",
+        },
+    )
+
+
+def gate(
+    repo: GitRepo, github: FakeGitHub, shared: Path, number: int, base: str, program: str
+) -> ActionRun:
+    """Pull request `number`: a branch from `base` whose clerk runs `program`."""
+    repo.checkout(base)
+    repo.branch(f"feature-{number}")
+    head = repo.commit(
+        "a friendlier clerk", {"agent/clerk.py": program.replace("SHARED", str(shared))}
+    )
+    github.add_pull(FakePull(number=number, head_sha=head, base_sha=base))
+    return run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, number, base, head),
+        env={"OPENAI_API_KEY": "sk-unused-0123456789", "TMPDIR": str(shared)},
+    )
+
+
+def graded(run: ActionRun) -> tuple[str, str]:
+    """The policy scorer's status and message on the head's run."""
+    (head_run,) = [f for f in run.results()["fixtures"] if f["side"] == "head"]
+    (scorer,) = head_run["assertions"]
+    return scorer["status"], scorer["message"]
+
+
 @needs_root
 def test_a_uv_toml_the_head_plants_above_the_builds_does_not_pick_the_base_scorers_packages(
     repo: GitRepo, github: FakeGitHub, package_folder: Path, shared: Path
 ) -> None:
     honest = wheel(package_folder, "policykit", "1.0", HONEST)
-    base = repo.commit(
-        "a clerk graded by a policy scorer",
-        {
-            "agents.yaml": SUITE,
-            "agent/clerk.py": BASE_AGENT,
-            "scorers/policy.py": SCORER,
-            # the package by name, from the base's own wheelhouse
-            "scorers/requirements.txt": (
-                f"--no-index\n--find-links {honest.parent}\npolicykit>=1.0\n"
-            ),
-        },
-    )
-    repo.branch("feature")
-    head = repo.commit(
-        "a friendlier clerk", {"agent/clerk.py": HEAD_AGENT.replace("SHARED", str(shared))}
-    )
-    github.add_pull(FakePull(number=5, head_sha=head, base_sha=base))
+    base = base_branch(repo, honest.parent)
 
-    run = run_action(
-        repo.path,
-        github,
-        pull_request_event(github.repository, 5, base, head),
-        env={"OPENAI_API_KEY": "sk-unused-0123456789", "TMPDIR": str(shared)},
-    )
+    run = gate(repo, github, shared, 5, base, HEAD_AGENT)
 
     planted = shared / "uv.toml"
     assert not planted.exists(), "the head's file is swept at its turn's end"
-    (head_run,) = [f for f in run.results()["fixtures"] if f["side"] == "head"]
-    (scorer,) = head_run["assertions"]
     # The base's scorer grades the head with the base's package, and the head fails it.
-    assert (scorer["status"], scorer["message"]) == ("fail", "policykit 1.0"), run.stdout
+    assert graded(run) == ("fail", "policykit 1.0"), run.stdout
     assert run.returncode == 1, run.stdout + run.stderr
     assert run.outputs["result"] == "fail"
     assert "policykit 9.0" not in json.dumps(run.results())
+
+
+@needs_root
+def test_the_base_environment_a_later_job_restores_holds_nothing_an_earlier_head_planted(
+    repo: GitRepo, github: FakeGitHub, package_folder: Path, shared: Path
+) -> None:
+    honest = wheel(package_folder, "policykit", "1.0", HONEST)
+    base = base_branch(repo, honest.parent)
+    gate(repo, github, shared, 5, base, HEAD_AGENT)  # plants, in a job of its own
+
+    # Another pull request on the same base, the same cache: its clerk regresses and
+    # plants nothing.
+    later = gate(repo, github, shared, 6, base, BASE_AGENT.replace("See our refund policy.", "Ok!"))
+
+    assert graded(later) == ("fail", "policykit 1.0"), later.stdout
+    # What the first job built while the head's programs could reach its install is not kept.
+    assert "(base): restored from the cache" not in later.stdout, later.stdout
+    assert later.returncode == 1, later.stdout + later.stderr
+    assert later.outputs["result"] == "fail"

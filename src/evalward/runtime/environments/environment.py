@@ -17,7 +17,9 @@ builds, so an environment is only as trustworthy as the commit it was built from
 for a pull request's head is never what a base run, another commit or a run on another event
 (a push to main) executes, even where the lock files are the same. It reads nothing an agent
 user wrote above it (its folder is the sandbox's, below folders only root may write;
-runtime/environments/installers.py).
+runtime/environments/installers.py), and one
+whose install a head program could have reached (a base side's built while a head turn was under
+way, any built after a turn that was not clean) is not kept for a later job (`kept_out`).
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ from evalward.runtime.environments.installers import (
     uv_binary,
 )
 from evalward.runtime.isolation.agent_users import AgentUser
+from evalward.runtime.isolation.apart import Apart
 from evalward.runtime.isolation.checkout_copy import copy_side
 from evalward.runtime.isolation.sandbox import COPY_BOUNDS, Packages, open_above
 from evalward.runtime.isolation.sandbox import EnvironmentRequest as EnvironmentRequest
@@ -108,6 +111,8 @@ class EnvironmentStore:
         self.limits = limits or input_limits()
         """The action's inputs: the bounds where the base's definition sets none."""
         self._live: Path | None = None
+        self.apart: Apart | None = None
+        """The sides' turns of the sandbox that holds the store (None: no turns)."""
         self._open = ""
         """Why a folder above `_live` is one others may write ("": none is)."""
         self._ready: dict[str, asyncio.Task[Path]] = {}
@@ -115,17 +120,20 @@ class EnvironmentStore:
         self.built: list[str] = []
         self.restored: list[str] = []
 
-    def attach(self, live: Path, sessions: Sessions | None = None) -> None:
+    def attach(
+        self, live: Path, sessions: Sessions | None = None, apart: Apart | None = None
+    ) -> None:
         """Where environments live while agents run: a folder only evalward writes, under
         folders only root writes (`sandbox.open_above`: an installer reads configuration
         from the folders above it, so none an agent user may write is there, or no
-        environment is built for an agent user); and the sessions of the sandbox's programs,
-        spared when an install's strays are ended."""
+        environment is built for an agent user); the sessions of the sandbox's programs,
+        spared when an install's strays are ended; and the sides' turns (`kept_out`)."""
         live.mkdir(mode=0o711, exist_ok=True)
         live.chmod(0o711)
         self._live = live
         self._open = open_above(live) or ""
         self.sessions = sessions or self.sessions
+        self.apart = apart or self.apart
 
     def limits_of(self, request: EnvironmentRequest) -> EnvironmentLimits:
         if request.limits is not None:
@@ -238,6 +246,7 @@ class EnvironmentStore:
                     f"{time.monotonic() - started:.1f} s"
                 )
                 return target
+        turns = self._turns()
         build = self._scratch(None, "build")
         sealed = build.with_name(f".sealed-{secrets.token_hex(6)}")
         try:
@@ -259,8 +268,32 @@ class EnvironmentStore:
             f"{time.monotonic() - started:.1f} s ({_what(request.spec)})"
         )
         if self.keep and self.cache is not None:
-            await asyncio.to_thread(persist, target, self.cache, key, stop)
+            if why := self.kept_out(request.side, turns):
+                self.log(f"evalward: environment of {request.label}: not kept in the cache ({why})")
+            else:
+                await asyncio.to_thread(persist, target, self.cache, key, stop)
         return target
+
+    def _turns(self) -> tuple[int, bool]:
+        """The head turns taken so far, and whether one is under way."""
+        apart = self.apart
+        return (apart.head_turns, apart.head_open) if apart is not None else (0, False)
+
+    def kept_out(self, side: str, before: tuple[int, bool]) -> str:
+        """Why an environment of `side` whose build began at `before` (`_turns`) is not kept
+        for a later job, or "". Its install read what was on the machine: a base side's
+        built while a head turn was under way could hold what the head's programs planted
+        (an installer's configuration, a package where it looks), and any side's after a turn
+        that was not clean (`Apart.unclean`), what another pull request's did; the key names
+        the side's own files, not that, so a later job would restore it as the side's own."""
+        apart = self.apart
+        if apart is None:
+            return ""
+        if apart.unclean:
+            return f"a turn before its build's end was not clean: {apart.unclean}"
+        if side == "base" and (before[1] or self._turns() != (before[0], False)):
+            return "it was built while the head's programs could run"
+        return ""
 
     async def _end_strays(self, user: AgentUser | None) -> None:
         """Before the seal: every process the installing user still runs is ended, but those

@@ -66,6 +66,9 @@ class Apart:
         self._reasons: set[str] = set()
         self.head_turns = 0
         """The head turns taken so far."""
+        self.head_open = False
+        """Whether a head turn is under way: its programs may run, and what they write where
+        every user may write is there until it ends."""
 
     def track(self, turns: Path | None, log: Callable[[str], None]) -> None:
         """Make the job's cgroup and take part in the machine's turns (`turns`: their folder,
@@ -119,10 +122,13 @@ class Apart:
             await self.clear(side)
             if side != "base":
                 self.head_turns += 1
+                self.head_open = True
             try:
                 yield
             finally:
                 await self.clear(side)
+                if side != "base":  # open still if what it left could not all be removed
+                    self.head_open = False
 
     async def clear(self, side: str) -> None:
         """End every process of the job's agent users and remove what they left in the

@@ -115,7 +115,9 @@ class Environments(Protocol):
     limits: EnvironmentLimits
     """The action's inputs' bounds, for an agent the base lacks."""
 
-    def attach(self, live: Path, sessions: Sessions | None = None) -> None: ...
+    def attach(
+        self, live: Path, sessions: Sessions | None = None, apart: Apart | None = None
+    ) -> None: ...
     def check(self, spec: AgentEnvironment, env: Mapping[str, str]) -> None: ...
     async def provide(self, request: EnvironmentRequest) -> Packages: ...
     def close(self) -> None: ...
@@ -232,7 +234,7 @@ class Sandbox:
 
     def use_environments(self, store: Environments) -> None:
         self._shared.environments = store
-        store.attach(self.root / "environments", self._shared.sessions)
+        store.attach(self.root / "environments", self._shared.sessions, self._apart)
 
     @property
     def sessions(self) -> Sessions:
