@@ -66,6 +66,9 @@ class Apart:
         self._reasons: set[str] = set()
         self.head_turns = 0
         """The head turns taken so far."""
+        self.head_commit = ""
+        """The commit of the head whose turn was taken last: what a head side's programs
+        run for, whatever tree they run from."""
         self.head_open = False
         """Whether a head turn is under way: its programs may run, and what they write where
         every user may write is there until it ends."""
@@ -123,6 +126,7 @@ class Apart:
             if side != "base":
                 self.head_turns += 1
                 self.head_open = True
+                self.head_commit = commit
             try:
                 yield
             finally:

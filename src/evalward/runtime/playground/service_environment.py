@@ -6,7 +6,9 @@ made from (the gate's side). In the action the job's EnvironmentStore
 (runtime/environments/environment.py) builds it as it builds an agent's: as the run side's agent
 user, with no secret, bounded, sealed read-only, kept in the cache under its key; the service and
 its `dump` command then run with its `bin` first on PATH (VIRTUAL_ENV set) and its `node_modules`
-linked beside its `package.json`, never with evalward's own packages. It is built once per side,
+linked beside its `package.json`, never with evalward's own packages. Built for a head's runs it
+is the head user's, whatever tree it comes from, so its key names that head's commit: never
+restored for another pull request. It is built once per side,
 tree and definition, however many runs provision it, and a failed build is each such run's error.
 
 Its bounds are the action's inputs (`environment-timeout-seconds`, `environment-max-size-mb`,
