@@ -8,7 +8,8 @@ Concurrency is bounded three times: once for the whole run (`parallel`), once pe
 (`execution.parallel`, the number of workers that take its runs in turn, never more than the
 run's; an Eval that does not set it is bounded by the run's alone) and once per model
 provider. Runs that get ahead of their scoring (by four traces per run slot) wait for it,
-so unscored traces never pile up in memory. Each fixture run has the Eval's
+so unscored traces never pile up in memory (but the head's runs of the base's fixtures, each
+held, a trace, until their own turn scores them, below). Each fixture run has the Eval's
 `timeoutSeconds`; a run that times out keeps the steps it made and ends with an `error` step.
 Bring-your-own http agents are started on first use and stopped when their side's runs end,
 also when they fail; the model proxy their programs (and command tools) call models through,
@@ -17,6 +18,10 @@ which holds the only copy of the provider keys, once the whole plan has run.
 The sides take turns (`Sandbox.turn`, runtime/isolation/apart.py): every base run, scored,
 before the head's first program starts, so nothing a pull request's program does reaches what
 a base run reads; and each run's programs are ended with it (`Sandbox.begin_run`), escaped or not.
+The head's runs of the base's fixtures whose scoring runs code are scored by the base's scorers
+(`gate_scorers`: code scorers, transforms and their environments' installs, as the base's user)
+once the head's turn has ended, in a base turn of their own (`_gate_turn`): nothing the head's
+programs left is there when a base program reads what it finds.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from evalward.plan.plan import PlannedRun
 from evalward.plan.playgrounds import source_of
 from evalward.plan.run_context import RunContext
 from evalward.providers.base import RunLabels
+from evalward.resources.code_scorer_files import code_sources
 from evalward.resources.conversation import simulator_model
 from evalward.resources.locate import place_of
 from evalward.resources.resource_set import user_files
@@ -130,9 +136,12 @@ class _Run:
         # Code scorers run as each side's agent user, with no secret (`limited_env`).
         self.scorers = {side: self._scorers(side) for side in Side}
         # The head side's scorers of the base branch's fixtures run as the base side's user:
-        # no program of the pull request runs as it, to stop them or plant their packages.
+        # no program of the pull request runs as it, to stop them or plant their packages;
+        # and in a base turn after the head's (`_gate_turn`), to read nothing the head left.
         self.gate_scorers = self._scorers(Side.base)
         self.results: list[FixtureResult | None] = [None] * len(self.plan.runs)
+        self.gate_graded: list[tuple[int, PlannedRun, Trace, PlaygroundRun | None]] = []
+        """The head's runs of the base's fixtures, run and not yet scored (`_gate_turn`)."""
         self.reachable: set[int] = set()
         """The base runs a head program could have reached: a head agent user's process
         was alive as they started or ended, or something a head user wrote was where every
@@ -258,6 +267,8 @@ class _Run:
         for side in SIDES_IN_TURN:
             if any(key[0] is side for key in self.queues):
                 await self._side(side)
+        if self.gate_graded:
+            await self._gate_turn()
         done = [result for result in self.results if result is not None]
         assert len(done) == len(self.results), "every run is scored before the task group ends"
         return done
@@ -283,6 +294,38 @@ class _Run:
                     *(self.runners.pop(key).aclose() for key in ended), return_exceptions=True
                 )
 
+    async def _gate_turn(self) -> None:
+        """Score the head's runs of the base's fixtures with the base's scorers, as the base's
+        user, in a base turn of their own once the head's has ended (`Sandbox.turn`): every
+        head program is gone and what the head's users left where every user may write is
+        removed before a base program (a code scorer, a transform, an install of their
+        packages) runs and reads what it finds."""
+        assert self.sandbox is not None, "held back only with a sandbox"
+        graded, self.gate_graded = self.gate_graded, []
+        base = self.checkouts.get(Side.base)
+        async with self.sandbox.turn(Side.base.value, base.sha if base is not None else ""):
+            try:
+                async with asyncio.TaskGroup() as group:
+                    for index, run, trace, playground in graded:
+                        await self.unscored.acquire()
+                        group.create_task(self._score(index, run, trace, playground))
+            except BaseExceptionGroup as failed:
+                raise failed.exceptions[0] from None
+
+    def _gate_graded(self, run: PlannedRun) -> bool:
+        """Whether the base's scorers score this run (a head run of a base fixture) in a turn
+        of their own where the sides take turns (a user switch): when its scoring runs code (a
+        code scorer, a transform). Scoring that runs no program reads nothing a head program
+        could leave, and needs no turn."""
+        checkout = self.checkouts[run.side]
+        return (
+            run.side is Side.head
+            and run.fixture in checkout.gate_fixtures
+            and self.sandbox is not None
+            and self.sandbox.user is not None
+            and bool(code_sources(checkout.resources.fixtures[run.fixture].resource))
+        )
+
     async def aclose(self) -> None:
         await asyncio.gather(*(r.aclose() for r in self.runners.values()), return_exceptions=True)
         await self.proxy.aclose()
@@ -302,6 +345,9 @@ class _Run:
                 self.results[index] = cached
                 continue
             trace, playground = await self._run_agent(run, index)
+            if self._gate_graded(run):  # scored after the head's turn (`_gate_turn`)
+                self.gate_graded.append((index, run, trace, playground))
+                continue
             await self.unscored.acquire()
             if _cancelling():
                 # The group is stopping: a cancellation that arrived as the run ended may have
