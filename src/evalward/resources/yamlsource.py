@@ -324,15 +324,17 @@ def check_shape(text: str) -> None:
 
 
 def _check_events(text: str, loader: type[yaml.SafeLoader]) -> None:
-    """`check_shape`'s count over the events `loader` parses; YAMLError as the parser raises."""
+    """`check_shape`'s count over the events `loader` parses; YAMLError as the parser raises.
+    Each anchored node's size and height are kept, so that an alias counts as what it stands
+    for: its values against MAX_EXPANDED, its nesting against MAX_DEPTH where it stands."""
     import yaml
 
-    sizes: dict[str, int] = {}
-    stack: list[tuple[str | None, int]] = []
+    sizes: dict[str, tuple[int, int]] = {}
+    stack: list[tuple[str | None, int, int]] = []
     plain = expanded = 0
     for event in yaml.parse(text, Loader=loader):
         if isinstance(event, yaml.AliasEvent):
-            size = sizes.get(str(event.anchor), 1)
+            size, height = sizes.get(str(event.anchor), (1, 0))
             expanded += size
             if expanded > MAX_EXPANDED + plain:
                 raise _invalid(
@@ -340,8 +342,14 @@ def _check_events(text: str, loader: type[yaml.SafeLoader]) -> None:
                     "write the repeated values out, or alias fewer of them",
                     event.start_mark,
                 )
+            if len(stack) + height > MAX_DEPTH:
+                raise _invalid(
+                    f"collections nested more than {MAX_DEPTH} levels deep, through aliases; "
+                    "flatten the document",
+                    event.start_mark,
+                )
         elif isinstance(event, yaml.SequenceStartEvent | yaml.MappingStartEvent):
-            stack.append((event.anchor, 1))
+            stack.append((event.anchor, 1, 1))
             if len(stack) > MAX_DEPTH:
                 raise _invalid(
                     f"collections nested more than {MAX_DEPTH} levels deep; flatten the document",
@@ -349,14 +357,18 @@ def _check_events(text: str, loader: type[yaml.SafeLoader]) -> None:
                 )
             continue
         elif isinstance(event, yaml.SequenceEndEvent | yaml.MappingEndEvent | yaml.ScalarEvent):
-            anchor, size = (event.anchor, 1) if isinstance(event, yaml.ScalarEvent) else stack.pop()
+            if isinstance(event, yaml.ScalarEvent):
+                anchor, size, height = event.anchor, 1, 0
+            else:
+                anchor, size, height = stack.pop()
             plain += 1
             if anchor is not None:
-                sizes[anchor] = size
+                sizes[anchor] = (size, height)
         else:
             continue
         if stack:  # what an alias, a scalar or a closed collection stands for counts in its parent
-            stack[-1] = (stack[-1][0], stack[-1][1] + size)
+            parent, held, tallest = stack[-1]
+            stack[-1] = (parent, held + size, max(tallest, height + 1))
 
 
 def _invalid(problem: str, mark: yaml.Mark | yaml._yaml.Mark | None) -> YamlSyntaxError:
