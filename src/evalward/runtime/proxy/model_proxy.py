@@ -11,9 +11,9 @@ processes as
     ANTHROPIC_BASE_URL=http://127.0.0.1:PORT     ANTHROPIC_API_KEY=<the run's key>
 
 which is where the official SDKs look (and under every other name an SDK reads,
-`runtime.endpoints`). Only the proxy accepts the key, only while its
-run lasts and, where the sandbox tracks the run's processes, only from them
-(`runtime.key_presenter`). Because the key names the run, every call lands in that run's trace
+`runtime.endpoints`). Only the proxy accepts the key, only while its run lasts and, where
+the sandbox tracks the run's processes, only from them (`_refused_presenter`,
+`isolation.key_holders`). Because the key names the run, every call lands in that run's trace
 (`Trace.proxy_calls`), counts against the job's budget and is answered from the response
 cache when it is on (`runtime.proxy_calls`); what the model asked for becomes the run's steps
 (`runtime.observed`). The same server is the run's OpenTelemetry receiver (`runtime.otlp`),
@@ -36,9 +36,9 @@ from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
 from evalward.rundata.spending import Allowance
 from evalward.rundata.trace import Trace
+from evalward.runtime.isolation import socket_holders
 from evalward.runtime.proxy.call_record import ENDPOINT_CHARS, Call, clipped, problem, uncancel
 from evalward.runtime.proxy.grants import KEY_NAMES, KEY_PREFIX, Grant, new_grant
-from evalward.runtime.proxy.key_presenter import refused_presenter
 from evalward.runtime.proxy.proxy_calls import Answerer
 from evalward.runtime.proxy.wire import SERVED, Api, Unnamed, WireRoute, api_of, route_of
 from evalward.runtime.proxy.wire.problems import WireProblem
@@ -183,7 +183,7 @@ class ModelProxy:
                 "evalward's model proxy does not accept this key: use the OPENAI_API_KEY / "
                 "ANTHROPIC_API_KEY evalward gave this run (it is valid only while the run lasts)",
             )
-        stranger = await refused_presenter(grant, request)
+        stranger = await _refused_presenter(grant, request)
         if stranger is not None:
             return problem(shape, WireProblem.unauthorized, stranger)
         endpoint = clipped(f"{request.method} {request.path}", ENDPOINT_CHARS)
@@ -259,3 +259,34 @@ def _presented_key(headers: Mapping[str, str]) -> str:
         scheme, _, token = headers.get("authorization", "").partition(" ")
         key = token.strip() if scheme.lower() == "bearer" else ""
     return key
+
+
+async def _refused_presenter(grant: Grant, request: web.BaseRequest) -> str | None:
+    """Why `request` may not use `grant`'s key (None: it may). A key whose grant names no
+    processes (no sandbox: the command line on a developer's machine) is taken from whoever
+    presents it; otherwise the processes holding the call's connection are looked up (off
+    the event loop: it reads /proc) and the key is refused unless every one is its run's."""
+    if grant.holders is None:
+        return None
+    transport = request.transport
+    peer = transport.get_extra_info("peername") if transport is not None else None
+    local = transport.get_extra_info("sockname") if transport is not None else None
+    found: list[socket_holders.Holder] = []
+    if peer and local:
+        client, server = (str(peer[0]), int(peer[1])), (str(local[0]), int(local[1]))
+        found = await asyncio.to_thread(socket_holders.holders, client, server)
+    why = grant.holders.refusal(found)
+    if why is None:
+        return None
+    labels = grant.labels
+    whose = (
+        f"the run of fixture {labels.fixture!r} (agent {labels.agent!r})"
+        if grant.trace is not None
+        else f"the server of agent {labels.agent!r}"
+    )
+    return (
+        f"evalward's model proxy refused this key: it is the key of {whose}, and {why}. "
+        "A run's calls are made with "
+        "the OPENAI_API_KEY / ANTHROPIC_API_KEY evalward gave that run's own processes (an "
+        "http agent: the request's `modelProxy` key), never with another run's"
+    )
