@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -155,10 +156,14 @@ def assign(
 
 
 def source_of(git: Git, revisions: Revisions) -> dict[str, str]:
-    """The commits a plan is made from, resolved: the head and the base ("" for none)."""
+    """The commits a plan is made from, resolved: the head and the base ("" for none); and
+    the workflow run it is made in, as the runner names it to every job of the run (its
+    attempt left out, so that the merge job alone may be run again)."""
     return {
         "head": git.resolve(revisions.head or "HEAD"),
         "base": git.resolve(revisions.base) if revisions.base else "",
+        "repository": os.environ.get("GITHUB_REPOSITORY", ""),
+        "run": os.environ.get("GITHUB_RUN_ID", ""),
     }
 
 

@@ -166,6 +166,13 @@ def _every_part_once(parts: Sequence[Part], plan: Expected, key: str | None) -> 
                 "sealed with the same `shard-key` as this merge's"
             )
         source = part.source
+        if (source.repository, source.run) != (plan.source["repository"], plan.source["run"]):
+            raise ConfigError(
+                f"{name}: made by workflow run {source.run or 'none'} of "
+                f"{source.repository or 'no repository'}, and this merge is run "
+                f"{plan.source['run'] or 'none'} of {plan.source['repository'] or 'no repository'}"
+                "; merge the parts of this run's shard jobs"
+            )
         if source.model_dump() != plan.source:
             raise ConfigError(
                 f"{name}: holds results for commit {source.head[:12]} (base "

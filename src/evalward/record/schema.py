@@ -248,10 +248,14 @@ class ShardIndex(_Record):
 
 
 class ShardSource(_Record):
-    """The commits the plan was made from: the head, and the base ("" for none)."""
+    """The commits the plan was made from: the head, and the base ("" for none); and the
+    workflow run whose shard jobs made it (its repository and run id, "" outside GitHub
+    Actions): a sealed part of an earlier run of the same commits is never merged."""
 
     head: str
     base: str = ""
+    repository: str = ""
+    run: str = ""
 
 
 class PlanRecord(_Record):
