@@ -139,11 +139,23 @@ def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hun
         where = side.path
         old_content = old.content if old is not None else None
         new_content = new.content if new is not None else None
-        if path == agent.definition and old is not None and new is not None:
+        if old is not None and new is not None and _retargeted_only(before, old, new):
+            # a link now leads to a file the pull request did not change: the change is the
+            # link's, not that file's lines (someone else's); taken back, the base's text
+            hunks.append(_whole(path, text_of(old_content), text_of(new_content)))
+        elif path == agent.definition and old is not None and new is not None:
             hunks += _definition_hunks(where, old_content, new_content, agent.agent)
         else:
             hunks += _file_hunks(where, old_content, new_content)
     return in_diff_order(hunks)
+
+
+def _retargeted_only(before: RepoFiles, old: SideFile, new: SideFile) -> bool:
+    """Whether a name leads to another file on the head, one the base holds unchanged."""
+    if old.path == new.path:
+        return False
+    there = read_side(before, new.path)
+    return there is not None and there.digest == new.digest
 
 
 def in_diff_order(hunks: Iterable[Hunk]) -> tuple[Hunk, ...]:
