@@ -39,6 +39,12 @@ MAX_CELLS = 500_000
 from each query's answer."""
 MAX_ROWS = 100_000
 QUERY_SECONDS = 10.0
+READ_SECONDS = 30.0
+"""The longest reading one database may take, its check and every table together: a schema's
+generated columns and views make each row cost what the pull request likes (a million-long
+`printf` a row), and nothing else bounds the reader's time."""
+PROGRESS_STEPS = 100
+"""SQLite instructions between two looks at the clock: one instruction may be one slow call."""
 _ALLOWED = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION}
 _NOFOLLOW = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
 KNOWN_INLINE_BYTES = 64 * 1024
@@ -207,7 +213,7 @@ def _read_changed(
         connection.execute("PRAGMA query_only = ON")
         handed = True
     except sqlite3.Error as exc:
-        raise live.error(f"its database is corrupt ({exc})") from None
+        raise live.error(_unreadable(exc, f"its database is corrupt ({exc})")) from None
     finally:
         if not handed:  # the queries close it once handed to them
             connection.close()
@@ -358,12 +364,16 @@ def _open_read_only(
         schema = [(str(name), _key(connection, name)) for (name,) in names]
     except sqlite3.Error as exc:
         connection.close()
-        raise live.error(f"its database is corrupt ({exc})") from None
+        raise live.error(_unreadable(exc, f"its database is corrupt ({exc})")) from None
     connection.set_authorizer(_read_only)
     return connection, schema
 
 
 def _bound(connection: sqlite3.Connection, copy: Path | bytes) -> None:
+    """Open `copy` on `connection` within the reader's bounds: attaching nothing, no value
+    longer than MAX_VALUE_BYTES, everything it is asked within READ_SECONDS from now."""
+    deadline = time.monotonic() + READ_SECONDS
+    connection.set_progress_handler(lambda: int(time.monotonic() > deadline), PROGRESS_STEPS)
     if isinstance(copy, bytes) and copy:  # an empty file is an empty database
         connection.deserialize(copy)
     connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
@@ -380,7 +390,7 @@ def _open_known(live: LivePlayground, image: bytes) -> sqlite3.Connection:
         connection.execute("PRAGMA query_only = ON")
     except sqlite3.Error as exc:
         connection.close()
-        raise live.error(f"its database is corrupt ({exc})") from None
+        raise live.error(_unreadable(exc, f"its database is corrupt ({exc})")) from None
     connection.set_authorizer(_read_only)
     return connection
 
@@ -499,8 +509,16 @@ def _table(
             f"its table {name!r} holds a value longer than {MAX_VALUE_BYTES:,} bytes"
         ) from None
     except sqlite3.Error as exc:
-        raise live.error(f"its table {name!r} cannot be read ({exc})") from None
+        raise live.error(_unreadable(exc, f"its table {name!r} cannot be read ({exc})")) from None
     return table
+
+
+def _unreadable(exc: sqlite3.Error, otherwise: str) -> str:
+    """What to say of `exc`: the reader's time ran out (`_bound`'s clock interrupted it), or
+    `otherwise`."""
+    if str(exc) == "interrupted":
+        return f"its database could not be read within {READ_SECONDS:g} s"
+    return otherwise
 
 
 def _json_value(value: Any) -> Any:
@@ -513,7 +531,7 @@ def _query(connection: sqlite3.Connection, query: str) -> QueryAnswer:
     """A state criterion's query, its rows read one at a time within the database's bounds
     (rows, values, a value's length) and QUERY_SECONDS."""
     deadline = time.monotonic() + QUERY_SECONDS
-    connection.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+    connection.set_progress_handler(lambda: int(time.monotonic() > deadline), PROGRESS_STEPS)
     rows: list[tuple[Any, ...]] = []
     cells = 0
     try:
