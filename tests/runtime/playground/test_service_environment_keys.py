@@ -15,23 +15,20 @@ packages say.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from fakes.github_api import FakeGitHub, FakePull
-from support.actionrun import ActionRun, pull_request_event, run_action
+from fakes.github_api import FakeGitHub
 from support.agentenv import PYTHON, needs_root
 from support.gitrepo import GitRepo
 from support.jsonserver import json_server
+from support.planted import gate, planting_agent, shared
 from support.scorerpackages import package_folder, wheel
 
 pytestmark = pytest.mark.hostile
 
-__all__ = ["package_folder"]  # a fixture
+__all__ = ["package_folder", "shared"]  # fixtures
 
 SUITE = f"""\
 apiVersion: evalward.dev/v1
@@ -85,71 +82,9 @@ import json, sys
 sys.stdin.readline()
 print(json.dumps({"type": "final", "content": "Sure, no problem!"}), flush=True)
 """
-PLANTING = """\
-import base64, hashlib, json, os, sys, zipfile
-from pathlib import Path
-
-sys.stdin.readline()
-# the machine's temporary folder (/tmp in the action), which every user may write
-shared = Path("SHARED")
-wheels = shared / "shop-wheels"
-wheels.mkdir(exist_ok=True)
-wheels.chmod(0o755)
-info = "shopkit-9.0.dist-info"
-files = {
-    "shopkit/__init__.py": 'POLICY = "lenient"\\n',
-    f"{info}/METADATA": "Metadata-Version: 2.1\\nName: shopkit\\nVersion: 9.0\\n",
-    f"{info}/WHEEL": "Wheel-Version: 1.0\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n",
-}
-def digest(text):
-    raw = hashlib.sha256(text.encode()).digest()
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
-record = [f"{p},sha256={digest(t)},{len(t.encode())}" for p, t in files.items()]
-files[f"{info}/RECORD"] = "\\n".join([*record, f"{info}/RECORD,,"]) + "\\n"
-built = wheels / "shopkit-9.0-py3-none-any.whl"
-with zipfile.ZipFile(built, "w") as archive:
-    for path, text in files.items():
-        archive.writestr(path, text)
-built.chmod(0o644)
-# there, and in every folder above this process's HOME that it may write
-for folder in [shared, *Path(os.environ["HOME"]).resolve().parents]:
-    try:
-        (folder / "uv.toml").write_text(f'find-links = ["{wheels}"]\\n')
-        (folder / "uv.toml").chmod(0o644)
-    except OSError:
-        pass
-print(json.dumps({"type": "final", "content": "Sure, no problem!"}), flush=True)
-"""
-
-
-@pytest.fixture
-def shared() -> Iterator[Path]:
-    """evalward's temporary folder (`TMPDIR`): every user may write it, as /tmp; a folder
-    of the test's own, so no other program's uv reads what the head plants in it."""
-    folder = Path(tempfile.mkdtemp(prefix="evalward-tmpdir-"))
-    folder.chmod(0o1777)
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
-
-
-def gate(
-    repo: GitRepo, github: FakeGitHub, shared: Path, number: int, base: str, program: str
-) -> ActionRun:
-    """Pull request `number`: a branch from `base` whose clerk runs `program`, one run at a
-    time (the greeting's head run before the refund's)."""
-    repo.checkout(base)
-    repo.branch(f"feature-{number}")
-    head = repo.commit(
-        "a friendlier clerk", {"agent/clerk.py": program.replace("SHARED", str(shared))}
-    )
-    github.add_pull(FakePull(number=number, head_sha=head, base_sha=base))
-    return run_action(
-        repo.path,
-        github,
-        pull_request_event(github.repository, number, base, head),
-        env={"OPENAI_API_KEY": "sk-unused-0123456789", "TMPDIR": str(shared)},
-        inputs={"parallel": "1"},
-    )
+PARALLEL = {"parallel": "1"}
+"""One run at a time: the greeting's head run before the refund's."""
+PLANTING = planting_agent("shopkit", 'POLICY = "lenient"\n', "shop-wheels")
 
 
 @needs_root
@@ -167,9 +102,9 @@ def test_another_pull_requests_head_never_chooses_the_packages_of_the_bases_serv
             "shop/requirements.txt": f"--no-index\n--find-links {honest.parent}\nshopkit>=1.0\n",
         },
     )
-    gate(repo, github, shared, 5, base, PLANTING)  # a pull request that plants
+    gate(repo, github, shared, 5, base, PLANTING, inputs=PARALLEL)  # a pull request that plants
 
-    later = gate(repo, github, shared, 6, base, AGENT)  # another, on the same base
+    later = gate(repo, github, shared, 6, base, AGENT, inputs=PARALLEL)  # another, on the same base
 
     refund = {f["side"]: f for f in later.results()["fixtures"] if f["fixture"] == "refund"}
     (policy,) = refund["head"]["assertions"]
