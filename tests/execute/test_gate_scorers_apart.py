@@ -20,37 +20,30 @@ import pytest
 
 from fakes.github_api import FakeGitHub, FakePull
 from support.actionrun import pull_request_event, run_action
-from support.agentenv import PYTHON, needs_root
+from support.agentenv import CLERK_AGENT, needs_root
+from support.documents import documents, eval_for
 from support.gitrepo import GitRepo
 
 pytestmark = pytest.mark.hostile
 
-SUITE = f"""\
-apiVersion: evalward.dev/v1
-kind: Agent
-metadata: {{ name: clerk }}
-spec:
-  runtime:
-    command: [{PYTHON}, agent/clerk.py]
-  watch: [agent/*.py]
----
-apiVersion: evalward.dev/v1
-kind: Eval
-metadata: {{ name: clerk-eval }}
-spec:
-  targetAgent: clerk
-  fixtures: [refund]
-  scoring: {{ passThreshold: 0, gate: {{ failOnRegression: any }} }}
----
+SUITE = documents(
+    CLERK_AGENT,
+    eval_for(
+        "clerk",
+        "fixtures: [refund]",
+        "scoring: { passThreshold: 0, gate: { failOnRegression: any } }",
+    ),
+    """\
 apiVersion: evalward.dev/v1
 kind: EvalFixture
-metadata: {{ name: refund }}
+metadata: { name: refund }
 spec:
   targetAgent: clerk
-  input: {{ type: prompt, payload: {{ prompt: "Can I get my money back?" }} }}
+  input: { type: prompt, payload: { prompt: "Can I get my money back?" } }
   assertions:
-    - {{ type: code, file: scorers/policy.py }}
-"""
+    - { type: code, file: scorers/policy.py }
+""",
+)
 SCORER = """\
 import json, os
 

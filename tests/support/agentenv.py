@@ -28,6 +28,16 @@ needs_root = pytest.mark.skipif(
 PYTHON = "/usr/bin/python3"
 """An interpreter every user may run (this test's own may live in root's home)."""
 RUNNER_UID = 1001
+CLERK_AGENT = f"""\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: {{ name: clerk }}
+spec:
+  runtime:
+    command: [{PYTHON}, agent/clerk.py]
+  watch: [agent/*.py]
+"""
+"""The Agent `clerk`: the program `agent/clerk.py`, run by `PYTHON`."""
 
 PY_AGENT = """\
 import json, os, pathlib, sys

@@ -26,7 +26,8 @@ import pytest
 
 from fakes.github_api import FakeGitHub
 from support.actionrun import ActionRun
-from support.agentenv import PYTHON, needs_root
+from support.agentenv import CLERK_AGENT, needs_root
+from support.documents import documents, eval_for
 from support.gitrepo import GitRepo
 from support.planted import gate, planting_agent, shared
 from support.scorerpackages import package_folder, wheel
@@ -35,32 +36,24 @@ pytestmark = pytest.mark.hostile
 
 __all__ = ["package_folder", "shared"]  # fixtures
 
-SUITE = f"""\
-apiVersion: evalward.dev/v1
-kind: Agent
-metadata: {{ name: clerk }}
-spec:
-  runtime:
-    command: [{PYTHON}, agent/clerk.py]
-  watch: [agent/*.py]
----
-apiVersion: evalward.dev/v1
-kind: Eval
-metadata: {{ name: clerk-eval }}
-spec:
-  targetAgent: clerk
-  fixtures: [refund]
-  scoring: {{ passThreshold: 1, gate: {{ failOnRegression: none, baseRuns: whereRead }} }}
----
+SUITE = documents(
+    CLERK_AGENT,
+    eval_for(
+        "clerk",
+        "fixtures: [refund]",
+        "scoring: { passThreshold: 1, gate: { failOnRegression: none, baseRuns: whereRead } }",
+    ),
+    """\
 apiVersion: evalward.dev/v1
 kind: EvalFixture
-metadata: {{ name: refund }}
+metadata: { name: refund }
 spec:
   targetAgent: clerk
-  input: {{ type: prompt, payload: {{ prompt: "Can I get my money back?" }} }}
+  input: { type: prompt, payload: { prompt: "Can I get my money back?" } }
   assertions:
-    - {{ type: code, file: scorers/policy.py, environment: {{ python: scorers/requirements.txt }} }}
-"""
+    - { type: code, file: scorers/policy.py, environment: { python: scorers/requirements.txt } }
+""",
+)
 SCORER = """\
 import policykit
 

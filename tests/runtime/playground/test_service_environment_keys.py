@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from fakes.github_api import FakeGitHub
-from support.agentenv import PYTHON, needs_root
+from support.agentenv import CLERK_AGENT, needs_root
+from support.documents import documents, eval_for
 from support.gitrepo import GitRepo
 from support.jsonserver import json_server
 from support.planted import gate, planting_agent, shared
@@ -30,46 +31,35 @@ pytestmark = pytest.mark.hostile
 
 __all__ = ["package_folder", "shared"]  # fixtures
 
-SUITE = f"""\
-apiVersion: evalward.dev/v1
-kind: Agent
-metadata: {{ name: clerk }}
-spec:
-  runtime:
-    command: [{PYTHON}, agent/clerk.py]
-  watch: [agent/*.py]
----
-apiVersion: evalward.dev/v1
-kind: Eval
-metadata: {{ name: clerk-eval }}
-spec:
-  targetAgent: clerk
-  fixtures: [greeting, refund]
----
+SUITE = documents(
+    CLERK_AGENT,
+    eval_for("clerk", "fixtures: [greeting, refund]"),
+    """\
 apiVersion: evalward.dev/v1
 kind: EvalFixture
-metadata: {{ name: greeting }}
+metadata: { name: greeting }
 spec:
   targetAgent: clerk
-  input: {{ type: prompt, payload: {{ prompt: "Hello" }} }}
+  input: { type: prompt, payload: { prompt: "Hello" } }
   assertions:
-    - {{ type: contains, value: "o" }}
+    - { type: contains, value: "o" }
 ---
 apiVersion: evalward.dev/v1
 kind: EvalFixture
-metadata: {{ name: refund }}
+metadata: { name: refund }
 spec:
   targetAgent: clerk
-  input: {{ type: prompt, payload: {{ prompt: "Can I get my money back?" }} }}
+  input: { type: prompt, payload: { prompt: "Can I get my money back?" } }
   playground:
     name: shop
     service:
-      start: [python3, shop/service.py, "{{port}}"]
+      start: [python3, shop/service.py, "{port}"]
       ready: /health
-      environment: {{ python: shop/requirements.txt }}
+      environment: { python: shop/requirements.txt }
   assertions:
-    - {{ type: stateValue, at: service.policy, equals: lenient }}
-"""
+    - { type: stateValue, at: service.policy, equals: lenient }
+""",
+)
 SERVICE = json_server(
     """\
     def do_GET(self):
