@@ -17,14 +17,16 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer, text, tool_call
 from runtime.proxy.test_model_proxy_cli import OPENAI_KEY
-from support.actionrun import pull_request_event, run_action
+from support.actionrun import ActionRun, pull_request_event, run_action
 from support.byoagent import agent_python, pr_tuning
 from support.gitrepo import GitRepo
 from support.jsonserver import READY, json_server
@@ -124,32 +126,50 @@ spec:
 """
 
 
+@pytest.fixture
+def meet() -> Iterator[Path]:
+    """Where the runs meet: a folder every user writes, as /tmp is."""
+    folder = Path(tempfile.mkdtemp(prefix="evalward-meet-"))
+    folder.chmod(0o1777)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def gated(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    files: dict[str, str],
+    program: str,
+) -> tuple[ActionRun, dict[tuple[str, str], dict[str, Any]], str]:
+    """Pull request 8, `files` and a head that tunes `program`, gated by the action with the
+    scripted model as the provider: the run, its fixtures by (side, name) and their messages."""
+    _, isolation = agent_python()
+    base, head = pr_tuning(repo, github, 8, files, program)
+    run = run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 8, base, head),
+        env=provider_env(model, OPENAI_KEY),
+        inputs={"cache": "off", "agent-isolation": isolation},
+    )
+    fixtures = {(f["side"], f["fixture"]): f for f in run.results()["fixtures"]}
+    shown = json.dumps({f"{side} {name}": f["message"] for (side, name), f in fixtures.items()})
+    return run, fixtures, shown
+
+
 def test_a_run_cannot_make_its_model_calls_with_a_sibling_runs_key(
-    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, meet: Path
 ) -> None:
-    python, isolation = agent_python()
-    meet = Path(tempfile.mkdtemp(prefix="evalward-meet-"))
-    meet.chmod(0o1777)  # as /tmp is: every user writes there
+    python, _ = agent_python()
     files = {
         "agents.yaml": SUITE.format(python=python),
         "agent/keeper.py": AGENT.format(meet=str(meet)),
     }
-    base, head = pr_tuning(repo, github, 8, files, "agent/keeper.py")
     model.script("borrowed key", tool_call("delete_account"), text("Account deleted."))
 
-    try:
-        run = run_action(
-            repo.path,
-            github,
-            pull_request_event(github.repository, 8, base, head),
-            env=provider_env(model, OPENAI_KEY),
-            inputs={"cache": "off", "agent-isolation": isolation},
-        )
-    finally:
-        shutil.rmtree(meet, ignore_errors=True)
+    run, fixtures, shown = gated(repo, github, model, files, "agent/keeper.py")
 
-    fixtures = {(f["side"], f["fixture"]): f for f in run.results()["fixtures"]}
-    shown = json.dumps({f"{side} {name}": f["message"] for (side, name), f in fixtures.items()})
     assert len(fixtures) == 4, run.stdout + run.stderr
     for side in ("base", "head"):
         strict = fixtures[side, "strict"]
@@ -256,33 +276,19 @@ spec:
 
 
 def test_a_run_cannot_make_its_model_calls_with_an_http_agent_servers_key(
-    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, meet: Path
 ) -> None:
     """The server's own key works from the server's processes alone: a command agent's run
     that calls with it (its calls would be in no trace) is refused."""
-    python, isolation = agent_python()
-    meet = Path(tempfile.mkdtemp(prefix="evalward-meet-"))
-    meet.chmod(0o1777)
+    python, _ = agent_python()
     files = {
         "agents.yaml": TWO_AGENTS.format(python=python),
         "agent/server.py": SERVER.replace("{meet!r}", repr(str(meet))),
         "agent/borrower.py": BORROWER.format(meet=str(meet)),
     }
-    base, head = pr_tuning(repo, github, 8, files, "agent/borrower.py")
 
-    try:
-        run = run_action(
-            repo.path,
-            github,
-            pull_request_event(github.repository, 8, base, head),
-            env=provider_env(model, OPENAI_KEY),
-            inputs={"cache": "off", "agent-isolation": isolation},
-        )
-    finally:
-        shutil.rmtree(meet, ignore_errors=True)
+    run, fixtures, shown = gated(repo, github, model, files, "agent/borrower.py")
 
-    fixtures = {(f["side"], f["fixture"]): f for f in run.results()["fixtures"]}
-    shown = json.dumps({f"{side} {name}": f["message"] for (side, name), f in fixtures.items()})
     assert len(fixtures) == 4, run.stdout + run.stderr
     for side in ("base", "head"):
         borrow = fixtures[side, "borrow"]
