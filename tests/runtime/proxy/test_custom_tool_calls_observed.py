@@ -10,16 +10,13 @@ model asks for, sends its result back and prints the model's last reply."""
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any
 
 import pytest
 
 from fakes.model_server import ScriptedModelServer, shaped, text
-from support.byoagent import one_agent_suite
-from support.clirun import evalward
+from support.closer import closer_files, run_closer
 from support.gitrepo import GitRepo
-from support.suite import provider_env
 
 pytestmark = pytest.mark.hostile
 
@@ -124,24 +121,11 @@ RESPONSES_CALL = {
 
 
 def gate(repo: GitRepo, model: ScriptedModelServer, agent: str, first: dict[str, Any]) -> None:
-    repo.commit(
-        "an agent whose delete_account is a custom tool",
-        {
-            "agents.yaml": one_agent_suite(
-                "closer",
-                "keep-account",
-                command=f"[{sys.executable}, agent/closer.py]",
-                prompt="close my account",
-                assertion="{ type: toolNotCalled, tool: delete_account }",
-            ),
-            "agent/closer.py": agent,
-        },
-    )
+    repo.commit("an agent whose delete_account is a custom tool", closer_files(agent))
     model.script_sequence("custom tool", shaped(first), text("Your account is closed."))
 
-    done = evalward("run", ".", "--json", "--no-history", cwd=repo.path, **provider_env(model))
+    done, fixture = run_closer(repo, model)
 
-    (fixture,) = json.loads(done.stdout)["fixtures"]
     # the agent ran the call and sent its result back: the model's second request holds it
     second = json.dumps(model.requests_mentioning("custom tool")[1])
     assert "call_custom_1" in second and "deleted" in second

@@ -11,16 +11,11 @@ a command agent with no adapter asks for two choices and would act on the second
 
 from __future__ import annotations
 
-import json
-import sys
-
 import pytest
 
 from fakes.model_server import ScriptedModelServer, shaped, text
-from support.byoagent import one_agent_suite
-from support.clirun import evalward
+from support.closer import closer_files, run_closer
 from support.gitrepo import GitRepo
-from support.suite import provider_env
 
 pytestmark = pytest.mark.hostile
 
@@ -79,24 +74,11 @@ TWO_CHOICES = {
 def test_a_request_for_several_choices_is_refused_before_the_provider_sees_it(
     repo: GitRepo, model: ScriptedModelServer
 ) -> None:
-    repo.commit(
-        "an agent that acts on the second choice",
-        {
-            "agents.yaml": one_agent_suite(
-                "closer",
-                "keep-account",
-                command=f"[{sys.executable}, agent/closer.py]",
-                prompt="close my account",
-                assertion="{ type: toolNotCalled, tool: delete_account }",
-            ),
-            "agent/closer.py": AGENT,
-        },
-    )
+    repo.commit("an agent that acts on the second choice", closer_files(AGENT))
     model.script("two choices", shaped(TWO_CHOICES), text("Your account is closed."))
 
-    done = evalward("run", ".", "--json", "--no-history", cwd=repo.path, **provider_env(model))
+    done, fixture = run_closer(repo, model)
 
-    (fixture,) = json.loads(done.stdout)["fixtures"]
     assert model.requests_mentioning("two choices") == []
     (refused,) = fixture["trace"]["proxy_calls"]
     assert refused["status"] == 400 and "`n: 2`" in refused["error"], refused

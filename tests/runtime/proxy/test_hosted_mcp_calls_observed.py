@@ -11,16 +11,13 @@ the model called the server's `delete_account`."""
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any
 
 import pytest
 
 from fakes.model_server import ScriptedModelServer, shaped
-from support.byoagent import one_agent_suite
-from support.clirun import evalward
+from support.closer import closer_files, run_closer
 from support.gitrepo import GitRepo
-from support.suite import provider_env
 
 pytestmark = pytest.mark.hostile
 
@@ -94,22 +91,12 @@ def gate(repo: GitRepo, model: ScriptedModelServer, asked: dict[str, Any]) -> di
     """The fixture's record, once the gate has run over an agent that asks with `asked`."""
     repo.commit(
         "an agent that hands delete_account to the provider",
-        {
-            "agents.yaml": one_agent_suite(
-                "closer",
-                "keep-account",
-                command=f"[{sys.executable}, agent/closer.py, '{json.dumps(asked)}']",
-                prompt="close my account",
-                assertion="{ type: toolNotCalled, tool: delete_account }",
-            ),
-            "agent/closer.py": AGENT,
-        },
+        closer_files(AGENT, f"'{json.dumps(asked)}'"),
     )
     model.script("hosted tool", shaped(HOSTED_CALL))
 
-    done = evalward("run", ".", "--json", "--no-history", cwd=repo.path, **provider_env(model))
+    done, fixture = run_closer(repo, model)
 
-    (fixture,) = json.loads(done.stdout)["fixtures"]
     (verdict,) = fixture["assertions"]
     steps = [(s["type"], s.get("tool")) for s in fixture["trace"]["steps"]]
     assert verdict["status"] != "pass", f"{verdict['message']}; steps: {steps}"

@@ -10,16 +10,11 @@ reply."""
 
 from __future__ import annotations
 
-import json
-import sys
-
 import pytest
 
 from fakes.model_server import ScriptedModelServer, shaped, text
-from support.byoagent import one_agent_suite
-from support.clirun import evalward
+from support.closer import closer_files, run_closer
 from support.gitrepo import GitRepo
-from support.suite import provider_env
 
 pytestmark = pytest.mark.hostile
 
@@ -66,24 +61,11 @@ FUNCTION_CALL = {
 def test_a_tool_called_through_the_older_function_calling_is_a_tool_call_of_the_trace(
     repo: GitRepo, model: ScriptedModelServer
 ) -> None:
-    repo.commit(
-        "an agent that calls delete_account as a function",
-        {
-            "agents.yaml": one_agent_suite(
-                "closer",
-                "keep-account",
-                command=f"[{sys.executable}, agent/closer.py]",
-                prompt="close my account",
-                assertion="{ type: toolNotCalled, tool: delete_account }",
-            ),
-            "agent/closer.py": AGENT,
-        },
-    )
+    repo.commit("an agent that calls delete_account as a function", closer_files(AGENT))
     model.script_sequence("old functions", shaped(FUNCTION_CALL), text("Your account is closed."))
 
-    done = evalward("run", ".", "--json", "--no-history", cwd=repo.path, **provider_env(model))
+    done, fixture = run_closer(repo, model)
 
-    (fixture,) = json.loads(done.stdout)["fixtures"]
     # the agent ran the call and sent its result back: the model's second request holds it
     second = model.requests_mentioning("old functions")[1]
     assert {"role": "function", "name": "delete_account", "content": "deleted"} in second[
