@@ -12,43 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from action.test_gate_evasion import gate
+from action.test_gate_evasion import ANSWER_READER, WATCHING, gate
 from fakes.github_api import FakeGitHub, FakePull
 from support.gitrepo import GitRepo
 
 pytestmark = pytest.mark.hostile
 
-AGENT = """\
-apiVersion: evalward.dev/v1
-kind: Agent
-metadata: {{ name: reader }}
-spec:
-  runtime:
-    command: [{python}, agent/reader.py]
-  watch: ["agent/**"]
----
-apiVersion: evalward.dev/v1
-kind: Eval
-metadata: {{ name: reader-eval }}
-spec:
-  targetAgent: reader
-  fixtures: [reads]
----
-apiVersion: evalward.dev/v1
-kind: EvalFixture
-metadata: {{ name: reads }}
-spec:
-  targetAgent: reader
-  input: {{ type: prompt, payload: {{ prompt: go }} }}
-  assertions:
-    - {{ type: contains, value: GOOD }}
-"""
-READER = """\
-import json, pathlib, sys
-sys.stdin.readline()
-said = pathlib.Path("agent/answer.txt").read_text().strip()
-print(json.dumps({"type": "final", "content": said}), flush=True)
-"""
 ISOLATION = {"agent-isolation": "off"}  # the reader runs this interpreter
 
 
@@ -66,8 +35,8 @@ def test_a_link_out_of_the_repository_pointed_elsewhere_is_run_not_served_the_ba
     (outside / "bad.txt").write_text("BAD\n")
     repo.write(
         {
-            "agents.yaml": AGENT.format(python=json.dumps(sys.executable)),
-            "agent/reader.py": READER,
+            "agents.yaml": WATCHING.format(python=json.dumps(sys.executable)),
+            "agent/reader.py": ANSWER_READER,
             ".gitignore": ".evalward/\n",
         }
     )
