@@ -27,9 +27,8 @@ from fakes.http import Response
 from fakes.model_script import text
 from fakes.model_server import ScriptedModelServer
 from support.actionrun import ActionRun, pull_request_event, run_action
-from support.documents import documents
 from support.gitrepo import GitRepo
-from support.greeter import greeter_agent, greeter_eval, greeting_fixture
+from support.greeter import model_change
 from support.suite import provider_env
 
 pytestmark = pytest.mark.hostile
@@ -163,13 +162,7 @@ def model() -> Iterator[ScriptedModelServer]:
 def change(tmp_path_factory: pytest.TempPathFactory) -> Change:
     """A pull request whose head greets badly: its gate fails, unless the bypass is honoured."""
     repo = GitRepo(tmp_path_factory.mktemp("answers") / "repo")
-    agent = greeter_agent("openai/%s")
-    suite = documents(greeter_eval(), greeting_fixture("{ type: contains, value: Hello }"))
-    base = repo.commit(
-        "a greeter", {"agents/greeter.yaml": agent % "gpt-4.1-mini", "evals/greeter.yaml": suite}
-    )
-    repo.branch("feature")
-    head = repo.commit("another model", {"agents/greeter.yaml": agent % "gpt-4.1"})
+    base, head = model_change(repo)
     return Change(repo, base, head)
 
 

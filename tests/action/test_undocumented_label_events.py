@@ -14,9 +14,8 @@ from fakes.http import Response
 from fakes.model_script import text
 from fakes.model_server import ScriptedModelServer
 from support.actionrun import pull_request_event, run_action
-from support.documents import documents
 from support.gitrepo import GitRepo
-from support.greeter import greeter_agent, greeter_eval, greeting_fixture
+from support.greeter import model_change
 from support.suite import provider_env
 
 pytestmark = pytest.mark.hostile
@@ -27,13 +26,7 @@ MAINTAINER = "maintainer"
 
 def labelled_change(tmp_path: Path, github: FakeGitHub) -> tuple[GitRepo, str, str]:
     repo = GitRepo(tmp_path / "repo")
-    agent = greeter_agent("openai/%s")
-    suite = documents(greeter_eval(), greeting_fixture("{ type: contains, value: Hello }"))
-    base = repo.commit(
-        "a greeter", {"agents/greeter.yaml": agent % "gpt-4.1-mini", "evals/greeter.yaml": suite}
-    )
-    repo.branch("feature")
-    head = repo.commit("another model", {"agents/greeter.yaml": agent % "gpt-4.1"})
+    base, head = model_change(repo)
     github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
     github.permissions[MAINTAINER] = "admin"
     github.add_label(7, LABEL, MAINTAINER)

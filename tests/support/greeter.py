@@ -3,7 +3,8 @@ each part built apart so a test can vary the model, the Eval's settings or the a
 
 from __future__ import annotations
 
-from support.documents import by_label, eval_for
+from support.documents import by_label, documents, eval_for
+from support.gitrepo import GitRepo
 
 
 def greeter_agent(models: str, system: str = "Greet.") -> str:
@@ -37,3 +38,17 @@ spec:
   input: {{ type: prompt, payload: {{ prompt: "Hi!" }} }}
   assertions:
 {items}"""
+
+
+def model_change(repo: GitRepo) -> tuple[str, str]:
+    """Commit to `repo` the greeter on `openai/gpt-4.1-mini`, its greeting passing when the
+    answer holds "Hello", then on a branch `feature` a head moving it to `openai/gpt-4.1`:
+    (base, head)."""
+    agent = greeter_agent("openai/%s")
+    suite = documents(greeter_eval(), greeting_fixture("{ type: contains, value: Hello }"))
+    base = repo.commit(
+        "a greeter", {"agents/greeter.yaml": agent % "gpt-4.1-mini", "evals/greeter.yaml": suite}
+    )
+    repo.branch("feature")
+    head = repo.commit("another model", {"agents/greeter.yaml": agent % "gpt-4.1"})
+    return base, head
