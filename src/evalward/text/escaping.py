@@ -4,8 +4,9 @@ The comment is shown in two places, each with its own pair of escapes (a `Sink`)
 
 - `GITHUB`: markdown that GitHub renders (the PR comment, the job summary, comment.md).
   Agent output must not ping people, inject HTML, close our `<details>`, forge links, or fake
-  evalward's own sections. Inline text is HTML-escaped and has markdown syntax, autolinks and
-  @mentions neutralised; blocks go into a code fence longer than any backtick run inside them.
+  evalward's own sections. Inline text is HTML-escaped and has markdown syntax, autolinks
+  (every `://` and `www.`, whatever precedes it) and every `@` neutralised; blocks go into a
+  code fence longer than any backtick run inside them.
 - `TERMINAL`: the same markdown printed as text by the command line. Nothing renders it, so
   nothing is a link or a mention and a URL must survive being copied: text stays as it is,
   but for `|` (which would shift a table's columns) and control characters (an escape
@@ -42,8 +43,10 @@ _REFERENCE = re.compile(r"(?i)(?:#|\bGH-)(?=[0-9])")
 event on it: `#123`, `GH-123`, `owner/repo#123`; a zero-width space before the number keeps
 the text and breaks the reference."""
 _ZERO_WIDTH = "\u200b"
-_AUTOLINK = re.compile(r"(?i)\b(?:https?|ftp)://|\bwww\.")
-"""What GitHub turns into a link by itself; a zero-width space before its last character
+_AUTOLINK = re.compile(r"(?i)://|www\.")
+"""What GitHub turns into a link by itself (`https://…`, `ftp://…`, `www.…`), wherever it
+stands: github.com's parser links an address glued to a digit or `_` (`2https://…`,
+`my_www.…`), so no word boundary is asked for. A zero-width space before its last character
 keeps the text readable and unlinked."""
 _BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -86,7 +89,9 @@ def inline(text: object, limit: int = 300) -> str:
     value = _MD_SPECIAL.sub(r"\\\1", value)
     value = _AUTOLINK.sub(lambda m: m[0][:-1] + _ZERO_WIDTH + m[0][-1], value)
     value = _REFERENCE.sub(lambda m: m[0] + _ZERO_WIDTH, value)
-    return unmention(value)
+    # every `@`: before a letter it is a mention, and GitHub links `name@domain` whatever the
+    # domain starts with (`billing@_evil.example`)
+    return value.replace("@", "@" + _ZERO_WIDTH)
 
 
 def block(text: object, limit: int = 4000) -> str:

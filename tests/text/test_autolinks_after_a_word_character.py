@@ -1,0 +1,77 @@
+"""Agent text never becomes a live link in evalward's comment, whatever character comes
+before the address.
+
+GitHub links a bare address by itself (its autolink extension of CommonMark): `https://…`,
+`ftp://…`, `www.…` and `name@domain`. The spec allows such a link after whitespace or any of
+`*`, `_`, `~`, `(`, and github.com's parser (cmark-gfm) also links `https://…` glued to digits
+or `_` (it rewinds over letters only to find the scheme). A link to an issue's address is also
+a cross-reference on that issue ("mentioned this"), wherever it is. Agent text quoted by the
+judge (its cited quote is taken from the agent's trace) is shown outside any code block, so
+each of these must reach the comment broken, as `https://evil…` alone is.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from action.test_secrets_and_injection import judged_greeting, outside_code
+from fakes.github_api import FakeGitHub
+from fakes.model_server import ScriptedModelServer, text
+from support.actionrun import pull_request_event, run_action
+from support.gitrepo import GitRepo
+from support.suite import provider_env
+
+pytestmark = pytest.mark.hostile
+
+LINKS = (
+    "see_https://evil.example/phish and 2https://evil.example/pay or my_www.evil.example/win "
+    "and mail me at billing@_evil.example, fixed in "
+    "x_https://github.com/acme/widgets/issues/3"
+)
+LIVE = {
+    "_https://evil.example/phish": r"(?:https?|ftp)://evil\.example/phish",
+    "2https://evil.example/pay": r"(?:https?|ftp)://evil\.example/pay",
+    "_www.evil.example/win": r"www\.evil\.example",
+    "billing@_evil.example": r"billing@\\?_evil\.example",
+    "_https://github.com/…/issues/3": r"https://github\.com/acme/widgets/issues/3",
+}
+"""Each address as GitHub's parser links it (checked with cmark-gfm, the parser github.com
+renders comments with): not broken by a zero-width space inside its scheme, `www.` or `@`."""
+
+
+def test_agent_text_quoted_by_the_judge_is_no_live_link_after_an_underscore_or_a_digit(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    base, head = judged_greeting(repo, github)
+    verdict = {
+        "score": 0.2,
+        "confidence": 0.9,
+        "summary": f"The agent wrote: {LINKS}",
+        "violations": [
+            {"rule": "stay on topic", "severity": "high", "evidence_step": 1, "quote": LINKS}
+        ],
+        "what_would_raise_score": LINKS,
+    }
+    model.script(lambda b: "EVALWARD-DATA" in json.dumps(b), text(json.dumps(verdict)))
+    model.script(lambda b: True, text(f"Hello! {LINKS}"))
+
+    run = run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, head),
+        env=provider_env(model),
+        inputs={"gate-config": "head", "cache": "off"},
+    )
+
+    assert run.returncode == 1, run.stderr
+    assert model.requests_mentioning("EVALWARD-DATA"), "the judge never ran"
+    body = github.comments_on(7)[0]["body"]
+    assert "Judge score 0.20" in body and "evil" in body, "the verdict is shown"
+    markup = outside_code(body)
+    live = {name: m for name, pattern in LIVE.items() if (m := re.search(pattern, markup))}
+    assert not live, "agent text is a live link in the comment: " + "; ".join(
+        f"{name} as {markup[max(0, m.start() - 12) : m.end()]!r}" for name, m in live.items()
+    )
