@@ -59,7 +59,12 @@ def main(argv: list[str] | None = None, host: Host | None = None) -> int:
             "please report it with the details below.",
             host,
         )
-        print(host.redactor()(traceback.format_exc(limit=-8)), end="", file=sys.stderr)
+        trace = host.redactor()(traceback.format_exc(limit=-8))
+        if host.env.get("GITHUB_ACTIONS") == "true":  # it quotes the error: no runner command
+            from evalward.text.escaping import log_text
+
+            trace = log_text(trace) + "\n"
+        print(trace, end="", file=sys.stderr)
         return EXIT_BUG
 
 

@@ -90,3 +90,13 @@ def test_report_html_shows_bidi_controls_by_name() -> None:
     )
     assert RLO not in page
     assert "said &lt;U+202E&gt;gnihtemos" in page and "reason &lt;U+202E&gt;x" in page
+
+
+def test_text_in_the_job_log_starts_no_runner_command() -> None:
+    line = escaping.log_line("a\n::set-output name=x::y ##[add-mask]z\r\x1b[31m")
+    assert line == "a<U+000A>::set-output name=x::y ##\u200b[add-mask]z<U+000D><U+001B>[31m"
+    assert escaping.log_line(command("error", "##[stop-commands]t")).startswith("::error::")
+    trace = escaping.log_text("Traceback\n  ::stop-commands::t\nValueError: ##[warning]x\n")
+    for shown in trace.splitlines():
+        assert not shown.lstrip().startswith("::") and "##[" not in shown, shown
+    assert len(trace.splitlines()) == 3

@@ -26,11 +26,13 @@ from evalward.git import Git
 from evalward.report.markdown import marker_for
 from evalward.rundata.cache_mode import CacheMode
 from evalward.security import Redactor
+from evalward.text.escaping import log_line
 
 
 @dataclass
 class Console:
-    """Where the job speaks: its log and its action outputs, every line redacted."""
+    """Where the job speaks: its log and its action outputs, every line redacted, and each a
+    line of text or evalward's own command, never one the text starts (`log_line`)."""
 
     out: TextIO
     redact: Redactor
@@ -38,7 +40,7 @@ class Console:
     """GITHUB_OUTPUT: where action outputs go (none outside a workflow)."""
 
     def log(self, line: str) -> None:
-        print(self.redact(line), file=self.out, flush=True)
+        print(log_line(self.redact(line)), file=self.out, flush=True)
 
     def output(self, values: dict[str, str]) -> None:
         """Action outputs (GITHUB_OUTPUT)."""

@@ -119,9 +119,9 @@ def _main(
     schedules = eval_schedules(context.workspace) if context.event_name == "schedule" else {}
     route = route_event(context, settings, schedules=schedules, now=dt.datetime.now(dt.UTC))
     if route.kind is RouteKind.skip:
-        skipped = Redactor.from_env(env)
-        print(skipped(f"evalward: skipped — {route.why}"), file=out, flush=True)
-        outputs.write({"result": GateResult.skipped.value}, skipped)
+        skipped = Console(out, Redactor.from_env(env), outputs)
+        skipped.log(f"evalward: skipped — {route.why}")
+        skipped.output({"result": GateResult.skipped.value})
         return 0
     token = settings.github_token.get_secret_value() or env.get("GITHUB_TOKEN", "")
     github: GitHubPort | None = None

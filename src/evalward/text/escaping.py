@@ -17,7 +17,10 @@ an escape sequence would drive a terminal, and a NUL is text GitHub's API may re
 store, so one in an agent's reply could keep the whole comment from being posted.
 
 GitHub Actions workflow commands (`::error file=…::message`) have escapes of their own
-(`command_data`, `command_property`): a message cannot start a new command line.
+(`command_data`, `command_property`): a message cannot start a new command line. Every other
+line of a job's log is text (`log_line`): the runner also obeys its older form, `##[name]…`,
+anywhere in a line that is not a command, so that form is broken and the text kept on its
+line.
 
 Redaction (`security.py`) must find a secret in each of these escaped forms, so they live
 here, below both the reports and logs that apply them and the redactor.
@@ -155,3 +158,22 @@ def command_data(value: str) -> str:
 def command_property(value: str) -> str:
     """A workflow command's property value (`file=`, `title=`): also `:` and `,` encoded."""
     return command_data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def log_line(text: object) -> str:
+    """Text as one line of a job's log that starts no runner command: line breaks and other
+    controls shown by name (a line break would start a line the text chooses, and one that
+    starts with `::` is a command), and a zero-width space inside each `##[`, the runner's
+    older command form it obeys anywhere in a line. Every line the action logs passes here:
+    one that `command` made stays one command (it has no line break, and `##[` inside it is
+    shown, not obeyed)."""
+    value = reveal_controls(str(text)).replace("\n", "<U+000A>")
+    return value.replace("##[", "##" + _ZERO_WIDTH + "[")
+
+
+def log_text(text: str) -> str:
+    """Lines of text from outside in a job's log, none a runner command (a traceback): each a
+    `log_line`, and `::` broken wherever it stands."""
+    return "\n".join(
+        log_line(line).replace("::", ":" + _ZERO_WIDTH + ":") for line in text.splitlines()
+    )
