@@ -16,6 +16,7 @@ from evalward.record.evaluation import Evaluation
 from evalward.report.markdown import ReportContext
 from evalward.report.story import counts_phrases, figures_text
 from evalward.rundata.results import FixtureResult
+from evalward.text import escaping
 from evalward.text.escaping import reveal_controls
 from evalward.verdict.gate import GateDecision, GateResult
 
@@ -29,6 +30,9 @@ CONCLUSIONS = {
     GateResult.inconclusive: "failure",
 }
 """The check run's conclusion for each gate result."""
+SUMMARY_CHARS = 65_535
+"""GitHub's limit for a check run's summary, in characters: a paragraph is cut to it as it is
+escaped (the client cuts the whole summary to it)."""
 
 
 def annotate(console: Console, evaluation: Evaluation) -> None:
@@ -85,7 +89,7 @@ def report_check(
         head_sha=head_sha,
         conclusion=CONCLUSIONS[decision.result],
         title=job.console.redact(reveal_controls(report.numbers.headline)),
-        summary=job.console.redact(reveal_controls(_summary(decision, report))),
+        summary=job.console.redact(_summary(decision, report)),
         details_url=job.site.context.run_url,
         annotations=annotations,
     )
@@ -105,13 +109,21 @@ def failing_head(evaluation: Evaluation) -> list[FixtureResult]:
 
 def _summary(decision: GateDecision, report: ReportContext) -> str:
     """The same words and numbers as the comment's first lines: the counts, the wall time and
-    what the model calls spent, then the decision's reason."""
+    what the model calls spent, then the decision's reason. GitHub renders the summary as
+    markdown, and the counts name Evals and the reason quotes the pull request (its YAML, its
+    Evals' names), so each paragraph is escaped as the comment's text is (`_paragraph`)."""
     reason = decision.reason or decision.result.value
     if not report.comparisons:
-        return reason
+        return _paragraph(reason)
     lines = [
         " · ".join(counts_phrases(report.numbers)),
         figures_text(report.numbers, report.run),
         reason,
     ]
-    return "\n\n".join(lines)
+    return "\n\n".join(_paragraph(line) for line in lines)
+
+
+def _paragraph(text: str) -> str:
+    """One paragraph of the summary as inert markdown, on one line, as the comment shows the
+    same reasons (`escaping.inline`)."""
+    return escaping.inline(text, limit=SUMMARY_CHARS)
