@@ -27,13 +27,15 @@ from evalward.report.markdown import (
     WorkflowNotes,
     render_comment,
     report_context,
+    utf8_size,
 )
 from evalward.rundata.cache_mode import CacheMode
 from evalward.rundata.spending import Spent
 from evalward.verdict.gate import GateResult
 
 SUMMARY_LIMIT = 1_000_000
-"""GitHub's job summary limit is 1 MiB per step."""
+"""The job summary's size in bytes of UTF-8: GitHub refuses a step's summary over 1 MiB
+(1,048,576 bytes) and then shows none; the rest is room for the line break and redaction."""
 
 
 def gate_report(site: Site, verdict: RunVerdict, pull: PullInfo, head_sha: str) -> ReportContext:
@@ -112,7 +114,7 @@ def write_everything(job: Job, verdict: RunVerdict, report: ReportContext, spent
     spending = outcome.spending(spent)
     if spending is not None:
         job.console.log(f"evalward: {spending}")
-    summary = render_comment(report, job.trusted.template, limit=SUMMARY_LIMIT)
+    summary = render_comment(report, job.trusted.template, SUMMARY_LIMIT, measure=utf8_size)
     append_summary(job.site.env.get("GITHUB_STEP_SUMMARY"), summary, job.console.redact)
     head_scores = [c.head.score for c in evaluation.comparisons if not c.head.advisory]
     job.console.output(

@@ -9,7 +9,7 @@ folded first, then the text is cut at a line with a pointer to the full report.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -274,11 +274,15 @@ def render_comment(
     template: Path | None = None,
     limit: int = MAX_COMMENT_CHARS,
     sink: escaping.Sink = escaping.GITHUB,
+    *,
+    measure: Callable[[str], int] = len,
 ) -> str:
-    """The comment body, at most `limit` characters, marker first, bypass record last.
+    """The comment body, at most `limit` long, marker first, bypass record last.
 
     `sink` is where it will be shown: rendered by GitHub (the default), or printed on a
-    terminal, where links and mentions are left as they are (escaping.py)."""
+    terminal, where links and mentions are left as they are (escaping.py). `measure` is what
+    `limit` counts: characters (GitHub's comment limit), or `utf8_size` (the job summary's,
+    which GitHub counts in bytes)."""
     env, name = _sandboxed(template, sink) if template else (_builtin(sink), "comment.md.j2")
     terminal = sink is escaping.TERMINAL
     # the reasons cut to a third of `limit` (links cost their length where they are shown)
@@ -295,8 +299,9 @@ def render_comment(
     tail = f"\n{context.record.render()}\n" if context.record else ""
 
     # The built-in detail stops once the body is sure to be too long, and is folded (a user's
-    # template renders on, so that an error further in it is still reported).
-    room = limit - len(tail)
+    # template renders on, so that an error further in it is still reported). It is counted
+    # in characters as it renders: no text is shorter in bytes than in characters.
+    room = limit - measure(tail)
 
     def render(detail: bool) -> str:
         past = room if detail and template is None else math.inf
@@ -313,12 +318,17 @@ def render_comment(
             ) from None
 
     body = render(detail=True)
-    if len(body) + len(tail) > limit:
+    if measure(body) > room:
         body = render(detail=False)
-    if len(body) + len(tail) > limit:
+    if measure(body) > room:
         bypass = _builtin(sink).get_template("bypass.md.j2").render(ctx=context)
-        body = _truncate(body, limit - len(tail) - len(bypass), context.report_url) + bypass
+        body = _truncate(body, room - measure(bypass), context.report_url, measure) + bypass
     return body + tail
+
+
+def utf8_size(text: str) -> int:
+    """How many bytes `text` takes written to a file (UTF-8, what it cannot hold escaped)."""
+    return len(text.encode("utf-8", errors=escaping.UNSHOWABLE))
 
 
 def _body(generated: Iterator[str], marker: str, cap: int, past: float) -> str:
@@ -350,14 +360,27 @@ def _finished(pieces: list[str], marker: str) -> str:
     return f"{marker}\n{text.lstrip()}"
 
 
-def _truncate(body: str, limit: int, report_url: str) -> str:
+def _truncate(body: str, limit: int, report_url: str, measure: Callable[[str], int] = len) -> str:
     where = f" ([the run's artifacts]({report_url}))" if report_url else ""
     note = (
         f"\n\n**… cut here to fit GitHub's {MAX_COMMENT_CHARS:,}-character comment limit.** "
         f"The full report is in the job summary, `results.json` and `report.html`{where}.\n"
     )
-    cut = body.rfind("\n", 0, max(0, limit - len(note)))
+    cut = body.rfind("\n", 0, _start_within(body, limit - measure(note), measure))
     return body[: max(cut, 0)] + note
+
+
+def _start_within(text: str, room: int, measure: Callable[[str], int]) -> int:
+    """How many characters of `text`, from its start, `measure` holds within `room` (a
+    measure is never less than the characters it counts)."""
+    low, high = 0, max(0, min(len(text), room))
+    while low < high:  # the longest start that fits: a binary search on its length
+        middle = (low + high + 1) // 2
+        if measure(text[:middle]) <= room:
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 def render_unloadable(
