@@ -29,7 +29,6 @@ from evalward.report.markdown import (
     report_context,
     utf8_size,
 )
-from evalward.rundata.cache_mode import CacheMode
 from evalward.rundata.spending import Spent
 from evalward.verdict.gate import GateResult
 
@@ -135,10 +134,12 @@ def in_workspace(context: WorkflowContext, path: Path) -> str:
 
 
 def record_scores(job: Job, evaluation: Evaluation) -> None:
-    """On the default branch, each Eval's score at this commit joins the cache's score log:
-    the trend that pull requests restoring this cache show in report.html."""
+    """On the default branch (a push, a schedule), each Eval's score at this commit joins the
+    cache's score log (the trend that pull requests restoring this cache show in report.html)
+    and each fixture's outcomes its records (flaky on main), wherever the run writes the
+    cache: `read-write`, or `refresh` (a schedule's `read-write` is one)."""
     cache_dir = job.trusted.cache.directory
-    if cache_dir is None or job.trusted.cache.mode is not CacheMode.read_write:
+    if cache_dir is None or not job.trusted.cache.mode.writes:
         return
     try:
         record_commit(
