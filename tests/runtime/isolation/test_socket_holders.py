@@ -4,6 +4,7 @@ and the one it passed the descriptor to."""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -56,6 +57,11 @@ def test_the_process_that_connected_and_the_one_it_passed_the_descriptor_to_hold
             assert socket_inode(peer, server) is not None
             assert sorted(h.pid for h in holders(peer, server)) == sorted([program.pid, other])
             assert holders(("127.0.0.1", 1), server) == []  # no such connection
+            # the processes of a user left unread (evalward's own, when runs are another's)
+            assert holders(peer, server, among_others_than=os.getuid()) == []
+            other_user = os.getuid() + 1
+            found = holders(peer, server, among_others_than=other_user)
+            assert sorted(h.pid for h in found) == sorted([program.pid, other])
     finally:
         program.communicate("")
 

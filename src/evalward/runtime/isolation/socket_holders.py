@@ -35,17 +35,24 @@ class Holder:
 
 
 def holders(
-    client: Address, server: Address, tables: tuple[str, ...] = PROC_NET_TCP
+    client: Address,
+    server: Address,
+    tables: tuple[str, ...] = PROC_NET_TCP,
+    *,
+    among_others_than: int | None = None,
 ) -> list[Holder]:
     """The live processes holding the client's end of the connection from `client` to
-    `server` (not this one); empty when the kernel lists no such socket or no one holds it."""
+    `server` (not this one); empty when the kernel lists no such socket or no one holds it.
+    `among_others_than`: a uid whose processes are not read (evalward's own, when the run's
+    programs are another user's: reading every descriptor of every process costs tens of
+    milliseconds a call where evalward's own hold hundreds)."""
     inode = socket_inode(client, server, tables)
     if inode is None:
         return []
     named = f"socket:[{inode}]"
     found = []
     for pid in thread_groups.pids():
-        if pid == os.getpid() or not _holds(pid, named):
+        if pid == os.getpid() or _owned_by(pid, among_others_than) or not _holds(pid, named):
             continue
         facts = thread_groups.facts(pid)
         if facts is not None:
@@ -92,6 +99,16 @@ def _mapped(
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         return ip.ipv4_mapped
     return ip
+
+
+def _owned_by(pid: int, uid: int | None) -> bool:
+    """Whether `pid`'s /proc entry is `uid`'s (its effective user's); False when gone."""
+    if uid is None:
+        return False
+    try:
+        return os.stat(f"{thread_groups.PROC}/{pid}").st_uid == uid  # noqa: PTH116
+    except OSError:
+        return False
 
 
 def _holds(pid: int, named: str) -> bool:

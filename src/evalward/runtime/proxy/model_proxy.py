@@ -25,10 +25,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import socket
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING
 
 from evalward.http import aio
@@ -274,7 +276,11 @@ async def _refused_presenter(grant: Grant, request: web.BaseRequest) -> str | No
     found: list[socket_holders.Holder] = []
     if peer and local:
         client, server = (str(peer[0]), int(peer[1])), (str(local[0]), int(local[1]))
-        found = await asyncio.to_thread(socket_holders.holders, client, server)
+        user = grant.holders.run.uid
+        others = os.getuid() if user is not None and user != os.getuid() else None
+        found = await asyncio.to_thread(
+            partial(socket_holders.holders, client, server, among_others_than=others)
+        )
     why = grant.holders.refusal(found)
     if why is None:
         return None
