@@ -46,6 +46,7 @@ from evalward.runtime.environments.environment_limits import EnvironmentLimits
 from evalward.runtime.isolation.agent_users import CLAIMS, AgentUser, ClaimedUser
 from evalward.runtime.isolation.apart import Apart
 from evalward.runtime.isolation.checkout_copy import copy_side
+from evalward.runtime.isolation.shared_places import AGENTS_PLACE
 from evalward.runtime.isolation.strays import RunProcesses, Sessions
 
 COPY_BOUNDS = TreeBounds(depth=256, entries=1_000_000, seconds=300.0)
@@ -53,10 +54,6 @@ COPY_BOUNDS = TreeBounds(depth=256, entries=1_000_000, seconds=300.0)
 ROOT_REMOVAL = TreeBounds(entries=10_000_000, seconds=600.0)
 """The job's end removes every copy and home within these: each copy a million entries at
 most, each home what REMOVAL removes."""
-AGENTS_PLACE = Path("/var/lib/evalward")
-"""Where, with a user switch, each job's folder of copies, homes and environments is made:
-every folder above it only root may write, so nothing an agent user writes is above a
-program a base runs (`placed`)."""
 NOT_COPIED = frozenset({".git", ".evalward"})
 """Left out of an agent's working copy (paths relative to the checkout): the history and
 evalward's own output and cache."""

@@ -23,6 +23,11 @@ from pathlib import Path
 from evalward.runtime.isolation.leftovers import DEPTH
 
 MOUNTS = Path("/proc/self/mountinfo")
+AGENTS_PLACE = Path("/var/lib/evalward")
+"""Where, with a user switch, each job's folder of copies, homes and environments is made
+(`sandbox.placed`): every folder above it only root may write, so nothing an agent user writes
+is above a program a base runs. Its folders are root's or one agent user's, so the walk does
+not go in: a job's environments alone are thousands of folders every user may enter."""
 KERNEL_INTERFACES = frozenset(
     {
         "proc",
@@ -117,8 +122,11 @@ def _walk(point: bytes, found: set[bytes], budget: list[int], *, leaves_known: b
     if not stat.S_ISDIR(top.st_mode):
         return
     pending = [(point, NOT_SWEPT)]  # each folder, and how deep the sweep of a place is there
+    own = os.fsencode(AGENTS_PLACE)
     while pending and budget[0] > 0:
         folder, above = pending.pop()
+        if folder == own:
+            continue
         budget[0] -= 1
         try:
             info = os.lstat(folder)
