@@ -16,8 +16,7 @@ from evalward.record.evaluation import Evaluation
 from evalward.report.markdown import ReportContext
 from evalward.report.story import counts_phrases, figures_text
 from evalward.rundata.results import FixtureResult
-from evalward.text import escaping
-from evalward.text.escaping import reveal_controls
+from evalward.text.escaping import inline, reveal_controls
 from evalward.verdict.gate import GateDecision, GateResult
 
 CONCLUSIONS = {
@@ -126,4 +125,4 @@ def _summary(decision: GateDecision, report: ReportContext) -> str:
 def _paragraph(text: str) -> str:
     """One paragraph of the summary as inert markdown, on one line, as the comment shows the
     same reasons (`escaping.inline`)."""
-    return escaping.inline(text, limit=SUMMARY_CHARS)
+    return inline(text, limit=SUMMARY_CHARS)

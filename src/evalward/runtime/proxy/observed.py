@@ -27,8 +27,6 @@ from evalward.rundata.trace import MEASURED_ORIGIN, Step, StepType, Trace
 from evalward.runtime.proxy import text_tools
 from evalward.runtime.proxy.wire.base import SeenResult, Turn
 
-ORIGIN = MEASURED_ORIGIN
-
 
 class TrafficObserver:
     """The steps one fixture run's model calls show."""
@@ -64,7 +62,7 @@ class TrafficObserver:
             asked = self._asked_at.get(result.call_id, sent)
             self.trace.record(
                 StepType.tool_result,
-                ORIGIN,
+                MEASURED_ORIGIN,
                 tool=tool,
                 call_id=result.call_id,
                 output=result.output,
@@ -92,7 +90,7 @@ class TrafficObserver:
         if turn.text.strip():
             text = self.trace.record(
                 StepType.assistant,
-                ORIGIN,
+                MEASURED_ORIGIN,
                 content=turn.text,
                 model=model,
                 stop_reason=turn.stop_reason or None,
@@ -109,7 +107,7 @@ class TrafficObserver:
             self._asked_at.setdefault(call.id, answered)
             self.trace.record(
                 StepType.tool_call,
-                ORIGIN,
+                MEASURED_ORIGIN,
                 tool=call.name,
                 call_id=call.id,
                 arguments=call.arguments,
@@ -123,7 +121,7 @@ class TrafficObserver:
             unread.append("a tool call with no name")
         if unread:
             self.trace.record(
-                StepType.error, ORIGIN, content=unread_message(unread), started_at=started
+                StepType.error, MEASURED_ORIGIN, content=unread_message(unread), started_at=started
             )
         self._last_answer = None if calls else text
 
