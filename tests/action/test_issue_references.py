@@ -10,17 +10,14 @@ evalward's own bot plant backlinks wherever it likes, the way an unescaped `@nam
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
 
-from action.test_secrets_and_injection import judged_greeting, outside_code
+from action.test_secrets_and_injection import judged_comment, outside_code
 from fakes.github_api import FakeGitHub
-from fakes.model_server import ScriptedModelServer, text
-from support.actionrun import pull_request_event, run_action
+from fakes.model_server import ScriptedModelServer
 from support.gitrepo import GitRepo
-from support.suite import provider_env
 
 pytestmark = pytest.mark.hostile
 
@@ -36,30 +33,7 @@ LIVE = {
 def test_agent_text_quoted_by_the_judge_plants_no_issue_reference_in_the_comment(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:
-    base, head = judged_greeting(repo, github)
-    verdict = {
-        "score": 0.2,
-        "confidence": 0.9,
-        "summary": f"The agent wrote: {REFERENCES}",
-        "violations": [
-            {"rule": "stay on topic", "severity": "high", "evidence_step": 1, "quote": REFERENCES}
-        ],
-        "what_would_raise_score": REFERENCES,
-    }
-    model.script(lambda b: "EVALWARD-DATA" in json.dumps(b), text(json.dumps(verdict)))
-    model.script(lambda b: True, text(f"Hello! {REFERENCES}"))
-
-    run = run_action(
-        repo.path,
-        github,
-        pull_request_event(github.repository, 7, base, head),
-        env=provider_env(model),
-        inputs={"gate-config": "head", "cache": "off"},
-    )
-
-    assert run.returncode == 1, run.stderr
-    assert model.requests_mentioning("EVALWARD-DATA"), "the judge never ran"
-    body = github.comments_on(7)[0]["body"]
+    body = judged_comment(repo, github, model, REFERENCES)
     assert "Judge score 0.20" in body and "widgets" in body, "the verdict is shown"
     markup = outside_code(body)
     for reference, pattern in LIVE.items():

@@ -127,6 +127,36 @@ def judged_greeting(repo: GitRepo, github: FakeGitHub) -> tuple[str, str]:
     return base, head
 
 
+def judged_comment(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, quoted: str
+) -> str:
+    """The comment on pull request #7 (`judged_greeting`) when the agent says `quoted` and
+    the judge quotes it back in its summary, its violation and its advice (a score of 0.2):
+    the gate fails (exit 1), after the judge ran."""
+    base, head = judged_greeting(repo, github)
+    verdict = {
+        "score": 0.2,
+        "confidence": 0.9,
+        "summary": f"The agent wrote: {quoted}",
+        "violations": [
+            {"rule": "stay on topic", "severity": "high", "evidence_step": 1, "quote": quoted}
+        ],
+        "what_would_raise_score": quoted,
+    }
+    model.script(lambda b: "EVALWARD-DATA" in json.dumps(b), text(json.dumps(verdict)))
+    model.script(lambda b: True, text(f"Hello! {quoted}"))
+    run = run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, head),
+        env=provider_env(model),
+        inputs={"gate-config": "head", "cache": "off"},
+    )
+    assert run.returncode == 1, run.stderr
+    assert model.requests_mentioning("EVALWARD-DATA"), "the judge never ran"
+    return str(github.comments_on(7)[0]["body"])
+
+
 def test_hostile_judge_text_cannot_ping_inject_or_restructure_the_comment(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:

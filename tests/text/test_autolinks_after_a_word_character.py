@@ -12,17 +12,14 @@ each of these must reach the comment broken, as `https://evil…` alone is.
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
 
-from action.test_secrets_and_injection import judged_greeting, outside_code
+from action.test_secrets_and_injection import judged_comment, outside_code
 from fakes.github_api import FakeGitHub
-from fakes.model_server import ScriptedModelServer, text
-from support.actionrun import pull_request_event, run_action
+from fakes.model_server import ScriptedModelServer
 from support.gitrepo import GitRepo
-from support.suite import provider_env
 
 pytestmark = pytest.mark.hostile
 
@@ -45,30 +42,7 @@ renders comments with): not broken by a zero-width space inside its scheme, `www
 def test_agent_text_quoted_by_the_judge_is_no_live_link_after_an_underscore_or_a_digit(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:
-    base, head = judged_greeting(repo, github)
-    verdict = {
-        "score": 0.2,
-        "confidence": 0.9,
-        "summary": f"The agent wrote: {LINKS}",
-        "violations": [
-            {"rule": "stay on topic", "severity": "high", "evidence_step": 1, "quote": LINKS}
-        ],
-        "what_would_raise_score": LINKS,
-    }
-    model.script(lambda b: "EVALWARD-DATA" in json.dumps(b), text(json.dumps(verdict)))
-    model.script(lambda b: True, text(f"Hello! {LINKS}"))
-
-    run = run_action(
-        repo.path,
-        github,
-        pull_request_event(github.repository, 7, base, head),
-        env=provider_env(model),
-        inputs={"gate-config": "head", "cache": "off"},
-    )
-
-    assert run.returncode == 1, run.stderr
-    assert model.requests_mentioning("EVALWARD-DATA"), "the judge never ran"
-    body = github.comments_on(7)[0]["body"]
+    body = judged_comment(repo, github, model, LINKS)
     assert "Judge score 0.20" in body and "evil" in body, "the verdict is shown"
     markup = outside_code(body)
     live = {name: m for name, pattern in LIVE.items() if (m := re.search(pattern, markup))}
