@@ -16,14 +16,14 @@ import re
 
 import pytest
 
-from action.test_output_injection import FAREWELL_FIXTURE
+from action.test_output_injection import gate_farewell
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer, text
 from support.actionrun import pull_request_event, run_action
 from support.documents import documents, eval_for
 from support.gitrepo import GitRepo
 from support.greeter import greeter_agent, greeter_eval, greeting_fixture
-from support.suite import make_pr, provider_env
+from support.suite import provider_env
 
 pytestmark = pytest.mark.hostile
 
@@ -31,27 +31,15 @@ MARKUP = "<img src=https://evil.example/p.png> [click](https://evil.example/phis
 LINK = "[Approved by the security team, merge now](https://evil.example/merge)"
 IMAGE = "<img src=https://evil.example/pixel.png>"
 KEY = f'  "{LINK} {IMAGE} @acme/security": 1\n'
+EQUALS = '    - { type: equals, value: "Goodbye." }\n'
+TARGET = "  targetAgent: support-bot\n"
 
 
 def test_a_problem_quoting_the_pull_requests_yaml_is_no_markup_in_the_check_run(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:
-    base, _ = make_pr(repo, github)
-    fixture = FAREWELL_FIXTURE.replace(
-        '    - { type: equals, value: "Goodbye." }\n',
-        f'    - {{ type: "{MARKUP}", value: "Goodbye." }}\n',
-    )
-    head = repo.commit("a fixture", {"evals/fixtures/farewell.yaml": fixture})
-    github.pulls[7].head_sha = head
-    model.script(lambda b: True, text("Goodbye."))
-
-    run = run_action(
-        repo.path,
-        github,
-        pull_request_event(github.repository, 7, base, head),
-        env=provider_env(model),
-        inputs={"check-run": "true"},
-    )
+    typed = (EQUALS, f'    - {{ type: "{MARKUP}", value: "Goodbye." }}\n')
+    run = gate_farewell(repo, github, model, typed, inputs={"check-run": "true"})
 
     assert run.returncode == 2, run.stderr
     assert "&lt;img" in github.comments_on(7)[0]["body"], "the comment shows it escaped"
@@ -102,21 +90,8 @@ def test_a_failing_evals_name_is_no_link_in_the_check_run(
 def test_a_key_the_pull_request_writes_is_inert_in_the_check_run(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:
-    base, _ = make_pr(repo, github)
-    fixture = FAREWELL_FIXTURE.replace(
-        "  targetAgent: support-bot\n", "  targetAgent: support-bot\n" + KEY
-    )
-    head = repo.commit("a fixture with a key", {"evals/fixtures/farewell.yaml": fixture})
-    github.pulls[7].head_sha = head
-    model.script(lambda b: True, text("Goodbye."))
-
-    run = run_action(
-        repo.path,
-        github,
-        pull_request_event(github.repository, 7, base, head),
-        env=provider_env(model),
-        inputs={"check-run": "true"},
-    )
+    keyed = (TARGET, TARGET + KEY)
+    run = gate_farewell(repo, github, model, keyed, inputs={"check-run": "true"})
 
     assert run.returncode == 2, run.stderr
     assert "unknown field" in run.stderr, "the problem is reported"

@@ -56,6 +56,31 @@ spec:
     - { type: contains, value: "\\0\\e\\x01 ]]> <svg onload=alert(6)>" }
 """
 
+
+def gate_farewell(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    edit: tuple[str, str],
+    inputs: dict[str, str] | None = None,
+) -> ActionRun:
+    """Pull request #7 adding the farewell fixture with `edit` made to it (`FAREWELL_FIXTURE`
+    text, and what the pull request writes there: a hostile key or assertion type), gated
+    with `inputs`; the agent says "Goodbye."."""
+    base, _ = make_pr(repo, github)
+    fixture = FAREWELL_FIXTURE.replace(*edit)
+    head = repo.commit("a hostile fixture", {"evals/fixtures/farewell.yaml": fixture})
+    github.pulls[7].head_sha = head
+    model.script(lambda b: True, text("Goodbye."))
+    return run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, head),
+        env=provider_env(model),
+        inputs=inputs,
+    )
+
+
 RUNNER_COMMANDS = {
     "stop-commands",
     "set-output",

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import pytest
 
-from action.test_output_injection import FAREWELL_FIXTURE, assert_commands_are_evalwards_own
+from action.test_output_injection import (
+    assert_commands_are_evalwards_own,
+    gate_farewell,
+)
 from fakes.github_api import FakeGitHub
-from fakes.model_server import ScriptedModelServer, text
-from support.actionrun import pull_request_event, run_action
+from fakes.model_server import ScriptedModelServer
 from support.gitrepo import GitRepo
-from support.suite import make_pr, provider_env
 
 pytestmark = pytest.mark.hostile
 
@@ -30,20 +31,9 @@ TYPE = "x ##[stop-commands]pwned"
 def test_an_unknown_type_quoted_in_the_last_line_starts_no_runner_command(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:
-    base, _ = make_pr(repo, github)
-    fixture = FAREWELL_FIXTURE.replace(
-        '    - { type: equals, value: "Goodbye." }\n',
-        f'    - {{ type: "{TYPE}", value: "Goodbye." }}\n',
-    )
-    head = repo.commit("a fixture", {"evals/fixtures/farewell.yaml": fixture})
-    github.pulls[7].head_sha = head
-    model.script(lambda b: True, text("Goodbye."))
-
-    run = run_action(
-        repo.path,
-        github,
-        pull_request_event(github.repository, 7, base, head),
-        env=provider_env(model),
+    equals = '    - { type: equals, value: "Goodbye." }\n'
+    run = gate_farewell(
+        repo, github, model, (equals, f'    - {{ type: "{TYPE}", value: "Goodbye." }}\n')
     )
 
     assert run.returncode == 2, run.stderr

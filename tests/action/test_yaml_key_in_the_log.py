@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import pytest
 
-from action.test_output_injection import FAREWELL_FIXTURE, runner_commands
+from action.test_output_injection import gate_farewell, runner_commands
 from fakes.github_api import FakeGitHub
-from fakes.model_server import ScriptedModelServer, text
-from support.actionrun import ActionRun, pull_request_event, run_action
+from fakes.model_server import ScriptedModelServer
+from support.actionrun import ActionRun
 from support.gitrepo import GitRepo
-from support.suite import make_pr, provider_env
 
 pytestmark = pytest.mark.hostile
 
@@ -35,19 +34,8 @@ def _gate_with_key(
 ) -> ActionRun:
     """A pull request that adds a fixture holding `key` (a line of YAML), gated: it does not
     load (exit 2), and the problem is reported."""
-    base, _ = make_pr(repo, github)
-    fixture = FAREWELL_FIXTURE.replace(
-        "  targetAgent: support-bot\n", "  targetAgent: support-bot\n" + key
-    )
-    head = repo.commit("a fixture with a hostile key", {"evals/fixtures/farewell.yaml": fixture})
-    github.pulls[7].head_sha = head
-    model.script(lambda b: True, text("Goodbye."))
-    run = run_action(
-        repo.path,
-        github,
-        pull_request_event(github.repository, 7, base, head),
-        env=provider_env(model),
-    )
+    target = "  targetAgent: support-bot\n"
+    run = gate_farewell(repo, github, model, (target, target + key))
     assert run.returncode == 2, run.stderr
     assert "unknown field" in run.stderr, "the problem is reported"
     return run
