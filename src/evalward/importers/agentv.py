@@ -54,7 +54,7 @@ from evalward.importers.agentv_graders import (
     rubric_item,
 )
 from evalward.resources.common import AGENTV_DEFAULT_TARGET as DEFAULT_TARGET
-from evalward.resources.common import API_VERSION
+from evalward.resources.common import API_VERSION, is_number
 from evalward.resources.yamlsource import PathKey, load_documents
 from evalward.text import jsontext
 
@@ -333,8 +333,7 @@ def _pass_threshold(case: dict[str, Any], path: PathKey, suite_graders: list[Any
     if threshold is None:
         return None
     at: PathKey = (*path, "threshold")
-    number = isinstance(threshold, int | float) and not isinstance(threshold, bool)
-    if not number or not 0 <= threshold <= 1:
+    if not is_number(threshold) or not 0 <= threshold <= 1:
         raise AgentVProblem(at, f"a threshold is a number from 0 to 1; found {threshold!r}")
     graders = [g for key in _GRADER_KEYS for g in case.get(key) or []] + suite_graders
     if any(_required(g) for g in graders):

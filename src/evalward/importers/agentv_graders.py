@@ -27,6 +27,7 @@ from typing import Any
 
 from evalward.errors import AgentVProblem as AgentVProblem
 from evalward.errors import AgentVProblems as AgentVProblems
+from evalward.resources.common import is_number
 from evalward.resources.yamlsource import PathKey
 
 _STRUCTURAL_CHECKS = (
@@ -146,7 +147,7 @@ def _grader_head(item: Any, path: PathKey) -> tuple[str, dict[str, Any]]:
             f"AgentV grader type {item['type']!r} is not supported by evalward; {REFUSED[kind]}",
         )
     weight = item.get("weight", 1.0)
-    if not isinstance(weight, int | float) or isinstance(weight, bool) or weight < 0:
+    if not is_number(weight) or weight < 0:
         raise AgentVProblem((*path, "weight"), f"expected a number >= 0; found {weight!r}")
     base: dict[str, Any] = {"weight": float(weight)}
     if isinstance(item.get("metric"), str):
@@ -169,7 +170,7 @@ def _limit_check(
         return {**base, "type": "latency", "maxMs": limit}
     if kind == "cost":  # AgentV's `budget`: the run's cost in US dollars
         budget = item.get("budget", item.get("max_cost_usd"))
-        if isinstance(budget, bool) or not isinstance(budget, int | float) or budget < 0:
+        if not is_number(budget) or budget < 0:
             raise AgentVProblem(path, "a cost check needs `budget` (US dollars, >= 0)")
         return {**base, "type": "cost", "maxUsd": budget}
     limit = item.get("max_total", item.get("max_total_tokens"))
@@ -204,7 +205,7 @@ def _execution_metrics(
                 f"`{key}` of execution-metrics has no equivalent in evalward; it checks "
                 + ", ".join(_METRIC_LIMITS),
             )
-        if isinstance(limit, bool) or not isinstance(limit, int | float) or limit < 0:
+        if not is_number(limit) or limit < 0:
             raise AgentVProblem((*path, key), f"expected a number >= 0; found {limit!r}")
         kind, field, extra = _METRIC_LIMITS[key]
         whole = field in ("max", "maxTokens")  # counts of calls or tokens
@@ -225,11 +226,7 @@ def _assert_set(
     every member: its members, each weighing its own weight times the set's, on the set's
     `metric` unless it names its own. The set's `config` is its members' (their own over it)."""
     threshold = item.get("threshold")
-    if threshold is not None and (
-        isinstance(threshold, bool)
-        or not isinstance(threshold, int | float)
-        or not 0 <= threshold <= 1
-    ):
+    if threshold is not None and (not is_number(threshold) or not 0 <= threshold <= 1):
         raise AgentVProblem(
             (*path, "threshold"), f"expected a number from 0 to 1; found {threshold!r}"
         )
@@ -276,7 +273,7 @@ def _similar(item: dict[str, Any], path: PathKey, base: dict[str, Any]) -> dict[
             path, "`similar` needs its embedding model (`embedding_provider.model`)"
         )
     threshold = item.get("threshold", 0.75)
-    if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+    if not is_number(threshold):
         raise AgentVProblem((*path, "threshold"), f"expected a number; found {threshold!r}")
     out = {**base, "type": "similar", "value": value, "threshold": 2 * float(threshold) - 1}
     return {**out, "model": model if "/" in model else f"openai/{model}"}
@@ -413,7 +410,7 @@ def rubric_item(item: Any, path: PathKey, weight: float) -> dict[str, Any]:
                 (*path, key), f"`{key}` of a rubric item is not read by evalward; remove it"
             )
     item_weight = item.get("weight", 1.0)
-    if isinstance(item_weight, bool) or not isinstance(item_weight, int | float) or item_weight < 0:
+    if not is_number(item_weight) or item_weight < 0:
         raise AgentVProblem((*path, "weight"), f"expected a number >= 0; found {item_weight!r}")
     judge: dict[str, Any] = {
         "type": "judge",
@@ -491,7 +488,7 @@ def _trajectory(item: dict[str, Any], path: PathKey, base: dict[str, Any]) -> li
             )
         budget = call.get("max_duration_ms")
         if budget is not None:
-            if isinstance(budget, bool) or not isinstance(budget, int | float) or budget <= 0:
+            if not is_number(budget) or budget <= 0:
                 raise AgentVProblem(
                     (*at, "max_duration_ms"), f"expected milliseconds above 0; found {budget!r}"
                 )
@@ -635,10 +632,10 @@ def _script_assertion(
         out["config"] = item["config"]
     threshold = item.get("threshold")
     if threshold is not None:
-        if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+        if not is_number(threshold):
             raise AgentVProblem((*path, "threshold"), f"expected a number; found {threshold!r}")
         out["threshold"] = threshold
     timeout = item.get("timeout_seconds", item.get("timeout"))
-    if isinstance(timeout, int | float) and not isinstance(timeout, bool) and 0 < timeout <= 600:
+    if is_number(timeout) and 0 < timeout <= 600:
         out["timeoutSeconds"] = timeout
     return out

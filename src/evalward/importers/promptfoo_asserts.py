@@ -24,6 +24,7 @@ from evalward.importers.promptfoo_source import Files, Node
 from evalward.importers.promptfoo_templates import render_value
 from evalward.resources import yaml12
 from evalward.resources.assertions import DEFAULT_EMBEDDING_MODEL
+from evalward.resources.common import is_number
 
 KEYS = {"type", "value", "threshold", "weight", "metric", "provider", "config", "transform"}
 SIMILAR = {"similar": "cosine", "similar:cosine": "cosine", "similar:dot": "dot",
@@ -168,7 +169,7 @@ class Converter:
         if threshold is None:
             return [{**a, "axis": a.get("axis", own_axis)} if own_axis else a for a in converted]
         value = threshold.value
-        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        if not is_number(value) or not 0 <= value <= 1:
             raise threshold.refuse("an assert-set's `threshold` is a number from 0 to 1")
         group: AssertionDocument = {
             "type": "assertSet",
@@ -291,14 +292,9 @@ class Converter:
         kind = node.value["type"]
         if negated:
             raise node.refuse(f"`{kind}` (a lower bound) has no equivalent in evalward")
-        if (
-            threshold is None
-            or not isinstance(threshold.value, int | float)
-            or isinstance(threshold.value, bool)
-        ):
+        if threshold is None or not is_number(threshold.value):
             raise node.refuse(f"`{kind}` needs a numeric `threshold`", droppable=False)
-        bound: int | float = threshold.value
-        return bound
+        return threshold.value
 
     def _similar(self, node: Node, at: Node, negated: bool, value: Any) -> list[AssertionDocument]:
         """`similar` (and `not-similar`, `similar:dot`, `similar:euclidean`): the same metric,
@@ -312,7 +308,7 @@ class Converter:
         }
         threshold = node.get("threshold")
         if threshold is not None:
-            if isinstance(threshold.value, bool) or not isinstance(threshold.value, int | float):
+            if not is_number(threshold.value):
                 raise threshold.refuse("`threshold` must be a number")
             out["threshold"] = threshold.value
         metric = SIMILAR[node.value["type"].removeprefix("not-")]

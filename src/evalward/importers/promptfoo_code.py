@@ -13,6 +13,7 @@ import posixpath
 from typing import Any
 
 from evalward.importers.promptfoo_source import Files, Node
+from evalward.resources.common import is_number
 
 LANGUAGES = {"javascript", "python"}
 _SUFFIXES = (".js", ".cjs", ".mjs", ".ts", ".py")
@@ -39,7 +40,7 @@ def code_assertion(node: Node, kind: str, negated: bool, files: Files) -> dict[s
         out |= {"language": kind, "source": value}
     threshold = raw.get("threshold")
     if threshold is not None:
-        if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+        if not is_number(threshold):
             raise (node.get("threshold") or node).refuse("`threshold` must be a number")
         out["threshold"] = threshold
     config = raw.get("config")

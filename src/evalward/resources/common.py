@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Any, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -37,6 +37,12 @@ def repeated(items: list[str]) -> str:
     """The items listed more than once, sorted and comma-joined ("" when none): what a list
     that names each thing once refuses."""
     return ", ".join(sorted({item for item in items if items.count(item) > 1}))
+
+
+def is_number(value: Any) -> TypeGuard[int | float]:
+    """A number as YAML and JSON mean one: an int or a float, never a bool (which Python
+    counts as an int)."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 class Model(BaseModel):
