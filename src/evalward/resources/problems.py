@@ -118,11 +118,7 @@ def _message(errors: list[dict[str, Any]], loc: PathKey, model: type[BaseModel],
         return f"expected a non-empty string; found {found(value)}"
     if kind == "value_error":
         return str(first["msg"]).removeprefix("Value error, ")
-    expectations: list[str] = []
-    for error in errors:
-        text = _expectation(str(error["msg"]))
-        if text not in expectations:
-            expectations.append(text)
+    expectations = dict.fromkeys(_expectation(str(error["msg"])) for error in errors)
     return f"expected {' or '.join(expectations)}; found {found(value)}"
 
 
