@@ -20,7 +20,7 @@ def _tree(root: Path, names: list[str]) -> None:
         (root / name).write_text("kind: Agent\n", encoding="utf-8")
 
 
-def _found(root: Path, config: RepoConfig | None = None) -> list[str]:
+def _found(root: Path, config: RepoConfig) -> list[str]:
     return sorted(path.relative_to(root).as_posix() for path in discover(root, config))
 
 
@@ -38,7 +38,11 @@ def test_every_yaml_file_but_the_built_in_excludes_and_the_configuration(tmp_pat
             "sub/evalward.yaml",
         ],
     )
-    assert _found(tmp_path) == ["agents/bot.yaml", "evals/bot.yml", "sub/evalward.yaml"]
+    assert _found(tmp_path, RepoConfig()) == [
+        "agents/bot.yaml",
+        "evals/bot.yml",
+        "sub/evalward.yaml",
+    ]
 
 
 def test_roots_and_exclude_globs_narrow_it(tmp_path: Path) -> None:

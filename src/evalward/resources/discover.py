@@ -28,12 +28,11 @@ DEFAULT_EXCLUDES = frozenset(
 )
 
 
-def discover(root: Path, config: RepoConfig | None = None) -> Iterator[Path]:
+def discover(root: Path, config: RepoConfig) -> Iterator[Path]:
     """Every `*.yaml` / `*.yml` under the configured roots, minus the excludes."""
-    excludes = list(config.exclude) if config is not None else []
-    roots = list(config.roots) if config is not None else ["."]
+    excludes = config.exclude
     seen: set[Path] = set()
-    for sub in roots:
+    for sub in config.roots:
         try:
             start = (root / sub).resolve() if sub != "." else root
         except (OSError, RuntimeError):
