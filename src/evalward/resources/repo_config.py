@@ -172,31 +172,31 @@ def load_config(root: Path) -> RepoConfig:
     return parse_config(data)
 
 
-def _unread(message: str) -> ResourceError:
-    """Why the working tree's `evalward.yaml` as a whole cannot be read."""
-    return ResourceError([Problem(CONFIG_FILE, None, None, "", message)])
+def _unread(message: str, line: int | None = None, column: int | None = None) -> ResourceError:
+    """Why `evalward.yaml` as a whole cannot be read (at `line` and `column`, when known)."""
+    return ResourceError([Problem(CONFIG_FILE, line, column, "", message)])
 
 
-def parse_config(data: bytes | None, where: str = CONFIG_FILE) -> RepoConfig:
+def parse_config(data: bytes | None) -> RepoConfig:
     """`evalward.yaml` from its bytes (None: no file, the defaults), e.g. as a commit has it."""
     if data is None:
         return RepoConfig()
     if len(data) > MAX_FILE_BYTES:
-        raise ResourceError([Problem(where, None, None, "", too_large(len(data)))])
+        raise _unread(too_large(len(data)))
     try:
         documents = parse_documents(decode(data))
     except YamlSyntaxError as exc:
-        raise ResourceError([Problem(where, exc.line, exc.column, "", str(exc))]) from None
+        raise _unread(str(exc), exc.line, exc.column) from None
     if not documents or documents[0].data is None:
         return RepoConfig()
     if len(documents) > 1:
-        raise ResourceError(
-            [Problem(where, documents[1].start_line, 1, "", "expected one YAML document")]
-        )
+        raise _unread("expected one YAML document", documents[1].start_line, 1)
     document = documents[0]
     try:
         config = RepoConfig.model_validate(document.data)
     except ValidationError as exc:
-        raise ResourceError(problems_from_validation(exc, document, where, RepoConfig)) from None
+        raise ResourceError(
+            problems_from_validation(exc, document, CONFIG_FILE, RepoConfig)
+        ) from None
     config._document = document
     return config
