@@ -17,8 +17,9 @@ from typing import Any
 
 from generated import ROOT, write_or_check
 
+from evalward.resources.models import KINDS
 from evalward.resources.repo_config import RepoConfig
-from evalward.resources.schema import json_schema, kind_names
+from evalward.resources.schema import json_schema
 
 TARGET = ROOT / "docs" / "reference.md"
 
@@ -152,7 +153,7 @@ def section(name: str, schema: dict[str, Any]) -> list[str]:
 def render() -> str:
     lines = [HEADER]
     written: set[str] = set()
-    parts: list[tuple[str, dict[str, Any]]] = [(kind, json_schema(kind)) for kind in kind_names()]
+    parts: list[tuple[str, dict[str, Any]]] = [(kind, json_schema(kind)) for kind in KINDS]
     parts.append(("evalward.yaml", RepoConfig.model_json_schema(by_alias=True)))
     for title, schema in parts:
         definitions = schema.get("$defs", {})

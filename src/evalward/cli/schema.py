@@ -20,15 +20,15 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     import json
 
     from evalward.errors import EXIT_OK, ConfigError
+    from evalward.resources.models import KINDS
     from evalward.resources.problems import did_you_mean
-    from evalward.resources.schema import json_schema, kind_names
+    from evalward.resources.schema import json_schema
 
     host.started()  # no run follows: nothing here lives long enough to be worth the pause
     kind: str | None = args.kind
-    if kind is not None and kind not in kind_names():
+    if kind is not None and kind not in KINDS:
         raise ConfigError(
-            f"unknown kind {kind!r}; expected one of {', '.join(kind_names())}"
-            f"{did_you_mean(kind, kind_names())}"
+            f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}{did_you_mean(kind, KINDS)}"
         )
     print(json.dumps(json_schema(kind), indent=2), file=out)
     return EXIT_OK

@@ -21,10 +21,6 @@ SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 _AnyKind = Annotated[Resource, Field(discriminator="kind")]
 
 
-def kind_names() -> list[str]:
-    return list(KINDS)
-
-
 def json_schema(kind: str | None = None) -> dict[str, Any]:
     """The schema of one kind, or of any kind (a `oneOf` on `kind`) when none is given."""
     if kind is None:
