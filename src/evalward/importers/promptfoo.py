@@ -122,7 +122,9 @@ class _Importer:
         default = config.get("defaultTest")
         if default is not None and isinstance(default.value, str):
             default = self.files.document(default, self.files.path_of(default, default.value))
-        graders = [g for g in [_option(default, "provider")] if g is not None]
+        options = default.get("options") if default is not None else None
+        grading = options.get("provider") if options is not None else None  # defaultTest's
+        graders = [grading] if grading is not None else []
         tests = config.get("tests")
         for index, node in enumerate(test_nodes(tests, self.files) if tests else [config]):
             try:
@@ -332,11 +334,6 @@ def _runs(only: list[str] | None, *names: str) -> bool:
         for wanted in only
         for name in names
     )
-
-
-def _option(node: Node | None, key: str) -> Node | None:
-    options = node.get("options") if node is not None else None
-    return options.get(key) if options is not None else None
 
 
 def _named(provider: PromptfooProvider) -> str:
