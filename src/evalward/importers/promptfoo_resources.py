@@ -69,17 +69,15 @@ def suffix(labels: dict[str, str]) -> list[str]:
 
 
 def agent(name: str, provider: PromptfooProvider) -> ResourceDocument:
-    spec: dict[str, Any] = {"models": [provider.model]}
-    if provider.temperature is not None:
-        spec["temperature"] = provider.temperature
-    if provider.max_tokens is not None:
-        spec["maxTokens"] = provider.max_tokens
-    if provider.tools:
-        spec["tools"] = provider.tools
-    if provider.tool_choice is not None:
-        spec["toolChoice"] = provider.tool_choice
-    if provider.mcp_servers:
-        spec["mcpServers"] = provider.mcp_servers
+    given = {
+        "models": [provider.model],
+        "temperature": provider.temperature,
+        "maxTokens": provider.max_tokens,
+        "tools": provider.tools or None,
+        "toolChoice": provider.tool_choice,
+        "mcpServers": provider.mcp_servers or None,
+    }
+    spec = {key: value for key, value in given.items() if value is not None}
     return {"apiVersion": API_VERSION, "kind": "Agent", "metadata": {"name": name}, "spec": spec}
 
 
