@@ -175,7 +175,4 @@ def _pick(candidates: list[type[BaseModel]], data: Any) -> type[BaseModel] | Non
 def _models_in(annotation: object) -> list[type[BaseModel]]:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return [annotation]
-    found_models: list[type[BaseModel]] = []
-    for arg in getattr(annotation, "__args__", ()):
-        found_models.extend(_models_in(arg))
-    return found_models
+    return [found for arg in getattr(annotation, "__args__", ()) for found in _models_in(arg)]
