@@ -350,7 +350,7 @@ def _described(test: Test, combo: dict[str, Any], count: int) -> str:
     return f"{test.description} ({shown})".strip()
 
 
-def _refusal(problems: list[Problem], *, skippable: bool = False) -> ConfigError:
+def _refusal(problems: list[Problem], *, skippable: bool) -> ConfigError:
     """Every refused part; `--skip-unsupported` is offered only when it would leave some out."""
     count = len(problems)
     lines = "\n".join(f"  {p.render()}" for p in problems)

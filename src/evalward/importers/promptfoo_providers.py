@@ -163,7 +163,7 @@ def provider(
 EMBEDDING_APIS = {"embedding", "embeddings"}
 
 
-def _model(node: Node, id_: str, given: str | None, embedding: bool = False) -> PromptfooProvider:
+def _model(node: Node, id_: str, given: str | None, embedding: bool) -> PromptfooProvider:
     """The provider an id names; its label is the one given, else its model's name."""
     parts = id_.split(":")
     vendor, rest = parts[0], parts[1:]
