@@ -28,8 +28,12 @@ def read(name: str, path: PathKey) -> str:
     return {"prompts/grade.md": "Grade it against {{ criteria }}."}[name]
 
 
+def locate(name: str, path: PathKey) -> str:
+    return name
+
+
 def made(item: Any, *, criteria: str | None = None, reference: str | None = None) -> list[Any]:
-    return grader_assertions(item, AT, GraderContext(criteria, reference, read))
+    return grader_assertions(item, AT, GraderContext(criteria, reference, read, locate))
 
 
 def problem(item: Any) -> AgentVProblem:
@@ -101,7 +105,7 @@ def test_an_assert_set_with_a_threshold_is_a_group_and_without_one_its_members()
 
 
 def test_an_llm_grader_reads_its_prompt_file_and_takes_the_criteria() -> None:
-    ctx = GraderContext("says the status", None, read)
+    ctx = GraderContext("says the status", None, read, locate)
     (judge,) = grader_assertions({"type": "llm_judge", "prompt": "prompts/grade.md"}, AT, ctx)
     assert judge["rubric"] == "Grade it against says the status."
     assert judge["kind"] == "rubric" and judge["minScore"] == 0.5

@@ -81,7 +81,7 @@ class GraderContext:
     reference: str | None
     read: Callable[[str, PathKey], str]
     """A file reference's text, relative to the eval file (or an AgentVProblem)."""
-    locate: Callable[[str, PathKey], str] | None = None
+    locate: Callable[[str, PathKey], str]
     """A file reference's repository path, relative to the eval file (or an AgentVProblem)."""
     criteria_used: bool = False
     """A grader took the criteria: they are not added again as a rubric of their own."""
@@ -106,7 +106,6 @@ def grader_assertions(item: Any, path: PathKey, ctx: GraderContext) -> list[dict
     if kind in _STRUCTURAL_CHECKS:
         return _structural_check(kind, item, path, base)
     if kind in _SCRIPT_GRADERS:
-        assert ctx.locate is not None, "the eval file's reader locates its scripts"
         return [_script_assertion(item, path, base, ctx.locate)]
     if kind == "llm-grader":
         return _llm_grader(item, path, ctx, base)
