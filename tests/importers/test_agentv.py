@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
+from evalward.files.committed import RepoFiles
 from evalward.importers import agentv
 
 pytestmark = pytest.mark.unit
@@ -17,7 +18,7 @@ pytestmark = pytest.mark.unit
 def convert(tmp_path: Path, text: str, file: str = "suite.yaml") -> agentv.AgentVConversion:
     data = yaml.safe_load(text)
     assert agentv.is_agentv(data, file)
-    return agentv.convert(data, file, tmp_path, "bot")
+    return agentv.convert(data, file, tmp_path, "bot", RepoFiles.working_tree(tmp_path))
 
 
 def assertions_of(tmp_path: Path, graders: str, extra: str = "") -> list[dict[str, Any]]:

@@ -115,11 +115,11 @@ def convert(
     file: str,
     root: Path,
     default_target: str | None,
-    door: RepoFiles | None = None,
+    door: RepoFiles,
 ) -> AgentVConversion:
     """Every case of one AgentV document as EvalFixture data; the files it references are
-    read through `door` (files/committed.py; by default the working tree's at `root`)."""
-    files = _Files(root, file, door if door is not None else RepoFiles.working_tree(root))
+    read through `door` (files/committed.py)."""
+    files = _Files(root, file, door)
     out = AgentVConversion(reads=files.reads)
     key = next(k for k in CASE_KEYS if k in data)
     cases: Any = data[key]
