@@ -21,13 +21,10 @@ class RegressionPolicy(StrEnum):
     significant = "significant"
     any = "any"
 
-    @property
-    def strictness(self) -> int:
-        return {"none": 0, "significant": 1, "any": 2}[self.value]
-
     def tightest(self, other: RegressionPolicy) -> RegressionPolicy:
-        """The stricter of two policies: an action input may tighten an Eval's, not loosen."""
-        return self if self.strictness >= other.strictness else other
+        """The stricter of two policies (members are declared loosest first): an action input
+        may tighten an Eval's, not loosen."""
+        return max(self, other, key=list(RegressionPolicy).index)
 
 
 class FlakyOnMain(StrEnum):
