@@ -179,15 +179,13 @@ def _assertion(expected: str, reference: str) -> dict[str, Any]:
 def _prefixed(expected: str, reference: str) -> dict[str, Any] | None:
     """A rubric (`grade:`, `llm-rubric:`) or a script grader beside the CSV (`python:`,
     `file://`); an inline JavaScript one is refused; None for any other cell."""
-    for prefix in ("grade:", "llm-rubric:"):
-        if expected.startswith(prefix):
-            return {"type": "llm-rubric", "value": expected[len(prefix) :].strip()}
-    for prefix in ("javascript:", "fn:", "eval:"):
-        if expected.startswith(prefix):
-            raise ValueError(
-                f"{expected[:40]!r}: an inline JavaScript assertion; write it as a `script` "
-                "grader (a file) instead"
-            )
+    if expected.startswith(("grade:", "llm-rubric:")):  # the prefix ends at the first colon
+        return {"type": "llm-rubric", "value": expected.partition(":")[2].strip()}
+    if expected.startswith(("javascript:", "fn:", "eval:")):
+        raise ValueError(
+            f"{expected[:40]!r}: an inline JavaScript assertion; write it as a `script` "
+            "grader (a file) instead"
+        )
     if not expected.startswith(("python:", "file://")):
         return None
     script = expected.removeprefix("python:").removeprefix("file://").strip()

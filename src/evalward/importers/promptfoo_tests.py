@@ -112,12 +112,11 @@ def _from_row(row: Node) -> Node:
 def compact(expected: str) -> dict[str, Any]:
     """promptfoo's compact assertion (`icontains:paris`, `grade:…`, `javascript:…`, or a
     plain text that the output must equal)."""
-    for prefix in ("javascript:", "fn:", "eval:"):
-        if expected.startswith(prefix):
-            return {"type": "javascript", "value": expected[len(prefix) :].strip()}
-    for prefix in ("grade:", "llm-rubric:"):
-        if expected.startswith(prefix):
-            return {"type": "llm-rubric", "value": expected[len(prefix) :]}
+    # each prefix ends at the value's first colon
+    if expected.startswith(("javascript:", "fn:", "eval:")):
+        return {"type": "javascript", "value": expected.partition(":")[2].strip()}
+    if expected.startswith(("grade:", "llm-rubric:")):
+        return {"type": "llm-rubric", "value": expected.partition(":")[2]}
     if expected.startswith("python:") or (expected.startswith("file://") and ".py" in expected):
         return {"type": "python", "value": expected[7:].strip()}
     match = COMPACT.match(expected)
