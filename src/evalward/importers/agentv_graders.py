@@ -566,7 +566,7 @@ def _tool_sequence(value: dict[str, Any], path: PathKey, base: dict[str, Any]) -
         if not isinstance(name, str) or not name:
             raise AgentVProblem((*path, "steps", index), "expected a tool's name")
         if isinstance(step, dict) and set(step) - {"tool", "name"}:
-            extra = sorted(set(step) - {"tool", "name"})[0]
+            extra = min(set(step) - {"tool", "name"})
             raise AgentVProblem(
                 (*path, "steps", index, extra), f"`{extra}` of a step is not checked"
             )
