@@ -173,19 +173,17 @@ def render(documents: list[ResourceDocument], header: str) -> str:
 def _styled(document: ResourceDocument) -> CommentedMap:
     def convert(value: Any, flow: bool = False) -> Any:
         if isinstance(value, dict):
-            mapping = CommentedMap((k, convert(v, flow)) for k, v in value.items())
-            if flow:
-                mapping.fa.set_flow_style()
-            return mapping
-        if isinstance(value, list):
-            sequence = CommentedSeq(convert(v, flow) for v in value)
-            if flow:
-                sequence.fa.set_flow_style()
-            return sequence
-        if flow and isinstance(value, str) and not PLAIN.match(value):
+            styled: Any = CommentedMap((k, convert(v, flow)) for k, v in value.items())
+        elif isinstance(value, list):
+            styled = CommentedSeq(convert(v, flow) for v in value)
+        elif flow and isinstance(value, str) and not PLAIN.match(value):
             # quoted, so that every YAML reader (1.1 ones too) reads a pattern as one text
             return SingleQuotedScalarString(value)
-        return value
+        else:
+            return value
+        if flow:
+            styled.fa.set_flow_style()
+        return styled
 
     root: CommentedMap = convert(document)
     for key in ("labels", "annotations"):
