@@ -14,6 +14,7 @@ import regex
 from evalward.errors import Refused
 from evalward.importers.promptfoo_asserts import Converter, js_string, split_values
 from evalward.importers.promptfoo_source import Files, Node, Source
+from evalward.resources.assertions import DEFAULT_EMBEDDING_MODEL
 from evalward.resources.yamlsource import parse_documents
 
 pytestmark = pytest.mark.unit
@@ -22,7 +23,8 @@ pytestmark = pytest.mark.unit
 def _convert(tmp_path: Path, assertion: str) -> list[dict[str, Any]]:
     (document,) = parse_documents(f"assert:\n  - {assertion}\n")
     node = Node(document.data["assert"][0], Source("promptfooconfig.yaml", document), ("assert", 0))
-    return Converter(Files(tmp_path, tmp_path, tmp_path), []).convert(node, {})
+    files = Files(tmp_path, tmp_path, tmp_path)
+    return Converter(files, [], lambda _: DEFAULT_EMBEDDING_MODEL).convert(node, {})
 
 
 @pytest.mark.parametrize(

@@ -108,9 +108,7 @@ default), its provider added to those the suite calls."""
 class Converter:
     """Converts one test's assertions, with its variables, into evalward's."""
 
-    def __init__(
-        self, files: Files, warnings: list[str], embedding: EmbeddingModel | None = None
-    ) -> None:
+    def __init__(self, files: Files, warnings: list[str], embedding: EmbeddingModel) -> None:
         self.files = files
         self.warnings = warnings
         self.embedding = embedding
@@ -316,8 +314,6 @@ class Converter:
             out["metric"] = metric
         if negated:
             out["negate"] = True
-        if self.embedding is None:
-            raise node.refuse("`similar` is not converted here", droppable=False)
         model = self.embedding(node.get("provider"))
         if model != DEFAULT_EMBEDDING_MODEL:
             out["model"] = model
