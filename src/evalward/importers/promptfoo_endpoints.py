@@ -31,7 +31,7 @@ class PromptfooEndpoint:
     base_url: str | None
     key_env: str | None
     vendor: str | None
-    api_version: str | None = None
+    api_version: str | None
 
 
 def endpoint_of(found: PromptfooProvider) -> PromptfooEndpoint:

@@ -89,10 +89,10 @@ class FixtureContent:
     description: str
     rendered: str | list[dict[str, Any]]
     assertions: list[dict[str, Any]]
-    variables: dict[str, Any] | None = None
-    rule: dict[str, Any] | None = None
-    """`passThreshold` and `scoringFunction`, when the test has its own rule."""
-    transform: dict[str, Any] | None = None
+    variables: dict[str, Any]
+    rule: dict[str, Any]
+    """`passThreshold` and `scoringFunction`, when the test has its own rule (else empty)."""
+    transform: dict[str, Any] | None
     """The test's `options.transform`, as the fixture's."""
 
 
@@ -109,7 +109,7 @@ def fixture(
     if content.transform is not None:
         spec["transform"] = content.transform
     spec["assertions"] = content.assertions
-    rule = content.rule or {}
+    rule = content.rule
     coded = "scoringFunction" in rule or content.transform is not None or _coded(content.assertions)
     if content.variables and coded:
         spec["vars"] = content.variables  # what code scorers and transforms get as `context.vars`
