@@ -180,19 +180,19 @@ def _model(node: Node, id_: str, given: str | None, embedding: bool) -> Promptfo
                 droppable=False,
             )
         api = "chat"  # the same server and key as the vendor's chat models
-    if vendor == "openai" and api in OPENAI_APIS | {""} and model:
+    if vendor == "openai" and api in OPENAI_APIS | {""}:
         found = PromptfooProvider(label, f"openai/{model}", node)
         if api == "responses":
             found.notes.append(f"{id_}: evalward calls the model through Chat Completions")
-    elif vendor == "anthropic" and api in {"messages", ""} and model:
+    elif vendor == "anthropic" and api in {"messages", ""}:
         found = PromptfooProvider(label, f"anthropic/{model}", node)
-    elif vendor in OPENAI_COMPATIBLE and api in {"chat", ""} and model:
+    elif vendor in OPENAI_COMPATIBLE and api in {"chat", ""}:
         url, key_env = OPENAI_COMPATIBLE[vendor]
         found = PromptfooProvider(
             label, f"openai/{model}", node, base_url=url, key_env=key_env, vendor=vendor
         )
         found.notes.append(f"{id_}: called through {vendor}'s OpenAI-compatible API, {url}")
-    elif vendor == "ollama" and api in {"chat", ""} and model:
+    elif vendor == "ollama" and api in {"chat", ""}:
         found = PromptfooProvider(
             label,
             f"openai/{model}",
@@ -202,9 +202,9 @@ def _model(node: Node, id_: str, given: str | None, embedding: bool) -> Promptfo
             reads="text" if api == "" else "chat",  # `ollama:<model>`: its completion API
         )
         found.notes.append(f"{id_}: served by Ollama's OpenAI-compatible endpoint, {OLLAMA_URL}")
-    elif vendor in AZURE and api == "chat" and model:
+    elif vendor in AZURE and api == "chat":
         found = PromptfooProvider(label, f"openai/{model}", node, vendor="azure")
-    if found is None or not MODEL.match(model):
+    if found is None or not MODEL.match(model):  # an empty model too
         raise node.refuse(_unmapped(id_, vendor, api), droppable=True)
     return found
 
