@@ -126,9 +126,10 @@ class _Importer:
         grading = options.get("provider") if options is not None else None  # defaultTest's
         graders = [grading] if grading is not None else []
         tests = config.get("tests")
-        for index, node in enumerate(test_nodes(tests, self.files) if tests else [config]):
+        nodes = test_nodes(tests, self.files) if tests else [Node({}, config.source)]
+        for index, node in enumerate(nodes):
             try:
-                test = merged(node if tests else Node({}, config.source), index, default)
+                test = merged(node, index, default)
             except Refused as error:
                 self.attempt(error)
                 continue
