@@ -163,17 +163,7 @@ def build_pair_messages(case: PairCase, first: Trace, second: Trace) -> list[Cha
     return [ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)]
 
 
-# --- asking, in one order ------------------------------------------------------------------
-
-
-async def ask_order(
-    case: PairCase, first: Trace, second: Trace, settings: JudgeSettings
-) -> RawPreference:
-    """The judge's parsed answer with `first` as A; one repair retry on an unusable reply."""
-    messages = build_pair_messages(case, first, second)
-    return await ask_with_repair(
-        messages, parse_preference, settings, who="pairwise judge", answer="answer"
-    )
+# --- parsing an order's answer -------------------------------------------------------------
 
 
 def parse_preference(content: str) -> RawPreference:
@@ -281,8 +271,15 @@ async def _one_order(
 ) -> OrderRecord:
     first, second = (case.base, case.head) if shown_first == "base" else (case.head, case.base)
     labels = replace(settings.labels, side=shown_first)
-    try:
-        raw = await ask_order(case, first, second, replace(settings, labels=labels))
+    messages = build_pair_messages(case, first, second)
+    try:  # the judge's parsed answer with `first` as A; one repair retry on an unusable reply
+        raw = await ask_with_repair(
+            messages,
+            parse_preference,
+            replace(settings, labels=labels),
+            who="pairwise judge",
+            answer="answer",
+        )
     except JudgeError as exc:
         return OrderRecord(
             shown_first=shown_first,
