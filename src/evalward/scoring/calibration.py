@@ -49,13 +49,19 @@ def cohen_kappa(first: Sequence[bool], second: Sequence[bool]) -> float | None:
     return (observed - expected) / (1 - expected)
 
 
-def example_case(rubric: str, example: CalibrationExample) -> JudgeCase:
-    """A calibration example as the two-step trace a judge sees: the input, then the answer."""
+def answered(text: str, output: str) -> Trace:
+    """A labelled example's run as the two-step trace a judge sees: the input, then the
+    answer."""
     trace = Trace()
-    text = example.input if isinstance(example.input, str) else json.dumps(example.input)
     trace.add(StepType.input, content=text)
-    trace.add(StepType.final, content=example.candidate_output)
-    return JudgeCase(rubric=rubric, input=example.input, trace=trace)
+    trace.add(StepType.final, content=output)
+    return trace
+
+
+def example_case(rubric: str, example: CalibrationExample) -> JudgeCase:
+    """A calibration example as the run a judge grades."""
+    text = example.input if isinstance(example.input, str) else json.dumps(example.input)
+    return JudgeCase(rubric, example.input, answered(text, example.candidate_output))
 
 
 async def calibrate(

@@ -38,7 +38,7 @@ from evalward.resources.pairwise import (
     PairwiseView,
 )
 from evalward.rundata.pairwise_record import PairAgreement, PairRecord
-from evalward.rundata.trace import StepType, Trace
+from evalward.scoring.calibration import answered
 from evalward.scoring.consistency import (
     CONSISTENCY_ALPHA,
     binomial_lower_bound,
@@ -312,18 +312,8 @@ def pairs_needed(measured: PairAgreement, floor: float) -> int:
 def pair_case(rubric: str, example: PairExample) -> PairCase:
     """A labelled pair as two two-step runs: A shown as the base, B as the head."""
     text = example.input if isinstance(example.input, str) else str(example.input)
-
-    def run(output: str) -> Trace:
-        trace = Trace()
-        trace.add(StepType.input, content=text)
-        trace.add(StepType.final, content=output)
-        return trace
-
     return PairCase(
-        rubric=rubric,
-        input=example.input,
-        base=run(example.output_a),
-        head=run(example.output_b),
+        rubric, example.input, answered(text, example.output_a), answered(text, example.output_b)
     )
 
 
