@@ -288,12 +288,12 @@ def _decision(
     facts: _RunFacts,
 ) -> GateDecision:
     """`decide`'s decision, before the notes on what it did not read."""
-    regressions, not_run, undefined = facts.regressions, facts.not_run, facts.undefined
+    not_run = facts.not_run
     if not comparisons and not not_run:
         return GateDecision(
-            GateResult.skipped, reason=undefined or "no Eval is affected by this change"
+            GateResult.skipped, reason=facts.undefined or "no Eval is affected by this change"
         )
-    evals = Verdicts.of(comparisons, regressions)
+    evals = Verdicts.of(comparisons, facts.regressions)
     if not evals.gating and not not_run and not facts.blocking:
         return GateDecision(
             GateResult.skipped,
@@ -309,7 +309,7 @@ def _decision(
         return _passed(decision, evals.advisory, facts)
     if bypass is not None:
         return _bypassed(decision, bypass)
-    return _not_passed(decision, evals, refusal, regressions, not_run, _skipped_text(facts))
+    return _not_passed(decision, evals, refusal, facts)
 
 
 def _bypassed(decision: GateDecision, bypass: Bypass) -> GateDecision:
@@ -321,16 +321,11 @@ def _bypassed(decision: GateDecision, bypass: Bypass) -> GateDecision:
 
 
 def _not_passed(
-    decision: GateDecision,
-    evals: Verdicts,
-    refusal: BypassRefusal | None,
-    regressions: RegressionPolicy,
-    not_run: Mapping[str, str],
-    skipped: str,
+    decision: GateDecision, evals: Verdicts, refusal: BypassRefusal | None, facts: _RunFacts
 ) -> GateDecision:
     """Something fails or is unfinished, and no bypass: the gate fails (or is incomplete,
-    when nothing fails but something could not finish); `skipped` says what the budget left
-    out that counts ("" for nothing)."""
+    when nothing fails but something could not finish)."""
+    skipped = _skipped_text(facts)
     if not decision.failing_evals:
         decision.result = GateResult.inconclusive if evals.inconclusive else GateResult.incomplete
         decision.reason = "; ".join(_inconclusive(evals) + _unfinished(evals, skipped))
@@ -338,8 +333,8 @@ def _not_passed(
     else:
         decision.result = GateResult.failed
         decision.refusal = refusal
-        decision.why = blocked.why(evals.below, evals.regressed, regressions)
-        reasons = _failures(evals, not_run, regressions) + decision.why
+        decision.why = blocked.why(evals.below, evals.regressed, facts.regressions)
+        reasons = _failures(evals, facts) + decision.why
         if skipped:
             reasons.append(skipped)
         decision.reason = "; ".join([*reasons, *_inconclusive(evals), *_unfinished(evals, "")])
@@ -361,12 +356,10 @@ def _decision_of(evals: Verdicts, not_run: Mapping[str, str]) -> GateDecision:
     )
 
 
-def _failures(
-    evals: Verdicts, not_run: Mapping[str, str], regressions: RegressionPolicy
-) -> list[str]:
+def _failures(evals: Verdicts, facts: _RunFacts) -> list[str]:
     """What fails, by the rule that decided: below its threshold (fixed reps), blocked by its
     sequential tests (adaptive reps), a regression under `failOnRegression`."""
-    reasons = did_not_run(dict(not_run))
+    reasons = did_not_run(facts.not_run)
     pairwise = [c.name for c in evals.below if blocked.pairwise_only(c)]
     below = [c for c in evals.below if c.head.sequential is None and c.name not in pairwise]
     sequential = [
@@ -380,7 +373,7 @@ def _failures(
         their = "its" if len(sequential) == 1 else "their"
         reasons.append(f"{', '.join(sequential)} blocked by {their} sequential tests")
     if evals.regressed:
-        kind = "significant " if regressions is RegressionPolicy.significant else ""
+        kind = "significant " if facts.regressions is RegressionPolicy.significant else ""
         reasons.append(f"{len(evals.regressed)} Eval(s) with a {kind}regression")
     return reasons
 
