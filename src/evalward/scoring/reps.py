@@ -26,23 +26,23 @@ def at_least(value: float | None, floor: float) -> bool:
     return value is not None and value >= floor - TOLERANCE
 
 
-def wilson_interval(passes: int, n: int, z: float = Z_95) -> Interval:
+def wilson_interval(passes: int, n: int) -> Interval:
     """Wilson score interval: stays inside [0, 1] and is sensible at 0 / n and n / n."""
     if n == 0:
         return Interval(low=0.0, high=1.0)
-    p = passes / n
+    p, z = passes / n, Z_95
     denominator = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denominator
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
     return Interval(low=max(0.0, centre - half), high=min(1.0, centre + half))
 
 
-def mean_interval(scores: list[float], z: float = Z_95) -> Interval | None:
-    """Mean ± z·s/√n (sample standard deviation), clipped to [0, 1]; None below two values."""
+def mean_interval(scores: list[float]) -> Interval | None:
+    """Mean ± Z_95·s/√n (sample standard deviation), clipped to [0, 1]; None below two values."""
     if len(scores) < 2:
         return None
     mean = statistics.fmean(scores)
-    half = z * statistics.stdev(scores) / math.sqrt(len(scores))
+    half = Z_95 * statistics.stdev(scores) / math.sqrt(len(scores))
     return Interval(low=max(0.0, mean - half), high=min(1.0, mean + half))
 
 

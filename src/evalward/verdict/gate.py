@@ -270,7 +270,7 @@ class _RunFacts:
     allow_incomplete: bool
     not_run: Mapping[str, str]
     undefined: str
-    budget: SkippedGating = SkippedGating()
+    budget: SkippedGating
 
     @property
     def blocking(self) -> int:

@@ -247,7 +247,7 @@ def length_bias(pairs: Sequence[PairRecord]) -> list[LengthBucket]:
     ]
 
 
-def why(record: PairwiseRecord, leaning: int = 1) -> list[str]:
+def why(record: PairwiseRecord, leaning: int) -> list[str]:
     """One line per thing that blocks: the test, the fixtures, the counts of both orders,
     the bound against its share of the false-block rate, and the steps the judge cited on
     each side."""
