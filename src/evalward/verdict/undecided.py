@@ -12,16 +12,9 @@ it: their verdicts pass an Eval only where no judge it reads is undecided (`test
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from evalward.rundata.pairwise_record import PairwiseRecord
-from evalward.rundata.results import EvalResult, FixtureResult
+from evalward.rundata.results import EvalResult
 from evalward.scoring.pairwise_panel import WHAT_TO_DO
-
-
-def cannot_decide(fixtures: Iterable[FixtureResult]) -> str:
-    """Why a judge of these runs cannot decide (the first said), or "" when every judge may."""
-    return next((a.cannot_decide for f in fixtures for a in f.assertions if a.cannot_decide), "")
 
 
 def inconclusive_reason(undecided: str) -> str:
@@ -76,5 +69,7 @@ def withheld_by_pairwise(model: str, reason: str) -> dict[str, object]:
 
 
 def _of_gating(result: EvalResult) -> str:
-    """Why a judge of the result's gating fixtures (not the pending ones) cannot decide."""
-    return cannot_decide(f for f in result.fixtures if f.fixture not in result.pending)
+    """Why a judge of the result's gating fixtures (not the pending ones) cannot decide (the
+    first said), or "" when every judge may."""
+    gating = (f for f in result.fixtures if f.fixture not in result.pending)
+    return next((a.cannot_decide for f in gating for a in f.assertions if a.cannot_decide), "")
