@@ -188,15 +188,19 @@ def alike(before: Any, after: Any) -> bool:
         return True
     if before != after:
         return False
+    return _same_bytes(before, after, sort_keys=False) or same(before, after)
+
+
+def _same_bytes(one: Any, other: Any, *, sort_keys: bool) -> bool:
+    """Whether orjson writes both as the same bytes (False when it cannot write one)."""
     # lazy: importing it takes about 20 ms; it is loaded already where a state was read
     import orjson
 
+    option = orjson.OPT_SORT_KEYS if sort_keys else None
     try:
-        if orjson.dumps(before) == orjson.dumps(after):
-            return True
+        return bool(orjson.dumps(one, option=option) == orjson.dumps(other, option=option))
     except orjson.JSONEncodeError:
-        pass
-    return same(before, after)
+        return False
 
 
 KEPT_DEPTH = 4
@@ -428,18 +432,7 @@ def written_alike(kept: Any, value: Any) -> bool:
     it is for `alike`, for the state read is shown as it was written."""
     if kept is value:
         return True
-    if kept != value:
-        return False
-    # lazy: importing it takes about 20 ms; it is loaded already where a state was read
-    import orjson
-
-    try:
-        return bool(
-            orjson.dumps(kept, option=orjson.OPT_SORT_KEYS)
-            == orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
-        )
-    except orjson.JSONEncodeError:
-        return False
+    return kept == value and _same_bytes(kept, value, sort_keys=True)
 
 
 _ABSENT = object()
