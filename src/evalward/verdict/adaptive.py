@@ -256,17 +256,16 @@ def _verdict(
     if head.runs == 0 or (test is tests.fixture and head.runs < tests.reps.min):
         return SequentialVerdict.not_enough_data
     state = tests.state(test, head)
-    ran = base is not None and base.runs > 0
-    base_state = tests.state(test, base) if base is not None and ran else None
-    base_leans_broken = ran and base is not None and test.llr(base.passes, base.fails) > 0
+    ran = base if base is not None and base.runs > 0 else None
+    base_leans_broken = ran is not None and test.llr(ran.passes, ran.fails) > 0
     if state is Settled.broken:
-        if not ran:
+        if ran is None:
             return SequentialVerdict.failing
         return (
             SequentialVerdict.still_failing if base_leans_broken else SequentialVerdict.regression
         )
     if state is Settled.works:
-        if base_state is Settled.broken:
+        if ran is not None and tests.state(test, ran) is Settled.broken:
             return SequentialVerdict.improvement
         return SequentialVerdict.stable if head.fails == 0 else SequentialVerdict.noise
     if test.llr(head.passes, head.fails) > 0:
