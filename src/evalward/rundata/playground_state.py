@@ -358,16 +358,17 @@ class KeptPairs:
 
     def _pieces(self, value: Any, level: int) -> Iterator[str]:
         """`canonical(value)`'s text as it stands `level` deep, piece by piece."""
+        indent = "\n" + " " * level
         held = self._kept.get(id(value))
         if held is not None and held[1] >= SPLIT_DEPTH:
             text = self._texts.get(id(value))
             if text is None:
                 text = self._texts[id(value)] = canonical(value)
-            yield text.replace("\n", "\n" + " " * level) if level else text
+            yield text.replace("\n", indent) if level else text
             return
         keys = self._sorted_keys(value) if isinstance(value, dict) and value else None
-        if keys is None:
-            yield from _indented(value, level)
+        if keys is None:  # the encoder's own text, made piece by piece
+            yield from (piece.replace("\n", indent) for piece in _chunks(value))
             return
         inner = " " * (level + 1)
         yield "{"
@@ -376,7 +377,7 @@ class KeptPairs:
                 ("\n" if not index else ",\n") + inner + json.dumps(key, ensure_ascii=False) + ": "
             )
             yield from self._pieces(value[key], level + 1)
-        yield "\n" + " " * level + "}"
+        yield indent + "}"
 
     def _sorted_keys(self, value: dict[Any, Any]) -> list[str] | None:
         """A dict's keys, sorted (None: not all are text), once a job for a kept dict and
@@ -492,16 +493,6 @@ def _joined_past(pieces: Iterable[str], limit: int) -> tuple[str, bool]:
         if size > limit:
             return "".join(kept), True
     return "".join(kept), False
-
-
-def _indented(value: Any, level: int) -> Iterator[str]:
-    """`canonical(value)`'s text as it stands `level` deep (the encoder's own, made piece
-    by piece)."""
-    if not level:
-        yield from _chunks(value)
-        return
-    for piece in _chunks(value):
-        yield piece.replace("\n", "\n" + " " * level)
 
 
 def bounded_json(
