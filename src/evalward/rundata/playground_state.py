@@ -143,8 +143,9 @@ def _hunk(
     if budget[0] <= 0:  # the hunk that spent it said the rest is not compared
         return
     where = ".".join(at) or "(the whole state)"
-    old, new = canonical_within(before, budget[0]), canonical_within(after, budget[0])
-    if old is None or new is None or len(old) + len(new) > budget[0]:
+    # each made only until it is past the budget, which then leaves it not compared
+    old, new = _made_past(before, budget[0])[0], _made_past(after, budget[0])[0]
+    if len(old) + len(new) > budget[0]:
         budget[0] = 0
         lines.append(["@", f"@@ {where} and after: not compared (past {DIFF_CHARS:,} characters)"])
         return
@@ -470,12 +471,6 @@ def _chunks(value: Any) -> Iterator[str]:
     """`canonical(value)` piece by piece, never whole."""
     encoder = json.JSONEncoder(indent=1, sort_keys=True, ensure_ascii=False, default=str)
     return encoder.iterencode(value)
-
-
-def canonical_within(value: Any, limit: int) -> str | None:
-    """`canonical(value)`, or None when it is longer than `limit` (made only that far)."""
-    text, over = _made_past(value, limit)
-    return None if over else text
 
 
 def _made_past(value: Any, limit: int) -> tuple[str, bool]:
