@@ -135,13 +135,12 @@ class PreferenceTests:
     def fixture_verdict(self, pairs: list[PairRecord], leaning: int) -> tuple[str, float]:
         """One fixture's verdict and its p bound: worse when it leans worse and its later
         pairs cross its line; else the margin's test on all its pairs, which never blocks."""
-        counts = PairCounts.of(pairs)
         later = PairCounts.of(pairs[1:])
         test = self.consistent(leaning)
-        if leans_worse(pairs) and test.settled(later.head, later.base) is Settled.broken:
-            return WORSE, test.bound(later.head, later.base)
-        verdict = self.verdict(self.fixture, counts)
         bound = test.bound(later.head, later.base) if leans_worse(pairs) else 1.0
+        if leans_worse(pairs) and test.settled(later.head, later.base) is Settled.broken:
+            return WORSE, bound
+        verdict = self.verdict(self.fixture, PairCounts.of(pairs))
         return (OPEN if verdict == WORSE else verdict), bound
 
     def reachable(self, pairs: list[PairRecord], leaning: int, most: int) -> bool:
