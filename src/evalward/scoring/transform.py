@@ -67,13 +67,11 @@ def as_text(value: Any) -> str:
 
 def with_final_output(trace: Trace, text: str) -> Trace:
     """A copy of `trace` whose final message is `text` (the original is left as it is)."""
-    steps = list(trace.steps)
-    for index in range(len(steps) - 1, -1, -1):
-        if steps[index].type is StepType.final:
-            steps[index] = steps[index].model_copy(update={"content": text})
-            break
+    final = trace.final_step
+    if final is None:
+        steps = [*trace.steps, Step(index=len(trace.steps) + 1, type=StepType.final, content=text)]
     else:
-        steps.append(Step(index=len(steps) + 1, type=StepType.final, content=text))
+        steps = [s.model_copy(update={"content": text}) if s is final else s for s in trace.steps]
     return trace.model_copy(update={"steps": steps})
 
 
