@@ -181,10 +181,6 @@ class _Failed(Exception):
     """Why a scorer gave no answer."""
 
 
-class _TooLong(Exception):
-    pass
-
-
 async def _exchange(process: asyncio.subprocess.Process, request: bytes) -> tuple[bytes, bytes]:
     """Send the request; read the answer (at most MAX_ANSWER_BYTES) and stderr's tail."""
     assert process.stdin is not None and process.stdout is not None
@@ -199,7 +195,9 @@ async def _exchange(process: asyncio.subprocess.Process, request: bytes) -> tupl
         while chunk := await process.stdout.read(65536):
             kept.extend(chunk)
             if len(kept) > MAX_ANSWER_BYTES:
-                raise _TooLong
+                raise _Failed(
+                    f"the scorer wrote more than {MAX_ANSWER_BYTES // 1024} KiB on its stdout"
+                )
         return bytes(kept)
 
     async def errors() -> bytes:
@@ -213,11 +211,9 @@ async def _exchange(process: asyncio.subprocess.Process, request: bytes) -> tupl
     stderr = asyncio.ensure_future(errors())
     try:
         out = await answer()
-    except _TooLong:
+    except _Failed:
         stderr.cancel()
-        raise _Failed(
-            f"the scorer wrote more than {MAX_ANSWER_BYTES // 1024} KiB on its stdout"
-        ) from None
+        raise
     await process.wait()
     return out, await stderr
 
