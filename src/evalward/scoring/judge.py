@@ -17,7 +17,7 @@ import asyncio
 import json
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -43,7 +43,6 @@ AGENT_TEXT_CAP_CHARS = 64 * 1024
 """The agent's own words (what it answered, the tools it called) are shown whole up to this,
 a turn's reply bound: a longer one is never cut for a judge, who would pass what it missed."""
 AGENTS_OWN = frozenset({StepType.assistant, StepType.tool_call, StepType.final})
-Parsed = TypeVar("Parsed")
 Graded = TypeVar("Graded", bound=BaseModel)
 
 OPEN = "<<<EVALWARD-DATA>>>"
@@ -172,17 +171,17 @@ def shown_text(step: Step) -> str:
 
 async def ask_judge(case: JudgeCase, settings: JudgeSettings) -> RawVerdict:
     """The parsed verdict of `settings.model`; one repair retry on an unusable reply."""
-    return await ask_with_repair(build_messages(case), parse_verdict, settings)
+    return await ask_with_repair(build_messages(case), RawVerdict, settings)
 
 
 async def ask_with_repair(
     messages: Sequence[ChatMessage],
-    parse: Callable[[str], Parsed],
+    shape: type[Graded],
     settings: JudgeSettings,
     who: str = "judge",
     answer: str = "verdict",
-) -> Parsed:
-    """A grading call, parsed by `parse` (ValueError: unusable); an unusable reply gets one
+) -> Graded:
+    """A grading call, its reply read as `shape` (`parse_reply`); an unusable reply gets one
     repair retry that tells the model what was wrong. JudgeError when the model cannot be
     reached in time (`unavailable`) or answers unusably twice (its last reply kept, capped).
     Both judges ask through it: `who` and `answer` name them in their errors."""
@@ -215,7 +214,7 @@ async def ask_with_repair(
                 unavailable=isinstance(exc, ProviderUnavailable),
             ) from None
         try:
-            return parse(response.content)
+            return parse_reply(shape, response.content)
         except ValueError as exc:
             problem = str(exc)
             if response.truncated:
@@ -239,13 +238,6 @@ def _cap_chars(text: str, limit: int) -> str:
 
 
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
-
-
-def parse_verdict(content: str) -> RawVerdict:
-    """Parse strictly: one JSON object (a surrounding code fence is tolerated), no key given
-    twice (the agent's words spliced into it), `score` and `confidence` numbers in [0, 1],
-    strings where strings are due."""
-    return parse_reply(RawVerdict, content)
 
 
 def parse_reply(model: type[Graded], content: str) -> Graded:

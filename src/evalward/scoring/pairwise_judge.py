@@ -41,7 +41,6 @@ from evalward.scoring.judge import (
     ask_with_repair,
     cap_bytes,
     encode_data,
-    parse_reply,
     shown_text,
     unsupported_reason,
 )
@@ -163,15 +162,6 @@ def build_pair_messages(case: PairCase, first: Trace, second: Trace) -> list[Cha
     return [ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)]
 
 
-# --- parsing an order's answer -------------------------------------------------------------
-
-
-def parse_preference(content: str) -> RawPreference:
-    """Parse strictly: one JSON object (a surrounding code fence is tolerated), no key given
-    twice (a run's words spliced into the reply with a `"preference"` of their own)."""
-    return parse_reply(RawPreference, content)
-
-
 # --- checking an order, and the pair -------------------------------------------------------
 
 
@@ -275,7 +265,7 @@ async def _one_order(
     try:  # the judge's parsed answer with `first` as A; one repair retry on an unusable reply
         raw = await ask_with_repair(
             messages,
-            parse_preference,
+            RawPreference,
             replace(settings, labels=labels),
             who="pairwise judge",
             answer="answer",
