@@ -26,6 +26,7 @@ from evalward.resources.assertions import (
 )
 from evalward.resources.code_scorer import CodeAssertion
 from evalward.resources.models import EvalFixtureSpec
+from evalward.resources.state_assertions import STATE_TYPES
 from evalward.rundata.playground_state import PlaygroundRun
 from evalward.rundata.results import Status
 from evalward.rundata.trace import Trace
@@ -35,7 +36,7 @@ from evalward.scoring.judge import JudgeCase
 from evalward.scoring.panel import EvalJudge, JudgeOutcome
 from evalward.scoring.reps import at_least
 from evalward.scoring.similarity import check_similar
-from evalward.scoring.state import check_state, is_state_criterion
+from evalward.scoring.state import check_state
 from evalward.scoring.transform import Transformed, transform_output
 from evalward.scoring.turns import turn_not_reached, turn_trace
 
@@ -76,7 +77,7 @@ class FixtureChecks:
         unread = _unreadable(trace)
         if unread is not None:
             return unread
-        if is_state_criterion(assertion):
+        if isinstance(assertion, STATE_TYPES):
             status, message = check_state(assertion, self.playground)
             return JudgeOutcome(status, 1.0 if status is Status.passed else 0.0, message)
         if isinstance(assertion, AssertSetAssertion):

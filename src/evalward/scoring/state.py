@@ -16,7 +16,6 @@ from typing import Any
 from evalward.resources.assertions import Assertion
 from evalward.resources.patterns import compiled_pattern
 from evalward.resources.state_assertions import (
-    STATE_TYPES,
     FileStateAssertion,
     SqlAssertion,
     StateSnapshotAssertion,
@@ -43,10 +42,6 @@ class _Unevaluable(Exception):
 
 
 _MISSING = object()
-
-
-def is_state_criterion(assertion: Assertion) -> bool:
-    return isinstance(assertion, STATE_TYPES)
 
 
 def check_state(assertion: Assertion, playground: PlaygroundRun | None) -> CheckOutcome:
