@@ -397,7 +397,10 @@ def score_eval(
     `gates=False` and left out of the score and the counts.
     """
     spec = eval_def.resource.spec
-    outcomes = _outcomes(fixtures, spec.scoring, pending)
+    outcomes = [  # each fixture decided over its reps, by name; a `pending` one does not gate
+        fixture_outcome(reps, spec.scoring).model_copy(update={"gates": name not in pending})
+        for name, reps in sorted(runs_by_fixture(fixtures).items())
+    ]
     gating = [o for o in outcomes if o.gates]
     scored = [o for o in gating if o.counted]
     decided = [o for o in scored if o.result is not Status.skipped]
@@ -444,16 +447,6 @@ def score_eval(
         file=printable(eval_def.file),
         line=eval_def.line,
     )
-
-
-def _outcomes(
-    fixtures: list[FixtureResult], scoring: ScoringConfig, pending: Collection[str]
-) -> list[FixtureOutcome]:
-    """Each fixture decided over its reps, by name; a `pending` one does not gate."""
-    return [
-        fixture_outcome(reps, scoring).model_copy(update={"gates": name not in pending})
-        for name, reps in sorted(runs_by_fixture(fixtures).items())
-    ]
 
 
 def runs_by_fixture(results: list[FixtureResult]) -> dict[str, list[FixtureResult]]:
