@@ -107,7 +107,8 @@ def _load_resources(
             continue
         run.problems.append(Problem(CONFIG_FILE, None, None, "roots", why))
     paths = _held(run.result, discover(root, config))
-    run.load_files(paths)
+    if not run.load_files(paths):
+        return run.result, sorted(run.problems, key=Problem.order)
     run.problems += _empty_roots(root, config, run.claimed)
     check_references(run.result, run.located_field)
     return run.result, sorted(run.problems, key=Problem.order)
@@ -277,15 +278,21 @@ class _Run:
             return None
         return self._decoded(rel, content, size, start)
 
-    def load_files(self, paths: list[Path]) -> None:
+    def load_files(self, paths: list[Path]) -> bool:
         """Load the definition files `paths`; on a commit side, read from its objects at once
-        first."""
+        first. None is read when together they are beyond the bounds (`_beyond_bounds`):
+        then False, with the problem noted."""
         door = self.result.files
+        rels = [relative(path, self.root) for path in paths]
+        beyond = _beyond_bounds(door.sizes(rels), f"{door.describe()} ({self.config.searched()})")
+        if beyond is not None:
+            self.problems.append(beyond)
+            return False
         if door.committed:
-            rels = [relative(path, self.root) for path in paths]
             self._committed.update(door.read_committed(rels, MAX_FILE_BYTES))
         for path in paths:
             self.load_file(path)
+        return True
 
     def _read_committed(self, door: RepoFiles, rel: str) -> str | None:
         """A definition file of a commit side, read from the commit (files/committed.py):
@@ -457,6 +464,35 @@ class _Run:
         else:
             listed.append(Problem(located.file, located.line, 1, "", message))
         listed[-1] = dataclasses.replace(listed[-1], consequence=consequence)
+
+
+MAX_DEFINITION_FILES = 20_000
+"""Most YAML files one side's load reads. A suite of 1,000 agents, each with its Eval and its
+fixtures' file, is 3,000; each file costs a lookup and a parse of its own however small."""
+MAX_DEFINITION_BYTES = 64 * 1024 * 1024
+"""Most bytes of YAML one side's load reads whole (a file over `MAX_FILE_BYTES` is only
+looked at). Dense fixtures parse and validate at about 1 s a MiB, so this holds a load to
+about a minute, twice what 100,000 one-call fixtures take (34 MiB). Each path counts, however
+many name one blob: git stores copies of a file once, but each is parsed again."""
+
+
+def _beyond_bounds(sizes: dict[str, int], where: str) -> Problem | None:
+    """The problem of definition files (`sizes`, in bytes, by path; `where`: the side and
+    where it was searched) that together are more than a load reads, told before any is read
+    or parsed; None when they are within."""
+    read = sum(size for size in sizes.values() if size <= MAX_FILE_BYTES)
+    if len(sizes) <= MAX_DEFINITION_FILES and read <= MAX_DEFINITION_BYTES:
+        return None
+    mib = 1024 * 1024
+    why = (
+        f"the YAML files searched in {where} are {len(sizes):,} files and "
+        f"{read / mib:,.1f} MiB, over the {MAX_DEFINITION_FILES:,} files and "
+        f"{MAX_DEFINITION_BYTES // mib} MiB evalward reads (each path is read and parsed, "
+        "copies of one file too); list only the folders of your Agents, EvalFixtures and "
+        "Evals under `roots`, or the other YAML files under `exclude`, in evalward.yaml, and "
+        "keep large data out of the definitions (a playground's seed, a prompt's file)"
+    )
+    return Problem(CONFIG_FILE, None, None, "roots", why)
 
 
 def _maybe_ours(text: str) -> bool:

@@ -314,15 +314,30 @@ class RepoFiles:
             return self._answers.committable(paths)
         return set(paths)
 
+    def sizes(self, paths: list[str]) -> dict[str, int]:
+        """The size in bytes of each of `paths`, asked before any is read: on a commit side,
+        its blob's in the commit (links followed in its tree; in two git calls for all), on
+        the working tree, its size on disk. A path that names no file is left out."""
+        if self.commit is None or self.git is None:
+            found: dict[str, int] = {}
+            for path in paths:
+                try:
+                    found[path] = (self.root / path).stat().st_size
+                except OSError:
+                    continue  # the load says why it cannot read it
+            return found
+        ids = self._blob_ids(self.git, self.commit, paths)
+        sizes = self.git.blob_sizes(set(ids.values()))
+        return {path: sizes[oid] for path, oid in ids.items() if oid in sizes}
+
     def read_committed(self, paths: list[str], limit: int) -> dict[str, CommittedFile]:
         """On a commit side, what each of `paths` is in the commit, in two git calls for all:
         its size, and its content when at most `limit` bytes. A path that names no file of
         the commit (links followed in its tree) is left out; empty on the working tree."""
         if self.commit is None or self.git is None:
             return {}
-        git, commit = self.git, self.commit
-        git.prefetch(commit, paths)
-        ids = {p: e.oid for p in paths if (e := git.lookup(commit, p)[1]) and e.is_file}
+        git = self.git
+        ids = self._blob_ids(git, self.commit, paths)
         sizes = git.blob_sizes(set(ids.values()))
         small = {oid for oid, size in sizes.items() if size <= limit}
         contents = git.blobs(small)
@@ -331,6 +346,12 @@ class RepoFiles:
             for path, oid in ids.items()
             if oid in sizes
         }
+
+    @staticmethod
+    def _blob_ids(git: Git, commit: str, paths: list[str]) -> dict[str, str]:
+        """The object id of each of `paths` that is a file of `commit`, links followed."""
+        git.prefetch(commit, paths)
+        return {p: e.oid for p in paths if (e := git.lookup(commit, p)[1]) and e.is_file}
 
     def contents(self, paths: list[str]) -> dict[str, bytes]:
         """On a commit side, the content of each of `paths` that is a file of the commit (a
