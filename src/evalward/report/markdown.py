@@ -3,12 +3,14 @@
 The built-in template lives in the package; a user template is rendered in Jinja2's sandbox
 with the same data. Whatever a template does, the hidden marker comes first, the bypass
 record comes last, and the body fits GitHub's 65,536-character limit: per-fixture detail is
-folded first, then the text is cut at a line with a pointer to the full report.
+folded first, then the text is cut at a line, with every `<details>` and code fence the cut
+leaves open closed, and a pointer to the full report.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -361,13 +363,45 @@ def _finished(pieces: list[str], marker: str) -> str:
 
 
 def _truncate(body: str, limit: int, report_url: str, measure: Callable[[str], int] = len) -> str:
+    """`body` cut at a line to fit `limit` with the note that says so, and every code fence
+    and `<details>` the cut leaves open closed before the note: an open one would take in
+    the rest of the comment, the note and the bypass with it."""
     where = f" ([the run's artifacts]({report_url}))" if report_url else ""
     note = (
         f"\n\n**… cut here to fit GitHub's {MAX_COMMENT_CHARS:,}-character comment limit.** "
         f"The full report is in the job summary, `results.json` and `report.html`{where}.\n"
     )
-    cut = body.rfind("\n", 0, _start_within(body, limit - measure(note), measure))
-    return body[: max(cut, 0)] + note
+    room = limit - measure(note)
+    within = room
+    while True:  # a cut further back may leave other blocks open: until its closers fit too
+        cut = max(body.rfind("\n", 0, _start_within(body, within, measure)), 0)
+        kept = body[:cut] + _closers(body[:cut])
+        over = measure(kept) - room
+        if over <= 0 or cut == 0:
+            return kept + note
+        within -= over
+
+
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+_DETAILS = re.compile(r"<(/?)details\b", re.IGNORECASE)
+
+
+def _closers(text: str) -> str:
+    """What closes the blocks `text` leaves open at its end: the code fence it is in (a
+    fence's own line, as CommonMark reads one), then each `<details>` outside fences."""
+    fence = ""
+    depth = 0
+    for line in text.split("\n"):
+        opening = _FENCE.match(line)
+        if fence:
+            if opening and opening[1].startswith(fence) and not line[opening.end() :].strip():
+                fence = ""
+        elif opening is not None and not (opening[1][0] == "`" and "`" in line[opening.end() :]):
+            fence = opening[1]
+        else:
+            for tag in _DETAILS.finditer(line):
+                depth = max(0, depth + (-1 if tag[1] else 1))
+    return (f"\n{fence}" if fence else "") + "\n\n</details>" * depth
 
 
 def _start_within(text: str, room: int, measure: Callable[[str], int]) -> int:
