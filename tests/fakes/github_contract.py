@@ -3,8 +3,9 @@ GraphQL query against GitHub's GraphQL schema (the vendored fields evalward quer
 
 A request GitHub would reject — unknown method and path, a missing required parameter, a
 query value of the wrong type, a body that breaks the operation's schema, a GraphQL query
-asking for a field the schema lacks — is a violation. So is an answer of the fake that breaks
-the schema GitHub documents for it, where the vendored subset holds one (`check_answer`).
+asking for a field the schema lacks, a check run's text past GitHub's limits in bytes — is a
+violation. So is an answer of the fake that breaks the schema GitHub documents for it, where
+the vendored subset holds one (`check_answer`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,17 @@ import jsonschema
 SPEC = Path(__file__).parent.parent / "data" / "github" / "openapi-subset.json.gz"
 GRAPHQL_SCHEMA = Path(__file__).parent.parent / "data" / "github" / "graphql-subset.graphql"
 GRAPHQL_PATH = "/graphql"
+
+
+CHECK_RUN_BYTES = {"summary": 65_535, "text": 65_535}
+"""A check run's output, in bytes of UTF-8. The description says "Maximum length: 65535
+characters" (the schema's `maxLength`, which counts characters); GitHub counts bytes and
+refuses the check run past them ("Only 65535 characters are allowed; … were supplied",
+github/rest-api-description#5399)."""
+ANNOTATION_BYTES = {"message": 64_000, "raw_details": 64_000, "title": 255}
+"""An annotation's, as GitHub documents them ("The maximum size is 64 KB", 255 characters for
+the title), in bytes of UTF-8 as the output's are; 64 KB read the stricter way."""
+CHECK_RUN_OPERATIONS = ("checks/create", "checks/update")
 
 
 @dataclass(frozen=True)
@@ -159,4 +171,34 @@ def check(method: str, path: str, query: dict[str, list[str]], body: bytes) -> l
         document = json.loads(body)
     except ValueError:
         return [*problems, f"{where}: the request body is not JSON"]
-    return [*problems, *_schema_problems(request_body["schema"], document, where, "body")]
+    problems += _schema_problems(request_body["schema"], document, where, "body")
+    if op.spec["operationId"] in CHECK_RUN_OPERATIONS:
+        problems += _check_run_bytes(document, where)
+    return problems
+
+
+def _check_run_bytes(document: Any, where: str) -> list[str]:
+    """A check run's texts past GitHub's limits in bytes of UTF-8, or not UTF-8 at all (a
+    lone surrogate, which JSON can escape and UTF-8 cannot hold)."""
+    output = document.get("output") if isinstance(document, dict) else None
+    if not isinstance(output, dict):
+        return []
+    fields = [(f"output/{key}", output.get(key), most) for key, most in CHECK_RUN_BYTES.items()]
+    for index, annotation in enumerate(output.get("annotations") or []):
+        if isinstance(annotation, dict):
+            fields += [
+                (f"output/annotations/{index}/{key}", annotation.get(key), most)
+                for key, most in ANNOTATION_BYTES.items()
+            ]
+    problems = []
+    for name, value, most in fields:
+        if not isinstance(value, str):
+            continue
+        try:
+            size = len(value.encode("utf-8"))
+        except UnicodeEncodeError:
+            problems.append(f"{where}: body {name}: not UTF-8 (a lone surrogate)")
+            continue
+        if size > most:
+            problems.append(f"{where}: body {name}: {size:,} bytes, over GitHub's {most:,}")
+    return problems

@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from evalward.report.markdown import MAX_COMMENT_CHARS, ReportContext, render_comment, utf8_size
+from evalward.report.markdown import MAX_COMMENT_CHARS, ReportContext, render_comment
+from evalward.text import utf8
 from evalward.verdict.gate import Bypass, BypassRecord, decide
 from report.test_counts_add_up import MARKER, evaluated
 
@@ -85,8 +86,8 @@ def test_a_cut_through_the_adaptive_reps_table_closes_it_before_the_note() -> No
     assert without.split("\n")[1] == f"## ❌ evalward: {summary.headline}"
     assert not unbalanced(without) and CUT in without
     # the job summary counts bytes: the same cut, measured in UTF-8
-    in_bytes = render_comment(context, limit=40_000, measure=utf8_size)
-    assert utf8_size(in_bytes) <= 40_000 and not unbalanced(in_bytes) and CUT in in_bytes
+    in_bytes = render_comment(context, limit=40_000, measure=utf8.size)
+    assert utf8.size(in_bytes) <= 40_000 and not unbalanced(in_bytes) and CUT in in_bytes
 
 
 def test_a_cut_inside_a_code_fence_of_a_template_closes_the_fence_then_the_details(

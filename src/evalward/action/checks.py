@@ -7,7 +7,7 @@ A held-out fixture (`visibility: private`) is named but its message is not shown
 from __future__ import annotations
 
 from evalward.action.context import WorkflowContext
-from evalward.action.github import Annotation, CheckReport
+from evalward.action.github import SUMMARY_BYTES, Annotation, CheckReport
 from evalward.action.job import Console, Job
 from evalward.action.workflow import command
 from evalward.errors import GitHubError
@@ -29,9 +29,9 @@ CONCLUSIONS = {
     GateResult.inconclusive: "failure",
 }
 """The check run's conclusion for each gate result."""
-SUMMARY_CHARS = 65_535
-"""GitHub's limit for a check run's summary, in characters: a paragraph is cut to it as it is
-escaped (the client cuts the whole summary to it)."""
+SUMMARY_CHARS = SUMMARY_BYTES
+"""A paragraph of the summary is cut to as many characters as it is escaped (no more could be
+shown); the client cuts the whole summary to GitHub's limit in bytes."""
 
 
 def annotate(console: Console, evaluation: Evaluation) -> None:

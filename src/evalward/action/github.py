@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from evalward.action.context import dig
 from evalward.errors import GitHubError
+from evalward.text import utf8
 from evalward.text.escaping import printable
 
 if TYPE_CHECKING:
@@ -26,6 +27,16 @@ COMMIT = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 """A commit's id as GitHub writes it (SHA-1, or SHA-256)."""
 MAX_ANNOTATIONS = 50
 """GitHub accepts at most 50 annotations per check-run request."""
+SUMMARY_BYTES = 65_535
+"""GitHub's limit for a check run's summary. Its description says characters; GitHub counts
+bytes of UTF-8, and refuses the whole check run past it (a summary of emoji, four bytes
+each, is refused at a quarter of the characters)."""
+ANNOTATION_BYTES = 64_000
+"""GitHub's limit for an annotation's message, "64 KB", counted in bytes as the summary's
+is, and read the stricter way (64,000, not 65,536)."""
+TITLE_BYTES = 255
+"""GitHub's limit for an annotation's title, counted the same way; the check run's title is
+held to it too (a verdict's headline)."""
 VIEWER_QUERY = "query { viewer { login } }"
 
 
@@ -389,14 +400,14 @@ class GitHubClient:
                     "start_line": a.line,
                     "end_line": a.line,
                     "annotation_level": a.level,
-                    "title": a.title[:255],
-                    "message": a.message[:64000],
+                    "title": _within(a.title, TITLE_BYTES),
+                    "message": _within(a.message, ANNOTATION_BYTES),
                 }
                 for a in check.annotations[:MAX_ANNOTATIONS]
             ]
             output: dict[str, Any] = {
-                "title": check.title[:255],
-                "summary": check.summary[:65535],
+                "title": _within(check.title, TITLE_BYTES),
+                "summary": _within(check.summary, SUMMARY_BYTES),
                 "annotations": annotations,
             }
             extra: dict[str, Any] = {"details_url": check.details_url} if check.details_url else {}
@@ -439,6 +450,12 @@ class GitHubClient:
         if failures:
             raise GitHubError(" ".join(map(str, failures)), status=failures[0].status)
         return url
+
+
+def _within(text: str, limit: int) -> str:
+    """`text` as GitHub takes it in a field of at most `limit` bytes: UTF-8 it can hold (a lone
+    surrogate U+FFFD), cut after the last whole character that fits."""
+    return utf8.cut(utf8.writable(text), limit)
 
 
 def _unreadable(what: str, why: str) -> GitHubError:

@@ -27,9 +27,9 @@ from evalward.report.markdown import (
     WorkflowNotes,
     render_comment,
     report_context,
-    utf8_size,
 )
 from evalward.rundata.spending import Spent
+from evalward.text import utf8
 from evalward.verdict.gate import GateResult
 
 SUMMARY_LIMIT = 1_000_000
@@ -113,7 +113,7 @@ def write_everything(job: Job, verdict: RunVerdict, report: ReportContext, spent
     spending = outcome.spending(spent)
     if spending is not None:
         job.console.log(f"evalward: {spending}")
-    summary = render_comment(report, job.trusted.template, SUMMARY_LIMIT, measure=utf8_size)
+    summary = render_comment(report, job.trusted.template, SUMMARY_LIMIT, measure=utf8.size)
     append_summary(job.site.env.get("GITHUB_STEP_SUMMARY"), summary, job.console.redact)
     head_scores = [c.head.score for c in evaluation.comparisons if not c.head.advisory]
     job.console.output(

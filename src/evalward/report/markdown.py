@@ -35,7 +35,7 @@ from evalward.report.reps import axes_text, has_run_numbers, percent, reps_text
 from evalward.report.story import Blocking, Reason
 from evalward.report.view import REASONS_BUDGET, LineBudget, build_view
 from evalward.rundata.spool import TraceSource
-from evalward.text import escaping
+from evalward.text import escaping, utf8
 from evalward.text.numbers import delta_text, threshold_text
 from evalward.verdict.compare import Change, EvalComparison
 from evalward.verdict.gate import BypassRecord, GateDecision, GateResult
@@ -283,7 +283,7 @@ def render_comment(
 
     `sink` is where it will be shown: rendered by GitHub (the default), or printed on a
     terminal, where links and mentions are left as they are (escaping.py). `measure` is what
-    `limit` counts: characters (GitHub's comment limit), or `utf8_size` (the job summary's,
+    `limit` counts: characters (GitHub's comment limit), or `utf8.size` (the job summary's,
     which GitHub counts in bytes)."""
     env, name = _sandboxed(template, sink) if template else (_builtin(sink), "comment.md.j2")
     terminal = sink is escaping.TERMINAL
@@ -328,11 +328,6 @@ def render_comment(
     return body + tail
 
 
-def utf8_size(text: str) -> int:
-    """How many bytes `text` takes written to a file (UTF-8, what it cannot hold escaped)."""
-    return len(text.encode("utf-8", errors=escaping.UNSHOWABLE))
-
-
 def _body(generated: Iterator[str], marker: str, cap: int, past: float) -> str:
     """The body from what a template prints: stopped once it reaches `cap` characters, or
     once it is sure to be longer than `past` (finished, the text so far is at most `slack`
@@ -374,7 +369,7 @@ def _truncate(body: str, limit: int, report_url: str, measure: Callable[[str], i
     room = limit - measure(note)
     within = room
     while True:  # a cut further back may leave other blocks open: until its closers fit too
-        cut = max(body.rfind("\n", 0, _start_within(body, within, measure)), 0)
+        cut = max(body.rfind("\n", 0, utf8.start_within(body, within, measure)), 0)
         kept = body[:cut] + _closers(body[:cut])
         over = measure(kept) - room
         if over <= 0 or cut == 0:
@@ -402,19 +397,6 @@ def _closers(text: str) -> str:
             for tag in _DETAILS.finditer(line):
                 depth = max(0, depth + (-1 if tag[1] else 1))
     return (f"\n{fence}" if fence else "") + "\n\n</details>" * depth
-
-
-def _start_within(text: str, room: int, measure: Callable[[str], int]) -> int:
-    """How many characters of `text`, from its start, `measure` holds within `room` (a
-    measure is never less than the characters it counts)."""
-    low, high = 0, max(0, min(len(text), room))
-    while low < high:  # the longest start that fits: a binary search on its length
-        middle = (low + high + 1) // 2
-        if measure(text[:middle]) <= room:
-            low = middle
-        else:
-            high = middle - 1
-    return low
 
 
 def render_unloadable(
