@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalward.errors import NoSpans, ProtocolError
-from evalward.rundata.trace import StepType, Trace, arguments_from_json
+from evalward.rundata.trace import StepType, Trace, tool_arguments
 from evalward.runtime.telemetry.protocol import short
 from evalward.text import jsontext
 
@@ -164,7 +164,7 @@ def tool_steps(spans: Iterable[Span]) -> Iterator[tuple[StepType, dict[str, Any]
         )
         raw_id = span.attributes.get("gen_ai.tool.call.id")
         call_id = str(raw_id) if raw_id else None
-        arguments = _object(span.attributes.get("gen_ai.tool.call.arguments"))
+        arguments = tool_arguments(span.attributes.get("gen_ai.tool.call.arguments"))
         yield StepType.tool_call, {"tool": name, "call_id": call_id, "arguments": arguments}
         result = span.attributes.get("gen_ai.tool.call.result")
         if result is not None:
@@ -293,11 +293,3 @@ def _parts_text(message: Mapping[str, Any]) -> str:
             str(p.get("text") or p.get("content") or "") for p in content if isinstance(p, Mapping)
         )
     return "" if content is None else str(content)
-
-
-def _object(raw: object) -> dict[str, Any]:
-    if isinstance(raw, Mapping):
-        return dict(raw)
-    if isinstance(raw, str) and raw.strip():
-        return arguments_from_json(raw)
-    return {}
