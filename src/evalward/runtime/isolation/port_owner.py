@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,28 +72,32 @@ def loopback_listeners(port: int, tables: tuple[str, ...] = PROC_NET_TCP) -> lis
     """The listeners on `port` that a connection to a loopback address can reach: loopback
     and wildcard addresses, IPv4-mapped ones included. Empty where the kernel lists none."""
     found: list[Listener] = []
+    for fields in tcp_rows(tables):
+        if len(fields) <= 7 or fields[3] != TCP_LISTEN:
+            continue
+        address, _, port_hex = fields[1].partition(":")
+        try:
+            if int(port_hex, 16) != port:
+                continue
+            ip = unmapped(proc_address(address))
+            uid = int(fields[7])
+        except ValueError:
+            continue
+        if ip.is_loopback or ip.is_unspecified:
+            found.append(Listener(ip, uid))
+    return found
+
+
+def tcp_rows(tables: tuple[str, ...]) -> Iterator[list[str]]:
+    """The fields of each socket's line in these tables (/proc/net/tcp, tcp6); a table that
+    cannot be read lists none."""
     for table in tables:
         try:
             lines = Path(table).read_text(encoding="ascii").splitlines()[1:]
         except (OSError, UnicodeDecodeError):
             continue
         for line in lines:
-            fields = line.split()
-            if len(fields) <= 7 or fields[3] != TCP_LISTEN:
-                continue
-            address, _, port_hex = fields[1].partition(":")
-            try:
-                if int(port_hex, 16) != port:
-                    continue
-                ip = proc_address(address)
-                uid = int(fields[7])
-            except ValueError:
-                continue
-            if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-                ip = ip.ipv4_mapped
-            if ip.is_loopback or ip.is_unspecified:
-                found.append(Listener(ip, uid))
-    return found
+            yield line.split()
 
 
 def owned_host(port: int, uid: int, tables: tuple[str, ...] = PROC_NET_TCP) -> str:
@@ -121,3 +126,12 @@ def proc_address(hex_text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address
     if len(raw) == 16:
         return ipaddress.IPv6Address(b"".join(raw[i : i + 4][::-1] for i in range(0, 16, 4)))
     raise ValueError(f"an address of {len(raw)} bytes")
+
+
+def unmapped(
+    ip: ipaddress.IPv4Address | ipaddress.IPv6Address,
+) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    """An IPv4 address an IPv6 socket speaks to as `::ffff:a.b.c.d`, as itself."""
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    return ip

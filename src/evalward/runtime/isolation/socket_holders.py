@@ -14,11 +14,16 @@ import contextlib
 import ipaddress
 import os
 from dataclasses import dataclass
-from pathlib import Path
 
 from evalward.runtime.isolation import thread_groups
 from evalward.runtime.isolation.cgroups import cgroup_of
-from evalward.runtime.isolation.port_owner import PROC_NET_TCP, TCP_LISTEN, proc_address
+from evalward.runtime.isolation.port_owner import (
+    PROC_NET_TCP,
+    TCP_LISTEN,
+    proc_address,
+    tcp_rows,
+    unmapped,
+)
 
 Address = tuple[str, int]
 """A host and port, as a socket's `getpeername` and `getsockname` give them."""
@@ -66,39 +71,24 @@ def socket_inode(
 ) -> int | None:
     """The inode of the socket whose own address is `client` and whose peer is `server`."""
     want = (_ip(client[0]), client[1], _ip(server[0]), server[1])
-    for table in tables:
-        try:
-            lines = Path(table).read_text(encoding="ascii").splitlines()[1:]
-        except (OSError, UnicodeDecodeError):
+    for fields in tcp_rows(tables):
+        if len(fields) <= 9 or fields[3] == TCP_LISTEN or fields[9] == "0":
             continue
-        for line in lines:
-            fields = line.split()
-            if len(fields) <= 9 or fields[3] == TCP_LISTEN or fields[9] == "0":
-                continue
-            try:
-                if _end(fields[1]) + _end(fields[2]) == want:
-                    return int(fields[9])
-            except ValueError:
-                continue
+        try:
+            if _end(fields[1]) + _end(fields[2]) == want:
+                return int(fields[9])
+        except ValueError:
+            continue
     return None
 
 
 def _end(text: str) -> tuple[ipaddress.IPv4Address | ipaddress.IPv6Address, int]:
     address, _, port = text.partition(":")
-    return _mapped(proc_address(address)), int(port, 16)
+    return unmapped(proc_address(address)), int(port, 16)
 
 
 def _ip(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
-    return _mapped(ipaddress.ip_address(host.partition("%")[0]))
-
-
-def _mapped(
-    ip: ipaddress.IPv4Address | ipaddress.IPv6Address,
-) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
-    """An IPv4 address an IPv6 socket speaks to as `::ffff:a.b.c.d`, as itself."""
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        return ip.ipv4_mapped
-    return ip
+    return unmapped(ipaddress.ip_address(host.partition("%")[0]))
 
 
 def _owned_by(pid: int, uid: int | None) -> bool:
