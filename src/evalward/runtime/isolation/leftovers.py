@@ -63,18 +63,17 @@ def sweep(
     if not uids:
         return Swept()
     removal = Removal(bounds, "what the agent users left in the shared folders")
-    problems: list[str] = []
-    found = _Found(frozenset(uids), frozenset(gids), frozenset(watched) - frozenset(uids))
+    found = _Found(frozenset(uids), frozenset(gids), frozenset(watched) - frozenset(uids), removal)
     for place in places:
         folder = _open_place(place)
         if folder is None:
             continue
         try:
-            _sweep(folder, str(place), found, DEPTH, (removal, problems))
+            _sweep(folder, str(place), found, DEPTH)
         finally:
             os.close(folder)
     _sweep_ipc(found)
-    if problems:
+    if problems := found.problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise TreeError(problems[0] + more)
     return Swept(found.removed, frozenset(found.owners), frozenset(found.seen))
@@ -82,14 +81,17 @@ def sweep(
 
 @dataclass
 class _Found:
-    """The users a sweep is for, and what it found of them."""
+    """The users a sweep is for, its removal, and what it found of them."""
 
     uids: frozenset[int]
     gids: frozenset[int]
     watched: frozenset[int]
+    removal: Removal
     removed: int = 0
     owners: set[int] = field(default_factory=set)
     seen: set[int] = field(default_factory=set)
+    problems: list[str] = field(default_factory=list)
+    """What could not be removed."""
 
 
 def _open_place(place: Path) -> int | None:
@@ -109,11 +111,7 @@ def _open_place(place: Path) -> int | None:
     return folder
 
 
-_Removing = tuple[Removal, list[str]]
-"""The sweep's removal and what it could not remove."""
-
-
-def _sweep(folder: int, where: str, found: _Found, depth: int, removing: _Removing) -> None:
+def _sweep(folder: int, where: str, found: _Found, depth: int) -> None:
     try:
         with os.scandir(folder) as entries:
             names = [entry.name for entry in entries]
@@ -125,8 +123,12 @@ def _sweep(folder: int, where: str, found: _Found, depth: int, removing: _Removi
         except OSError:
             continue
         path = f"{where}/{name}"
-        if info.st_uid in found.uids:
-            if _remove(folder, name, path, removing):
+        if info.st_uid in found.uids:  # removed, a folder with all it holds, following no link
+            try:
+                found.removal.remove(folder, name, shown(path))
+            except TreeError as exc:
+                found.problems.append(str(exc))
+            else:
                 found.removed += 1
                 found.owners.add(info.st_uid)
             continue
@@ -138,7 +140,7 @@ def _sweep(folder: int, where: str, found: _Found, depth: int, removing: _Removi
             except OSError:
                 continue
             try:
-                _sweep(inner, path, found, depth - 1, removing)
+                _sweep(inner, path, found, depth - 1)
             finally:
                 os.close(inner)
 
@@ -148,17 +150,6 @@ def _open_to(info: os.stat_result, gids: frozenset[int]) -> bool:
     return bool(info.st_mode & stat.S_IWOTH) or (
         bool(info.st_mode & stat.S_IWGRP) and info.st_gid in gids
     )
-
-
-def _remove(folder: int, name: str, path: str, removing: _Removing) -> bool:
-    """Remove one thing the users own (a folder with all it holds, following no link)."""
-    removal, problems = removing
-    try:
-        removal.remove(folder, name, shown(path))
-    except TreeError as exc:
-        problems.append(str(exc))
-        return False
-    return True
 
 
 def _sweep_ipc(found: _Found) -> None:
