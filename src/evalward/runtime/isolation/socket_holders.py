@@ -104,18 +104,10 @@ def _owned_by(pid: int, uid: int | None) -> bool:
 def _holds(pid: int, named: str) -> bool:
     """Whether a descriptor of any thread of `pid` names the socket `named`. Plain system
     calls, as `thread_groups` reads /proc: every process's every descriptor, each call."""
-    for task in _entries(f"{thread_groups.PROC}/{pid}/task"):
+    for task in thread_groups.numbered(f"{thread_groups.PROC}/{pid}/task"):
         folder = f"{thread_groups.PROC}/{pid}/task/{task}/fd"
-        for descriptor in _entries(folder):
+        for descriptor in thread_groups.numbered(folder):
             with contextlib.suppress(OSError):
                 if os.readlink(f"{folder}/{descriptor}") == named:  # noqa: PTH115
                     return True
     return False
-
-
-def _entries(folder: str) -> list[str]:
-    try:
-        with os.scandir(folder) as found:
-            return [entry.name for entry in found]
-    except OSError:
-        return []

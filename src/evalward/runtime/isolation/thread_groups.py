@@ -50,17 +50,12 @@ def facts(pid: int) -> ThreadGroup | None:
 
 def pids() -> Iterator[int]:
     """Every process id now (thread group ids: /proc lists no other thread at its top)."""
-    try:
-        with os.scandir(PROC) as found:
-            numbers = [int(entry.name) for entry in found if entry.name.isdigit()]
-    except OSError:
-        return
-    yield from numbers
+    yield from map(int, numbered(PROC))
 
 
 def uids_of(pid: int) -> set[int]:
     """Every uid (real, effective, saved) any thread of `pid` runs as; empty when gone."""
-    tasks = [f"{PROC}/{pid}/task/{task}/status" for task in _tasks(pid)]
+    tasks = [f"{PROC}/{pid}/task/{task}/status" for task in numbered(f"{PROC}/{pid}/task")]
     found = {uid for status in tasks for uid in status_uids(_read(status))}
     return found or status_uids(_read(f"{PROC}/{pid}/status"))  # no task listed: its own
 
@@ -83,7 +78,7 @@ def live_of(uids: set[int] | frozenset[int]) -> list[ThreadGroup]:
 
 def _a_thread_alive(pid: int) -> bool:
     """Whether a thread of `pid` other than its ended first one still runs."""
-    for task in _tasks(pid):
+    for task in numbered(f"{PROC}/{pid}/task"):
         text = _read(f"{PROC}/{pid}/task/{task}/stat")
         state = text[text.rfind(b")") + 2 :][:1]
         if state and state not in DEAD:
@@ -91,10 +86,12 @@ def _a_thread_alive(pid: int) -> bool:
     return False
 
 
-def _tasks(pid: int) -> list[str]:
+def numbered(folder: str) -> list[str]:
+    """The entries of a folder of /proc that are numbers (processes, a process's threads,
+    a thread's descriptors); none once it is gone."""
     try:
-        with os.scandir(f"{PROC}/{pid}/task") as tasks:
-            return [task.name for task in tasks if task.name.isdigit()]
+        with os.scandir(folder) as entries:
+            return [entry.name for entry in entries if entry.name.isdigit()]
     except OSError:
         return []
 
