@@ -68,7 +68,8 @@ def seal(
         for link in walk.links:
             check_link(real, link)
     except BaseException:
-        _remove(target)
+        with contextlib.suppress(TreeError):  # the partial copy, read-only however deep
+            remove_tree(target)
         raise
     finally:
         os.close(fd)
@@ -256,9 +257,3 @@ def _unchangeable(path: Path) -> bool:
         if info.st_uid != 0 or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
             return False
     return True
-
-
-def _remove(target: Path) -> None:
-    """Remove a partial copy (its folders read-only, however deep: `files.trees`)."""
-    with contextlib.suppress(TreeError):
-        remove_tree(target)
