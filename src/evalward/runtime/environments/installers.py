@@ -108,12 +108,11 @@ class Installer:
             "npm_config_audit": "false",
         }
         self.home = home
-        self.timeout = limits.timeout.value
         self.cap = limits.timeout
         self.declared = f"{limits.declared}: " if limits.declared else ""
         self.sessions = sessions
         """Where its commands' sessions are known while they run (`strays`)."""
-        self.deadline = time.monotonic() + self.timeout
+        self.deadline = time.monotonic() + self.cap.value
 
     async def run(self, argv: Sequence[str], cwd: Path, extra: Mapping[str, str] = {}) -> Finished:
         """Run one command to its end (or its timeout: then its group is killed)."""
@@ -148,7 +147,7 @@ class Installer:
                 too_large = await self._wait_within_bounds(process)
         except TimeoutError:
             raise AgentRunError(
-                f"{self.declared}the install did not finish within {self.timeout:g} s "
+                f"{self.declared}the install did not finish within {self.cap.value:g} s "
                 f"({Path(argv[0]).name} was still running), {self.cap.told()}"
             ) from None
         finally:
