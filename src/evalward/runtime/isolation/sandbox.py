@@ -322,8 +322,7 @@ class Sandbox:
             left_out = self.not_copied | self._shared.hidden
             try:
                 reads = self._shared.reads.get(key)
-                side = self._shared.sides.get(key) or RepoFiles.working_tree(key)
-                copy_side(side, key, target / "tree", reads, left_out, COPY_BOUNDS)
+                copy_side(self.files_of(key), key, target / "tree", reads, left_out, COPY_BOUNDS)
             except (OSError, TreeError, GitError) as exc:
                 raise AgentRunError(f"cannot copy the checkout for the agent user: {exc}") from None
             copies[key] = target / "tree"
