@@ -40,18 +40,14 @@ class Holder:
 
 
 def holders(
-    client: Address,
-    server: Address,
-    tables: tuple[str, ...] = PROC_NET_TCP,
-    *,
-    among_others_than: int | None = None,
+    client: Address, server: Address, *, among_others_than: int | None = None
 ) -> list[Holder]:
     """The live processes holding the client's end of the connection from `client` to
     `server` (not this one); empty when the kernel lists no such socket or no one holds it.
     `among_others_than`: a uid whose processes are not read (evalward's own, when the run's
     programs are another user's: reading every descriptor of every process costs tens of
     milliseconds a call where evalward's own hold hundreds)."""
-    inode = socket_inode(client, server, tables)
+    inode = socket_inode(client, server)
     if inode is None:
         return []
     named = f"socket:[{inode}]"
@@ -66,12 +62,10 @@ def holders(
     return found
 
 
-def socket_inode(
-    client: Address, server: Address, tables: tuple[str, ...] = PROC_NET_TCP
-) -> int | None:
+def socket_inode(client: Address, server: Address) -> int | None:
     """The inode of the socket whose own address is `client` and whose peer is `server`."""
     want = (_ip(client[0]), client[1], _ip(server[0]), server[1])
-    for fields in tcp_rows(tables):
+    for fields in tcp_rows(PROC_NET_TCP):
         if len(fields) <= 9 or fields[3] == TCP_LISTEN or fields[9] == "0":
             continue
         try:
