@@ -124,6 +124,12 @@ class Environments(Protocol):
 class _Shared:
     """What every side's view of one sandbox shares: the folder of copies and homes."""
 
+    sessions: Sessions
+    """The programs started and still running, and the lock their starts take."""
+    apart: Apart
+    """The sides' turns and the runs' processes (`apart`)."""
+    login: str
+    """USER and LOGNAME of every agent process, either side's: the head user's name."""
     root: Path | None = None
     copies: dict[Path, Path] = field(default_factory=dict)
     homes: dict[int, Path] = field(default_factory=dict)
@@ -135,8 +141,6 @@ class _Shared:
     hidden: set[str] = field(default_factory=set)
     """Files left out of every working copy besides `not_copied`: those that define a
     simulated user, whose persona, goal and hidden facts the agent must not read."""
-    sessions: Sessions = field(default_factory=Sessions)
-    """The programs started and still running, and the lock their starts take."""
     reads: dict[Path, frozenset[str]] = field(default_factory=dict)
     """What the runs read of a checkout, where that is not all of it (`limit`)."""
     sides: dict[Path, RepoFiles] = field(default_factory=dict)
@@ -144,10 +148,6 @@ class _Shared:
     claim: ClaimedUser | None = None
     """The agent users' claim (`agent-user: auto`), let go once none of their processes is
     left."""
-    apart: Apart | None = None
-    """The sides' turns and the runs' processes (`apart`)."""
-    login: str = ""
-    """USER and LOGNAME of every agent process, either side's: the head user's name."""
 
 
 class Sandbox:
@@ -182,12 +182,12 @@ class Sandbox:
         self.run = run
         """The run whose programs this sandbox starts (None: no run's, such as an http
         agent's server or a code scorer)."""
-        self._shared = shared or _Shared()
-        if self._shared.apart is None:
+        if shared is None:  # evalward's own sandbox: its variants share what it makes
+            sessions = Sessions()
             users = (user, user.base_side()) if user is not None else ()
-            self._shared.apart = Apart(self._shared.sessions, users)
-        if user is not None and not self._shared.login:
-            self._shared.login = user.name
+            shared = _Shared(sessions, Apart(sessions, users), users[0].name if users else "")
+        self._shared = shared
+        self._apart = shared.apart
 
     def for_side(self, side: str) -> Sandbox:
         """The sandbox of one side's programs. The base side's run as another user than the
@@ -236,11 +236,6 @@ class Sandbox:
     @property
     def sessions(self) -> Sessions:
         return self._shared.sessions
-
-    @property
-    def _apart(self) -> Apart:
-        assert self._shared.apart is not None, "made with the sandbox"
-        return self._shared.apart
 
     def keep_apart(self, log: Callable[[str], None], turns: Path | None = CLAIMS) -> None:
         """Track each run's processes in a cgroup where one can be made, and take the
