@@ -20,7 +20,7 @@ import json
 import math
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from evalward.errors import NoSpans, ProtocolError
@@ -141,12 +141,7 @@ def tool_spans(spans: Iterable[Span]) -> list[Span]:
     """The spans `tool_steps` makes steps of, each with only the attributes it reads: what
     a run keeps of its exports until its end gives the same steps as the whole exports."""
     return [
-        Span(
-            span.trace_id,
-            span.name,
-            span.start,
-            {key: span.attributes[key] for key in TOOL_ATTRIBUTES if key in span.attributes},
-        )
+        replace(span, attributes={k: v for k, v in span.attributes.items() if k in TOOL_ATTRIBUTES})
         for span in spans
         if span.is_tool
     ]
