@@ -23,7 +23,7 @@ from evalward.resources.locate import Locator
 from evalward.resources.resource_set import Located
 from evalward.rundata.sides import Side
 from evalward.runtime.playground.base import PlaygroundSource
-from evalward.runtime.playground.provision import provision
+from evalward.runtime.playground.provision import PlaygroundSetting, provision
 from evalward.runtime.playground.state import capture
 
 
@@ -63,7 +63,7 @@ async def try_playgrounds(resources: ResourceSet, env: Mapping[str, str]) -> Tri
 async def _tried(source: PlaygroundSource, env: Mapping[str, str]) -> Mapping[str, Any]:
     """The state the playground is in once made; PlaygroundError when it cannot be made,
     read or torn down."""
-    live = await provision(source, env=env)
+    live = await provision(source, PlaygroundSetting(env))
     try:
         state = await capture(live)
     finally:

@@ -425,11 +425,8 @@ class _Run:
                     return await self._run_in(run, {}, processes), None
                 # lazy: provisioning and reading playgrounds (SQLite, services, files: eight
                 # modules) only for a run that has one
-                from evalward.runtime.playground.run import (
-                    PlaygroundSetting,
-                    StateNeeds,
-                    run_in_playground,
-                )
+                from evalward.runtime.playground.provision import PlaygroundSetting
+                from evalward.runtime.playground.run import StateNeeds, run_in_playground
 
                 setting = PlaygroundSetting(
                     self.env,

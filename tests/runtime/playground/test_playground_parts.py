@@ -23,9 +23,9 @@ from evalward.resources.playground import PART_KINDS, PartKind, PartSettings, Pl
 from evalward.rundata.playground_state import PlaygroundRun, PlaygroundState
 from evalward.rundata.trace import Trace
 from evalward.runtime.playground.base import FRESH_STATES_KEPT, PlaygroundSource, Templates
-from evalward.runtime.playground.provision import provision
+from evalward.runtime.playground.provision import PlaygroundSetting, provision
 from evalward.runtime.playground.registry import PARTS, parts_of
-from evalward.runtime.playground.run import PlaygroundSetting, StateNeeds, run_in_playground
+from evalward.runtime.playground.run import StateNeeds, run_in_playground
 from evalward.runtime.playground.state import capture
 
 pytestmark = pytest.mark.unit
@@ -114,7 +114,10 @@ def test_a_seed_that_does_not_load_fails_each_run_naming_it(tmp_path: Path) -> N
         said = []
         for _ in range(2):
             with pytest.raises(PlaygroundError) as caught:
-                await provision(PlaygroundSource("shop", spec, root), env=ENV, templates=templates)
+                await provision(
+                    PlaygroundSource("shop", spec, root),
+                    PlaygroundSetting(ENV, templates=templates),
+                )
             said.append(str(caught.value))
         return said
 
@@ -144,7 +147,7 @@ def test_files_a_database_and_a_service_together(tmp_path: Path) -> None:
     )
 
     async def scenario() -> tuple[dict[str, str], dict[str, Any], int]:
-        live = await provision(PlaygroundSource("all", spec, root), env=ENV)
+        live = await provision(PlaygroundSource("all", spec, root), PlaygroundSetting(ENV))
         try:
             state = await capture(live, ["SELECT count(*) FROM t"])
             pid = json.loads(
@@ -331,7 +334,9 @@ def test_teardown_never_follows_a_link_the_agent_put_in_place_of_a_part(tmp_path
     templates = Templates()
 
     async def scenario() -> Path:
-        live = await provision(PlaygroundSource("shop", spec, root), env=ENV, templates=templates)
+        live = await provision(
+            PlaygroundSource("shop", spec, root), PlaygroundSetting(ENV, templates=templates)
+        )
         database = Path(live.env["EVALWARD_SQLITE_PATH"])
         database.unlink()
         database.symlink_to(outside / "playground.sqlite")
@@ -352,7 +357,7 @@ def test_teardown_removes_what_the_agent_added_beside_the_parts(tmp_path: Path) 
     spec = Playground.model_validate({"sqlite": {"seed": "seed.sql"}})
 
     async def scenario() -> Path:
-        live = await provision(PlaygroundSource("shop", spec, root), env=ENV)
+        live = await provision(PlaygroundSource("shop", spec, root), PlaygroundSetting(ENV))
         database = Path(live.env["EVALWARD_SQLITE_PATH"])
         (database.parent / "playground.sqlite-journal").write_text("left")
         (live.folder / "deep" / "er").mkdir(parents=True)
@@ -461,7 +466,7 @@ def test_an_sdk_streamable_http_mcp_server_is_ready_once_it_answers_initialize(
         templates = Templates()
         try:
             live = await provision(
-                PlaygroundSource("shop", spec, root), env=env, templates=templates
+                PlaygroundSource("shop", spec, root), PlaygroundSetting(env, templates=templates)
             )
         except PlaygroundError as exc:
             return str(exc)

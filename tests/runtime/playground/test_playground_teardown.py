@@ -17,7 +17,8 @@ from evalward.runtime.isolation.agent_users import AgentUser
 from evalward.runtime.isolation.port_owner import loopback_listeners
 from evalward.runtime.isolation.sandbox import Sandbox
 from evalward.runtime.playground.base import PlaygroundSource
-from evalward.runtime.playground.run import PlaygroundSetting, StateNeeds, run_in_playground
+from evalward.runtime.playground.provision import PlaygroundSetting
+from evalward.runtime.playground.run import StateNeeds, run_in_playground
 
 pytestmark = pytest.mark.integration
 

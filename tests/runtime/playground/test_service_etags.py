@@ -21,7 +21,8 @@ from evalward.resources.playground import Playground
 from evalward.rundata.playground_state import PlaygroundRun
 from evalward.rundata.trace import Trace
 from evalward.runtime.playground.base import PlaygroundSource, Templates
-from evalward.runtime.playground.run import PlaygroundSetting, StateNeeds, run_in_playground
+from evalward.runtime.playground.provision import PlaygroundSetting
+from evalward.runtime.playground.run import StateNeeds, run_in_playground
 from support import refund_clerk
 from support.clirun import run_for_results
 from support.gitrepo import GitRepo

@@ -15,6 +15,7 @@ import contextlib
 import os
 import tempfile
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalward.errors import PlaygroundError, TreeError
@@ -31,31 +32,44 @@ from evalward.runtime.playground.registry import parts_of
 from evalward.runtime.playground.service_environment import ServiceEnvironments
 
 
-async def provision(
-    source: PlaygroundSource,
-    *,
-    env: Mapping[str, str],
-    sandbox: Sandbox | None = None,
-    kill_grace: float = DEFAULT_KILL_GRACE,
-    templates: Templates | None = None,
-    environments: ServiceEnvironments | None = None,
-) -> LivePlayground:
+@dataclass(frozen=True)
+class PlaygroundSetting:
+    """What provisioning needs beyond the playground: the environment programs draw from
+    (with no secret: `limited_env` builds theirs), the run side's sandbox, the kill grace."""
+
+    env: Mapping[str, str] = field(default_factory=dict)
+    sandbox: Sandbox | None = None
+    kill_grace: float = DEFAULT_KILL_GRACE
+    templates: Templates | None = None
+    """The job's templates: each seed loaded once, each run's part (a database) a copy."""
+    environments: ServiceEnvironments | None = None
+    """The job's services' environments: each built once per side."""
+
+
+async def provision(source: PlaygroundSource, setting: PlaygroundSetting) -> LivePlayground:
     """A fresh playground for one run; PlaygroundError (naming it) when it cannot be made,
     with nothing left behind. With `templates`, a part that has one is a copy of it; with
     `environments`, a service's `environment` is built (once) for it."""
+    sandbox = setting.sandbox
     if sandbox is not None and sandbox.unavailable:
         raise PlaygroundError(f"playground {source.name!r}: {sandbox.unavailable}")
     where = sandbox.root if sandbox is not None and sandbox.user is not None else None
     folder = Path(tempfile.mkdtemp(prefix="evalward-playground-", dir=where))
     parts = parts_of(source.spec)
     live = LivePlayground(
-        source, folder, sandbox, kill_grace, parts, templates=templates, environments=environments
+        source,
+        folder,
+        sandbox,
+        setting.kill_grace,
+        parts,
+        templates=setting.templates,
+        environments=setting.environments,
     )
     live.env["EVALWARD_PLAYGROUND"] = source.name
     try:
         shared = _lay_out(live)
         for part in parts:
-            live.env |= await part.start(live, env, shared)
+            live.env |= await part.start(live, setting.env, shared)
     except (OSError, TreeError) as exc:  # the machine's refusal: a full disk, a user it
         await _close_quietly(live)  # cannot give to
         raise live.error(f"cannot be made: {exc}") from None

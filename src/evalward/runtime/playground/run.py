@@ -9,18 +9,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from evalward.errors import PlaygroundError
 from evalward.resources.assertions import Assertion
 from evalward.resources.state_assertions import SqlAssertion, StateSnapshotAssertion
 from evalward.rundata.playground_state import PlaygroundRun, PlaygroundState
 from evalward.rundata.trace import StepType, Trace
-from evalward.runtime.agents.process import DEFAULT_KILL_GRACE
-from evalward.runtime.isolation.sandbox import Sandbox
-from evalward.runtime.playground.base import LivePlayground, PlaygroundSource, Templates
-from evalward.runtime.playground.provision import provision
-from evalward.runtime.playground.service_environment import ServiceEnvironments
+from evalward.runtime.playground.base import LivePlayground, PlaygroundSource
+from evalward.runtime.playground.provision import PlaygroundSetting, provision
 from evalward.runtime.playground.state import capture
 
 
@@ -46,20 +43,6 @@ class StateNeeds:
         )
 
 
-@dataclass(frozen=True)
-class PlaygroundSetting:
-    """What provisioning needs beyond the playground: the environment programs draw from
-    (with no secret: `limited_env` builds theirs), the run side's sandbox, the kill grace."""
-
-    env: Mapping[str, str] = field(default_factory=dict)
-    sandbox: Sandbox | None = None
-    kill_grace: float = DEFAULT_KILL_GRACE
-    templates: Templates | None = None
-    """The job's templates: each seed loaded once, each run's part (a database) a copy."""
-    environments: ServiceEnvironments | None = None
-    """The job's services' environments: each built once per side."""
-
-
 async def run_in_playground(
     source: PlaygroundSource,
     needs: StateNeeds,
@@ -69,14 +52,7 @@ async def run_in_playground(
     """`run` (given the variables that tell the agent where its playground is) in a fresh
     playground; the trace and the playground's state before and after."""
     try:
-        live = await provision(
-            source,
-            env=setting.env,
-            sandbox=setting.sandbox,
-            kill_grace=setting.kill_grace,
-            templates=setting.templates,
-            environments=setting.environments,
-        )
+        live = await provision(source, setting)
     except PlaygroundError as exc:
         return _failed(f"the playground could not be provisioned: {exc}"), None
     outcome: tuple[Trace, PlaygroundRun | None] | None = None
