@@ -431,15 +431,12 @@ class _Reading:
     ) -> dict[str, Any]:
         """One row, as the state keeps it."""
         self.rows -= 1
-        self.cells -= len(values) + 1
-        self.chars -= len(label) + 8
         if self.rows < 0:
             raise self.live.error(f"its database holds more than {MAX_ROWS:,} rows")
-        self._check(where)
-        row = {}
-        for column, value in zip(columns, values, strict=True):
-            row[column] = kept = _json_value(value)
-            self.chars -= len(column) + _chars(kept) + 8
+        row = {column: _json_value(value) for column, value in zip(columns, values, strict=True)}
+        cells, chars = _row_cost(label, row)
+        self.cells -= cells
+        self.chars -= chars
         self._check(where)
         return row
 
