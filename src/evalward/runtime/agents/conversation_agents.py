@@ -41,8 +41,10 @@ class ProgramTurns:
         body["conversation"] = {"id": conversation_id, "turn": turn}
         return body
 
-    def left(self) -> float:
-        return max(self.deadline - time.monotonic(), 0.001)
+    def left(self, own: float | None = None) -> float:
+        """The conversation's time left, at most `own` (the agent's own timeoutSeconds)."""
+        left = max(self.deadline - time.monotonic(), 0.001)
+        return min(own or left, left)
 
     def answering(
         self, ask: Callable[[list[ChatMessage], dict[str, Any]], Awaitable[str]]

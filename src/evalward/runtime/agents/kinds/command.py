@@ -62,7 +62,7 @@ class CommandKind(ProgramKind):
                 request,
                 turns.trace,
                 launch,
-                timeout_seconds=min(runtime.timeout_seconds or turns.left(), turns.left()),
+                timeout_seconds=turns.left(runtime.timeout_seconds),
                 input_text=transcript(history),
             )
 

@@ -67,11 +67,10 @@ class HttpKind(ProgramKind):
 
         async def ask(history: list[ChatMessage], request: dict[str, Any]) -> str:
             del history  # the request holds it
-            left = turns.left()
             return await server.run(
                 request,
                 turns.trace,
-                timeout_seconds=min(server.runtime.timeout_seconds or left, left),
+                timeout_seconds=turns.left(server.runtime.timeout_seconds),
                 grant=turns.grant,
             )
 
