@@ -143,19 +143,15 @@ def _first_line(text: str) -> str:
     return printable(lines[0] if lines else "")[:300]
 
 
+@dataclass(frozen=True)
 class McpServers:
     """The run's connected servers: the agent's tools from MCP, and how to call each."""
 
-    def __init__(self, connections: Sequence[_Connection], tools: Sequence[McpTool]) -> None:
-        self._connections = {c.name: c for c in connections}
-        self._tools = list(tools)
-
-    @property
-    def tools(self) -> Sequence[McpTool]:
-        return self._tools
+    connections: Mapping[str, _Connection]
+    tools: Sequence[McpTool]
 
     async def call(self, tool: McpTool, arguments: dict[str, Any]) -> McpAnswer:
-        return await self._connections[tool.server].call(tool.name, arguments)
+        return await self.connections[tool.server].call(tool.name, arguments)
 
 
 @contextlib.asynccontextmanager
@@ -238,7 +234,7 @@ async def _connected(
             if name in failures:
                 raise failures[name]
         tools = offered_tools({c.name: c.listed for c in connections}, own_tools)
-        yield McpServers(connections, tools)
+        yield McpServers({c.name: c for c in connections}, tools)
 
 
 def _transport(
