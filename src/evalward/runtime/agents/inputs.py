@@ -37,7 +37,4 @@ def _parts(message: Message) -> tuple[dict[str, Any], ...]:
 def input_text(messages: list[ChatMessage]) -> str:
     """The fixture's input as one text, for a program that reads plain text: the last user
     message (a prompt, or the latest turn of a conversation)."""
-    for message in reversed(messages):
-        if message.role == "user":
-            return message.content
-    return ""
+    return next((m.content for m in reversed(messages) if m.role == "user"), "")
