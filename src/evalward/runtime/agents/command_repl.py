@@ -51,7 +51,6 @@ class ReplSession:
                 env=limited_env(
                     self.launch.env, self.runtime.env, extra, sandbox=self.launch.sandbox
                 ),
-                stdin=True,
                 sandbox=self.launch.sandbox,
             )
         except AgentRunError as exc:
