@@ -232,8 +232,7 @@ class HttpAgentServer:
             # ends now, not at the provider's timeout, which would hold the run's end
             await self._grant.end_calls(within=0)
         for task in self._logs:
-            if not task.done():
-                task.cancel()
+            task.cancel()
         await asyncio.gather(*self._logs, return_exceptions=True)
         self._logs = []
         await self._client.aclose()
