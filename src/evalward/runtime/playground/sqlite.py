@@ -21,7 +21,6 @@ from evalward.errors import SeedError
 from evalward.resources.playground import SqlitePart
 from evalward.rundata.playground_state import PlaygroundState
 from evalward.runtime.playground.base import (
-    STATE_CHARS,
     LivePlayground,
     PlaygroundPart,
     Templates,
@@ -91,7 +90,7 @@ class SqliteRun(PlaygroundPart[SqlitePart]):
         known = self.template.kept if self.template is not None else None
         if known is not None and read_known(live, self.database, queries, state, known):
             return  # still the template's bytes, every answer known: no thread, no SQL
-        await read_off_loop(read_database, live, self.database, queries, state, STATE_CHARS, known)
+        await read_off_loop(read_database, live, self.database, queries, state, known)
 
     def fresh(self, live: LivePlayground, templates: Templates) -> SqliteRun:
         template: Template = templates.of(live, self)

@@ -23,7 +23,7 @@ from typing import Any
 
 from evalward.files.trees import FOLDER
 from evalward.rundata.playground_state import PlaygroundState, QueryAnswer, derived, shared_with
-from evalward.runtime.playground.base import LivePlayground
+from evalward.runtime.playground.base import STATE_CHARS, LivePlayground
 from evalward.runtime.playground.sqlite_changes import TemplatePages, apply, changes, index_template
 from evalward.runtime.playground.sqlite_seed import identifier
 
@@ -103,17 +103,16 @@ def read_database(
     database: Path,
     queries: list[str],
     state: PlaygroundState,
-    chars: int,
-    known: KnownImage | None = None,
+    known: KnownImage | None,
 ) -> None:
     """The database (a file of the playground's folder)'s tables into `state.document["db"]`,
-    and each query's answer, within `chars` characters of state and the bounds above."""
+    and each query's answer, within STATE_CHARS characters of state and the bounds above."""
     folder = database.parent.relative_to(live.folder)
     parts, wal = (*folder.parts, database.name), (*folder.parts, database.name + "-wal")
     image = _small_image(live, folder.parts, database.name)
     if image is not None and known is not None and image == known.image:
         if known.tables is None:
-            _read(live, image, queries, state, chars, known)
+            _read(live, image, queries, state, known)
             known.tables = state.document["db"]
             _index(known)
         else:  # the same bytes: the same tables, and the same integrity, already checked
@@ -125,18 +124,18 @@ def read_database(
         image is not None
         and known is not None
         and known.pages is not None
-        and _read_changed(live, image, queries, state, chars, known)
+        and _read_changed(live, image, queries, state, known)
     ):
         return
     if image is not None:
-        _read(live, image, queries, state, chars)
+        _read(live, image, queries, state)
         return
     private = Path(tempfile.mkdtemp(prefix="evalward-state-"))
     try:
         copy = private / "copy.sqlite"
         _copy_nofollow(live, parts, copy, required=True)
         _copy_nofollow(live, wal, copy.with_name(copy.name + "-wal"), required=False)
-        _read(live, copy, queries, state, chars)
+        _read(live, copy, queries, state)
     finally:
         shutil.rmtree(private, ignore_errors=True)
 
@@ -146,11 +145,10 @@ def _read(
     copy: Path | bytes,
     queries: list[str],
     state: PlaygroundState,
-    chars: int,
     known: KnownImage | None = None,
 ) -> None:
     connection, schema = _open_read_only(live, copy)
-    reading = _Reading(live, chars)
+    reading = _Reading(live)
     try:  # each table's rows by their label (`_key`), read and counted one at a time
         state.document["db"] = {
             name: _table(live, connection, name, key, reading) for name, key in schema
@@ -183,7 +181,6 @@ def _read_changed(
     image: bytes,
     queries: list[str],
     state: PlaygroundState,
-    chars: int,
     known: KnownImage,
 ) -> bool:
     """The run's database (`image`) as its template's tables with the rows on its changed
@@ -200,7 +197,7 @@ def _read_changed(
         found = changes(connection, image, known.image, known.pages)
         if found is None:
             return False
-        reading = _Reading(live, chars, known.spent)
+        reading = _Reading(live, known.spent)
         tables = apply(connection, found, known.tables, known.pages, known.keys, reading)
         if tables is None:
             return False
@@ -409,17 +406,11 @@ class _Reading:
     and characters (of the whole state), counted as each row arrives, so a database never takes
     more memory than its bounds allow before it is refused."""
 
-    def __init__(
-        self, live: LivePlayground, chars: int, spent: tuple[int, int, int] = (0, 0, 0)
-    ) -> None:
+    def __init__(self, live: LivePlayground, spent: tuple[int, int, int] = (0, 0, 0)) -> None:
         """`spent`: rows, values and characters already counted (a template's tables)."""
         self.live = live
-        self.rows, self.cells, self.chars = (
-            MAX_ROWS - spent[0],
-            MAX_CELLS - spent[1],
-            chars - spent[2],
-        )
-        self.limit = chars
+        rows, cells, chars = spent
+        self.rows, self.cells, self.chars = MAX_ROWS - rows, MAX_CELLS - cells, STATE_CHARS - chars
 
     def table(self, name: str) -> None:
         self.cells -= 1
@@ -442,7 +433,7 @@ class _Reading:
 
     def spent(self) -> tuple[int, int, int]:
         """The rows, values and characters counted so far."""
-        return MAX_ROWS - self.rows, MAX_CELLS - self.cells, self.limit - self.chars
+        return MAX_ROWS - self.rows, MAX_CELLS - self.cells, STATE_CHARS - self.chars
 
     def give_back(self, label: str, row: dict[str, Any]) -> None:
         """A counted row the state no longer holds (a template's row the run changed)."""
@@ -458,7 +449,7 @@ class _Reading:
             )
         if self.chars < 0:
             raise self.live.error(
-                f"its database's state is larger than {self.limit:,} characters "
+                f"its database's state is larger than {STATE_CHARS:,} characters "
                 f"(at table {where!r})"
             )
 
