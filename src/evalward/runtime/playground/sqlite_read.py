@@ -297,7 +297,11 @@ def _copy_nofollow(
     """Copy a file of the playground's folder, no link followed on the way (a folder the
     agent turned into a link leads nowhere), at most DB_LIMIT bytes."""
     try:
-        fd = _open_under(live.folder, parts)
+        folder = _open_folders(live.folder, parts[:-1])
+        try:
+            fd = os.open(parts[-1], _NOFOLLOW, dir_fd=folder)
+        finally:
+            os.close(folder)
     except FileNotFoundError:
         if not required:
             return
@@ -316,15 +320,6 @@ def _copy_nofollow(
             if copied > DB_LIMIT:
                 raise live.error(f"its database grew past {DB_LIMIT:,} bytes")
             out.write(chunk)
-
-
-def _open_under(root: Path, parts: tuple[str, ...]) -> int:
-    """A file descriptor of root/parts…, every component opened without following a link."""
-    folder = _open_folders(root, parts[:-1])
-    try:
-        return os.open(parts[-1], _NOFOLLOW, dir_fd=folder)
-    finally:
-        os.close(folder)
 
 
 def _open_folders(root: Path, parts: tuple[str, ...]) -> int:
