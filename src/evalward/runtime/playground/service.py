@@ -345,28 +345,21 @@ async def _endpoint_state(live: LivePlayground, service: Service, path: str, fre
     and a `226 IM Used` what changed since it (`state_delta.py`). A fresh service's read
     waits for another run's under way, whose answer may give the tag."""
     source = f"its state endpoint {path}"
-    if fresh and state_tags.kept(live, source) is None:
-        async with state_tags.first_read(live, source):
-            return await _tagged_state(live, service, path, source, fresh)
-    return await _tagged_state(live, service, path, source, fresh)
-
-
-async def _tagged_state(
-    live: LivePlayground, service: Service, path: str, source: str, fresh: bool
-) -> Any:
-    held = state_tags.kept(live, source)
-    sent = held[0] if held is not None else None
-    reply = await _state(live, service, path, sent)
-    tag = state_tags.answered(live, source, reply.status, reply.headers, sent)
-    if held is not None:
-        if reply.status == state_tags.NOT_MODIFIED:
-            return held[1]
-        if reply.status == state_tags.IM_USED:
-            return state_delta.patched(live, source, held, reply)
-    document = _document(live, reply.body, source, fresh=fresh)
-    if fresh and tag is not None and tag != sent:
-        state_tags.keep(live, source, tag, document, len(reply.body))
-    return document
+    waits = fresh and state_tags.kept(live, source) is None
+    async with state_tags.first_read(live, source) if waits else contextlib.nullcontext():
+        held = state_tags.kept(live, source)  # another run's first read may have kept one
+        sent = held[0] if held is not None else None
+        reply = await _state(live, service, path, sent)
+        tag = state_tags.answered(live, source, reply.status, reply.headers, sent)
+        if held is not None:
+            if reply.status == state_tags.NOT_MODIFIED:
+                return held[1]
+            if reply.status == state_tags.IM_USED:
+                return state_delta.patched(live, source, held, reply)
+        document = _document(live, reply.body, source, fresh=fresh)
+        if fresh and tag is not None and tag != sent:
+            state_tags.keep(live, source, tag, document, len(reply.body))
+        return document
 
 
 async def _state(live: LivePlayground, service: Service, path: str, tag: str | None) -> Reply:
