@@ -50,7 +50,6 @@ class AgentRunner:
         a caller names only the limits it changes; a parameter object would only rename them."""
         self.agent = agent
         self.environment_limits = environment_limits
-        self.providers = providers
         self.env = env
         self.kill_grace = kill_grace
         self.sandbox = sandbox
