@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from evalward.errors import GitError, NotCommitted, TreeError
+from evalward.files.safe_files import OPEN_SAFELY
 from evalward.files.trees import TreeBounds, walk
 from evalward.resources.playground import FilesPart
 from evalward.rundata.playground_state import PlaygroundState
@@ -34,7 +35,6 @@ FILE_HASH_LIMIT = 64 * 1024 * 1024
 MAX_FILES = 5000
 FOLDER_BOUNDS = TreeBounds(depth=64, entries=4 * MAX_FILES, seconds=60.0)
 """How deep, how many entries (folders too) and how long its folder is read at most."""
-_NOFOLLOW = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
 
 
 class FilesRun(PlaygroundPart[FilesPart]):
@@ -100,7 +100,7 @@ def _entry(name: str, dir_fd: int, budget: int) -> tuple[Any, int]:
     if info.st_size > FILE_HASH_LIMIT:  # a sparse file claims any size for free
         return {"bytes": info.st_size}, 0
     try:
-        fd = os.open(name, _NOFOLLOW, dir_fd=dir_fd)
+        fd = os.open(name, OPEN_SAFELY, dir_fd=dir_fd)
     except OSError as exc:
         return {"unreadable": exc.strerror or str(exc)}, 0
     with os.fdopen(fd, "rb") as handle:

@@ -21,6 +21,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from evalward.files.safe_files import OPEN_SAFELY
 from evalward.files.trees import FOLDER
 from evalward.rundata.playground_state import PlaygroundState, QueryAnswer, derived, shared_with
 from evalward.runtime.playground.base import STATE_CHARS, LivePlayground
@@ -46,7 +47,6 @@ generated columns and views make each row cost what the pull request likes (a mi
 PROGRESS_STEPS = 100
 """SQLite instructions between two looks at the clock: one instruction may be one slow call."""
 _ALLOWED = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION}
-_NOFOLLOW = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
 KNOWN_INLINE_BYTES = 64 * 1024
 """A template image up to this size is compared with a run's database on the event loop."""
 DETERMINISTIC = frozenset(
@@ -254,14 +254,14 @@ def _small_image(
         return None  # the copy says what is wrong with it (gone, or not a folder)
     try:
         try:
-            os.close(os.open(name + "-wal", _NOFOLLOW, dir_fd=folder))
+            os.close(os.open(name + "-wal", OPEN_SAFELY, dir_fd=folder))
             return None
         except FileNotFoundError:
             pass
         except OSError:
             return None  # the copy says what is wrong with it
         try:
-            fd = os.open(name, _NOFOLLOW, dir_fd=folder)
+            fd = os.open(name, OPEN_SAFELY, dir_fd=folder)
         except FileNotFoundError:
             raise live.error("its database is gone") from None
         except OSError as exc:
@@ -299,7 +299,7 @@ def _copy_nofollow(
     try:
         folder = _open_folders(live.folder, parts[:-1])
         try:
-            fd = os.open(parts[-1], _NOFOLLOW, dir_fd=folder)
+            fd = os.open(parts[-1], OPEN_SAFELY, dir_fd=folder)
         finally:
             os.close(folder)
     except FileNotFoundError:
