@@ -76,8 +76,8 @@ async def hold_conversation(
         if trace.timed_out or trace.error is not None:
             end_cut_short(trace)
             return
-        if handed_off(trace, turn, conversation.handoff_tools):
-            trace.end(EndReason.handoff)
+        if any(s.tool in conversation.handoff_tools for s in trace.tool_calls() if s.turn == turn):
+            trace.end(EndReason.handoff)  # the agent called a handoff tool on this turn
             return
         problem = _too_much(trace, turn, reply)
         if problem:
@@ -103,11 +103,6 @@ def _too_much(trace: Trace, turn: int, reply: str) -> str:
             f"than the {MAX_CONVERSATION_CHARS:,} a run may hold"
         )
     return ""
-
-
-def handed_off(trace: Trace, turn: int, tools: list[str]) -> bool:
-    """Whether the agent called a handoff tool on `turn`."""
-    return any(s.tool in tools for s in trace.tool_calls() if s.turn == turn)
 
 
 def end_cut_short(trace: Trace) -> None:
