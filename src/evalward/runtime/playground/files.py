@@ -81,9 +81,7 @@ def _files(live: LivePlayground, folder: Path) -> dict[str, Any]:
             if len(found) >= MAX_FILES:
                 raise live.error(f"its folder holds more than {MAX_FILES} files")
             found[printable(entry.path)], used = _entry(entry.name, entry.folder_fd, budget)
-            budget -= used
-            if budget < 0:
-                raise live.error(f"its folder holds more than {STATE_LIMIT:,} bytes of files")
+            budget -= used  # never below 0: _entry keeps a file's text only within it
     except TreeError as exc:
         raise live.error(str(exc)) from None
     except OSError as exc:
