@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import inspect
 import sqlite3
 import statistics
 import time
@@ -70,7 +71,11 @@ AGENT_SECONDS = 0.05
 
 async def once(spec: Playground) -> float:
     started = time.perf_counter()
-    live = await provision(PlaygroundSource("bench", spec, ROOT), env={"PATH": "/usr/bin:/bin"})
+    source, env = PlaygroundSource("bench", spec, ROOT), {"PATH": "/usr/bin:/bin"}
+    if "setting" in inspect.signature(provision).parameters:
+        live = await provision(source, PlaygroundSetting(env))
+    else:  # a source from before provision took its PlaygroundSetting (`speed.py --before`)
+        live = await provision(source, env=env)
     try:
         await capture(live)
         await capture(live, [QUERY] if spec.sqlite else [])
