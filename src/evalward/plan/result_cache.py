@@ -17,7 +17,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -33,6 +33,8 @@ from evalward.rundata.pairwise_record import PairAgreement
 from evalward.rundata.results import FixtureResult
 from evalward.rundata.sides import Side
 
+_Stored = TypeVar("_Stored", bound=BaseModel)
+
 
 def _canonical(value: Any) -> str:
     """Stable JSON text of any JSON-serialisable value: keys sorted, no spaces, every
@@ -45,10 +47,7 @@ class ResultCache:
     never takes part of a result for one."""
 
     def __init__(self, directory: Path, mode: CacheMode = CacheMode.read_write) -> None:
-        self.directory = directory
         self.mode = mode
-        self.hits = 0
-        self.misses = 0
         self._store = ResultStore(directory / "results", create=self.writes)
 
     @property
@@ -60,18 +59,7 @@ class ResultCache:
         return self.mode.writes
 
     def get(self, key: str) -> FixtureResult | None:
-        if not self.reads:
-            return None
-        raw = self._store.get(key)
-        try:
-            result = None if raw is None else FixtureResult.model_validate_json(raw)
-        except (ValidationError, ValueError):
-            result = None
-        if result is None:
-            self.misses += 1
-            return None
-        self.hits += 1
-        return result
+        return self._read(key, FixtureResult)
 
     def contains(self, key: str) -> bool:
         return self.reads and self._store.contains(key)
@@ -104,9 +92,14 @@ class ResultCache:
     def agreement(self, key: str) -> PairAgreement | None:
         """A pairwise judge's calibration replay kept under `key` (`pairwise_panel`'s key:
         the judge, the calibration and the prompt), or None."""
+        return self._read(key, PairAgreement)
+
+    def _read(self, key: str, model: type[_Stored]) -> _Stored | None:
+        """What `key` holds as a `model`, or None: unread, absent or not one (a read that
+        fails is a miss)."""
         raw = self._store.get(key) if self.reads else None
         try:
-            return None if raw is None else PairAgreement.model_validate_json(raw)
+            return None if raw is None else model.model_validate_json(raw)
         except (ValidationError, ValueError):
             return None
 
