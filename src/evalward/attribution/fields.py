@@ -110,13 +110,11 @@ def changed_fields(base: Any, head: Any) -> list[FieldPath]:
     """The fields that differ between the agent's two documents, at the grain an author
     takes one back."""
     found: list[FieldPath] = []
-    for key, old, new in _pairs(base, head):
-        if plain(old) == plain(new):
-            continue
+    for key, old, new in _differing(base, head):
         if key == "spec" and isinstance(old, Mapping) and isinstance(new, Mapping):
             found += _spec_fields(old, new)
         elif isinstance(old, Mapping) and isinstance(new, Mapping):
-            found += [(key, inner) for inner, a, b in _pairs(old, new) if plain(a) != plain(b)]
+            found += [(key, inner) for inner, _, _ in _differing(old, new)]
         else:
             found.append((key,))
     return found
@@ -124,14 +122,12 @@ def changed_fields(base: Any, head: Any) -> list[FieldPath]:
 
 def _spec_fields(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[FieldPath]:
     found: list[FieldPath] = []
-    for key, old, new in _pairs(base, head):
-        if plain(old) == plain(new):
-            continue
+    for key, old, new in _differing(base, head):
         path = ("spec", key)
         if path == TOOLS and isinstance(old, list) and isinstance(new, list):
             found += _tool_fields(old, new)
         elif path == SERVERS and isinstance(old, Mapping) and isinstance(new, Mapping):
-            found += [(*SERVERS, n) for n, a, b in _pairs(old, new) if plain(a) != plain(b)]
+            found += [(*SERVERS, name) for name, _, _ in _differing(old, new)]
         else:
             found.append(path)
     return found
@@ -144,12 +140,10 @@ def _tool_fields(base: list[Any], head: list[Any]) -> list[FieldPath]:
     if old is None or new is None:
         return [TOOLS]
     found: list[FieldPath] = []
-    for name, a, b in _pairs(old, new):
-        if plain(a) == plain(b):
-            continue
+    for name, a, b in _differing(old, new):
         tool = (*TOOLS, f"[{name}]")
         if isinstance(a, Mapping) and isinstance(b, Mapping):
-            found += [(*tool, k) for k, x, y in _pairs(a, b) if plain(x) != plain(y)]
+            found += [(*tool, key) for key, _, _ in _differing(a, b)]
         else:
             found.append(tool)
     return found or [TOOLS]
@@ -168,13 +162,15 @@ def tools_by_name(tools: list[Any]) -> dict[str, Any] | None:
     return named
 
 
-def _pairs(base: Any, head: Any) -> Iterator[tuple[str, Any, Any]]:
-    """(key, base's value, head's value) for every key of either mapping: the head's order,
-    then what only the base has."""
+def _differing(base: Any, head: Any) -> Iterator[tuple[str, Any, Any]]:
+    """(key, base's value, head's value) for every key of either mapping whose values differ
+    as plain data: the head's order, then what only the base has."""
     old = base if isinstance(base, Mapping) else {}
     new = head if isinstance(head, Mapping) else {}
     for key in [*new, *(k for k in old if k not in new)]:
-        yield str(key), old.get(key, MISSING), new.get(key, MISSING)
+        before, after = old.get(key, MISSING), new.get(key, MISSING)
+        if plain(before) != plain(after):
+            yield str(key), before, after
 
 
 def value_at(data: Any, path: FieldPath) -> Any:
