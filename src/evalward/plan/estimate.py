@@ -406,15 +406,10 @@ def adaptive_ceiling(
     """The most an adaptive Eval (`execution.reps`) can spend: every head fixture at its
     maximum reps, and every base fixture too (head runs, base runs, their estimate). Its
     plan holds the minimum; the rounds add reps only where the outcome is open."""
-    head = resources[Side.head].evals[name].resource.spec.execution.reps
-    fixtures = sorted({r.fixture for r in plan.runs if r.eval == name and r.side is Side.head})
-    if head is None:
+    reps = resources[Side.head].evals[name].resource.spec.execution.reps
+    if reps is None:
         return 0, 0, Estimate(0, 0.0)
-    runs = [PlannedRun(Side.head, name, f, rep) for f in fixtures for rep in range(head.max)]
-    runs += [
-        PlannedRun(Side.base, name, f, rep)
-        for f in plan.adaptive.get(name, [])
-        for rep in range(head.max)
-    ]
+    runs = plan.adaptive_runs(name, reps.max)
+    heads = sum(run.side is Side.head for run in runs)
     total = sum((estimate_run(run, resources[run.side], prices) for run in runs), Estimate(0, 0.0))
-    return len(fixtures) * head.max, len(runs) - len(fixtures) * head.max, total
+    return heads, len(runs) - heads, total

@@ -128,6 +128,14 @@ class Plan:
             (r.side, r.eval, r.fixture): r.rep + 1 for r in sorted(self.runs, key=lambda r: r.rep)
         }
 
+    def adaptive_runs(self, name: str, reps: int) -> list[PlannedRun]:
+        """An adaptive Eval's runs at `reps` reps each: every head fixture planned, then every
+        base fixture its rounds draw from."""
+        heads = sorted({r.fixture for r in self.runs if r.eval == name and r.side is Side.head})
+        runs = [PlannedRun(Side.head, name, f, rep) for f in heads for rep in range(reps)]
+        bases = self.adaptive.get(name, [])
+        return runs + [PlannedRun(Side.base, name, f, rep) for f in bases for rep in range(reps)]
+
     def with_runs(self, runs: list[PlannedRun]) -> Plan:
         """The same plan (Evals, reasons, pending fixtures) with other runs: a part of it."""
         return dataclasses.replace(self, runs=runs)
@@ -266,12 +274,9 @@ def at_most(plan: Plan, resources: Mapping[Side, ResourceSet]) -> Plan:
         return plan
     runs = [run for run in plan.runs if run.eval not in plan.adaptive]
     runs += [run for held in plan.base_when_failing.values() for run in held]
-    for name, base_fixtures in plan.adaptive.items():
+    for name in plan.adaptive:
         reps = resources[Side.head].evals[name].resource.spec.execution.reps
-        most = reps.max if reps is not None else 1
-        heads = sorted({r.fixture for r in plan.runs if r.eval == name and r.side is Side.head})
-        runs += [PlannedRun(Side.head, name, f, rep) for f in heads for rep in range(most)]
-        runs += [PlannedRun(Side.base, name, f, rep) for f in base_fixtures for rep in range(most)]
+        runs += plan.adaptive_runs(name, reps.max if reps is not None else 1)
     return dataclasses.replace(plan, runs=runs, adaptive={}, base_when_failing={})
 
 
