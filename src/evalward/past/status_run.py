@@ -49,11 +49,7 @@ class RunSource:
 
     @property
     def at(self) -> str:
-        return timestamp(self.started)
-
-
-def timestamp(moment: dt.datetime) -> str:
-    return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return self.started.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(frozen=True)
