@@ -63,7 +63,7 @@ def record_commit(
         if result.side != "head" or result.advisory or not SAFE_NAME.fullmatch(result.eval):
             continue
         path = cache_dir / SCORES_DIR / f"{result.eval}.json"
-        points = [p for p in _cached_points(path) if p.commit != commit]
+        points = [p for p in _cached_points(read_object(path, finite=False)) if p.commit != commit]
         points.append(TrendPoint(result.score, result.passed, moment, commit))
         document = {
             "eval": result.eval,
@@ -83,10 +83,10 @@ def trends(
         if not SAFE_NAME.fullmatch(name):
             continue
         if cache_dir is not None:
-            path = cache_dir / SCORES_DIR / f"{name}.json"
-            points = _cached_points(path)
+            document = read_object(cache_dir / SCORES_DIR / f"{name}.json", finite=False)
+            points = _cached_points(document)
             if points:
-                branch = str(read_object(path, finite=False).get("branch") or "the default branch")
+                branch = str(document.get("branch") or "the default branch")
                 found[name] = Trend(f"commits on {branch}", points[-MAX_POINTS:])
                 continue
         if root is not None:
@@ -103,11 +103,9 @@ def _score(value: object) -> float | None:
     return number if math.isfinite(number) and 0 <= number <= 1 else None
 
 
-def _cached_points(path: Path) -> list[TrendPoint]:
-    """The points a trend file keeps: `{score, passed, when, commit}` each."""
-    return _points(
-        read_object(path, finite=False).get("points"), lambda item: item.get("score"), "when"
-    )
+def _cached_points(document: dict[str, Any]) -> list[TrendPoint]:
+    """The points a trend file's document keeps: `{score, passed, when, commit}` each."""
+    return _points(document.get("points"), lambda item: item.get("score"), "when")
 
 
 def _history_points(path: Path) -> list[TrendPoint]:
