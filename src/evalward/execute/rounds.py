@@ -84,17 +84,19 @@ async def run_rounds(
     the runs a round asked for that the budget left out (the gate is then incomplete, as for
     any run the budget skips)."""
     plan, budget, on_more = context.plan, context.budget, rounds.on_more
-    results = await execute(context, how)
     pairs, later = rounds.pairs, rounds.base_judging
-    if pairs is not None:
-        await pairs.judge(results)
-    if later is not None:
-        await later.ask(results)
+    results: list[FixtureResult] = []
     notes: list[str] = []
     skipped: list[PlannedRun] = []
     committed = rounds.estimate
+    batch = context  # the plan's runs first, then each round's
     first = True
     while True:
+        results += await execute(batch, how)
+        if pairs is not None:
+            await pairs.judge(results)
+        if later is not None:
+            await later.ask(results)
         held = base_where_read(plan, results) if first else []
         adaptive = next_round(context, results, rounds.flaky, pairs) if plan.adaptive else []
         extra = held + adaptive
@@ -130,13 +132,7 @@ async def run_rounds(
                 reused=sum(map(cached, extra)) if cached is not None else 0,
             )
             on_more(plan, more)
-        results += await execute(context.with_plan(plan.with_runs(extra)), how)
-        if pairs is not None:
-            await pairs.judge(results)
-        if later is not None:
-            await later.ask(results)
-        if not plan.adaptive:
-            break
+        batch = context.with_plan(plan.with_runs(extra))
     if later is not None:
         await later.ask(results, final=True, flaky=rounds.flaky)
     return results, notes + _held_notes(plan), skipped
