@@ -53,12 +53,11 @@ def record_commit(
     *,
     commit: str,
     branch: str,
-    now: dt.datetime | None = None,
 ) -> None:
     """Append each head-side Eval's score at `commit` to the cache's score log (a rerun of
     the same commit replaces its point), keeping the newest `MAX_POINTS`. An advisory Eval's
     score (nothing in it gated) is no point."""
-    moment = (now or dt.datetime.now(dt.UTC)).isoformat(timespec="seconds")
+    moment = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     for result in results:
         if result.side != "head" or result.advisory or not SAFE_NAME.fullmatch(result.eval):
             continue
