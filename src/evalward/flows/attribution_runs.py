@@ -130,14 +130,12 @@ async def attribute_run(request: RunRequest, verdict: RunVerdict) -> RunAttribut
     calls = run_calls(outcome.evaluation, outcome.spent)
     budget = CallBudget(int(settings.budget * calls), setup.providers.spent, settings.budget)
     head, unbuildable = head_commit(request)
-    if unbuildable:
-        why = NotAttributable(unbuildable, ())
-        refused = tuple(Finding(regression, why) for regression in regressions)
-        return RunAttribution(settings.mode.value, refused, budget.spent_since(), budget.total)
     found = [
         Finding(
             regression,
-            await attribute_regression(
+            NotAttributable(unbuildable, ())
+            if unbuildable
+            else await attribute_regression(
                 request,
                 outcome.evaluation,
                 regression,
