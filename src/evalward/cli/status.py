@@ -112,6 +112,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
 
 def render(rows: list[StatusRow]) -> str:
     """The table, then a line for each Eval that is Stale, Running or was interrupted."""
+    from evalward.past.status import EvalStatus
     from evalward.text.escaping import terminal_inline
 
     header = (
@@ -127,34 +128,31 @@ def render(rows: list[StatusRow]) -> str:
     table = [header]
     lines: list[str] = []
     for row in rows:
-        record = row.record
-        finished = record is not None and record.last_result is not None
-        kappa = record.judge_agreement if record else None
+        record = row.record or EvalStatus(name=row.name)  # none yet: every field unset
+        kappa = record.judge_agreement
         table.append(
             (
                 row.name,
                 row.agent,
                 row.phase.value,
-                (record.last_result or "—") if record else "—",
-                (record.last_score or "—") if record else "—",
+                record.last_result or "—",
+                record.last_score or "—",
                 f"{record.passing_fixtures}/{record.total_fixtures}"
-                if record and finished
+                if record.last_result is not None
                 else "—",
-                (record.last_run_at or "—").replace("T", " ").replace("Z", " UTC")
-                if record
-                else "—",
+                (record.last_run_at or "—").replace("T", " ").replace("Z", " UTC"),
                 "—" if kappa is None else f"{kappa:.2f}",
             )
         )
         if row.stale_because:
             lines.append(f"{row.name} is Stale: {row.stale_because}.")
-        if record is not None and record.running is not None:
+        if record.running is not None:
             lines.append(
                 f"{row.name} is Running since {record.running.at} "
                 f"({_attempt(record.running.event, record.running.commit)}); a run that was "
                 "killed leaves this until the next run."
             )
-        if record is not None and record.interrupted is not None:
+        if record.interrupted is not None:
             cut = record.interrupted
             lines.append(
                 f"{row.name}: the run of {cut.at} ({_attempt(cut.event, cut.commit)}) recorded "
