@@ -148,8 +148,7 @@ def render(deltas: list[EvalDeltas], color: bool = False) -> str:
         if not entry.same_fixtures:
             note = " (the previous run ran other fixtures)"
         lines.append(f"{entry.eval}{note}")
-        for delta in entry.deltas:
-            lines.append(f"  → {delta.metric}: {delta.value * 100:.2f}% ({_mark(delta, color)})")
+        lines += [f"  → {d.metric}: {d.value * 100:.2f}% ({_mark(d, color)})" for d in entry.deltas]
     return "\n".join(lines)
 
 
