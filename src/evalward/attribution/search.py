@@ -106,15 +106,11 @@ async def attribute(
     try:
         return await search.run()
     except _Capped as capped:
-        return search.give_up(capped.reason)
+        return search.give_up(str(capped))
 
 
 class _Capped(Exception):
-    """The next trial would pass the cap, or the budget: why."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+    """The next trial would pass the cap, or the budget: why (its message)."""
 
 
 class _Search:
