@@ -116,9 +116,8 @@ class FileIndex:
         }
         for link in sorted(links):
             if may_cover(link, patterns):
-                for path in self._under_link(link):
-                    if any(fnmatch(path, p) for p in patterns):
-                        found.add(path)
+                linked = self._under_link(link)
+                found.update(path for path in linked if any(fnmatch(path, p) for p in patterns))
         return sorted(found)
 
     def _under_link(self, link: str) -> list[str]:
