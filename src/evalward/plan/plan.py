@@ -220,9 +220,8 @@ def build_plan(
             # An Eval the pull request adds selects among the head's fixtures (their labels as
             # the head has them); a fixture the base also has runs as the base defines it.
             fixtures = [f.resource.metadata.name for f in head.fixtures_of(eval_def)]
-        for fixture in sorted([*fixtures, *plan.pending.get(name, [])]):
-            for rep in range(reps):
-                plan.runs.append(PlannedRun(Side.head, name, fixture, rep))
+        fixtures = sorted([*fixtures, *plan.pending.get(name, [])])
+        plan.runs += [PlannedRun(Side.head, name, f, rep) for f in fixtures for rep in range(reps)]
         if base is not None:
             policy = eval_def.spec.scoring.gate
             reads_base = (
