@@ -253,15 +253,14 @@ def _plan_base(
     if base_eval.resource.spec.target_agent not in base.agents:
         plan.skipped_base[name] = "the agent does not exist on the base branch"
         return
-    held = None if reads_base or adaptive else plan.base_when_failing.setdefault(name, [])
+    runs = plan.runs if reads_base or adaptive else plan.base_when_failing.setdefault(name, [])
+    reps = range(base_eval.resource.spec.execution.reps_per_fixture)
     for located_fixture in base.fixtures_of(base_eval.resource):
         base_name = located_fixture.resource.metadata.name
         if adaptive:
             plan.adaptive[name].append(base_name)
-            continue
-        for rep in range(base_eval.resource.spec.execution.reps_per_fixture):
-            run = PlannedRun(Side.base, name, base_name, rep)
-            (held if held is not None else plan.runs).append(run)
+        else:
+            runs += [PlannedRun(Side.base, name, base_name, rep) for rep in reps]
 
 
 def at_most(plan: Plan, resources: Mapping[Side, ResourceSet]) -> Plan:
