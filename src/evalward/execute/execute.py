@@ -50,9 +50,9 @@ from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.agents.resolved_agent import resolve_agent
 from evalward.runtime.agents.runner import AgentRunner, FixtureRun
 from evalward.runtime.environments.environment_limits import EnvironmentLimits, side_limits
-from evalward.runtime.isolation.strays import RunProcesses
 from evalward.runtime.playground.base import Templates
 from evalward.runtime.playground.service_environment import ServiceEnvironments
+from evalward.runtime.processes.strays import RunProcesses
 from evalward.runtime.proxy.model_proxy import ModelProxy, agent_environment, provider_key_names
 from evalward.runtime.tools.tools import FixtureTools
 from evalward.scoring.code_scorer import CodeScorers

@@ -13,7 +13,7 @@ import pytest
 
 from evalward.errors import AgentRunError
 from evalward.runtime.isolation.seal import seal
-from evalward.runtime.isolation.strays import Spared, end_strays
+from evalward.runtime.processes.strays import Spared, end_strays
 
 pytestmark = pytest.mark.integration
 

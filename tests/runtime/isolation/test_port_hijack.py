@@ -22,8 +22,8 @@ from evalward.errors import AgentRunError
 from evalward.resources.agent_runtime import HttpRuntime
 from evalward.rundata.trace import Trace
 from evalward.runtime.agents.http_agent import HttpAgentServer
-from evalward.runtime.isolation.port_owner import loopback_listeners
 from evalward.runtime.isolation.sandbox import Sandbox
+from evalward.runtime.processes.port_owner import loopback_listeners
 from support.agentuser import agent_user
 
 PYTHON = "/usr/bin/python3"

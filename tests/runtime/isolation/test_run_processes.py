@@ -26,14 +26,15 @@ import pytest
 from evalward.errors import TreeError
 from evalward.files.trees import TreeBounds
 from evalward.runtime.agents.process import kill_group, limited_env, spawn
-from evalward.runtime.isolation import held_sockets, message_queues, shared_places
+from evalward.runtime.isolation import message_queues, shared_places
 from evalward.runtime.isolation.agent_users import claim_pair
 from evalward.runtime.isolation.apart import Apart
-from evalward.runtime.isolation.cgroups import RunGroups, cgroup_of
 from evalward.runtime.isolation.leftovers import sweep
 from evalward.runtime.isolation.sandbox import Sandbox
 from evalward.runtime.isolation.side_turns import Turns
-from evalward.runtime.isolation.strays import Sessions
+from evalward.runtime.processes import held_sockets
+from evalward.runtime.processes.cgroups import RunGroups, cgroup_of
+from evalward.runtime.processes.strays import Sessions
 from support.agentuser import agent_user
 
 pytestmark = [

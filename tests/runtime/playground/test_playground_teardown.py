@@ -14,11 +14,11 @@ import pytest
 from evalward.resources.playground import Playground
 from evalward.rundata.trace import Trace
 from evalward.runtime.isolation.agent_users import AgentUser
-from evalward.runtime.isolation.port_owner import loopback_listeners
 from evalward.runtime.isolation.sandbox import Sandbox
 from evalward.runtime.playground.base import PlaygroundSource
 from evalward.runtime.playground.provision import PlaygroundSetting
 from evalward.runtime.playground.run import StateNeeds, run_in_playground
+from evalward.runtime.processes.port_owner import loopback_listeners
 
 pytestmark = pytest.mark.integration
 

@@ -15,10 +15,10 @@ import pytest
 
 from evalward.resources.playground import Playground
 from evalward.rundata.trace import Trace
-from evalward.runtime.isolation.port_owner import HANDED, free_port, release_port
 from evalward.runtime.playground.base import PlaygroundSource
 from evalward.runtime.playground.provision import PlaygroundSetting
 from evalward.runtime.playground.run import StateNeeds, run_in_playground
+from evalward.runtime.processes.port_owner import HANDED, free_port, release_port
 
 pytestmark = pytest.mark.integration
 

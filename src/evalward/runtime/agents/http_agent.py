@@ -37,10 +37,10 @@ from evalward.runtime.agents.process import (
     read_tail,
     spawn,
 )
-from evalward.runtime.isolation.key_holders import KeyHolders
-from evalward.runtime.isolation.port_owner import free_port, owned_host
 from evalward.runtime.isolation.sandbox import Sandbox
-from evalward.runtime.isolation.strays import RunProcesses
+from evalward.runtime.processes.key_holders import KeyHolders
+from evalward.runtime.processes.port_owner import free_port, owned_host
+from evalward.runtime.processes.strays import RunProcesses
 from evalward.runtime.proxy.model_proxy import Grant, ModelProxy
 from evalward.runtime.telemetry.protocol import apply_response
 from evalward.text import jsontext

@@ -28,8 +28,8 @@ from evalward.runtime.agents.process import DEFAULT_KILL_GRACE, Launch, limited_
 from evalward.runtime.agents.resolved_agent import ResolvedAgent
 from evalward.runtime.environments.environment import EnvironmentRequest, installer_env_names
 from evalward.runtime.environments.environment_limits import EnvironmentLimits
-from evalward.runtime.isolation.key_holders import KeyHolders
 from evalward.runtime.isolation.sandbox import Sandbox, listed_in
+from evalward.runtime.processes.key_holders import KeyHolders
 from evalward.runtime.proxy.model_proxy import Grant, ModelProxy
 from evalward.runtime.proxy.observed import settle_answer
 

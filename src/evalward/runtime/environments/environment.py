@@ -75,7 +75,7 @@ from evalward.runtime.isolation.apart import Apart
 from evalward.runtime.isolation.checkout_copy import copy_side
 from evalward.runtime.isolation.sandbox import COPY_BOUNDS, Packages, open_above
 from evalward.runtime.isolation.sandbox import EnvironmentRequest as EnvironmentRequest
-from evalward.runtime.isolation.strays import Sessions
+from evalward.runtime.processes.strays import Sessions
 
 LAYOUT = 1
 """How evalward lays an environment out; a change makes every kept one stale."""

@@ -37,7 +37,7 @@ from evalward.runtime.agents.process import kill_group, read_tail, tail
 from evalward.runtime.environments.environment_limits import EnvironmentLimits
 from evalward.runtime.environments.install_watch import watch
 from evalward.runtime.isolation.agent_users import AgentUser
-from evalward.runtime.isolation.strays import Sessions
+from evalward.runtime.processes.strays import Sessions
 
 NETWORK_ENV = (
     "HTTP_PROXY",

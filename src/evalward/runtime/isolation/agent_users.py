@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evalward.errors import ConfigError
-from evalward.runtime.isolation.strays import uids_running
+from evalward.runtime.processes.strays import uids_running
 
 AUTO_USER = "auto"
 """The action input `agent-user`'s default: a free pair claimed for the job

@@ -27,13 +27,14 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 from evalward.errors import AgentRunError, TreeError
-from evalward.runtime.isolation import cgroups, held_sockets, message_queues, thread_groups
+from evalward.runtime.isolation import message_queues
 from evalward.runtime.isolation.agent_users import FIRST_UID, PAIRS, AgentUser, end_unclaimed
-from evalward.runtime.isolation.cgroups import RunGroups
 from evalward.runtime.isolation.leftovers import BOUNDS, sweep
 from evalward.runtime.isolation.shared_places import Places, find
 from evalward.runtime.isolation.side_turns import Turns, group_of
-from evalward.runtime.isolation.strays import (
+from evalward.runtime.processes import cgroups, held_sockets, thread_groups
+from evalward.runtime.processes.cgroups import RunGroups
+from evalward.runtime.processes.strays import (
     RunProcesses,
     Sessions,
     Spared,

@@ -47,7 +47,7 @@ from evalward.runtime.isolation.agent_users import CLAIMS, AgentUser, ClaimedUse
 from evalward.runtime.isolation.apart import Apart
 from evalward.runtime.isolation.checkout_copy import copy_side
 from evalward.runtime.isolation.shared_places import AGENTS_PLACE
-from evalward.runtime.isolation.strays import RunProcesses, Sessions
+from evalward.runtime.processes.strays import RunProcesses, Sessions
 
 COPY_BOUNDS = TreeBounds(depth=256, entries=1_000_000, seconds=300.0)
 """A checkout is copied for the agent user within these."""

@@ -35,12 +35,6 @@ from evalward.runtime.agents.process import (
     spawn,
     tail,
 )
-from evalward.runtime.isolation.port_owner import (
-    free_port,
-    loopback_listeners,
-    owned_host,
-    release_port,
-)
 from evalward.runtime.isolation.sandbox import Sandbox
 from evalward.runtime.playground import state_delta, state_tags
 from evalward.runtime.playground.base import (
@@ -49,6 +43,12 @@ from evalward.runtime.playground.base import (
     PlaygroundPart,
     keep_latest,
     seed_place,
+)
+from evalward.runtime.processes.port_owner import (
+    free_port,
+    loopback_listeners,
+    owned_host,
+    release_port,
 )
 from evalward.text import jsontext
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from evalward.providers.base import RunLabels
 from evalward.rundata.trace import ModelCall, StepType, Trace
-from evalward.runtime.isolation.key_holders import KeyHolders
+from evalward.runtime.processes.key_holders import KeyHolders
 from evalward.runtime.proxy import endpoints, past_proxy
 from evalward.runtime.proxy.observed import TrafficObserver
 from evalward.runtime.telemetry import otlp

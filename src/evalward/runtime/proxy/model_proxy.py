@@ -38,7 +38,7 @@ from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
 from evalward.rundata.spending import Allowance
 from evalward.rundata.trace import Trace
-from evalward.runtime.isolation import socket_holders
+from evalward.runtime.processes import socket_holders
 from evalward.runtime.proxy.call_record import ENDPOINT_CHARS, Call, clipped, problem, uncancel
 from evalward.runtime.proxy.grants import KEY_NAMES, KEY_PREFIX, Grant, new_grant
 from evalward.runtime.proxy.proxy_calls import Answerer

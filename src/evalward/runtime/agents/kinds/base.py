@@ -30,7 +30,7 @@ from evalward.runtime.agents.process import Launch
 from evalward.runtime.agents.resolved_agent import ResolvedAgent
 from evalward.runtime.agents.simulated_user import UserSimulator
 from evalward.runtime.isolation.sandbox import Sandbox
-from evalward.runtime.isolation.strays import RunProcesses
+from evalward.runtime.processes.strays import RunProcesses
 from evalward.runtime.proxy.model_proxy import Grant, ModelProxy
 from evalward.runtime.telemetry.protocol import agent_request
 from evalward.runtime.tools.tools import FixtureTools, ToolExecutor

@@ -1,4 +1,4 @@
-"""Whose processes may present one run's key of the model proxy (`isolation/key_holders.py`):
+"""Whose processes may present one run's key of the model proxy (`processes/key_holders.py`):
 the run's own (its sessions, its cgroup, its http agent's server), and a process told from no
 one only while no other run of its user is under way; every holder of the connection counts."""
 
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from evalward.runtime.isolation.cgroups import RunGroup
-from evalward.runtime.isolation.key_holders import KeyHolders
-from evalward.runtime.isolation.socket_holders import Holder
-from evalward.runtime.isolation.strays import RunProcesses, Sessions
+from evalward.runtime.processes.cgroups import RunGroup
+from evalward.runtime.processes.key_holders import KeyHolders
+from evalward.runtime.processes.socket_holders import Holder
+from evalward.runtime.processes.strays import RunProcesses, Sessions
 
 pytestmark = pytest.mark.unit
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evalward.files.trees import shown
-from evalward.runtime.isolation import thread_groups
+from evalward.runtime.processes import thread_groups
 
 PROC = Path("/proc")
 UNIX = PROC / "net" / "unix"

@@ -20,8 +20,8 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from evalward.runtime.isolation.socket_holders import Holder
-from evalward.runtime.isolation.strays import RunProcesses, Sessions
+from evalward.runtime.processes.socket_holders import Holder
+from evalward.runtime.processes.strays import RunProcesses, Sessions
 
 
 @dataclass(eq=False)

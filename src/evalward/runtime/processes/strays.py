@@ -25,8 +25,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from evalward.errors import AgentRunError
-from evalward.runtime.isolation import thread_groups
-from evalward.runtime.isolation.cgroups import RunGroup, cgroup_of, join, processes_in
+from evalward.runtime.processes import thread_groups
+from evalward.runtime.processes.cgroups import RunGroup, cgroup_of, join, processes_in
 
 ROUNDS = 200
 

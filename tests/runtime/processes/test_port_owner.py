@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from evalward.errors import PortTaken
-from evalward.runtime.isolation.port_owner import loopback_listeners, owned_host
+from evalward.runtime.processes.port_owner import loopback_listeners, owned_host
 
 pytestmark = pytest.mark.unit
 

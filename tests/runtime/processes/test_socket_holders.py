@@ -1,4 +1,4 @@
-"""Which processes hold the client end of a loopback connection (`isolation/socket_holders.py`),
+"""Which processes hold the client end of a loopback connection (`processes/socket_holders.py`),
 read from the kernel's socket table and each process's descriptors: the one that connected,
 and the one it passed the descriptor to."""
 
@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from evalward.runtime.isolation.socket_holders import holders, socket_inode
+from evalward.runtime.processes.socket_holders import holders, socket_inode
 
 pytestmark = pytest.mark.integration
 

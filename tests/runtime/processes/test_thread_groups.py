@@ -1,4 +1,4 @@
-"""The machine's processes as the kernel keeps them (`runtime/isolation/thread_groups.py`),
+"""The machine's processes as the kernel keeps them (`runtime/processes/thread_groups.py`),
 with real processes: a process is alive while any of its threads is, even once its first
 thread has ended and /proc calls it a zombie; a reaped or unreaped dead one is gone."""
 
@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from evalward.runtime.isolation.thread_groups import (
+from evalward.runtime.processes.thread_groups import (
     facts,
     live_of,
     pids,

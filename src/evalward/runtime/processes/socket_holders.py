@@ -15,9 +15,9 @@ import ipaddress
 import os
 from dataclasses import dataclass
 
-from evalward.runtime.isolation import thread_groups
-from evalward.runtime.isolation.cgroups import cgroup_of
-from evalward.runtime.isolation.port_owner import (
+from evalward.runtime.processes import thread_groups
+from evalward.runtime.processes.cgroups import cgroup_of
+from evalward.runtime.processes.port_owner import (
     PROC_NET_TCP,
     TCP_LISTEN,
     proc_address,
