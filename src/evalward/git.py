@@ -286,13 +286,18 @@ class Git:
             for below in range(missing + 1, len(parts) + 1):
                 known["/".join(parts[:below])] = None
 
-    def read_files(self, commit: str, paths: Iterable[str]) -> dict[str, bytes]:
-        """The contents of `paths` at `commit`: regular files, a symbolic link followed while
-        it stays in the commit's tree. Missing ones (and folders, submodules, links that lead
-        out of the tree) are left out. One `cat-file` for all, asked by object id."""
+    def file_ids(self, commit: str, paths: Iterable[str]) -> dict[str, str]:
+        """The blob id of each of `paths` at `commit` that is a regular file, a symbolic link
+        followed while it stays in the commit's tree. Missing ones (and folders, submodules,
+        links that lead out of the tree) are left out."""
         paths = list(paths)
         self.prefetch(commit, paths)
-        ids = {p: e.oid for p in paths if (e := self.lookup(commit, p)[1]) and e.is_file}
+        return {p: e.oid for p in paths if (e := self.lookup(commit, p)[1]) and e.is_file}
+
+    def read_files(self, commit: str, paths: Iterable[str]) -> dict[str, bytes]:
+        """The contents of the files of `paths` at `commit` (`file_ids`). One `cat-file` for
+        all, asked by object id."""
+        ids = self.file_ids(commit, paths)
         blobs = self.blobs(set(ids.values()))
         return {path: blobs[oid] for path, oid in ids.items() if oid in blobs}
 

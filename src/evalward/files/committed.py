@@ -326,7 +326,7 @@ class RepoFiles:
                 except OSError:
                     continue  # the load says why it cannot read it
             return found
-        ids = self._blob_ids(self.git, self.commit, paths)
+        ids = self.git.file_ids(self.commit, paths)
         sizes = self.git.blob_sizes(set(ids.values()))
         return {path: sizes[oid] for path, oid in ids.items() if oid in sizes}
 
@@ -337,7 +337,7 @@ class RepoFiles:
         if self.commit is None or self.git is None:
             return {}
         git = self.git
-        ids = self._blob_ids(git, self.commit, paths)
+        ids = git.file_ids(self.commit, paths)
         sizes = git.blob_sizes(set(ids.values()))
         small = {oid for oid, size in sizes.items() if size <= limit}
         contents = git.blobs(small)
@@ -346,12 +346,6 @@ class RepoFiles:
             for path, oid in ids.items()
             if oid in sizes
         }
-
-    @staticmethod
-    def _blob_ids(git: Git, commit: str, paths: list[str]) -> dict[str, str]:
-        """The object id of each of `paths` that is a file of `commit`, links followed."""
-        git.prefetch(commit, paths)
-        return {p: e.oid for p in paths if (e := git.lookup(commit, p)[1]) and e.is_file}
 
     def contents(self, paths: list[str]) -> dict[str, bytes]:
         """On a commit side, the content of each of `paths` that is a file of the commit (a
