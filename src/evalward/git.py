@@ -230,13 +230,12 @@ class Git:
         wanted = sorted({folder.strip("/") for folder in folders})
         if not wanted:
             return {}
-        if "" in wanted or commit in self._trees:
-            tree = self.tree(commit)
-            if "" in wanted:
-                return tree
+        if "" in wanted:
+            return self.tree(commit)
+        if commit in self._trees:
             return {
                 path: entry
-                for path, entry in tree.items()
+                for path, entry in self._trees[commit].items()
                 if any(path == f or path.startswith(f"{f}/") for f in wanted)
             }
         return _listed(self._over(("ls-tree", "-r", "-z", commit), wanted))
