@@ -278,12 +278,9 @@ class Git:
             missing = next(
                 (d for d in range(1, len(parts) + 1) if "/".join(parts[:d]) not in found), 0
             )
-            if not missing:
-                continue
-            if missing == len(parts):
-                known["/".join(parts)] = None
-            for below in range(missing + 1, len(parts) + 1):
-                known["/".join(parts[:below])] = None
+            if missing:  # what is below the missing part; the path itself when it is that part
+                for below in range(min(missing + 1, len(parts)), len(parts) + 1):
+                    known["/".join(parts[:below])] = None
 
     def file_ids(self, commit: str, paths: Iterable[str]) -> dict[str, str]:
         """The blob id of each of `paths` at `commit` that is a regular file, a symbolic link
