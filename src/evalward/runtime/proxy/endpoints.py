@@ -98,6 +98,7 @@ PROVIDER_HOSTS = (
 with a dot matches any host under it."""
 
 OLLAMA_PORT = 11434
+LOCAL_OLLAMA = ProviderHost(f":{OLLAMA_PORT}", "Ollama", "OLLAMA_HOST or OLLAMA_API_BASE")
 """An Ollama server on the agent's own machine, where the ollama clients look by default."""
 
 
@@ -108,5 +109,5 @@ def provider_of(host: str, port: int | None = None) -> ProviderHost | None:
         if name == known.host or (known.host.startswith(".") and name.endswith(known.host)):
             return known
     if port == OLLAMA_PORT and name in ("localhost", "127.0.0.1", "::1"):
-        return ProviderHost(f"{name}:{OLLAMA_PORT}", "Ollama", "OLLAMA_HOST or OLLAMA_API_BASE")
+        return LOCAL_OLLAMA
     return None

@@ -26,7 +26,7 @@ import tempfile
 from pathlib import Path
 
 from evalward.runtime.environments.installers import open_to_others
-from evalward.runtime.proxy.endpoints import OLLAMA_PORT, PROVIDER_HOSTS, ProviderHost, provider_of
+from evalward.runtime.proxy import endpoints
 
 GUARD = Path(__file__).resolve().parent / "guard"
 """The folder whose `sitecustomize.py` Python imports at start-up."""
@@ -42,7 +42,7 @@ _HOST = re.compile(
 )
 
 
-def message(provider: ProviderHost, host: str) -> str:
+def message(provider: endpoints.ProviderHost, host: str) -> str:
     """Why the run is an error: the host it called, and what to point where."""
     if provider.variables:
         where = (
@@ -65,11 +65,8 @@ def message(provider: ProviderHost, host: str) -> str:
 def guard_env() -> dict[str, str]:
     """The guard on PYTHONPATH (`process.limited_env` puts it before a path the agent is
     allowed), and the provider hosts with the message each gets."""
-    table = {p.host: message(p, "{host}") for p in PROVIDER_HOSTS}
-    table[f":{OLLAMA_PORT}"] = message(
-        ProviderHost("", "Ollama", "OLLAMA_HOST or OLLAMA_API_BASE"), "{host}"
-    )
-    lines = (f"{host}\t{text}" for host, text in table.items())
+    hosts = (*endpoints.PROVIDER_HOSTS, endpoints.LOCAL_OLLAMA)
+    lines = (f"{p.host}\t{message(p, '{host}')}" for p in hosts)
     return {"PYTHONPATH": str(guard_folder()), "EVALWARD_MODEL_HOSTS": "\n".join(lines)}
 
 
@@ -97,8 +94,8 @@ def from_stderr(stderr: str) -> str | None:
             continue
         for match in _HOST.finditer(line):
             port = int(match.group(2)) if match.group(2) else None
-            provider = provider_of(match.group(1), port)
+            provider = endpoints.provider_of(match.group(1), port)
             if provider is not None:
-                host = match.group(1).lower() + (f":{port}" if port == OLLAMA_PORT else "")
-                return message(provider, host)
+                at = f":{port}" if port == endpoints.OLLAMA_PORT else ""
+                return message(provider, match.group(1).lower() + at)
     return None
