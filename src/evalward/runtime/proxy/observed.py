@@ -39,7 +39,8 @@ class TrafficObserver:
         """When the reply that asked for each call reached the agent: its result is timed
         from then to the request that sends it back."""
         self._answered: set[str] = set()
-        self._last_answer: Step | None = None
+        self.last_answer: Step | None = None
+        """The text of the latest reply, when that reply asked for no tool."""
         self._in_text: list[tuple[str, str]] = []
         """Call id and (tool, arguments) key of every tool call a reply asked for in text."""
 
@@ -123,7 +124,7 @@ class TrafficObserver:
             self.trace.record(
                 StepType.error, MEASURED_ORIGIN, content=unread_message(unread), started_at=started
             )
-        self._last_answer = None if calls else text
+        self.last_answer = None if calls else text
 
     def _text_calls(self, text: str) -> tuple[ToolCall, ...]:
         calls = []
@@ -146,11 +147,6 @@ class TrafficObserver:
                     out.append(SeenResult(call_id, step.observation or ""))
                     break
         return out
-
-    @property
-    def last_answer(self) -> Step | None:
-        """The text of the latest reply, when that reply asked for no tool."""
-        return self._last_answer
 
 
 def settle_answer(trace: Trace, text: str, observer: TrafficObserver | None) -> None:
