@@ -110,14 +110,8 @@ class MeteredForward:
         """A whole reply to the agent: as it is, or as the stream it asked for."""
         call, fmt = self.call, self.fmt
         entry = call.record(status, usage, cached=cached)
-        if call.grant.observer is not None and fmt is not None:
-            call.grant.observer.reply(
-                fmt.turn(reply),
-                call.model,
-                call.started,
-                request=self.body,
-                duration_ms=call.elapsed_ms(),
-            )
+        if fmt is not None:
+            self._observe(fmt, reply)
         if not call.streamed or fmt is None:
             return answer_json(status, reply)
         response = await _open_stream(self.request)
@@ -190,13 +184,16 @@ class MeteredForward:
         entry = call.record(200, usage, error=self.redact(error) if error else None)
         if entry is not None:
             entry.first_byte_ms = relay.first
-        if reply is not None and call.grant.observer is not None:
+        if reply is not None:
+            self._observe(fmt, reply)
+
+    def _observe(self, fmt: Format, reply: Mapping[str, Any]) -> None:
+        """The steps the reply shows, in a run whose trace is read from its traffic."""
+        call = self.call
+        if call.grant.observer is not None:
+            turn = fmt.turn(reply)
             call.grant.observer.reply(
-                fmt.turn(reply),
-                call.model,
-                call.started,
-                request=self.body,
-                duration_ms=call.elapsed_ms(),
+                turn, call.model, call.started, request=self.body, duration_ms=call.elapsed_ms()
             )
 
     @property
