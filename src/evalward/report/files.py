@@ -42,20 +42,6 @@ RUN_FILES = ("results.json", "junit.xml", "report.html", "comment.md")
 """The files a run writes in its output folder, in the order `write_reports` writes them."""
 
 
-def write_results(
-    output_dir: Path,
-    evaluation: Evaluation,
-    decision: GateDecision,
-    redact: Redactor,
-    run: RunInfo | None = None,
-    summary: RunSummary | None = None,
-) -> Path:
-    """results.json, streamed."""
-    path = output_dir / "results.json"
-    write_chunks(path, results_chunks(evaluation, decision, run, summary), redact)
-    return path
-
-
 @dataclass(frozen=True)
 class Shown:
     """What the reports show beside the evaluation: how far the run went and where (`run`),
@@ -86,7 +72,8 @@ def write_reports(
 
     run = shown.run or RunInfo()
     summary = shown.summary or run_summary(evaluation, decision)
-    results = write_results(output_dir, evaluation, decision, redact, run, summary)
+    results = output_dir / "results.json"
+    write_chunks(results, results_chunks(evaluation, decision, run, summary), redact)
     write_chunks(
         output_dir / "junit.xml", junit_chunks(evaluation.evals, evaluation.private), redact
     )
