@@ -205,20 +205,9 @@ def _facts(
 
 
 def _flags(facts: FixtureFacts) -> int:
-    """The page's filter bits: the same facts every report counts (`record.summary`)."""
-    named = {
-        "regressed": facts.regressed,
-        "fixed": facts.fixed,
-        "new": facts.new,
-        "removed": facts.removed,
-        "advisory": facts.advisory,
-        "failing": facts.failing,
-        "timed-out": facts.timed_out,
-        "judges-disagree": facts.judges_disagree,
-        "errored": facts.errored,
-        "flaky": facts.flaky,
-    }
-    return sum(FLAGS[name] for name, on in named.items() if on)
+    """The page's filter bits: the same facts every report counts (`record.summary`), each
+    flag the fact of its name (`timed-out`: `facts.timed_out`)."""
+    return sum(bit for name, bit in FLAGS.items() if getattr(facts, name.replace("-", "_")))
 
 
 # --- the list row --------------------------------------------------------------------------
