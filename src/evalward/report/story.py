@@ -98,6 +98,8 @@ class Candidate:
     comparison: EvalComparison
     fixture: FixtureComparison
     outcome: FixtureOutcome | None
+    base_outcome: FixtureOutcome | None
+    """Its outcome over reps on base, where it ran there."""
     facts: FixtureFacts
     key: WorstFirst
 
@@ -117,10 +119,11 @@ def blocking(comparisons: list[EvalComparison]) -> list[Candidate]:
         for fixture, outcome, facts in head_fixtures(comparison):
             if not (facts.failing or facts.pooled_driver):
                 continue
-            drop = score_drop(base.get(fixture.fixture), outcome)
+            before = base.get(fixture.fixture)
+            drop = score_drop(before, outcome)
             weight = weight_of(comparison.head, fixture.head[0].severity)
             key = worst_first_key(weight, drop, comparison.name, fixture.fixture)
-            found.append(Candidate(comparison, fixture, outcome, facts, key))
+            found.append(Candidate(comparison, fixture, outcome, before, facts, key))
     found.sort(key=lambda c: (c.facts.pooled_driver, *c.key))
     return found
 
@@ -154,18 +157,13 @@ def reason_of(
 ) -> Reason:
     comparison, fixture, outcome = candidate.comparison, candidate.fixture, candidate.outcome
     head = shown_run(fixture.head, outcome)
-    base_outcome = (
-        next((o for o in comparison.base.fixture_results if o.name == fixture.fixture), None)
-        if comparison.base
-        else None
-    )
     sequential = comparison.head.sequential
     call = sequential.of(fixture.fixture) if sequential is not None else None
     statistics = (
         _sequential_statistics(call, candidate.facts)
         if call is not None
         else _statistics(
-            outcome, base_outcome, comparison.head.min_rep_pass_rate, head, fixture.base
+            outcome, candidate.base_outcome, comparison.head.min_rep_pass_rate, head, fixture.base
         )
     )
     reason = Reason(
