@@ -64,10 +64,6 @@ def trace_in_result(result: FixtureResult) -> Trace:
     return result.trace
 
 
-def _identity(text: str) -> str:
-    return text
-
-
 def shown_json(value: Any, shown: Redact) -> str:
     """`value` as JSON that can stand inside a `<script>` element (`<`, `>` and `&`, so
     `</script>` and `<!--`, and U+2028 and U+2029 written as escapes, which only ever occur
@@ -299,7 +295,7 @@ def html_chunks(
     *,
     trace_of: TraceSource = trace_in_result,
     trends: Mapping[str, Trend] | None = None,
-    redact: Redact = _identity,
+    redact: Redact = str,
 ) -> Iterator[str]:
     """The page in pieces as it renders, for writing without holding it whole.
 
