@@ -26,29 +26,24 @@ ICONS = {
 def pairwise_line(name: str, record: PairwiseRecord) -> str:
     """One line per Eval: "❌ bot-eval: worse — head preferred 1 · base preferred 6 · …"."""
     state = record.state()
+    named = f"{ICONS.get(state, '')} {name}:"
     if record.left_out_reason:  # it was asked no pair: why, and nothing of counts or tests
+        said = [f"{named} left out of the gate — {record.left_out_reason}"]
+    elif not record.pairs:  # its counts, tests and length bias would be of nothing
         said = [
-            f"{ICONS.get(state, '')} {name}: left out of the gate — {record.left_out_reason}",
-            calibration_text(record),
-        ]
-        return " · ".join(s for s in said if s)
-    if not record.pairs:  # its counts, tests and length bias would be of nothing
-        said = [
-            f"{ICONS.get(state, '')} {name}: {state} — no fixture ran on both the base and "
-            "the head, so it compared none",
-            calibration_text(record),
+            f"{named} {state} — no fixture ran on both the base and the head, so it compared none"
         ]
     else:
         said = [
-            f"{ICONS.get(state, '')} {name}: {state} — {record.pooled_counts.text()}",
+            f"{named} {state} — {record.pooled_counts.text()}",
             f"{PAIR_POOLED_TEST} at margin {record.margin:g}: "
             f"p ≤ {bound_text(record.pooled_p_bound)} against {bound_text(record.pooled_alpha)}",
             record.length_line() + (" (length-controlled)" if record.length_controlled else ""),
-            calibration_text(record),
         ]
-    if record.inconclusive_reason:
+    said.append(calibration_text(record))
+    if record.inconclusive_reason and not record.left_out_reason:
         said.append(f"the judge cannot decide: {record.inconclusive_reason}")
-    if record.unavailable_reason:
+    if record.unavailable_reason and not record.left_out_reason:
         said.append(f"no verdict: {record.unavailable_reason}")
     return " · ".join(s for s in said if s)
 
