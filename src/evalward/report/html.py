@@ -239,7 +239,7 @@ def _run_numbers(comparisons: list[EvalComparison]) -> list[RunNumbers]:
     ]
 
 
-def _side_text(side: dict[str, Any] | None, reps: str = "") -> str:
+def _side_text(side: dict[str, Any] | None, reps: str) -> str:
     if side is None:
         return ""
     text = f"{side['s']} {side['sc']:.2f}"

@@ -357,7 +357,7 @@ def _finished(pieces: list[str], marker: str) -> str:
     return f"{marker}\n{text.lstrip()}"
 
 
-def _truncate(body: str, limit: int, report_url: str, measure: Callable[[str], int] = len) -> str:
+def _truncate(body: str, limit: int, report_url: str, measure: Callable[[str], int]) -> str:
     """`body` cut at a line to fit `limit` with the note that says so, and every code fence
     and `<details>` the cut leaves open closed before the note: an open one would take in
     the rest of the comment, the note and the bypass with it."""

@@ -173,9 +173,9 @@ class LineBudget:
     `link` how long each line's link is, and `total` the characters all of them may take
     (counting both)."""
 
-    escape: Callable[[str], str] = str
-    link: int = 0
-    total: int = REASONS_BUDGET
+    escape: Callable[[str], str]
+    link: int
+    total: int
 
 
 class ViewSource(Protocol):
@@ -205,7 +205,7 @@ class ViewSource(Protocol):
     def decision(self) -> GateDecision: ...
 
 
-def build_view(source: ViewSource, lines: LineBudget = LineBudget()) -> CommentView:
+def build_view(source: ViewSource, lines: LineBudget) -> CommentView:
     """What the comment shows, worst first; the reasons' lines stop where `lines` runs out."""
     comparisons, private = source.comparisons, source.private
     view = CommentView(

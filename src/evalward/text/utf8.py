@@ -45,7 +45,7 @@ def cut(text: str, limit: int) -> str:
     return text[: start_within(text, limit, size)]
 
 
-def start_within(text: str, room: int, measure: Callable[[str], int] = size) -> int:
+def start_within(text: str, room: int, measure: Callable[[str], int]) -> int:
     """How many characters of `text`, from its start, `measure` holds within `room` (a
     measure is never less than the characters it counts)."""
     low, high = 0, max(0, min(len(text), room))
