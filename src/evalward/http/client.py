@@ -181,12 +181,12 @@ class HttpClient:
         # The total is this `asyncio.timeout`'s alone (over a send and its one retry): aiohttp
         # keeps the connect bound; a total of its own would be a second timer per request
         # for the same deadline.
-        call = _Call(method, url, data, headers, aiohttp.ClientTimeout(None, connect=connect))
+        timeout = aiohttp.ClientTimeout(None, connect=connect)
         try:
             async with asyncio.timeout(total):
                 for again in (True, False):
                     try:
-                        return await self._send(call)
+                        return await self._send(method, url, data, headers, timeout)
                     except aiohttp.ServerDisconnectedError as exc:
                         if not (again and self._kept_alive()):
                             raise HttpFailure(
@@ -199,14 +199,17 @@ class HttpClient:
             raise HttpFailure(_describe(exc)) from exc
         raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
-    async def _send(self, call: _Call) -> Reply:
+    async def _send(
+        self,
+        method: str,
+        url: str,
+        data: bytes | None,
+        headers: Mapping[str, str],
+        timeout: aiohttp.ClientTimeout,
+    ) -> Reply:
         session = self._open()
         async with session.request(
-            call.method,
-            call.url,
-            data=call.data,
-            timeout=call.timeout,
-            **self._routing(call.url, call.headers),
+            method, url, data=data, timeout=timeout, **self._routing(url, headers)
         ) as response:
             _refuse_upgrade(response)
             body = await _read_bounded(response, self._max_reply_bytes)
@@ -302,15 +305,6 @@ class StreamingReply:
     async def read(self) -> Reply:
         """The whole reply (an error status, or a server that did not stream)."""
         return Reply(self.status, self.headers, b"".join([c async for c in self.chunks()]))
-
-
-@dataclass(frozen=True)
-class _Call:
-    method: str
-    url: str
-    data: bytes | None
-    headers: Mapping[str, str]
-    timeout: aiohttp.ClientTimeout
 
 
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
