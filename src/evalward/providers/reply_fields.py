@@ -86,11 +86,12 @@ class WireReader:
         """A token count: a whole number ≥ 0 (0 when absent or null)."""
         if value is None:
             return 0
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.error(path, "a whole number ≥ 0", value)
-        if isinstance(value, float) and (not math.isfinite(value) or not value.is_integer()):
-            raise self.error(path, "a whole number ≥ 0", value)
-        if value < 0:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or (isinstance(value, float) and not (math.isfinite(value) and value.is_integer()))
+            or value < 0
+        ):
             raise self.error(path, "a whole number ≥ 0", value)
         return int(value)
 
