@@ -58,9 +58,6 @@ class PriceTable:
     def __init__(self, overrides: Mapping[str, Price] | None = None) -> None:
         self._prices = {**DEFAULT_PRICES, **(overrides or {})}
 
-    def price(self, provider: str, model: str) -> Price | None:
-        return self.of(f"{provider}/{model}")
-
     def models(self, provider: str) -> list[str]:
         """The models of `provider` that have a price."""
         prefix = f"{provider}/"
@@ -74,7 +71,7 @@ class PriceTable:
         return found if found is not None else self._prices.get(SNAPSHOT.sub("", model_id))
 
     def with_cost(self, provider: str, model: str, usage: Usage) -> Usage:
-        price = self.price(provider, model)
+        price = self.of(f"{provider}/{model}")
         if price is None:
             return usage.model_copy(update={"cost_usd": None})
         cost = (usage.input_tokens * price.input + usage.output_tokens * price.output) / 1e6

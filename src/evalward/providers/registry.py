@@ -113,7 +113,7 @@ class MeteredProvider:
 
     def priced(self, model: str) -> bool:
         """Whether a call to `model` of this provider gets a cost."""
-        return self._prices.price(self.name, model) is not None
+        return self._prices.of(f"{self.name}/{model}") is not None
 
     async def complete(
         self, request: ChatRequest, *, before_call: Callable[[], None] | None = None
