@@ -101,9 +101,8 @@ def settle(
     if answer.data is not None:
         return answer.data
     if answer.problem is not None:
-        said = ""
-        if answer.reply.status in RETRYABLE_STATUS:
-            said = server_message(answer.reply, headers)
+        retryable = answer.reply.status in RETRYABLE_STATUS
+        said = server_message(answer.reply, headers) if retryable else ""
         raise ProviderUnavailable(exhausted(endpoint, policy, answer.problem, said))
     raise ProviderError(refusal(answer.reply, endpoint, headers))
 
