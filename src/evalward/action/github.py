@@ -77,7 +77,6 @@ class LabelEvent:
 class Comment:
     id: int
     body: str
-    url: str
 
 
 @dataclass(frozen=True)
@@ -295,7 +294,7 @@ class GitHubClient:
                 author = str(comment.user.login or "") if comment.user else ""
                 mine = author.casefold() == login.casefold()  # logins ignore case on GitHub
                 if mine and comment.body and comment.body.startswith(marker):
-                    return Comment(comment.id, comment.body, str(comment.html_url))
+                    return Comment(comment.id, comment.body)
             return None
 
         return _call(f"read the comments of pull request #{number}", find)
