@@ -92,7 +92,6 @@ class ReviewComment:
     """The first line of a comment on a range; None for one line."""
     side: str  # RIGHT (the head's lines) | LEFT (the base's)
     body: str
-    url: str
 
 
 @dataclass(frozen=True)
@@ -344,7 +343,6 @@ class GitHubClient:
                             start_line=comment.start_line,
                             side=str(comment.side or "RIGHT"),
                             body=body,
-                            url=str(comment.html_url),
                         )
                     )
             return found
