@@ -68,7 +68,6 @@ class PullInfo:
 class LabelEvent:
     """The `labeled` event of a label that stands: who applied it and when."""
 
-    label: str
     actor: str | None
     created_at: str | None
 
@@ -228,7 +227,6 @@ class GitHubClient:
                     continue
                 if event.event == "labeled":
                     found = LabelEvent(
-                        label=label,
                         actor=event.actor.login if event.actor else None,
                         created_at=event.created_at.isoformat() if event.created_at else None,
                     )
