@@ -137,7 +137,7 @@ def publish_review(
     return replace(outcome, retired=retired, unretired=unretired)
 
 
-def comment_body(marker: str, finding: LineFinding, report_url: str = "") -> str:
+def comment_body(marker: str, finding: LineFinding, report_url: str) -> str:
     """A finding's comment: the marker, a line naming evalward and the lines, then the text
     quoted, each line escaped (a line of its own could otherwise begin a workflow command
     where the text is printed)."""
@@ -155,7 +155,7 @@ def comment_body(marker: str, finding: LineFinding, report_url: str = "") -> str
     return f"{marker}\n**evalward** on {finding.lines()}:\n\n" + "\n".join(quoted) + link
 
 
-def review_body(marker: str, count: int, head_sha: str, report_url: str = "") -> str:
+def review_body(marker: str, count: int, head_sha: str, report_url: str) -> str:
     """The review's own text: what it holds and for which head."""
     link = f" Details: [report.html]({report_url})." if report_url else ""
     noun = "finding" if count == 1 else "findings"
