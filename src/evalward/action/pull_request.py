@@ -211,10 +211,4 @@ def should_comment(mode: CommentMode, decision: GateDecision, exists: bool) -> b
         return False
     if mode is CommentMode.always or exists:
         return True
-    return decision.result in (
-        GateResult.failed,
-        GateResult.bypassed,
-        GateResult.incomplete,
-        GateResult.unavailable,
-        GateResult.inconclusive,
-    )
+    return decision.result not in (GateResult.passed, GateResult.skipped)
