@@ -417,9 +417,8 @@ class GitHubClient:
             return str(run.html_url)
 
         def set_status() -> None:
-            state = {"success": "success", "neutral": "success", "skipped": "success"}.get(
-                check.conclusion, "failure"
-            )
+            passing = check.conclusion in ("success", "neutral", "skipped")
+            state = "success" if passing else "failure"
             status_extra: dict[str, Any] = (
                 {"target_url": check.details_url} if check.details_url else {}
             )
