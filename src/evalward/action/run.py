@@ -60,7 +60,6 @@ from evalward.plan.request import RunRequest
 from evalward.plan.run_setup import Revisions, RunSetup
 from evalward.providers.registry import build_providers
 from evalward.report.markdown import render_stopped_early
-from evalward.security import Redactor
 from evalward.verdict.gate import GateResult
 
 
@@ -119,7 +118,7 @@ def _main(
     schedules = eval_schedules(context.workspace) if context.event_name == "schedule" else {}
     route = route_event(context, settings, schedules=schedules, now=dt.datetime.now(dt.UTC))
     if route.kind is RouteKind.skip:
-        skipped = Console(out, Redactor.from_env(env), outputs)
+        skipped = Console(out, host.redactor(), outputs)
         skipped.log(f"evalward: skipped — {route.why}")
         skipped.output({"result": GateResult.skipped.value})
         return 0
