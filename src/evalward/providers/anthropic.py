@@ -8,12 +8,7 @@ from typing import Any
 from evalward.http.client import HttpClient
 from evalward.providers.base import ChatMessage, ChatRequest, ChatResponse, ToolCall
 from evalward.providers.reply_fields import WireReader
-from evalward.providers.retry import (
-    Endpoint,
-    RetryPolicy,
-    send,
-    settle,
-)
+from evalward.providers.retry import Endpoint, RetryPolicy, settle
 from evalward.providers.tool_choice import anthropic_choice
 from evalward.providers.vendor_api import VendorApi
 from evalward.rundata.trace import Usage
@@ -52,11 +47,9 @@ class AnthropicProvider(VendorApi):
         self._version = version
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
-        body = request_body(request, self._version)
-        headers = self._headers({})
-        async with self._limit:
-            answer = await send(self._client, self._endpoint, body, headers, self._retry)
-        data = settle(answer, self._endpoint, headers, self._retry)
+        # `messages` below /v1 is this provider's endpoint, whatever the model
+        answer = await self.forward("messages", request_body(request, self._version), {})
+        data = settle(answer, self._endpoint, self._headers({}), self._retry)
         return parse_response(data, request.model)
 
     def _at(self, path: str, model: str) -> Endpoint:

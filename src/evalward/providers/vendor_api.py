@@ -43,10 +43,10 @@ class VendorApi:
     async def forward(
         self, path: str, body: dict[str, Any] | None, headers: Mapping[str, str]
     ) -> Answer:
-        """Send an agent's own request body (the model proxy's upstream call) to `path`
-        below the API's root — GET when there is no body — with the key, the retries and the
-        concurrency limit of every other call, and of the agent's headers those the API
-        passes on (`_headers`)."""
+        """Send an agent's own request body (the model proxy's upstream call), or a
+        provider's own (`AnthropicProvider.complete`), to `path` below the API's root — GET
+        when there is no body — with the key, the retries and the concurrency limit of every
+        other call, and of the agent's headers those the API passes on (`_headers`)."""
         at = self._at(path, str(body.get("model", "")) if body else "")
         async with self._limit:
             return await send(self._client, at, body, self._headers(headers), self._retry)
