@@ -50,7 +50,7 @@ def test_a_bring_your_own_agent_runs_its_own_servers() -> None:
 def test_a_stdio_server_is_a_program_whose_environment_may_be_built() -> None:
     built = spec(mcpServers={"orders": ORDERS}, environment={"python": "mcp/requirements.txt"})
     assert built.runs_programs
-    assert [what for what, _, _ in built.tool_programs()] == ["the MCP server 'orders'"]
+    assert [program.what for program in built.programs()] == ["the MCP server 'orders'"]
     remote = {"orders": {"url": "https://example.test/mcp"}}
     assert "runs none" in refusal(mcpServers=remote, environment={"python": "r.txt"})
 

@@ -46,12 +46,7 @@ def referenced_files(located: Located[Agent]) -> list[str]:
     if spec.system_file:
         # Both places the file may be read from (the root, or the deprecated rule's).
         paths += reference_candidates(located.file, spec.system_file)
-    argv: list[str] = []
-    for _, run, _ in spec.tool_programs():  # command tools and stdio MCP servers
-        argv += run
-    runtime = spec.runtime_program()
-    if runtime is not None:
-        argv += runtime.argv
+    argv = [argument for program in spec.programs() for argument in program.argv]
     paths += [posixpath.normpath(a.removeprefix("./")) for a in argv if _looks_like_a_path(a)]
     if spec.environment is not None:
         paths += [*spec.environment.files(), *spec.environment.folders()]

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from evalward.resources.agent_runtime import (
+    AgentProgram,
     AgentRuntime,
     RuntimeKind,
     RuntimeProgram,
@@ -298,18 +299,35 @@ class AgentSpec(Model):
     def runs_programs(self) -> bool:
         """Whether a run starts a program of the repository: its `runtime`, a command tool
         or a stdio MCP server."""
-        return self.runtime is not None or bool(self.tool_programs())
+        return self.runtime is not None or bool(self.programs())
 
-    def tool_programs(self) -> list[tuple[str, list[str], list[str]]]:
-        """(what, argv, env names) of each program its tools start: command tools and stdio
-        MCP servers, enabled or not."""
-        found = [
-            (f"the command tool {t.tool_name!r}", t.command.run, t.command.env)
-            for t in self.tools
+    def programs(self) -> list[AgentProgram]:
+        """Each program it names: its runtime's, then its command tools' (enabled or not) and
+        its stdio MCP servers'."""
+        found: list[AgentProgram] = []
+        runtime = self.runtime_program()
+        if runtime is not None:
+            found.append(
+                AgentProgram("its runtime", runtime.at, runtime.argv, runtime.env, True, True)
+            )
+        found += [
+            AgentProgram(
+                f"the command tool {t.tool_name!r}",
+                ("spec", "tools", index, "command"),
+                t.command.run,
+                t.command.env,
+                t.enabled,
+            )
+            for index, t in enumerate(self.tools)
             if t.command is not None
         ]
         found += [
-            (f"the MCP server {name!r}", server.command.run, server.command.env)
+            AgentProgram(
+                f"the MCP server {name!r}",
+                ("spec", "mcpServers", name, "command"),
+                server.command.run,
+                server.command.env,
+            )
             for name, server in self.mcp_servers.items()
             if server.command is not None
         ]

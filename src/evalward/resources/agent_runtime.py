@@ -36,6 +36,21 @@ class RuntimeProgram:
     env: list[str]
 
 
+@dataclass(frozen=True)
+class AgentProgram:
+    """A program an agent names — its runtime's, a command tool's, a stdio MCP server's: what
+    it is (`the command tool 'refund'`), where its argv is set, the argv, the variables it
+    asks for by name, and whether a run may start it (a disabled tool never starts). The one
+    list change detection, the sandbox's variables, the file checks and preflight all read."""
+
+    what: str
+    at: PathKey
+    argv: list[str]
+    env: list[str]
+    starts: bool = True
+    runtime: bool = False
+
+
 def argv_shorthand(value: Any) -> Any:
     """`command: [python3, tool.py]` is short for `command: { run: [python3, tool.py] }`."""
     return {"run": value} if isinstance(value, list) else value

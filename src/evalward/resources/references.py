@@ -114,20 +114,9 @@ def _check_system_file(
 
 
 def _programs(spec: AgentSpec) -> list[tuple[PathKey, str, bool]]:
-    """Each program an Agent names: where, its argv[0], and whether a run can start it."""
-    programs: list[tuple[PathKey, str, bool]] = []
-    runtime = spec.runtime_program()
-    if runtime is not None:
-        programs.append(((*runtime.at, 0), runtime.argv[0], True))
-    for index, tool in enumerate(spec.tools):
-        if tool.command is not None:
-            at: PathKey = ("spec", "tools", index, "command")
-            programs.append((at, tool.command.run[0], tool.enabled))
-    for name, server in spec.mcp_servers.items():
-        if server.command is not None:
-            at = ("spec", "mcpServers", name, "command")
-            programs.append((at, server.command.run[0], True))
-    return programs
+    """Each program an Agent names: where (a runtime's argv[0] itself, a tool's or server's
+    command), its argv[0], and whether a run can start it."""
+    return [((*p.at, 0) if p.runtime else p.at, p.argv[0], p.starts) for p in spec.programs()]
 
 
 def _check_program(

@@ -119,18 +119,9 @@ def _agent_programs(resources: ResourceSet, agents: Iterable[str] | None) -> Ite
 
 
 def _programs(spec: AgentSpec) -> Iterator[tuple[str, PathKey, list[str]]]:
-    """(what, where its argv is set, the argv) of each program the agent names."""
-    program = spec.runtime_program()
-    if program is not None:
-        yield "its runtime", program.at, program.argv
-    for index, tool in enumerate(spec.tools):
-        if tool.command is not None and tool.enabled:  # a disabled tool is never started
-            at: PathKey = ("spec", "tools", index, "command")
-            yield f"the command tool {tool.tool_name!r}", at, tool.command.run
-    for server_name, server in spec.mcp_servers.items():
-        if server.command is not None:
-            at = ("spec", "mcpServers", server_name, "command")
-            yield f"the MCP server {server_name!r}", at, server.command.run
+    """(what, where its argv is set, the argv) of each program a run may start (a disabled
+    tool is never started)."""
+    return ((p.what, p.at, p.argv) for p in spec.programs() if p.starts)
 
 
 def _service_programs(resources: ResourceSet) -> Iterator[_Program]:

@@ -487,10 +487,4 @@ def open_above(folder: Path) -> str | None:
 def listed_in(spec: AgentSpec) -> frozenset[str]:
     """Every variable the programs of an agent's spec ask for by name (runtime, command
     tools, MCP servers)."""
-    names: set[str] = set()
-    runtime = spec.runtime_program()
-    if runtime is not None:
-        names.update(runtime.env)
-    for _, _, env in spec.tool_programs():  # command tools and stdio MCP servers
-        names.update(env)
-    return frozenset(names)
+    return frozenset(name for program in spec.programs() for name in program.env)
