@@ -251,3 +251,12 @@ def mapping(value: object) -> Mapping[str, Any]:
 
 def items(value: object) -> list[Mapping[str, Any]]:
     return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
+
+
+def unread_parts(
+    parts: list[Mapping[str, Any]], read: tuple[str, ...], noun: str
+) -> tuple[str, ...]:
+    """`Turn.unread`: each type of `parts` not among the `read` ones, once, as a reply's
+    `noun` ("a `mcp_call` item")."""
+    said = (f"a `{str(p.get('type'))[:60]}` {noun}" for p in parts if p.get("type") not in read)
+    return tuple(dict.fromkeys(said))

@@ -43,6 +43,7 @@ from evalward.runtime.proxy.wire.base import (
     mapping,
     text_of,
     tool_spec,
+    unread_parts,
 )
 from evalward.text import jsontext
 
@@ -90,12 +91,8 @@ class Messages(TypedEvents):
     @staticmethod
     def turn(reply: Mapping[str, Any]) -> Turn:
         said = parse_response(reply, "", PASSED_ON)
-        unread = [
-            f"a `{str(block.get('type'))[:60]}` block"
-            for block in items(reply.get("content"))
-            if block.get("type") not in READ_BLOCKS
-        ]
-        return Turn(said.content, said.tool_calls, said.stop_reason, tuple(dict.fromkeys(unread)))
+        unread = unread_parts(items(reply.get("content")), READ_BLOCKS, "block")
+        return Turn(said.content, said.tool_calls, said.stop_reason, unread)
 
     @staticmethod
     def results(body: Mapping[str, Any]) -> list[SeenResult]:

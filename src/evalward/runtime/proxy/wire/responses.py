@@ -44,6 +44,7 @@ from evalward.runtime.proxy.wire.base import (
     mapping,
     text_of,
     tool_spec,
+    unread_parts,
 )
 
 FINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
@@ -86,11 +87,6 @@ class Responses(TypedEvents):
         texts: list[str] = []
         calls: list[ToolCall] = []
         output = items(reply.get("output"))
-        unread = [
-            f"a `{str(item.get('type'))[:60]}` item"
-            for item in output
-            if item.get("type") not in READ_ITEMS
-        ]
         for item in output:
             if item.get("type") == "message":
                 texts += [
@@ -100,7 +96,7 @@ class Responses(TypedEvents):
             elif item.get("type") in ("function_call", "custom_tool_call"):
                 calls.append(_call(item))
         stop = _stop_reason(reply, bool(calls))
-        return Turn("".join(texts), tuple(calls), stop, tuple(dict.fromkeys(unread)))
+        return Turn("".join(texts), tuple(calls), stop, unread_parts(output, READ_ITEMS, "item"))
 
     @staticmethod
     def results(body: Mapping[str, Any]) -> list[SeenResult]:
