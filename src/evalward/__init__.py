@@ -12,7 +12,7 @@ never does, it says what a thing is instead:
   (`history.py`, `trend.py`);
 - seed 003: Pai's `Eval`, `EvalFixture` and `JudgeCalibration` resources (`pai.io/v1`),
   whose field names and meanings evalward keeps (`resources/`, `scoring/`);
-- seed 004: the AgentV eval-case file format (`importers/agentv.py`).
+- seed 004: the AgentV eval-case file format (`importers/agentv/convert.py`).
 """
 
 __version__ = "0.1.0"

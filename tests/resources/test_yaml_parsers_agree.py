@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalward.errors import YamlSyntaxError
-from evalward.importers.promptfoo_source import Files, Node, Source
+from evalward.importers.promptfoo.source import Files, Node, Source
 from evalward.resources import yamlsource
 from evalward.resources.yamlsource import Document, load_documents, parse_documents
 

@@ -17,8 +17,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from evalward.host import Host
-    from evalward.importers.promptfoo import PromptfooConversion
-    from evalward.importers.promptfoo_resources import ResourceDocument
+    from evalward.importers.promptfoo.convert import PromptfooConversion
+    from evalward.importers.promptfoo.resources import ResourceDocument
 
 HEADER = "# Converted from {config} by `evalward import promptfoo`: {what}.\n"
 
@@ -49,7 +49,7 @@ def _write_resources(files: dict[Path, tuple[list[ResourceDocument], str]], conf
     """Write each file of resources with a header naming `config`; nothing when any of
     them exists already."""
     from evalward.errors import ConfigError
-    from evalward.importers import promptfoo_resources as make
+    from evalward.importers.promptfoo import resources as make
 
     existing = [str(p) for p in files if p.exists() or p.is_symlink()]
     if existing:
@@ -71,8 +71,8 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
 
     from evalward.errors import EXIT_OK, ConfigError
     from evalward.git import Git
-    from evalward.importers.promptfoo import convert
-    from evalward.importers.promptfoo_resources import slug
+    from evalward.importers.promptfoo.convert import convert
+    from evalward.importers.promptfoo.resources import slug
 
     host.started()  # no run follows: nothing here lives long enough to be worth the pause
     config = Path(args.config)

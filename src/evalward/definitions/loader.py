@@ -1,5 +1,5 @@
 """Load the definitions of a tree (the files `discover` finds) in every format evalward reads:
-its own resource kinds and AgentV's eval files (`importers/agentv.py`), validate them, and
+its own resource kinds and AgentV's eval files (`importers/agentv/convert.py`), validate them, and
 cross-check their references (`resources/references.py`). It sits above both `resources/` and
 `importers/`, which it composes.
 
@@ -352,7 +352,7 @@ class _Run:
         if "apiVersion" not in data:
             # lazy: AgentV's importer (five modules and the csv reader) only for a document
             # evalward's own kinds do not claim
-            from evalward.importers import agentv
+            from evalward.importers.agentv import convert as agentv
 
             if agentv.is_agentv(data, rel):
                 self._load_agentv(document, index, rel)
@@ -386,7 +386,7 @@ class _Run:
             return None
 
     def _load_agentv(self, document: Document, index: int, rel: str) -> None:
-        from evalward.importers import agentv  # lazy: see _load_document
+        from evalward.importers.agentv import convert as agentv  # lazy: see _load_document
 
         self.result.agentv_files.add(rel)
         conversion = agentv.convert(

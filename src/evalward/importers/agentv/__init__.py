@@ -1,0 +1,1 @@
+"""AgentV eval files (seed 004 and the `agentv` npm package) read as EvalFixtures."""

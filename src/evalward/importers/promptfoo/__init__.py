@@ -1,0 +1,1 @@
+"""A promptfoo configuration converted into evalward Agents, EvalFixtures and Evals."""
