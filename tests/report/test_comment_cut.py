@@ -17,8 +17,9 @@ import pytest
 
 from evalward.report.markdown import MAX_COMMENT_CHARS, ReportContext, render_comment
 from evalward.text import utf8
-from evalward.verdict.gate import Bypass, BypassRecord, decide
+from evalward.verdict.gate import BypassRecord, decide
 from report.test_counts_add_up import MARKER, evaluated
+from report.test_report import RECORD, bypassed
 
 pytestmark = pytest.mark.unit
 
@@ -58,16 +59,8 @@ def unbalanced(body: str) -> list[str]:
 
 def test_a_cut_through_the_adaptive_reps_table_closes_it_before_the_note() -> None:
     comparisons, _, summary = evaluated(adaptive_gate())
-    bypass = Bypass("force-eval-bypass", "alice", "2026-11-20T10:00:00", "write", "sha", "a" * 40)
-    record = BypassRecord("force-eval-bypass", "2026-11-20T10:00:00", "a" * 40)
-    context = ReportContext(
-        comparisons=comparisons,
-        decision=decide(comparisons, bypass),
-        marker=MARKER,
-        head_sha="a" * 40,
-        run_url="https://github.example/r/1",
-        record=record,
-    )
+
+    context = bypassed(comparisons)
 
     body = render_comment(context)
 
@@ -79,7 +72,7 @@ def test_a_cut_through_the_adaptive_reps_table_closes_it_before_the_note() -> No
     assert verdict.startswith("## ⚠️ evalward: Bypassed: bot-eval: pass rate dropped"), verdict
     assert verdict.endswith("— the gate was bypassed by its label"), verdict
     assert body.count(CUT) == 1 and body.rindex("</details>") < body.index(CUT)
-    assert body.index(CUT) < body.index("### ⚠️ Bypass") and BypassRecord.parse(body) == record
+    assert body.index(CUT) < body.index("### ⚠️ Bypass") and BypassRecord.parse(body) == RECORD
     without = render_comment(
         ReportContext(comparisons, decide(comparisons, None), marker=MARKER, head_sha="a" * 40)
     )

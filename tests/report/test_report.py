@@ -27,7 +27,7 @@ from evalward.rundata.results import (
 )
 from evalward.rundata.trace import StepType, Trace
 from evalward.text import escaping
-from evalward.verdict.compare import compare
+from evalward.verdict.compare import EvalComparison, compare
 from evalward.verdict.gate import Bypass, BypassRecord, GateDecision, GateResult, decide
 
 pytestmark = pytest.mark.unit
@@ -193,19 +193,27 @@ def test_held_out_fixtures_show_name_and_result_only() -> None:
     assert "emailed your password" not in html and "held out" in html
 
 
-def test_two_thousand_fixtures_fold_then_truncate_and_keep_marker_bypass_and_record() -> None:
-    names = [f"fixture-{i:04d}" for i in range(2000)]
-    comparisons = compare(evals(names, set(names)))
+RECORD = BypassRecord("force-eval-bypass", "2026-11-20T10:00:00", "a" * 40)
+"""The record the comment of a bypassed gate (`bypassed`) keeps, whatever is cut."""
+
+
+def bypassed(comparisons: list[EvalComparison]) -> ReportContext:
+    """The comment's context of a gate `comparisons` block whose bypass label alice, a
+    writer, added: what a long comment must keep after every fold and cut."""
     bypass = Bypass("force-eval-bypass", "alice", "2026-11-20T10:00:00", "write", "sha", "a" * 40)
-    record = BypassRecord("force-eval-bypass", "2026-11-20T10:00:00", "a" * 40)
-    ctx = ReportContext(
+    return ReportContext(
         comparisons=comparisons,
         decision=decide(comparisons, bypass),
         marker=MARKER,
         head_sha="a" * 40,
         run_url="https://x/run",
-        record=record,
+        record=RECORD,
     )
+
+
+def test_two_thousand_fixtures_fold_then_truncate_and_keep_marker_bypass_and_record() -> None:
+    names = [f"fixture-{i:04d}" for i in range(2000)]
+    ctx = bypassed(compare(evals(names, set(names))))
     body = render_comment(ctx)
     assert len(body) <= MAX_COMMENT_CHARS
     assert body.startswith(MARKER)
@@ -216,7 +224,7 @@ def test_two_thousand_fixtures_fold_then_truncate_and_keep_marker_bypass_and_rec
     assert len(lines) > 50 and all("· score 1.00 → 0.30 (-0.70)" in line for line in lines)
     assert f"… and {2000 - len(lines):,} more in report.html" in body
     assert "### ⚠️ Bypass" in body and "**alice**" in body
-    assert BypassRecord.parse(body) == record
+    assert BypassRecord.parse(body) == RECORD
     # under a smaller limit it folds, then cuts after the reasons, never through them
     small = render_comment(context(names[:40], set(names[:40])), limit=25_000)
     assert len(small) <= 25_000 and "folded" in small
