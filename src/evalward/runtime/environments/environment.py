@@ -73,7 +73,7 @@ from evalward.runtime.environments.installers import (
 from evalward.runtime.isolation.agent_users import AgentUser
 from evalward.runtime.isolation.apart import Apart
 from evalward.runtime.isolation.checkout_copy import copy_side
-from evalward.runtime.isolation.sandbox import COPY_BOUNDS, Packages, open_above
+from evalward.runtime.isolation.sandbox import COPY_BOUNDS, Packages
 from evalward.runtime.isolation.sandbox import EnvironmentRequest as EnvironmentRequest
 from evalward.runtime.processes.strays import Sessions
 
@@ -114,8 +114,6 @@ class EnvironmentStore:
         self._live: Path | None = None
         self.apart: Apart | None = None
         """The sides' turns of the sandbox that holds the store (None: no turns)."""
-        self._open = ""
-        """Why a folder above `_live` is one others may write ("": none is)."""
         self._ready: dict[str, asyncio.Task[Path]] = {}
         self.used: set[str] = set()
         self.built: list[str] = []
@@ -124,15 +122,14 @@ class EnvironmentStore:
     def attach(
         self, live: Path, sessions: Sessions | None = None, apart: Apart | None = None
     ) -> None:
-        """Where environments live while agents run: a folder only evalward writes, under
-        folders only root writes (`sandbox.open_above`: an installer reads configuration
-        from the folders above it, so none an agent user may write is there, or no
-        environment is built for an agent user); the sessions of the sandbox's programs,
-        spared when an install's strays are ended; and the sides' turns (`kept_out`)."""
+        """Where environments live while agents run: a folder only evalward writes, which the
+        sandbox places below folders only root writes where there are agent users
+        (`sandbox.placed`: an installer reads configuration from the folders above it); the
+        sessions of the sandbox's programs, spared when an install's strays are ended; and
+        the sides' turns (`kept_out`)."""
         live.mkdir(mode=0o711, exist_ok=True)
         live.chmod(0o711)
         self._live = live
-        self._open = open_above(live) or ""
         self.sessions = sessions or self.sessions
         self.apart = apart or self.apart
 
@@ -150,11 +147,6 @@ class EnvironmentStore:
     async def provide(self, request: EnvironmentRequest) -> Packages:
         """The agent's packages: built, restored from the cache, or already here."""
         assert self._live is not None, "the sandbox attaches the store before any run"
-        if request.user is not None and self._open:
-            raise AgentRunError(
-                f"environments are kept in {self._live}, and {self._open}: an agent user "
-                "could put an installer's configuration above it"
-            )
         material = await self._material(request)
         key = _digest(material)
         if key not in self._ready:
