@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from evalward.runtime.processes import held_sockets
 from evalward.runtime.processes.thread_groups import (
     facts,
     live_of,
@@ -109,3 +110,38 @@ def test_the_uids_are_read_from_the_uid_line_alone() -> None:
     status = b"Name:\tUid: 5 5 5 5\nUmask:\t0022\nUid:\t1000\t1001\t1002\t1003\nGid:\t0\t0\t0\t0\n"
     assert status_uids(status) == {1000, 1001, 1002}
     assert status_uids(b"Name:\tx\n") == set()
+
+
+OWN_TABLE = """
+import ctypes, os, socket, sys, threading
+
+def own_table():
+    assert ctypes.CDLL(None, use_errno=True).unshare(0x400) == 0  # CLONE_FILES: a table of its own
+    kept = socket.socket(socket.AF_UNIX)
+    kept.bind(b"\\0" + sys.argv[1].encode())
+    print("bound", kept.fileno(), flush=True)
+    sys.stdin.read()  # until the test closes it
+
+threading.Thread(target=own_table).start()
+"""
+
+
+def test_a_socket_held_only_in_a_threads_own_table_is_found_held() -> None:
+    """A thread that unshares its descriptor table holds what it opens there alone (the
+    process's `fd` folder does not list it): the descriptors of every thread are read, so a
+    Unix socket it holds is found held (`held_sockets`), by its process."""
+    token = f"evalward-own-table-{os.getpid()}"
+    process = subprocess.Popen(
+        [sys.executable, "-c", OWN_TABLE, token],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None and process.stdout.readline().startswith("bound")
+        held = [h for h in held_sockets.held({os.getuid()}) if h.name == f"@{token}"]
+        assert [h.holders for h in held] == [(process.pid,)]
+    finally:
+        assert process.stdin is not None
+        process.stdin.close()
+        process.wait(timeout=30)

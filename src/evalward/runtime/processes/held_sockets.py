@@ -6,7 +6,8 @@ descriptor, which a process may hand to a process of another user over a Unix so
 has no file a sweep could remove: held elsewhere, a head program's listener would still take
 the connections of a later base run. The kernel lists the network namespace's Unix sockets in
 `/proc/net/unix` by inode; the inode belongs to the user that made the socket, whoever holds
-it now; and `/proc/<pid>/fd` names the inodes each process holds. So a socket an agent user
+it now; and `/proc/<pid>/task/<tid>/fd` names the inodes each thread holds (a thread may
+keep a table of its own). So a socket an agent user
 made is found with every process that holds it, once the user's own processes are gone.
 A socket no process holds (one in flight, queued in another socket) is not seen.
 """
@@ -62,35 +63,18 @@ def held(uids: Collection[int]) -> list[HeldSocket]:
 
 
 def _sockets_held(pid: int, among: Collection[int]) -> list[tuple[int, int]]:
-    """(inode, maker's uid) of every socket of `among` that `pid` holds. Every process of
-    the machine is read at each check: with plain system calls, relative to its `fd` folder,
-    no path object per descriptor."""
-    try:
-        folder = os.open(f"{PROC}/{pid}/fd", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:
-        return []
-    held = []
-    try:
-        with os.scandir(folder) as entries:
-            names = [entry.name for entry in entries]
-        for name in names:
-            try:
-                link = os.readlink(name, dir_fd=folder)
-            except OSError:
-                continue
-            inode = link[8:-1] if link.startswith("socket:[") and link.endswith("]") else ""
-            if not inode.isdigit() or int(inode) not in among:
-                continue
-            try:
-                maker = os.stat(name, dir_fd=folder).st_uid  # the socket's inode: its maker's
-            except OSError:
-                continue
-            held.append((int(inode), maker))
-    except OSError:
-        return []
-    finally:
-        os.close(folder)
-    return held
+    """(inode, maker's uid) of every socket of `among` that a thread of `pid` holds
+    (`thread_groups.descriptor_links`: each thread's own table too)."""
+    held: dict[int, int] = {}
+    for path, target in thread_groups.descriptor_links(pid):
+        inode = target[8:-1] if target.startswith("socket:[") and target.endswith("]") else ""
+        if not inode.isdigit() or int(inode) not in among or int(inode) in held:
+            continue
+        try:
+            held[int(inode)] = os.stat(path).st_uid  # noqa: PTH116 - the socket inode: its maker
+        except OSError:
+            continue
+    return list(held.items())
 
 
 def unix_sockets() -> dict[int, str]:

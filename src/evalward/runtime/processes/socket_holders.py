@@ -10,7 +10,6 @@ each is found.
 
 from __future__ import annotations
 
-import contextlib
 import ipaddress
 import os
 from dataclasses import dataclass
@@ -96,12 +95,5 @@ def _owned_by(pid: int, uid: int | None) -> bool:
 
 
 def _holds(pid: int, named: str) -> bool:
-    """Whether a descriptor of any thread of `pid` names the socket `named`. Plain system
-    calls, as `thread_groups` reads /proc: every process's every descriptor, each call."""
-    for task in thread_groups.numbered(f"{thread_groups.PROC}/{pid}/task"):
-        folder = f"{thread_groups.PROC}/{pid}/task/{task}/fd"
-        for descriptor in thread_groups.numbered(folder):
-            with contextlib.suppress(OSError):
-                if os.readlink(f"{folder}/{descriptor}") == named:  # noqa: PTH115
-                    return True
-    return False
+    """Whether a descriptor of any thread of `pid` names the socket `named`."""
+    return any(target == named for _, target in thread_groups.descriptor_links(pid))

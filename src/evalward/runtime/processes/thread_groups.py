@@ -86,6 +86,22 @@ def _a_thread_alive(pid: int) -> bool:
     return False
 
 
+def descriptor_links(pid: int) -> Iterator[tuple[str, str]]:
+    """(path, target) of each open descriptor of each thread of `pid`: a thread that unshared
+    its table (`unshare(CLONE_FILES)`) holds what it opens there alone, and `/proc/<pid>/fd`
+    lists the first thread's table only. Plain system calls: every process's every
+    descriptor is read at each look."""
+    for task in numbered(f"{PROC}/{pid}/task"):
+        folder = f"{PROC}/{pid}/task/{task}/fd"
+        for descriptor in numbered(folder):
+            path = f"{folder}/{descriptor}"
+            try:
+                target = os.readlink(path)  # noqa: PTH115
+            except OSError:
+                continue
+            yield path, target
+
+
 def numbered(folder: str) -> list[str]:
     """The entries of a folder of /proc that are numbers (processes, a process's threads,
     a thread's descriptors); none once it is gone."""
