@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from fakes.github_api import FakeGitHub, FakePull
-from fakes.model_server import Rule, ScriptedModelServer, text
+from fakes.model_server import Rule, ScriptedModelServer, mentions, text, tool_call
 from support.actionrun import ActionRun, prepare, pull_request_event, run_action, start_action
 from support.clerk import (
     AGENT,
@@ -392,10 +392,53 @@ def test_on_by_default_at_half_the_runs_calls_and_a_pull_request_cannot_stop_it(
     (regression,) = section["regressions"]
     assert regression["result"] == "not attributable"
     assert regression["reason"] == (
-        "attribution stopped at its budget of 3 model calls (0.5 × the run's own: "
-        "attribution.budget in the base branch's evalward.yaml raises it)"
+        "attribution stopped at its budget of 3 model calls: a variant's runs need about 2 "
+        "(what the gate's runs of its fixtures made), more than the 1 left (0.5 × the run's "
+        "own: attribution.budget in the base branch's evalward.yaml raises it)"
     )
     assert "not attributable" in github.comments_on(7)[0]["body"]
+
+
+def test_a_variant_that_loops_is_held_to_what_is_left_and_read_as_nothing(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """The pull request adds NEVER REFUND and, in a hunk of its own, a rule that sends the
+    clerk to look the order up again and again. The head refuses at once, a call a fixture,
+    so the gate's runs are cheap; the head without NEVER REFUND loops to its `maxTurns`, far
+    more calls than attribution has left. Every call of that variant is held to what is
+    left (the model server counts what it was asked): the variant is cut short and said not
+    built, never read as still regressing, nothing is named on a line, and attribution
+    spends no more than its budget."""
+    model.script(lambda body: "NEVER REFUND" in json.dumps(body), text("hello"))
+    model.script(mentions("LOOK IT UP AGAIN"), tool_call("lookup", {"order": "1"}))
+    model.script(lambda body: True, text("approved, hello"))
+    tool = (
+        "  maxTurns: 40\n  tools:\n    - name: lookup\n      description: Look an order up.\n"
+        "      parameters: { type: object, properties: { order: { type: string } } }\n"
+        "      mock: { output: found }\n"
+    )
+    base = _clerk_base(repo, CLERK + tool, config=ROOMY)
+    looping = HEAD_PROMPT + "\nLOOK IT UP AGAIN before every answer.\n"
+    head = repo.commit("a stricter, thorough clerk", {"prompts/clerk.md": looping})
+    diff = repo.git("diff", base, head, "--", "prompts/clerk.md")
+    files = [
+        {"filename": "prompts/clerk.md", "status": "modified", "patch": diff[diff.index("@@") :]}
+    ]
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base, files=files))
+
+    run = _gate(repo, github, model)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    section = _results(repo)["attribution"]
+    assert section["budgetModelCalls"] == 24  # four times the gate's six calls
+    assert 0 < section["spentModelCalls"] <= 24
+    assert len(model.requests) <= 6 + 24, len(model.requests)  # what the server was asked
+    (regression,) = section["regressions"]
+    assert regression["result"] == "not attributable", regression
+    cut = [t for t in regression["trials"] if t["notBuilt"]]
+    assert [t["notBuilt"] for t in cut] == ["the budget ran out during its runs"], regression
+    assert "budget" in regression["reason"], regression
+    assert github.review_comments_on(7) == []
 
 
 def test_the_base_turns_it_off_and_a_pull_request_cannot_switch_it_on(

@@ -274,7 +274,7 @@ def _check(results: dict[str, Any], comment: str, mode: str) -> None:
     assert attribution["spentModelCalls"] <= attribution["budgetModelCalls"], attribution
     found = {r["eval"]: r for r in attribution["regressions"]}
     assert sorted(found) == sorted(f"{feature}-eval" for feature in FEATURES), found
-    left_out = "the budget left some of its runs out"
+    left_out = "the budget ran out during its runs"
     for name, regression in found.items():
         for trial in regression["trials"]:
             assert trial["regressed"] or trial["notBuilt"] == left_out, (name, trial)

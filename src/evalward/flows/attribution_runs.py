@@ -12,6 +12,7 @@ the search never guesses from it.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -65,11 +66,25 @@ def run_calls(evaluation: Evaluation, spent: SpentInfo | None) -> int:
     return (spent.model_calls if spent is not None else 0) + made
 
 
+def gate_calls(evaluation: Evaluation, regression: Regression) -> int:
+    """The model calls the gate's runs of the regression's fixtures made, agents' and
+    simulated users', on the side that made more: about what a variant's runs of them make,
+    whichever of the two it behaves like (its judges' calls come on top)."""
+    made = {Side.head.value: 0, Side.base.value: 0}
+    for result in evaluation.fixtures:
+        if result.eval == regression.eval and result.fixture in regression.fixtures:
+            trace = evaluation.trace_of(result)
+            made[result.side] = made.get(result.side, 0) + trace.model_calls + trace.user_calls
+    return max(made.values())
+
+
 @dataclass
 class CallBudget:
     """What attribution may still spend: `total` less what the providers counted since it
-    began (`spent_since`). `short` once a variant's runs did not fit in what was left: the
-    next would not either, so the search stops there, saying so."""
+    began (`spent_since`). A variant starts only while what is left covers what the gate's
+    own runs of its fixtures made (`stop`); its calls are held to what is left, whatever it
+    does (`Ceiling`). `short` once a variant's runs did not fit: the next would not either,
+    so the search stops there, saying so."""
 
     total: int
     spent: Spent
@@ -89,13 +104,20 @@ class CallBudget:
     def left(self) -> int:
         return self.total - self.spent_since().calls
 
-    def stop(self) -> str:
-        """Why no more variant may run ("": one may), and where its budget is set."""
+    def stop(self, need: int = 1) -> str:
+        """Why no more variant may run ("": one may), when one needs about `need` calls, and
+        where the budget is set."""
         stopped = f"attribution stopped at its budget of {self.total} model calls"
-        if self.left() > 0 and not self.short:
+        left = self.left()
+        if left >= max(need, 1) and not self.short:
             return ""
-        if self.left() > 0:
-            stopped += f": a variant's runs need more than the {self.left()} left"
+        if left > 0 and self.short:
+            stopped += f": a variant's runs needed more than the {left} left"
+        elif left > 0:
+            stopped += (
+                f": a variant's runs need about {need} (what the gate's runs of its fixtures "
+                f"made), more than the {left} left"
+            )
         return (
             f"{stopped} ({self.fraction:g} × the run's own: attribution.budget in the base "
             "branch's evalward.yaml raises it)"
@@ -230,7 +252,8 @@ async def attribute_regression(
         assert files is not None
         return await tried(with_only(git, base, head, files, hunks, applied))
 
-    afford = budget.stop if budget is not None else None
+    need = gate_calls(evaluation, regression)
+    afford = (lambda: budget.stop(need)) if budget is not None else None
     return await attribute(hunks, regresses, reproduces, max_trials=max_trials, afford=afford)
 
 
@@ -242,13 +265,14 @@ async def variant_trial(
 ) -> Trial:
     """The regressing fixtures of `regression` run on the head's side at `commit`, as the
     head's were: whether each passes by its Eval's rule, and how many of its runs did. With
-    `budget`, the variant may make at most the model calls it has left: runs past them are
-    left out, the variant is then not built (a fixture that did not run says nothing), and
-    the budget is `short`."""
+    `budget`, every call of the variant's runs (its agent's, its simulated users', its
+    judges', its programs' through the model proxy) is held to what is left (`Ceiling`): a
+    variant a refused call cut short is not built (a run stopped by the budget says nothing
+    of the agent), and the budget is `short`."""
     setup = request.setup
-    options = dataclasses.replace(setup.options, run_all=True)
-    if budget is not None:
-        options = dataclasses.replace(options, budget=Budget(max_model_calls=max(budget.left(), 0)))
+    # no estimate decides what a variant runs: its runs are the regressing fixtures, all of
+    # them, and the ceiling holds what they spend
+    options = dataclasses.replace(setup.options, run_all=True, budget=Budget())
 
     def head_runs(plan: Plan, resources: Mapping[Side, ResourceSet]) -> Plan:
         return plan.with_runs([run for run in plan.runs if _asked(run, regression)])
@@ -262,14 +286,16 @@ async def variant_trial(
         started=None,
         sandbox_setup=None,  # readied once, for the run: the variants run in it as the head
     )
-    try:  # a signal cancels the whole search (`attribute_verdict`), not one variant
-        evaluation = await pipeline.evaluate_change(variant)
-    except Exception as exc:
-        return Trial(False, not_built=f"its runs stopped: {stopped_by(exc)}")
-    if evaluation.skipped:
-        if budget is not None:
-            budget.short = True
-        return Trial(False, not_built="the budget left some of its runs out")
+    ceiling = setup.providers.ceiling
+    with ceiling.held_to(budget.left()) if budget is not None else contextlib.nullcontext():
+        try:  # a signal cancels the whole search (`attribute_verdict`), not one variant
+            evaluation = await pipeline.evaluate_change(variant)
+        except Exception as exc:
+            return Trial(False, not_built=f"its runs stopped: {stopped_by(exc)}")
+        cut = ceiling.refused
+    if budget is not None and cut:
+        budget.short = True
+        return Trial(False, not_built="the budget ran out during its runs")
     result = next(
         (r for r in evaluation.evals if r.side == Side.head.value and r.eval == regression.eval),
         None,

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from evalward.errors import ConfigError
+from evalward.errors import ConfigError, ProviderUnavailable
 from evalward.files.safe_files import hash_regular
 from evalward.http.client import HttpClient
 from evalward.providers import anthropic, openai
@@ -31,7 +31,7 @@ from evalward.providers.response_cache import ResponseCache
 from evalward.providers.retry import Answer, Opened, RetryPolicy
 from evalward.resources.repo_config import load_config
 from evalward.rundata.cache_mode import CacheMode
-from evalward.rundata.spending import Spent
+from evalward.rundata.spending import Ceiling, Spent
 from evalward.rundata.trace import Usage
 
 MAX_CONCURRENCY = 1024
@@ -54,8 +54,9 @@ class Forwarding(Protocol):
 
 
 class MeteredProvider:
-    """A provider plus cost on every reply, the run's tally of what it spent (`spent`) and,
-    when enabled, the response cache."""
+    """A provider plus cost on every reply, the run's tally of what it spent (`spent`), the
+    ceiling its calls are held to (`ceiling`, shared by every provider of the run) and, when
+    enabled, the response cache."""
 
     def __init__(
         self,
@@ -65,6 +66,8 @@ class MeteredProvider:
         spent: Spent,
         identity: str = "",
         priced_as: str = "",
+        *,
+        ceiling: Ceiling | None = None,
     ) -> None:
         self.inner = inner
         self.name = priced_as or inner.name
@@ -74,6 +77,7 @@ class MeteredProvider:
         self._prices = prices
         self._cache = cache
         self.spent = spent
+        self.ceiling = ceiling if ceiling is not None else Ceiling()
 
     @property
     def forwarding(self) -> Forwarding | None:
@@ -116,10 +120,15 @@ class MeteredProvider:
         return self._prices.of(f"{self.name}/{model}") is not None
 
     async def complete(
-        self, request: ChatRequest, *, before_call: Callable[[], None] | None = None
+        self,
+        request: ChatRequest,
+        *,
+        before_call: Callable[[], None] | None = None,
+        admitted: bool = False,
     ) -> ChatResponse:
         """The reply, from the cache or the provider; `before_call` runs only when the
-        provider is to be called (a budget that may refuse it by raising)."""
+        provider is to be called (a budget that may refuse it by raising), and the call is
+        held to the ceiling, but where its caller `admitted` it already (the model proxy)."""
         key = None
         if self._cache is not None:
             key = self._cache.key(self.identity, request)
@@ -128,6 +137,9 @@ class MeteredProvider:
                 return hit
         if before_call is not None:
             before_call()
+        refused = None if admitted else self.ceiling.admit()
+        if refused is not None:
+            raise ProviderUnavailable(refused)  # like an outage, it says nothing of the agent
         response = await self.inner.complete(request)
         usage = self.meter(request.model, response.usage, request.labels.purpose)
         response = dataclasses.replace(response, usage=usage)
@@ -167,6 +179,8 @@ class Providers:
     then reused only for the same side and commit."""
     spent: Spent = field(default_factory=Spent)
     """What every provider of the run answered: calls, tokens, cost."""
+    ceiling: Ceiling = field(default_factory=Ceiling)
+    """The bound every provider's calls are held to (attribution's budget, while it runs)."""
     endpoints: dict[str, str] = field(default_factory=dict)
     """Per provider name, where its replies come from: its URL and the settings that change
     replies (not the key, not timeouts or retries)."""
@@ -214,7 +228,12 @@ class Providers:
             return override
         if provider_name not in self.stand_ins:
             self.stand_ins[provider_name] = MeteredProvider(
-                override.inner, self.prices, None, self.spent, priced_as=provider_name
+                override.inner,
+                self.prices,
+                None,
+                self.spent,
+                priced_as=provider_name,
+                ceiling=self.ceiling,
             )
         return self.stand_ins[provider_name]
 
@@ -246,10 +265,13 @@ def build_providers(
             directory = (cache_root or Path.cwd()) / directory
         cache = ResponseCache(directory, config.cache.mode)
     built = Providers(by_name={}, prices=prices, spent=spent, names=config.names)
+    ceiling = built.ceiling
     for name in config.names:
         settings = config.provider(name)
         provider, credentials, endpoint = _provider(name, settings, env, timeout_seconds)
-        metered = MeteredProvider(provider, prices, cache, spent, endpoint, priced_as=name)
+        metered = MeteredProvider(
+            provider, prices, cache, spent, endpoint, priced_as=name, ceiling=ceiling
+        )
         built.by_name[name] = metered
         built.endpoints[name] = endpoint
         built.concurrency[name] = settings.max_concurrency
@@ -259,7 +281,7 @@ def build_providers(
         from evalward.providers.mock import MockProvider, load_script
 
         script = load_script(Path(mock_script))
-        built.override = MeteredProvider(MockProvider(script), prices, None, spent)
+        built.override = MeteredProvider(MockProvider(script), prices, None, spent, ceiling=ceiling)
         built.by_side = script.by_side
         built.by_name["mock"] = built.override
         built.identity = "mock:" + hash_regular(mock_script)

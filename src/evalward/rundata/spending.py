@@ -1,5 +1,6 @@
 """What a run may spend on models, and what it has: the budget's limits, a plan's estimate,
-the allowance the model proxy counts down, and what the providers actually answered.
+the allowance the model proxy counts down, the ceiling every provider holds to while
+attribution runs, and what the providers actually answered.
 
 Plain records, below both the planning that estimates a plan (`budget`) and the model proxy
 that enforces what is left (`runtime.model_proxy`).
@@ -7,6 +8,8 @@ that enforces what is left (`runtime.model_proxy`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -106,6 +109,42 @@ class Allowance:
             self.cost_usd = max(self.cost_usd, self.max_cost_usd)
         else:
             self.cost_usd += cost_usd or 0.0
+
+
+@dataclass
+class Ceiling:
+    """A hard bound on the calls every provider of a run may make, whoever makes them (an
+    agent, its simulated user, a judge, a program through the model proxy): attribution's
+    budget, which no estimate can hold a variant to, since what a mix of the head's and the
+    base's hunks will do is known only once it runs. Each call is counted as it is let
+    through, so calls made at once cannot all take the last one; a reply from a cache is no
+    call. Unbounded (`limit` None) but while attribution holds it (`held_to`)."""
+
+    limit: int | None = None
+    admitted: int = 0
+    refused: int = 0
+
+    def admit(self) -> str | None:
+        """Count one call, or say why it is refused."""
+        if self.limit is None:
+            return None
+        if self.admitted >= self.limit:
+            self.refused += 1
+            return (
+                f"evalward refused this call: attribution's budget is spent ({self.limit} model "
+                "calls were left for this variant)"
+            )
+        self.admitted += 1
+        return None
+
+    @contextmanager
+    def held_to(self, limit: int) -> Iterator[Ceiling]:
+        """Every call bounded to `limit` in all while the block runs; the count starts afresh."""
+        self.limit, self.admitted, self.refused = limit, 0, 0
+        try:
+            yield self
+        finally:
+            self.limit = None
 
 
 @dataclass(frozen=True)

@@ -72,3 +72,18 @@ def test_a_provider_without_openai_s_embeddings_is_refused_by_name() -> None:
         )
     with pytest.raises(EmbeddingError):
         _embed(build_providers({}), "nowhere/model", ["x"])
+
+
+def test_an_embeddings_call_past_the_providers_ceiling_is_refused_as_unavailable(
+    model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """Attribution's hard cap holds evalward's own grading calls too: with no call left, the
+    embeddings are not asked for, and the assertion's error says it was the budget, an
+    outage of evalward's making that says nothing of the agent."""
+    providers = providers_for(model, tmp_path, "off")
+    with providers.ceiling.held_to(0), pytest.raises(EmbeddingError) as raised:
+        _embed(providers, "openai/text-embedding-3-small", ["refund"])
+
+    assert "attribution's budget is spent" in str(raised.value)
+    assert raised.value.unavailable
+    assert not [r for r in model.requests if "input" in r]

@@ -158,6 +158,27 @@ def test_a_spent_budget_refuses_each_call_and_says_so_once_in_the_steps(tmp_path
     assert len(errors) == 1 and "a model call was refused" in errors[0].content
 
 
+def test_the_providers_ceiling_counts_each_call_once_and_refuses_the_first_past_it(
+    tmp_path: Path,
+) -> None:
+    """Attribution's hard cap, as a program's calls meet it through the proxy: a mocked call
+    is counted where the proxy lets it through, not again where the mock answers it, and the
+    first call past the ceiling is refused before any model sees it."""
+
+    async def thrice(client: HttpClient, base: str) -> list[tuple[int, Any]]:
+        return [await chat(client, base) for _ in range(3)]
+
+    providers = mocked(tmp_path)
+    trace = Trace()
+    with providers.ceiling.held_to(2) as ceiling:
+        replies = served(Answerer(providers, None, Redactor([])), trace, thrice)
+
+    assert [status for status, _ in replies] == [200, 200, 429]
+    assert (ceiling.admitted, ceiling.refused) == (2, 1)
+    assert providers.spent.calls == 2
+    assert "attribution's budget is spent" in (trace.proxy_calls[2].error or "")
+
+
 def test_a_model_without_a_price_is_refused_under_a_dollar_limit() -> None:
     providers = build_providers({"OPENAI_API_KEY": "sk-" + "k" * 30})
     trace = Trace()

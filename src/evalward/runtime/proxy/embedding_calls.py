@@ -41,7 +41,9 @@ async def embed(providers: Providers, model_id: str, texts: list[str], rep: int)
     if not isinstance(provider, MeteredProvider):
         raise EmbeddingError(f"evalward has no provider for {model_id}")
     body: dict[str, Any] = {"model": model, "input": list(texts)}
+    labels = RunLabels(rep=rep, purpose="judge")
     if providers.override is not None:
+        _admit(providers)
         reply = embeddings_wire.mock_reply(body)
         usage = provider.meter(model, embeddings_wire.usage(reply), purpose="judge")
         return Embedded(_vectors(reply, len(texts), model_id), usage)
@@ -56,11 +58,11 @@ async def embed(providers: Providers, model_id: str, texts: list[str], rep: int)
             "`api: openai`)"
         )
     # evalward's own grading call: its body and reply are no program's, so both sides share it
-    labels = RunLabels(rep=rep, purpose="judge")
     hit = provider.cached_forward(upstream, body, labels)
     if hit is not None:
         usage = provider.priced_usage(model, embeddings_wire.usage(hit))
         return Embedded(_vectors(hit, len(texts), model_id), usage, cached=True)
+    _admit(providers)
     try:
         answer = await forwarding.forward(upstream, body, {})
     except EvalwardError as exc:
@@ -79,6 +81,13 @@ async def embed(providers: Providers, model_id: str, texts: list[str], rep: int)
     vectors = _vectors(answer.data, len(texts), model_id)
     provider.store_forward(upstream, body, labels, answer.data)
     return Embedded(vectors, usage)
+
+
+def _admit(providers: Providers) -> None:
+    """Hold the call to the providers' ceiling (attribution's budget, while it runs)."""
+    refused = providers.ceiling.admit()
+    if refused is not None:
+        raise EmbeddingError(refused, unavailable=True)
 
 
 def _vectors(reply: Mapping[str, Any], count: int, model_id: str) -> list[list[float]]:

@@ -146,10 +146,12 @@ class Answerer:
         )
 
     def _admit(self, call: Call, uncountable: str | None) -> web.Response | None:
-        """Count `call` against the budget and the run's share, or refuse it (recorded in
-        the trace, and once per run as an error step)."""
-        refusal = uncountable or (
-            self.allowance.admit(call.grant.key) if self.allowance is not None else None
+        """Count `call` against the budget, the run's share and the providers' ceiling, or
+        refuse it (recorded in the trace, and once per run as an error step)."""
+        refusal = (
+            uncountable
+            or (self.allowance.admit(call.grant.key) if self.allowance is not None else None)
+            or self.providers.ceiling.admit()
         )
         if refusal is None:
             return None
@@ -167,7 +169,7 @@ class Answerer:
             reply = embeddings_wire.mock_reply(body)
             return reply, forward.meter(embeddings_wire.usage(reply))
         response = await forward.provider.complete(
-            fmt.chat_request(body, forward.call.grant.labels)
+            fmt.chat_request(body, forward.call.grant.labels), admitted=True
         )
         return fmt.reply(response, body, self._mocked), response.usage
 
