@@ -227,15 +227,24 @@ def execute(workspace: Path, launch: Launch) -> ActionRun:
 
 
 def start_action(workspace: Path, launch: Launch) -> subprocess.Popen[str]:
-    """Start the action without waiting, e.g. to signal it mid-run."""
-    return subprocess.Popen(
-        under_test(),
-        cwd=workspace,
-        env=launch.env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    """Start the action without waiting, e.g. to signal it mid-run. It holds the tests' shared
+    lock on head strays for as long as it runs (`head_strays.shared_for_a_child`): a test
+    that makes them cannot start meanwhile, nor hold the lock while this gate waits on a
+    turn another of the test's gates holds."""
+    lock = head_strays.shared_for_a_child()
+    try:
+        return subprocess.Popen(
+            under_test(),
+            cwd=workspace,
+            env=launch.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            pass_fds=() if lock is None else (lock,),
+        )
+    finally:
+        if lock is not None:
+            os.close(lock)
 
 
 def parse_github_output(text: str) -> dict[str, str]:

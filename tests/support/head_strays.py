@@ -9,7 +9,8 @@ user would make a gate of another worker, or of another copy of the suite, keep 
 that gate's "the rerun reads the cache" fail. So the first kind hold an exclusive `flock` on
 one file in the root-owned folder where jobs claim their agent users for as long as they run
 (`making`), and every gate a test runs through `support/actionrun.py` or `support/clirun.py`
-a shared one (`reading`): neither runs while the other does, and the kernel lets go of the
+a shared one (`reading`; a gate started without waiting holds it itself, inherited:
+`shared_for_a_child`): neither runs while the other does, and the kernel lets go of the
 lock when a test process ends, however it ends. A test that holds the exclusive lock and runs
 a gate itself does not ask again.
 """
@@ -50,6 +51,19 @@ def reading() -> Iterator[None]:
         return
     with _held(fcntl.LOCK_SH):
         yield
+
+
+def shared_for_a_child() -> int | None:
+    """A descriptor holding the shared lock, for a gate started without waiting
+    (`actionrun.start_action`) to inherit: the lock is held as long as the gate runs, whoever
+    waits for it, and the test closes its own copy at once. None where the lock is this
+    process's already (`making`) or there is nothing to take turns over (no root)."""
+    if _making or os.geteuid() != 0:
+        return None
+    checked_folder(CLAIMS, "the tests keep their head agent users' turn")
+    lock = os.open(LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    fcntl.flock(lock, fcntl.LOCK_SH)
+    return lock
 
 
 @contextlib.contextmanager
