@@ -90,16 +90,22 @@ def descriptor_links(pid: int) -> Iterator[tuple[str, str]]:
     """(path, target) of each open descriptor of each thread of `pid`: a thread that unshared
     its table (`unshare(CLONE_FILES)`) holds what it opens there alone, and `/proc/<pid>/fd`
     lists the first thread's table only. Plain system calls: every process's every
-    descriptor is read at each look."""
+    descriptor is read at each look. The kernel lets a thread's descriptors be read all or
+    none (ptrace access), so a table refused at its first is read no further: a machine's
+    init may hold hundreds that no one in its container may read, at every look."""
     for task in numbered(f"{PROC}/{pid}/task"):
-        folder = f"{PROC}/{pid}/task/{task}/fd"
-        for descriptor in numbered(folder):
-            path = f"{folder}/{descriptor}"
-            try:
-                target = os.readlink(path)  # noqa: PTH115
-            except OSError:
-                continue
-            yield path, target
+        try:
+            with os.scandir(f"{PROC}/{pid}/task/{task}/fd") as entries:
+                for entry in entries:
+                    try:
+                        target = os.readlink(entry.path)  # noqa: PTH115
+                    except PermissionError:
+                        break
+                    except OSError:
+                        continue
+                    yield entry.path, target
+        except OSError:
+            continue
 
 
 def numbered(folder: str) -> list[str]:
