@@ -287,12 +287,13 @@ async def variant_trial(
         sandbox_setup=None,  # readied once, for the run: the variants run in it as the head
     )
     ceiling = setup.providers.ceiling
-    with ceiling.held_to(budget.left()) if budget is not None else contextlib.nullcontext():
+    held = ceiling.held_to(budget.left()) if budget is not None else contextlib.nullcontext(None)
+    with held as holding:
         try:  # a signal cancels the whole search (`attribute_verdict`), not one variant
             evaluation = await pipeline.evaluate_change(variant)
         except Exception as exc:
             return Trial(False, not_built=f"its runs stopped: {stopped_by(exc)}")
-        cut = ceiling.refused
+        cut = holding is not None and holding.refused > 0
     if budget is not None and cut:
         budget.short = True
         return Trial(False, not_built="the budget ran out during its runs")
