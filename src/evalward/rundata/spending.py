@@ -131,8 +131,8 @@ class Ceiling:
         if self.admitted >= self.limit:
             self.refused += 1
             return (
-                f"evalward refused this call: attribution's budget is spent ({self.limit} model "
-                "calls were left for this variant)"
+                f"attribution's budget is spent: {self.limit} model calls were left for this "
+                "variant, and evalward refuses the calls past them"
             )
         self.admitted += 1
         return None

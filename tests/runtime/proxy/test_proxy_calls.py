@@ -176,7 +176,9 @@ def test_the_providers_ceiling_counts_each_call_once_and_refuses_the_first_past_
     assert [status for status, _ in replies] == [200, 200, 429]
     assert (ceiling.admitted, ceiling.refused) == (2, 1)
     assert providers.spent.calls == 2
-    assert "attribution's budget is spent" in (trace.proxy_calls[2].error or "")
+    said = trace.proxy_calls[2].error or ""
+    assert said.startswith("evalward refused this call: attribution's budget is spent"), said
+    assert said.count("evalward refused") == 1, said
 
 
 def test_a_model_without_a_price_is_refused_under_a_dollar_limit() -> None:
