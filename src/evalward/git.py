@@ -104,6 +104,8 @@ class Git:
         self._trees: dict[str, dict[str, TreeEntry]] = {}
         self._known: dict[str, dict[str, TreeEntry | None]] = {}
         """Entries looked up one by one (`entry`), folders included; None: not in the tree."""
+        self._sizes: dict[str, int] = {}
+        """Blob sizes by object id, as asked (`blob_sizes`): an id names one content."""
         self._format: str | None = None
 
     def object_format(self) -> str:
@@ -305,14 +307,16 @@ class Git:
         return real, (self.entry(commit, real) if real is not None else None)
 
     def blob_sizes(self, oids: set[str]) -> dict[str, int]:
-        """The sizes of blobs by object id, in one `git cat-file --batch-check` (asked before
-        they are read; a missing or non-blob id is left out)."""
-        if not oids:
-            return {}
-        asked = "".join(f"{o}\n" for o in sorted(oids)).encode()
-        out = self._raw(("cat-file", "--batch-check"), asked).decode()
-        answers = (line.split(" ") for line in out.splitlines())
-        return {a[0]: int(a[2]) for a in answers if len(a) == 3 and a[1] == "blob"}
+        """The sizes of blobs by object id, in one `git cat-file --batch-check` for those not
+        asked before (asked before they are read: a load checks its bounds, then reads; a
+        missing or non-blob id is left out)."""
+        unknown = sorted(oids - self._sizes.keys())
+        if unknown:
+            asked = "".join(f"{o}\n" for o in unknown).encode()
+            out = self._raw(("cat-file", "--batch-check"), asked).decode()
+            answers = (line.split(" ") for line in out.splitlines())
+            self._sizes.update({a[0]: int(a[2]) for a in answers if len(a) == 3 and a[1] == "blob"})
+        return {oid: self._sizes[oid] for oid in oids if oid in self._sizes}
 
     def blob_start(self, oid: str, length: int) -> bytes:
         """The first `length` bytes of a blob, read without holding the rest."""
