@@ -82,7 +82,6 @@ class ReportContext:
     notes: list[str] = field(default_factory=list)
     private: set[tuple[str, str]] = field(default_factory=set)
     cancelled: str = ""
-    skipped_reason: str = ""
     record: BypassRecord | None = None
     gate_config: str = "base"
     cache_hits: int = 0
@@ -162,9 +161,6 @@ def report_context(
     far it went (a cancelled run says why in the comment: the decision's reason), how long it
     took and what it spent; the run's summary (`record.write.run_summary`) is computed here,
     once, for every report. `report_file`: report.html is written beside comment.md.
-
-    Keyword-only parameters past the evaluation and decision: what differs between the
-    action and the command line, each with a default, named at the call.
     """
     run = run or RunInfo()
     workflow = workflow or WorkflowNotes()
