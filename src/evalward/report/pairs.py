@@ -61,12 +61,9 @@ FLAGS = {
     "judges-disagree": 256,
     "advisory": 512,
 }
-"""What the page filters on, as bits of a row's `g`, each one of `record.summary.FixtureFacts`
-(so each filter's count is the one the comment shows): `failing` blocks (regressed, or not
-passing on head: failed, errored, timed out); `errored`: a head run errored (not an outage);
-`flaky`: its head reps disagree; `timed-out`: a head run reached no terminal event before its
-timeout; `judges-disagree`: a cross-check judge disagreed with the primary beyond the margin on
-a head run; `advisory`: nothing in the fixture gates on head (every assertion advisory)."""
+"""What the page filters on, as bits of a row's `g`: each the `record.summary.FixtureFacts`
+field of its name (`timed-out`: `timed_out`), so each filter's count is the one the comment
+shows."""
 
 _RANK = {
     "regressed": 0,
@@ -158,7 +155,9 @@ def build_pairs(
         pair.base_outcome = outcomes.get(("base", pair.eval, pair.fixture))
         head_result = results.get(pair.eval)
         pair.facts = _facts(pair, changes.get(key), head_result, outcomes_in)
-        pair.flags = _flags(pair.facts)
+        pair.flags = sum(
+            bit for name, bit in FLAGS.items() if getattr(pair.facts, name.replace("-", "_"))
+        )
         pair.weight = weight_of(head_result, (pair.head or pair.base)[0].severity)
         pair.drop = score_drop(pair.base_outcome, pair.head_outcome)
     ordered = sorted(
@@ -202,12 +201,6 @@ def _facts(
         verdict=head_result is None or fixtures_decided(head_result),
         sequential=head_result.sequential if head_result is not None else None,
     )
-
-
-def _flags(facts: FixtureFacts) -> int:
-    """The page's filter bits: the same facts every report counts (`record.summary`), each
-    flag the fact of its name (`timed-out`: `facts.timed_out`)."""
-    return sum(bit for name, bit in FLAGS.items() if getattr(facts, name.replace("-", "_")))
 
 
 # --- the list row --------------------------------------------------------------------------
