@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from evalward.report.html import Page, html_chunks
-from evalward.report.junit import junit_xml
+from evalward.report.junit import junit_chunks
 from evalward.report.markdown import (
     MAX_COMMENT_CHARS,
     ReportContext,
@@ -262,7 +262,9 @@ def test_an_advisory_eval_is_shown_as_such_and_the_gate_skipped() -> None:
     html = report([result])
     assert '<span class="verdict advisory"' in html and "does not gate: every assertion" in html
     assert 'data-filter="advisory"' in html  # the list's filter, shown when a fixture is advisory
-    skipped = ET.fromstring(junit_xml([result], set())).find(".//testcase[@name='slow']/skipped")
+    skipped = ET.fromstring("".join(junit_chunks([result], set()))).find(
+        ".//testcase[@name='slow']/skipped"
+    )
     assert skipped is not None and skipped.get("message") == "x"
 
 

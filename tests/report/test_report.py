@@ -13,7 +13,7 @@ import pytest
 from evalward.errors import ConfigError
 from evalward.report.compiled import TEMPLATES, _QuietCache, template_cache
 from evalward.report.html import Page, html_chunks
-from evalward.report.junit import junit_xml
+from evalward.report.junit import junit_chunks
 from evalward.report.markdown import MAX_COMMENT_CHARS, ReportContext, marker_for, render_comment
 from evalward.resources.models import Severity
 from evalward.rundata.results import (
@@ -177,7 +177,7 @@ def test_held_out_fixtures_show_name_and_result_only() -> None:
     assert "greeting" in body and "held out" in body
     assert "emailed your password" not in body and "judge failed" not in body
     assert "Refuse to share" not in body
-    xml = junit_xml(evals(["greeting"], {"greeting"}), {("support", "greeting")})
+    xml = "".join(junit_chunks(evals(["greeting"], {"greeting"}), {("support", "greeting")}))
     assert "judge failed" not in xml and "held out" in xml
     html = "".join(
         html_chunks(
@@ -250,7 +250,7 @@ def test_user_template_is_sandboxed_and_keeps_the_marker(tmp_path: Path) -> None
 
 
 def test_junit_counts_and_locations() -> None:
-    root = ET.fromstring(junit_xml(evals(["a", "b"], {"b"}), set()))
+    root = ET.fromstring("".join(junit_chunks(evals(["a", "b"], {"b"}), set())))
     assert root.get("tests") == "2" and root.get("failures") == "1"
     failing = root.find(".//testcase[@name='b']")
     assert failing is not None and failing.get("file") == "evals/b.yaml"
@@ -274,7 +274,7 @@ def test_junit_written_a_testsuite_at_a_time_is_the_document_elementtree_writes(
     )
     empty = head.model_copy(update={"eval": "empty", "fixtures": []})
     for results in ([*evals(["a", "b", "c"], {"b"}), other, empty], [empty], [other], []):
-        written = junit_xml(results, {("support", "c")})
+        written = "".join(junit_chunks(results, {("support", "c")}))
         root = ET.fromstring(written)
         ET.indent(root)
         whole = '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
@@ -282,7 +282,7 @@ def test_junit_written_a_testsuite_at_a_time_is_the_document_elementtree_writes(
         heads = [e for e in results if e.side == "head"]
         assert [s.get("name") for s in root] == [e.eval for e in heads]
         assert root.get("tests") == str(sum(len(e.fixtures) for e in heads))
-    assert 'failures="2" errors="1" skipped="1"' in junit_xml([head, other], set())
+    assert 'failures="2" errors="1" skipped="1"' in "".join(junit_chunks([head, other], set()))
 
 
 def test_cancelled_decision_renders() -> None:

@@ -24,10 +24,6 @@ def _xml(text: str) -> str:
     return _NOT_XML.sub(lambda m: f"<U+{ord(m[0]):04X}>", text)
 
 
-def junit_xml(evals: list[EvalResult], private: set[tuple[str, str]]) -> str:
-    return "".join(junit_chunks(evals, private))
-
-
 def junit_chunks(evals: list[EvalResult], private: set[tuple[str, str]]) -> Iterator[str]:
     """The document in pieces: its head, then each head Eval's testsuite, then its end."""
     heads = [result for result in evals if result.side == "head"]
