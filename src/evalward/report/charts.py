@@ -45,11 +45,7 @@ def score_bars(
 ) -> str:
     """Base (grey) above head (green when the Eval passes, else red), the threshold a line
     (none with adaptive reps, which read no threshold). The title writes the numbers as the
-    table does (`digits`), never contradicting the verdict.
-
-    Seven keyword-only parameters: the chart's numbers and their texts, named at the
-    call so a head is never drawn as a base.
-    """
+    table does (`digits`), never contradicting the verdict."""
     before = "no base" if base is None else f"base {base_text or f'{base:.2f}'}"
     title = f"{before}, head {head_text or f'{head:.2f}'}"
     if threshold is not None:
