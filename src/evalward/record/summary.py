@@ -193,11 +193,9 @@ class Counts(BaseModel):
     fixtures: int = 0
     """Fixtures that gate on head (not pending, not advisory)."""
     passing: int = 0
-    """Of those, passing on head: by the Eval's `minRepPassRate` rule, or settled working by
-    its sequential test (adaptive reps)."""
+    """Of those, passing on head (`FixtureFacts.passing`)."""
     failing: int = 0
-    """Of those, failing on head: regressed, or not passing by the rule (not an outage), or
-    settled broken by its sequential test (adaptive reps)."""
+    """Of those, failing on head (`FixtureFacts.failing`)."""
     not_settled: int = 0
     """Of those, neither: `passing + failing + not_settled == fixtures`."""
     regressions: int = 0
