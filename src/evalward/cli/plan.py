@@ -131,7 +131,8 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     evals = [row for row, _, _ in rows]
     unpriced = any(lacks for _, _, lacks in rows)
     total_calls = sum(int(row["modelCalls"]) for row in evals)
-    most = _most_calls(evals)
+    # the calls at their most: each Eval's `atMost` where its rounds may go further
+    most = sum(int(row.get("atMost", row)["modelCalls"]) for row in evals)
     total_cost = sum(cost for _, cost, _ in rows)
     document = {
         "base": args.base,
@@ -155,12 +156,6 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     else:
         print(_render(document, unpriced, total_cost, most), file=out)
     return EXIT_OK
-
-
-def _most_calls(evals: list[dict[str, Any]]) -> int:
-    """The plan's model calls at their most: each Eval's `atMost` where its rounds may go
-    further, else its estimate."""
-    return sum(int(row.get("atMost", row)["modelCalls"]) for row in evals)
 
 
 def _attribution(git: Git, base: str | None, most: int) -> dict[str, Any]:
