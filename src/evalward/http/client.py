@@ -188,7 +188,7 @@ class HttpClient:
                     try:
                         return await self._send(method, url, data, headers, timeout)
                     except aiohttp.ServerDisconnectedError as exc:
-                        if not (again and self._kept_alive()):
+                        if not (again and self._pool is not None and self._pool.took_kept_alive()):
                             raise HttpFailure(
                                 "the server closed the connection before replying"
                             ) from exc
@@ -249,11 +249,6 @@ class HttpClient:
                 max_headers=MAX_HEADERS,
             )
         return self._session
-
-    def _kept_alive(self) -> bool:
-        """Whether the request just sent went out on a connection kept alive from an earlier
-        one (`http.pool`), in this task."""
-        return self._pool is not None and self._pool.took_kept_alive()
 
     def _tls_for(self, url: str) -> ssl.SSLContext | bool:
         """The CAs an https request trusts (`tls_context`), made for this client's first https
