@@ -181,28 +181,19 @@ class LineBudget:
 class ViewSource(Protocol):
     """What a comment is built from (`markdown.ReportContext` is one)."""
 
-    @property
-    def comparisons(self) -> list[EvalComparison]: ...
-
-    @property
-    def not_run(self) -> dict[str, str]: ...
-
-    @property
-    def private(self) -> set[tuple[str, str]]: ...
+    comparisons: list[EvalComparison]
+    not_run: dict[str, str]
+    private: set[tuple[str, str]]
+    run: RunInfo
+    decision: GateDecision
 
     @property
     def numbers(self) -> RunSummary: ...
 
     @property
-    def run(self) -> RunInfo: ...
-
-    @property
     def blocking(self) -> Blocking:
         """The blocking fixtures and their reasons, shared by every rendering."""
         ...
-
-    @property
-    def decision(self) -> GateDecision: ...
 
 
 def build_view(source: ViewSource, lines: LineBudget) -> CommentView:
