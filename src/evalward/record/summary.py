@@ -8,11 +8,8 @@ same name wherever it is shown. Each count says what it counts: `errors_on_head`
 with a head run that errored (an outage is `unavailable`, not an error); `new` is every fixture
 that did not run on base, of which `pending` gate only once merged.
 
-Every fixture that gates is exactly one of passing, failing or not settled, so
-`passing + failing + not_settled == fixtures`: with fixed reps a fixture is settled by its
-Eval's `minRepPassRate` rule (not settled only when its Eval has no verdict, or an outage left
-it none), with adaptive reps by its own sequential test (`SequentialRecord`): settled working
-passes, settled broken fails, anything else is not settled.
+Every fixture that gates is exactly one of passing, failing or not settled (each fact says
+by which rule), so `passing + failing + not_settled == fixtures`.
 """
 
 from __future__ import annotations
