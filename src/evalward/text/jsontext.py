@@ -45,16 +45,15 @@ def loads(
     finite: bool = True,
     unique_keys: bool = False,
 ) -> Any:
-    """`json.loads`, with bytes that are not UTF-8 and lone surrogates replaced; text without
-    surrogate escapes costs one regex scan more, and a str that is not ASCII one encoding
-    (`utf8.writable`). Nesting too deep for the parser (`[[[[…` 200,000 times) is a
-    ValueError, like any other JSON that does not parse, not a RecursionError that would
-    end the run; so is, with `max_depth` (`AGENT_DEPTH` for what an agent writes), nesting
-    deeper than it.
+    """`json.loads` as the module's docstring says; text without surrogate escapes costs one
+    regex scan more, and a str that is not ASCII one encoding (`utf8.writable`). Nesting too
+    deep for the parser (`[[[[…` 200,000 times) is a ValueError, like any other JSON that
+    does not parse, not a RecursionError that would end the run; so is, with `max_depth`
+    (`AGENT_DEPTH` for what an agent writes), nesting deeper than it.
     `finite=False` reads `NaN` and infinities as floats, for a reader that checks each value
     itself and drops only the item that holds one (a score log a restore mangled).
-    `unique_keys` refuses an object that gives a key twice (DuplicateKey, a ValueError):
-    such a document is read by orjson where that gives what this parse would (`_fast`)."""
+    `unique_keys` (DuplicateKey, a ValueError) is read by orjson where that gives what this
+    parse would (`_fast`)."""
     if isinstance(raw, str):
         raw = utf8.writable(raw)
     if unique_keys and finite:
