@@ -253,17 +253,11 @@ def facts_of_fixture(
     if outcomes is None:
         outcomes = {o.name: o for o in comparison.head.fixture_results}
     outcome = outcomes.get(fixture.fixture)
+    read_from = (fixture, outcome, comparison.head, comparison.base)
     kept = comparison.facts.get(fixture.fixture)
-    if kept is not None:
-        (kept_fixture, kept_outcome, kept_head, kept_base), kept_facts = kept
-        if (
-            kept_fixture is fixture
-            and kept_outcome is outcome
-            and kept_head is comparison.head
-            and kept_base is comparison.base
-        ):
-            facts: FixtureFacts = kept_facts
-            return facts
+    if kept is not None and all(a is b for a, b in zip(kept[0], read_from, strict=True)):
+        facts: FixtureFacts = kept[1]
+        return facts
     facts = classify(
         change_in(comparison, fixture),
         fixture.head,
@@ -272,10 +266,7 @@ def facts_of_fixture(
         verdict=fixtures_decided(comparison.head),
         sequential=comparison.head.sequential,
     )
-    comparison.facts[fixture.fixture] = (
-        (fixture, outcome, comparison.head, comparison.base),
-        facts,
-    )
+    comparison.facts[fixture.fixture] = (read_from, facts)
     return facts
 
 
