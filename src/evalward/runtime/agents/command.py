@@ -46,6 +46,7 @@ evalward stops reading: what it wrote before it ended is already in the pipe."""
 
 INPUT_PLACEHOLDER = "{input}"
 TEXTS = (StepType.assistant, StepType.final)
+WHERE = {"stdout": "stdout", "events": "$EVALWARD_EVENTS"}
 
 
 def _group_gone(process: asyncio.subprocess.Process) -> bool:
@@ -106,14 +107,13 @@ class CommandOutput:
         except ValueError as exc:
             if strict:
                 self._broken(line, channel, exc)
-            else:
-                self.text += line
-            return
-        if not strict and not (isinstance(event, dict) and event.get("type") in EVENT_TYPES):
+                return
+            event = None
+        if not strict and (
+            not (isinstance(event, dict) and event.get("type") in EVENT_TYPES)
+            or model_said(self.trace, line)  # the model's words, printed: never the program's
+        ):
             self.text += line
-            return
-        if not strict and model_said(self.trace, line):
-            self.text += line  # the model's words, printed: text, never the program's event
             return
         try:
             apply_event(self.trace, event)
@@ -122,9 +122,8 @@ class CommandOutput:
 
     def _broken(self, line: bytes, channel: str, exc: Exception) -> None:
         shown = line.decode("utf-8", errors="replace").strip()[:120]
-        where = "stdout" if channel == "stdout" else "$EVALWARD_EVENTS"
         self.problem.append(
-            f"{where} line {self.lines[channel]} is not a trace event ({exc}): {shown!r}. "
+            f"{WHERE[channel]} line {self.lines[channel]} is not a trace event ({exc}): {shown!r}. "
             "Write one JSON event per line, and logs to stderr."
         )
 
@@ -299,10 +298,9 @@ class _Run:
             try:
                 line = await stream.readline()
             except ValueError:  # a line longer than the stream's limit
-                where = "stdout" if channel == "stdout" else "$EVALWARD_EVENTS"
                 self.output.problem.append(
-                    f"{where} line {self.output.lines[channel] + 1} is not a trace event: it "
-                    f"is longer than {STREAM_LIMIT} bytes. Write one JSON event per line."
+                    f"{WHERE[channel]} line {self.output.lines[channel] + 1} is not a trace event: "
+                    f"it is longer than {STREAM_LIMIT} bytes. Write one JSON event per line."
                 )
                 break
             if not line:
