@@ -40,15 +40,21 @@ IPC_KINDS = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass
 class Swept:
-    """What one sweep removed, and whose it was."""
+    """One sweep: the users it is for, its removal, and what it found of them."""
 
+    uids: frozenset[int]
+    gids: frozenset[int]
+    watching: frozenset[int]
+    removal: Removal
     removed: int = 0
-    owners: frozenset[int] = frozenset()
+    owners: set[int] = field(default_factory=set)
     """The uids something of which was removed (a file, a folder, an IPC object)."""
-    watched: frozenset[int] = frozenset()
-    """The `watched` uids that own something in the places (left where it is)."""
+    watched: set[int] = field(default_factory=set)
+    """The `watching` uids that own something in the places (left where it is)."""
+    problems: list[str] = field(default_factory=list)
+    """What could not be removed."""
 
 
 def sweep(
@@ -60,10 +66,10 @@ def sweep(
 ) -> Swept:
     """Remove what `uids` own in `places` (and their IPC objects), and look for what
     `watched` own there. TreeError, once the rest is removed, naming what could not be."""
-    if not uids:
-        return Swept()
     removal = Removal(bounds, "what the agent users left in the shared folders")
-    found = _Found(frozenset(uids), frozenset(gids), frozenset(watched) - frozenset(uids), removal)
+    found = Swept(frozenset(uids), frozenset(gids), frozenset(watched) - frozenset(uids), removal)
+    if not uids:
+        return found
     for place in places:
         folder = _open_place(place)
         if folder is None:
@@ -76,22 +82,7 @@ def sweep(
     if problems := found.problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise TreeError(problems[0] + more)
-    return Swept(found.removed, frozenset(found.owners), frozenset(found.seen))
-
-
-@dataclass
-class _Found:
-    """The users a sweep is for, its removal, and what it found of them."""
-
-    uids: frozenset[int]
-    gids: frozenset[int]
-    watched: frozenset[int]
-    removal: Removal
-    removed: int = 0
-    owners: set[int] = field(default_factory=set)
-    seen: set[int] = field(default_factory=set)
-    problems: list[str] = field(default_factory=list)
-    """What could not be removed."""
+    return found
 
 
 def _open_place(place: Path) -> int | None:
@@ -111,7 +102,7 @@ def _open_place(place: Path) -> int | None:
     return folder
 
 
-def _sweep(folder: int, where: str, found: _Found, depth: int) -> None:
+def _sweep(folder: int, where: str, found: Swept, depth: int) -> None:
     try:
         with os.scandir(folder) as entries:
             names = [entry.name for entry in entries]
@@ -132,8 +123,8 @@ def _sweep(folder: int, where: str, found: _Found, depth: int) -> None:
                 found.removed += 1
                 found.owners.add(info.st_uid)
             continue
-        if info.st_uid in found.watched:
-            found.seen.add(info.st_uid)
+        if info.st_uid in found.watching:
+            found.watched.add(info.st_uid)
         if stat.S_ISDIR(info.st_mode) and depth > 0 and _open_to(info, found.gids):
             try:
                 inner = os.open(name, FOLDER, dir_fd=folder)
@@ -152,7 +143,7 @@ def _open_to(info: os.stat_result, gids: frozenset[int]) -> bool:
     )
 
 
-def _sweep_ipc(found: _Found) -> None:
+def _sweep_ipc(found: Swept) -> None:
     """Remove the System V shared memory segments, semaphore sets and message queues these
     users own or created."""
     for kind, column, control, before in IPC_KINDS:
