@@ -24,6 +24,7 @@ import contextlib
 import os
 import stat
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalward.errors import AgentRunError, TreeError
@@ -76,24 +77,22 @@ def seal(
     return walk.files
 
 
+@dataclass
 class _Walk:
     """One `seal`: where it reads and writes, whose files it takes, what it has copied."""
 
-    def __init__(
-        self,
-        source: Path,
-        builders: set[int],
-        owner: int,
-        take: bool,
-        budget: SealBudget | None,
-    ) -> None:
-        self.source = source
-        self.builders, self.owner, self.take, self.budget = builders, owner, take, budget
-        self.target_fd = -1
-        self.copied: dict[tuple[int, int], str] = {}
-        """Each file copied, by its source's (device, inode): its path in the copy."""
-        self.links: list[Path] = []
-        self.files = self.entries = self.bytes = 0
+    source: Path
+    builders: set[int]
+    owner: int
+    take: bool
+    budget: SealBudget | None
+    target_fd: int = -1
+    copied: dict[tuple[int, int], str] = field(default_factory=dict)
+    """Each file copied, by its source's (device, inode): its path in the copy."""
+    links: list[Path] = field(default_factory=list)
+    files: int = 0
+    entries: int = 0
+    bytes: int = 0
 
     def count(self, entries: int = 0, size: int = 0) -> None:
         self.entries += entries
