@@ -10,9 +10,8 @@ scratch by `process.limited_env`. A run's programs end with the run, and the sid
 (`apart`).
 
 The copies, the homes and every environment built for them live in a folder of
-`AGENTS_PLACE`, never under TMPDIR (`/tmp`, which every user may write): programs read files
-from the folders above where they run (uv its nearest `uv.toml`, and a `pyproject.toml`
-workspace), so every folder above that place is one only root may write, or no program starts.
+`AGENTS_PLACE`, never under TMPDIR (which every user may write), below folders only root may
+write, or no program starts (`open_above` says why).
 
 Switching user needs root, which a Docker action always has. Without root the isolation is
 `unavailable`: a run that would start such a program is refused before anything runs, unless
@@ -275,8 +274,8 @@ class Sandbox:
     @property
     def root(self) -> Path:
         """evalward's directory for working copies, homes and environments: others may pass,
-        not list. With a user switch it is made in `AGENTS_PLACE` (`placed`), never in TMPDIR,
-        which every agent user may write. ConfigError when that place is not safe."""
+        not list. With a user switch it is made in `AGENTS_PLACE` (`placed`: ConfigError when
+        that place is not safe)."""
         if self._shared.root is None:
             where = placed(AGENTS_PLACE) if self.user is not None else None
             self._shared.root = Path(tempfile.mkdtemp(prefix="evalward-agents-", dir=where))
@@ -443,20 +442,17 @@ class Sandbox:
 def placed(folder: Path) -> Path:
     """`folder`, made if it is not there, once it and every folder above it are folders
     only root (or evalward's own user) may write (`open_above`). ConfigError otherwise."""
+    kept = f"evalward keeps the agents' working copies, homes and environments in {folder}"
     try:
         folder.mkdir(mode=0o711)
     except FileExistsError:
         pass
     except OSError as exc:
-        raise ConfigError(
-            f"evalward keeps the agents' working copies, homes and environments in {folder}, "
-            f"and cannot make it: {exc.strerror or exc}"
-        ) from None
+        raise ConfigError(f"{kept}, and cannot make it: {exc.strerror or exc}") from None
     if (found := open_above(folder)) is not None:
         raise ConfigError(
-            f"evalward keeps the agents' working copies, homes and environments in {folder}, "
-            f"and {found}: an agent user could put files above the other side's programs. "
-            "Make every folder on the way root's, writable by root alone"
+            f"{kept}, and {found}: an agent user could put files above the other side's "
+            "programs. Make every folder on the way root's, writable by root alone"
         )
     return folder
 
