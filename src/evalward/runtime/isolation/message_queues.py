@@ -18,9 +18,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from evalward.runtime.isolation.shared_places import unescaped
+from evalward.runtime.isolation.shared_places import MOUNTS, unescaped
 
-MOUNTS = Path("/proc/self/mountinfo")
 MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x2, 0x4, 0x8
 MNT_DETACH = 0x2
 OWN_PREFIX = "evalward-mqueue-"
