@@ -137,11 +137,10 @@ class Apart:
 
     async def clear(self, side: str) -> None:
         """End every process of the job's agent users and remove what they left in the
-        shared folders. AgentRunError when something
-        they left cannot be removed (`leftovers.BOUNDS`): the runs stop, and the gate with
-        them, its finished runs written. What the head user left once its turns began, or
-        another job's head user left where a base turn (`side`) begins or ends, makes the
-        turn not clean."""
+        shared folders. AgentRunError when something they left cannot be removed
+        (`leftovers.BOUNDS`): the runs stop, and the gate with them, its finished runs
+        written. What the head user left once its turns began, or another job's head user
+        left where a base turn (`side`) begins or ends, makes the turn not clean."""
         users = [user for user in self.users if user.uid != os.geteuid()]
         if not users:
             return
@@ -215,14 +214,12 @@ class Apart:
         )
 
     def head_alive(self, during: str) -> bool:
-        """Whether a process of any head side's agent user is alive on the machine (this
-        job's head user, or any head uid of the pairs jobs claim (`agent_users`), by any of
-        its threads), a socket one made is held (`held_sockets`), or a turn of this job was
-        not clean (`unclean`), or a head turn has been while the walk for the shared folders
-        stopped at its bound (a head program could have written where no sweep looks). In a
-        base turn there should be none: one seen means a base run could have been reached,
-        and its result is not kept (`execute/execute.py`); the log says so.
-        """
+        """Whether a base run could have been reached, and so is not kept in the result
+        cache (`execute/execute.py`; the log says why): a process of this job's head user or
+        any head uid of the pairs jobs claim is alive (by any of its threads), a socket one
+        made is held, a turn of this job was not clean (`unclean`), or a head turn has been
+        while the walk for the shared folders stopped at its bound (a head program could have
+        written where no sweep looks)."""
         if not self.users:
             return False
         if self.head_turns and self.places is not None and not self.places.complete:

@@ -72,12 +72,9 @@ def copy_side(
     not_copied: frozenset[str],
     bounds: TreeBounds,
 ) -> None:
-    """The working copy of one side at `target`: its commit's tree (`RepoFiles.write_copy`), or,
-    for the working tree, `source` on disk without what git ignores: its `reads`
-    (`copy_reach`), or all of it when what its runs read is not known: regular files, folders
-    and symbolic links (as links), readable by everyone, writable by nobody but evalward;
-    special files and the `not_copied` paths (relative to the checkout, `/`-separated) left
-    out."""
+    """The working copy of one side at `target`, as the module says: its `reads`
+    (`copy_reach`), or all of it where they are not known; special files and the `not_copied`
+    paths (relative to the checkout, `/`-separated) left out."""
     if files.git is not None and files.commit is not None:
         files.write_copy(target, reads, not_copied, bounds)
         return

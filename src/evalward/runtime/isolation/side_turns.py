@@ -15,11 +15,10 @@ after the next number of the folder's `turns` file and its group, which it holds
 `flock` on while it waits. It takes the turn (a shared `flock` on a file of its group) once no
 other group's turn is held and every ticket before its own is of its group (those go with
 it); so a job waiting for a head's turn is never overtaken by base turns that keep coming,
-nor the reverse. A head's turn in progress is joined at once by a job of its own commit (the
-runs of one commit are one turn: a push of the commit a pull request gates goes beside that
-pull request's head runs, whoever waits), which one commit's few jobs (a pull request's
-shards, a push) cannot stretch without end; a base turn is never joined past a waiting head,
-since bases keep coming from every job. Tickets and turns are read and taken while holding a
+nor the reverse. A head's turn in progress is joined at once by a job of its own commit,
+whoever waits: one commit's few jobs (a pull request's shards, a push) cannot stretch it
+without end; a base turn is never joined past a waiting head, since bases keep coming from
+every job. Tickets and turns are read and taken while holding a
 lock on the `turns` file: the kernel lets go of every lock when a job ends, however it ends,
 and a ticket or turn file no one holds is removed. The log says how long a turn waited.
 """
