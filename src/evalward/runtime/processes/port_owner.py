@@ -29,11 +29,6 @@ class Listener:
     address: ipaddress.IPv4Address | ipaddress.IPv6Address
     uid: int
 
-    @property
-    def reaches_ipv4(self) -> bool:
-        """Whether a connection to 127.0.0.1 can land here (an IPv6 wildcard is dual-stack)."""
-        return self.address.version == 4 or self.address.is_unspecified
-
 
 HANDED: set[int] = set()
 """Ports `free_port` handed to a server of this process that `release_port` has not taken
@@ -43,10 +38,8 @@ it was picked for may not have bound it yet."""
 
 def free_port() -> int:
     """A port free on 127.0.0.1 now (free for anyone: `owned_host` says whose it is later)
-    and not handed to another of this process's servers until `release_port`. The kernel may
-    offer a port again as soon as its probe closes: with many services starting at once,
-    two were given one port, and the one that bound it second exited while its ready probe
-    was answered by the other run's service."""
+    and not in `HANDED`: with many services starting at once, two were given one port, and
+    the one that bound it second exited while the other answered its ready probe."""
     probes: list[socket.socket] = []
     try:
         while True:
@@ -114,7 +107,9 @@ def owned_host(port: int, uid: int, tables: tuple[str, ...] = PROC_NET_TCP) -> s
     own = [entry for entry in listeners if entry.uid == uid]
     if not own:
         raise PortTaken(f"nothing of the agent's user listens on port {port}")
-    return "127.0.0.1" if any(entry.reaches_ipv4 for entry in own) else "::1"
+    # a connection to 127.0.0.1 lands on an IPv4 listener or an IPv6 wildcard (dual-stack)
+    ipv4 = any(entry.address.version == 4 or entry.address.is_unspecified for entry in own)
+    return "127.0.0.1" if ipv4 else "::1"
 
 
 def proc_address(hex_text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
