@@ -6,10 +6,9 @@ descriptor, which a process may hand to a process of another user over a Unix so
 has no file a sweep could remove: held elsewhere, a head program's listener would still take
 the connections of a later base run. The kernel lists the network namespace's Unix sockets in
 `/proc/net/unix` by inode; the inode belongs to the user that made the socket, whoever holds
-it now; and `/proc/<pid>/task/<tid>/fd` names the inodes each thread holds (a thread may
-keep a table of its own). So a socket an agent user
-made is found with every process that holds it, once the user's own processes are gone.
-A socket no process holds (one in flight, queued in another socket) is not seen.
+it now; and each thread's descriptors name the inodes it holds (`thread_groups`). So a socket
+an agent user made is found with every process that holds it, once the user's own processes
+are gone. A socket no process holds (one in flight, queued in another socket) is not seen.
 """
 
 from __future__ import annotations

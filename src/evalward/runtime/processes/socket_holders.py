@@ -2,10 +2,9 @@
 
 The model proxy knows a connection by its two addresses. The kernel lists the client's
 socket in /proc/net/tcp (or tcp6) under those addresses, swapped, with its inode; a process
-holds the socket when a file descriptor of one of its threads names that inode
-(`/proc/<pid>/task/<tid>/fd`: a thread may have a table of its own, so every thread's is
-read). A descriptor passed to another process (over a Unix socket) is held by both, and
-each is found.
+holds the socket when a descriptor of any of its threads names that inode
+(`thread_groups.descriptor_links`). A descriptor passed to another process (over a Unix
+socket) is held by both, and each is found.
 """
 
 from __future__ import annotations

@@ -158,12 +158,12 @@ def _doomed(found: Found, spared: Spared, own: list[RunProcesses]) -> set[int]:
 
 def join_late_forks(run: RunProcesses, program: int, known: set[int]) -> None:
     """Move into `run`'s cgroup what its `program` forked before it was moved there itself.
-    A program starts in evalward's own cgroup and joins its run's once its
-    pid is known: on a loaded machine it may have forked by then, and what it forked would
-    stay behind, where another run's end takes it for a stray. A process there is the
-    program's when it or a parent is in the program's session or, orphaned, it runs as the
-    run's user, started no earlier than the program and is in no session evalward `known`s
-    (such a process is ended as a stray at any run's end anyway)."""
+    A program starts in evalward's own cgroup and joins its run's once its pid is known: on
+    a loaded machine it may have forked by then, and what it forked would stay behind, where
+    another run's end takes it for a stray. A process there is the program's when it or a
+    parent is in the program's session or, orphaned, it runs as the run's user, started no
+    earlier than the program and is in no session evalward `known`s (such a process is
+    ended as a stray at any run's end anyway)."""
     if run.group is None or (facts := thread_groups.facts(program)) is None:
         return
     for _ in range(ROUNDS):  # what moves may fork meanwhile: look again until none is left
