@@ -11,16 +11,14 @@ restores it instead of installing again.
 The key is a hash of what decides the environment — the files it is built from and their
 locks, the installer's and the interpreter's versions, the platform — and of whom it may be
 trusted by: the side, its user, the commit whose files it was built from, for a head side the
-head's commit (whatever tree it is built from: a base playground's service, built by the head's
-user for the head's runs), and the kind of event. An install runs code the side chose (a
+head's commit (`_head_of`), and the kind of event. An install runs code the side chose (a
 package's build, npm's lifecycle scripts, a local path in a requirements file), as that side's
 user and with write access to what it builds, so an environment is only as trustworthy as the
 commit it was built from and the head it was built for: one built for a pull request's head is
 never what a base run, another commit or a run on another event (a push to main) executes, even
 where the lock files are the same. It reads nothing an agent user wrote above it (its folder is
 the sandbox's, below folders only root may write; runtime/environments/installers.py), and one
-whose install a head program could have reached (a base side's built while a head turn was under
-way, any built after a turn that was not clean) is not kept for a later job (`kept_out`).
+whose install a head program could have reached is not kept for a later job (`kept_out`).
 """
 
 from __future__ import annotations

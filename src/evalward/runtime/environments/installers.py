@@ -323,9 +323,7 @@ def stop_config(build: Path) -> None:
 
 
 def remove_tree(path: Path) -> None:
-    """Remove a folder the installer used (its scratch copy, its caches), or a sealed one,
-    whatever the installer left in it (`files.trees`: however deep, read-only folders
-    opened up, no link followed). What it cannot remove within its bounds stays, for the
-    job's end to try again."""
+    """Remove a folder the installer used (its scratch copy, its caches), or a sealed one, as
+    `files.trees` does; what it cannot remove within its bounds stays, for the job's end."""
     with contextlib.suppress(TreeError):
         trees.remove_tree(path)
