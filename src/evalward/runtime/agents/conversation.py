@@ -55,15 +55,13 @@ async def hold_conversation(
                 trace.provider_unavailable = exc.outage
                 trace.end(EndReason.error)
                 return
-            if said.done and turn == 1:
-                trace.add(
-                    StepType.error,
-                    content="the simulated user ended the conversation before it began",
-                )
-                trace.end(EndReason.error)
-                return
             if said.done:
-                trace.end(EndReason.user_done)
+                if turn == 1:
+                    trace.add(
+                        StepType.error,
+                        content="the simulated user ended the conversation before it began",
+                    )
+                trace.end(EndReason.error if turn == 1 else EndReason.user_done)
                 return
             text = said.text
         trace.add(StepType.input, content=text)
