@@ -61,9 +61,8 @@ class HttpAgentServer:
         proxy: ModelProxy | None = None,
         sandbox: Sandbox | None = None,
     ) -> None:
-        """Six keyword parameters past `runtime`, each a setting of this server's life (its
-        name, root, env, kill grace, proxy, sandbox) that its caller names; a parameter
-        object would only rename them."""
+        """Keyword parameters past `runtime`, each a setting of this server's life that its
+        caller names; a parameter object would only rename them."""
         self.runtime = runtime
         self.proxy = proxy
         self.sandbox = sandbox

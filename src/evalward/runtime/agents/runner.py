@@ -1,12 +1,11 @@
 """One agent of one checkout, ready to run fixtures, whatever its kind.
 
-The runner asks the Agent's kind (runtime/agents/kinds/, chosen by runtime/agents/kinds/registry.py)
-to carry each run out, applies the run's overall timeout, and owns what must be cleaned up (an http
-agent's server, held by its kind) until `aclose()`. Every run of an agent whose own code runs (a
-bring-your-own agent, command tools) gets a key of the model proxy for as long as it lasts, so the
-calls that code makes land in that run's trace. In the action, an agent that names an `environment`
-has it built (or found) before its first run, outside the run's timeout; its programs then run with
-it (runtime/environments/environment.py), and an install that fails is an error of every run of that
+The runner asks the Agent's kind (runtime/agents/kinds/) to carry each run out, applies the
+run's overall timeout, and owns what must be cleaned up (an http agent's server, held by its
+kind) until `aclose()`. Every run of an agent whose own code runs (a bring-your-own agent,
+command tools) gets a key of the model proxy for as long as it lasts, so the calls that code
+makes land in that run's trace. In the action, an agent's `environment` is built before its
+first run (`prepare_environment`); an install that fails is an error of every run of that
 agent on that side.
 """
 
