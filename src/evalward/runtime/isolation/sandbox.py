@@ -27,6 +27,7 @@ environment's `bin` folders first on PATH, its variables, and links in its worki
 from __future__ import annotations
 
 import contextlib
+import copy
 import os
 import stat
 import tempfile
@@ -212,16 +213,13 @@ class Sandbox:
         packages: Packages | None,
         run: RunProcesses | None = None,
     ) -> Sandbox:
-        return Sandbox(
-            user,
-            unavailable=self.unavailable,
-            not_copied=self.not_copied,
-            shared=self._shared,
-            agent_env=self.agent_env,
-            side=side,
-            packages=packages,
-            run=run,
-        )
+        """This sandbox, every setting kept, for another user, side, environment or run."""
+        variant = copy.copy(self)
+        variant.user = user
+        variant.side = side
+        variant.packages = packages
+        variant.run = run
+        return variant
 
     @property
     def environments(self) -> Environments | None:
