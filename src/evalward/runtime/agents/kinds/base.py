@@ -90,9 +90,7 @@ class AgentKind(abc.ABC):
     """Every fixture is a conversation to it: a fixture's `input` is its one turn."""
     calls_estimated: ClassVar[bool] = False
     """evalward makes its model calls, from the definition alone (its models, tools,
-    `maxTurns`, `maxTokens`): a plan's estimate counts them and sizes its answer by them
-    (`plan/estimate.py`). A program that calls its models itself is estimated by its
-    judges' calls alone; the model proxy meters what it spends against the `Allowance`."""
+    `maxTurns`, `maxTokens`): a plan's estimate counts them (`plan/estimate.py`)."""
 
     def __init__(self, setup: KindSetup) -> None:
         self.setup = setup
