@@ -5,14 +5,13 @@ there for the next side to read: a file planted at a fixed path in `/tmp` that t
 side's tool opens, a socket it connects to, a shared-memory segment it attaches. At each
 side's end evalward removes everything the job's agent users own in the folders every user
 shares (every one of the machine, found by `shared_places`), at any depth a folder lets
-them write, and their System V IPC objects. It never follows a
-link: each folder, a place's own path too, is opened without following one, relative to the
-folder that holds it, and only folders others may write (or the user's group) are entered;
-what is owned by anyone else stays. What they own is removed as `files.trees` removes a tree
-(iteratively, however deep), all of it within BOUNDS; what cannot be removed is a TreeError
-naming it, once the rest is gone. What it removed, and what of the `watched` users (other
-jobs' head users) it saw, it says by uid: a base run after a head user's leftovers is not
-kept in the result cache (`apart`).
+them write, and their System V IPC objects. It never follows a link: each folder, a place's
+own path too, is opened without following one, relative to the folder that holds it, and
+only folders others may write (or the user's group) are entered; what is owned by anyone
+else stays. What they own is removed as `files.trees` removes a tree, all of it within
+BOUNDS; what cannot be removed is a TreeError naming it, once the rest is gone. What it
+removed, and what of the `watched` users (other jobs' head users) it saw, it says by uid: a
+base run after a head user's leftovers is not kept in the result cache (`apart`).
 """
 
 from __future__ import annotations

@@ -89,9 +89,8 @@ def _a_thread_alive(pid: int) -> bool:
 def descriptor_links(pid: int) -> Iterator[tuple[str, str]]:
     """(path, target) of each open descriptor of each thread of `pid`: a thread that unshared
     its table (`unshare(CLONE_FILES)`) holds what it opens there alone, and `/proc/<pid>/fd`
-    lists the first thread's table only. Plain system calls: every process's every
-    descriptor is read at each look. The kernel lets a thread's descriptors be read all or
-    none (ptrace access), so a table refused at its first is read no further: a machine's
+    lists the first thread's table only. The kernel lets a thread's descriptors be read all
+    or none (ptrace access), so a table refused at its first is read no further: a machine's
     init may hold hundreds that no one in its container may read, at every look."""
     for task in numbered(f"{PROC}/{pid}/task"):
         try:
