@@ -11,7 +11,7 @@ metered, but belong to no fixture run), and each POST carries the run's key in
 server's own key while runs of the server are under way makes each of them an error
 (`Grant.serve`): what it asked the model is in no trace. In the sandbox, the server's key
 works only from the server's processes, and a run's key from the run's and the server's
-(`isolation.key_holders`).
+(`processes.key_holders`).
 """
 
 from __future__ import annotations

@@ -241,7 +241,7 @@ class Sandbox:
         self._apart.track(turns if self.user is not None else None, log)
 
     def head_alive(self, during: str) -> bool:
-        """Whether a process of any head side's agent user is alive (`Apart.head_alive`)."""
+        """Whether the head's programs could have reached a base run (`Apart.head_alive`)."""
         return self._apart.head_alive(during)
 
     def begin_run(self) -> RunProcesses:
