@@ -16,15 +16,17 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from evalward.files.safe_files import read_text
 from evalward.providers.base import ChatRequest, ChatResponse, ToolCall
 from evalward.rundata.cache_mode import CacheMode
 from evalward.rundata.trace import Usage
 from evalward.text import jsontext
+
+T = TypeVar("T")
 
 MAX_ENTRY_BYTES = 64 * 1024 * 1024
 """The largest kept reply read back (a restored cache is read as untrusted files)."""
@@ -61,18 +63,7 @@ class ResponseCache:
 
     def get_raw(self, key: str) -> dict[str, Any] | None:
         """A provider's stored JSON reply to a forwarded call."""
-        if not self.mode.reads:
-            return None
-        try:
-            data = jsontext.loads(read_text(self._path(key), MAX_ENTRY_BYTES))
-        except (OSError, ValueError):
-            data = None
-        reply = data.get("forwarded") if isinstance(data, dict) else None
-        if not isinstance(reply, dict):
-            self.misses += 1
-            return None
-        self.hits += 1
-        return reply
+        return self._read(key, _forwarded)
 
     def put_raw(self, key: str, reply: Mapping[str, Any]) -> None:
         if self.mode.writes:
@@ -82,16 +73,19 @@ class ResponseCache:
         return self.directory / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> ChatResponse | None:
+        return self._read(key, _decode)
+
+    def _read(self, key: str, decode: Callable[[Any], T]) -> T | None:
+        """The entry at `key` as `decode` reads it; a miss when it is absent or unreadable."""
         if not self.mode.reads:
             return None
         try:
-            data = jsontext.loads(read_text(self._path(key), MAX_ENTRY_BYTES))
-            response = _decode(data)
+            entry = decode(jsontext.loads(read_text(self._path(key), MAX_ENTRY_BYTES)))
         except (OSError, ValueError, KeyError, TypeError):
             self.misses += 1
             return None
         self.hits += 1
-        return response
+        return entry
 
     def put(self, key: str, response: ChatResponse) -> None:
         if self.mode.writes:
@@ -122,7 +116,14 @@ def _encode(response: ChatResponse) -> dict[str, Any]:
     }
 
 
-def _decode(data: dict[str, Any]) -> ChatResponse:
+def _forwarded(data: Any) -> dict[str, Any]:
+    reply = data.get("forwarded") if isinstance(data, dict) else None
+    if not isinstance(reply, dict):
+        raise ValueError("not a forwarded call's reply")
+    return reply
+
+
+def _decode(data: Any) -> ChatResponse:
     return ChatResponse(
         content=str(data["content"]),
         tool_calls=tuple(
