@@ -117,8 +117,7 @@ class LenientReader(WireReader):
     def text(self, value: object, path: str) -> str:
         return str(value or "")
 
-    def name(self, value: object, path: str) -> str:
-        return str(value or "")
+    name = text
 
     def count(self, value: object, path: str) -> int:
         """A token count as `WireReader` reads one, else 0: metering a reply passed on must
