@@ -67,6 +67,8 @@ class MockMatch(_Strict):
     rep: int | None = Field(default=None, ge=0)
     side: Literal["base", "head"] | None = None
     sha: str | None = Field(default=None, pattern=r"^[0-9a-f]{4,40}$")
+    """The commit a side was checked out from, in full or its first four characters or more."""
+    contains: str | None = None
 
     @field_validator("sha", mode="before")
     @classmethod
@@ -75,9 +77,6 @@ class MockMatch(_Strict):
         if isinstance(value, int) and not isinstance(value, bool):
             raise ValueError(f'a commit sha is text: quote it, as sha: "{value}"')
         return value
-
-    """The commit a side was checked out from, in full or its first four characters or more."""
-    contains: str | None = None
 
     @property
     def by_side(self) -> bool:
