@@ -304,7 +304,9 @@ def _provider(
     key_env, base_url = credentials.key_env, credentials.base_url
     api_key = (env.get(key_env) or None) if key_env else None
     client = _client(settings, timeout)
-    retry = RetryPolicy.from_settings(settings.retry)
+    retry = RetryPolicy(
+        settings.retry.attempts, settings.retry.base_delay_seconds, settings.retry.max_delay_seconds
+    )
     limit = settings.max_concurrency
     wire = settings.api or name
     provider: Provider

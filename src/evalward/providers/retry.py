@@ -17,7 +17,6 @@ from urllib.parse import urlsplit, urlunsplit
 
 from evalward.errors import HttpFailure, HttpTimeout, ProviderError, ProviderUnavailable
 from evalward.http.client import HttpClient, Reply, StreamingReply
-from evalward.providers.config import RetrySettings
 
 T = TypeVar("T")
 
@@ -30,14 +29,6 @@ class RetryPolicy:
     base_delay: float = 0.5
     max_delay: float = 30.0
 
-    @classmethod
-    def from_settings(cls, settings: RetrySettings) -> RetryPolicy:
-        return cls(
-            attempts=settings.attempts,
-            base_delay=settings.base_delay_seconds,
-            max_delay=settings.max_delay_seconds,
-        )
-
     def delay(self, attempt: int, reply: Reply | None) -> float:
         """Seconds to wait before retry number `attempt` (1-based)."""
         hinted = retry_after_seconds(reply.headers) if reply is not None else None
@@ -48,19 +39,12 @@ class RetryPolicy:
 
 
 def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
-    value = headers.get("retry-after-ms")
-    if value is not None:
-        try:
-            return max(float(value) / 1000, 0.0)
-        except ValueError:
-            pass
+    for name, unit in (("retry-after-ms", 1000), ("retry-after", 1)):
+        with contextlib.suppress(KeyError, ValueError):  # absent, or not a number
+            return max(float(headers[name]) / unit, 0.0)
     value = headers.get("retry-after")
     if value is None:
         return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
     try:
         when = parsedate_to_datetime(value)
         return max((when - dt.datetime.now(dt.UTC)).total_seconds(), 0.0)
