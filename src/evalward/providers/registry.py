@@ -9,10 +9,9 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable, Iterable, Mapping
-from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from evalward.errors import ConfigError, ProviderUnavailable
 from evalward.files.safe_files import hash_regular
@@ -28,7 +27,8 @@ from evalward.providers.config import (
 )
 from evalward.providers.pricing import PriceTable
 from evalward.providers.response_cache import ResponseCache
-from evalward.providers.retry import Answer, Opened, RetryPolicy
+from evalward.providers.retry import RetryPolicy
+from evalward.providers.vendor_api import VendorApi
 from evalward.resources.repo_config import load_config
 from evalward.rundata.cache_mode import CacheMode
 from evalward.rundata.spending import Ceiling, Spent
@@ -36,21 +36,6 @@ from evalward.rundata.trace import Usage
 
 MAX_CONCURRENCY = 1024
 """The largest `maxConcurrency` a provider accepts: what a provider with no limit counts as."""
-
-
-@runtime_checkable
-class Forwarding(Protocol):
-    """A provider that can send an agent's own request body as it is (the model proxy)."""
-
-    name: str
-
-    async def forward(
-        self, path: str, body: dict[str, Any] | None, headers: Mapping[str, str]
-    ) -> Answer: ...
-
-    def stream(
-        self, path: str, body: dict[str, Any], headers: Mapping[str, str]
-    ) -> AbstractAsyncContextManager[Opened | Answer]: ...
 
 
 class MeteredProvider:
@@ -80,9 +65,9 @@ class MeteredProvider:
         self.ceiling = ceiling if ceiling is not None else Ceiling()
 
     @property
-    def forwarding(self) -> Forwarding | None:
+    def forwarding(self) -> VendorApi | None:
         """The provider itself when it can send agents' requests upstream as they are."""
-        return self.inner if isinstance(self.inner, Forwarding) else None
+        return self.inner if isinstance(self.inner, VendorApi) else None
 
     def cached_forward(
         self, route: str, body: Mapping[str, Any], labels: RunLabels
@@ -308,9 +293,8 @@ def _provider(
         settings.retry.attempts, settings.retry.base_delay_seconds, settings.retry.max_delay_seconds
     )
     limit = settings.max_concurrency
-    wire = settings.api or name
-    provider: Provider
-    if wire == "openai":
+    provider: VendorApi
+    if (settings.api or name) == "openai":
         endpoint = f"openai {base_url.rstrip('/')}"
         if settings.api_version is not None:
             endpoint += f" api-version={settings.api_version}"
@@ -322,20 +306,20 @@ def _provider(
             max_concurrency=limit,
             key_env=key_env or "",
             api_version=settings.api_version,
-        ).named(name)
-        return provider, credentials, endpoint
-    version = settings.anthropic_version
-    endpoint = f"anthropic {base_url.rstrip('/')} anthropic-version={version}"
-    provider = anthropic.AnthropicProvider(
-        client,
-        base_url=base_url,
-        api_key=api_key,
-        version=version,
-        retry=retry,
-        max_concurrency=limit,
-        key_env=key_env or "",
-    ).named(name)
-    return provider, credentials, endpoint
+        )
+    else:
+        version = settings.anthropic_version
+        endpoint = f"anthropic {base_url.rstrip('/')} anthropic-version={version}"
+        provider = anthropic.AnthropicProvider(
+            client,
+            base_url=base_url,
+            api_key=api_key,
+            version=version,
+            retry=retry,
+            max_concurrency=limit,
+            key_env=key_env or "",
+        )
+    return provider.named(name), credentials, endpoint
 
 
 def _credentials(name: str, settings: ProviderSettings, env: Mapping[str, str]) -> Credentials:

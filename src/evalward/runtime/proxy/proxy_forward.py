@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 from evalward.errors import EventStreamError, HttpFailure
 from evalward.http.sse import Event, EventReader
 from evalward.providers.base import RunLabels
-from evalward.providers.registry import Forwarding, MeteredProvider
+from evalward.providers.registry import MeteredProvider
 from evalward.providers.retry import Answer, Opened
+from evalward.providers.vendor_api import VendorApi
 from evalward.rundata.spending import Allowance
 from evalward.rundata.trace import Usage
 from evalward.runtime.proxy.call_record import (
@@ -73,7 +74,7 @@ class MeteredForward:
         usage = self.provider.priced_usage(self.model, _usage(self._kind, self.body, hit))
         return await self.deliver(hit, usage, cached=True)
 
-    async def send(self, forwarding: Forwarding) -> web.StreamResponse:
+    async def send(self, forwarding: VendorApi) -> web.StreamResponse:
         """Send the call upstream as the agent wrote it, and settle its reply."""
         if self.call.streamed and self.fmt is not None:
             return await self._stream(self.fmt, forwarding)
@@ -123,7 +124,7 @@ class MeteredForward:
             await response.write_eof()
         return response
 
-    async def _stream(self, fmt: Format, forwarding: Forwarding) -> web.StreamResponse:
+    async def _stream(self, fmt: Format, forwarding: VendorApi) -> web.StreamResponse:
         """Pass an upstream stream on event by event, reading it on the way."""
         sent = fmt.upstream(self.body)
         async with forwarding.stream(self.route.upstream, sent, self.request.headers) as up:
