@@ -37,8 +37,6 @@ class AnthropicProvider(VendorApi):
         max_concurrency: int = 64,
         key_env: str = "ANTHROPIC_API_KEY",
     ) -> None:
-        """Keyword parameters past `client`, each a provider setting with a default (the
-        `providers` config's fields); a parameter object would only rename them."""
         root = base_url.rstrip("/")
         self._v1 = root if root.endswith("/v1") else f"{root}/v1"
         endpoint = Endpoint("anthropic", base_url, f"{self._v1}/messages", key_env)
@@ -47,7 +45,6 @@ class AnthropicProvider(VendorApi):
         self._version = version
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
-        # `messages` below /v1 is this provider's endpoint, whatever the model
         answer = await self.forward("messages", request_body(request, self._version), {})
         data = settle(answer, self._endpoint, self._headers({}), self._retry)
         return parse_response(data, request.model)
@@ -69,10 +66,8 @@ class AnthropicProvider(VendorApi):
 
 
 def request_body(request: ChatRequest, version: str = DEFAULT_VERSION) -> dict[str, Any]:
-    """System prompts go top-level; tool results ride in the next user turn as blocks.
-
-    From API version 2026-10-21 on, the Messages API refuses sampling parameters, so
-    `temperature` is sent only with earlier versions."""
+    """System prompts go top-level; tool results ride in the next user turn as blocks;
+    `temperature` is sent only to versions before `NO_SAMPLING_VERSION`."""
     systems = [m for m in request.messages if m.role == "system" and m.content]
     system: str | list[dict[str, Any]] = "\n\n".join(m.content for m in systems)
     if any(m.parts for m in systems):  # content parts as written (cache_control kept)

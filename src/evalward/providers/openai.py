@@ -41,8 +41,6 @@ class OpenAIProvider(VendorApi):
         key_env: str = "OPENAI_API_KEY",
         api_version: str | None = None,
     ) -> None:
-        """Keyword parameters past `client`, each a provider setting with a default (the
-        `providers` config's fields); a parameter object would only rename them."""
         endpoint = Endpoint("openai", base_url, base_url.rstrip("/") + "/chat/completions", key_env)
         super().__init__(client, endpoint, retry, max_concurrency)
         self._api_key = api_key
@@ -90,8 +88,7 @@ class OpenAIProvider(VendorApi):
 
 
 def request_body(request: ChatRequest) -> dict[str, Any]:
-    """The Chat Completions body. With tools, `tool_choice` is the request's, else "auto",
-    which is the API's default: llama-cpp-python's server ignores the tools unless it is sent."""
+    """The Chat Completions body (`tool_choice` with any tools: `openai_choice` says why)."""
     body: dict[str, Any] = {
         "model": request.model,
         "messages": [_message(m) for m in request.messages],

@@ -17,7 +17,9 @@ from evalward.providers.retry import Answer, Endpoint, Opened, RetryPolicy, open
 
 
 class VendorApi:
-    """The part of `OpenAIProvider` and `AnthropicProvider` that is not their API's."""
+    """The part of `OpenAIProvider` and `AnthropicProvider` that is not their API's. Their
+    constructors take each `providers` setting of evalward.yaml as a keyword parameter with a
+    default; a parameter object would only rename them."""
 
     name: str
 
