@@ -11,12 +11,8 @@ from typing import Any
 
 import pytest
 
-from evalward.importers.agentv.graders import (
-    REFUSED,
-    AgentVProblem,
-    GraderContext,
-    grader_assertions,
-)
+from evalward.errors import AgentVProblem
+from evalward.importers.agentv.graders import REFUSED, GraderContext, grader_assertions
 from evalward.resources.yamlsource import PathKey
 
 pytestmark = pytest.mark.unit

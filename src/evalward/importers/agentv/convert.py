@@ -42,17 +42,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalward.errors import NotCommitted, YamlSyntaxError
+from evalward.errors import AgentVProblem, AgentVProblems, NotCommitted, YamlSyntaxError
 from evalward.files.committed import RepoFiles
 from evalward.files.inside import looked_up
 from evalward.importers.agentv.csv_cases import csv_cases
-from evalward.importers.agentv.graders import (
-    AgentVProblem,
-    AgentVProblems,
-    GraderContext,
-    grader_assertions,
-    rubric_item,
-)
+from evalward.importers.agentv.graders import GraderContext, grader_assertions, rubric_item
 from evalward.importers.agentv.suite import (
     CURRENT_KEYS,
     SuiteShape,

@@ -1,19 +1,18 @@
 """AgentV graders — `assertions`, `evaluators`, `rubrics` — as evalward assertions (the
 mapping `convert.py` describes).
 
-AgentV's `contains` is case-insensitive; it becomes a case-insensitive `regex` so it keeps its
-meaning; `is-json` and the trajectory checks become evalward's `jsonSchema` and tool-call
-assertions. Grader types evalward cannot evaluate (composite, …) are errors at load time
-(so `evalward validate` and the action refuse them before anything runs), each saying what to
-use instead, rather than checks that silently never run or fail at run time.
+A text check keeps AgentV's meaning: `icontains` (and `contains` with `case_sensitive: false`)
+becomes a case-insensitive `regex`; `is-json` and the trajectory checks become evalward's
+`jsonSchema` and tool-call assertions. Grader types evalward cannot evaluate (composite, …) are
+errors at load time (so `evalward validate` and the action refuse them before anything runs),
+each saying what to use instead, rather than checks that silently never run or fail at run time.
 
 Script graders (`script`, `code-grader`, `code_judge`) become code scorers with
 `protocol: script` (resources/code_scorer.py): their file is read with the eval file, from the
 same commit, so under `gate-config: base` a pull request cannot choose the grader that grades
 it. A grader's `metric` is its assertion's `axis`; `required` is what every evalward
 assertion is (a test fails when any of its assertions fails). Composite graders are refused
-because a test's assertions already combine as a weighted mean that passes only when every one
-passes, and their other aggregators (threshold, a script, an LLM) have no counterpart here.
+(`REFUSED` says why): their aggregators (threshold, a script, an LLM) have no counterpart here.
 """
 
 from __future__ import annotations
@@ -25,8 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from evalward.errors import AgentVProblem as AgentVProblem
-from evalward.errors import AgentVProblems as AgentVProblems
+from evalward.errors import AgentVProblem
 from evalward.resources.common import is_number
 from evalward.resources.yamlsource import PathKey
 

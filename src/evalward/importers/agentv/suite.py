@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalward.importers.agentv.graders import AgentVProblem
+from evalward.errors import AgentVProblem
 from evalward.resources.yamlsource import PathKey
 
 CURRENT_KEYS = ("providers", "prompts", "targets")
