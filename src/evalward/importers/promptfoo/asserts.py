@@ -190,6 +190,12 @@ class Converter:
             return handler(self, node, at, negated, value)
         if base in LANGUAGES:
             return [code_assertion(node, base, negated, self.files)]
+        if base == "contains-json":
+            raise node.refuse(
+                "`contains-json` looks for JSON inside text; evalward's jsonSchema checks an "
+                "output that is JSON: use `is-json` if the reply is only JSON, else a regex or a "
+                "judge"
+            )
         if base in CODE:
             raise node.refuse(
                 f"`{base}` runs code evalward cannot run; write the check as a `javascript` or "
@@ -271,28 +277,15 @@ class Converter:
             raise at.refuse("`is-json` takes a JSON Schema object as its value")
         return [{"type": "jsonSchema", "schema": schema}]
 
-    def _contains_json(
-        self, node: Node, at: Node, negated: bool, value: Any
-    ) -> list[AssertionDocument]:
-        raise node.refuse(
-            "`contains-json` looks for JSON inside text; evalward's jsonSchema checks an output "
-            "that is JSON: use `is-json` if the reply is only JSON, else a regex or a judge"
-        )
-
-    def _cost(self, node: Node, at: Node, negated: bool, value: Any) -> list[AssertionDocument]:
-        return [{"type": "cost", "maxUsd": self._threshold(node, negated)}]
-
-    def _latency(self, node: Node, at: Node, negated: bool, value: Any) -> list[AssertionDocument]:
-        return [{"type": "latency", "maxMs": self._threshold(node, negated)}]
-
-    def _threshold(self, node: Node, negated: bool) -> int | float:
+    def _bound(self, node: Node, at: Node, negated: bool, value: Any) -> list[AssertionDocument]:
+        """`cost` or `latency`: an upper bound, its `threshold`."""
         threshold = node.get("threshold")
         kind = node.value["type"]
         if negated:
             raise node.refuse(f"`{kind}` (a lower bound) has no equivalent in evalward")
         if threshold is None or not is_number(threshold.value):
             raise node.refuse(f"`{kind}` needs a numeric `threshold`", droppable=False)
-        return threshold.value
+        return [{"type": kind, "maxUsd" if kind == "cost" else "maxMs": threshold.value}]
 
     def _similar(self, node: Node, at: Node, negated: bool, value: Any) -> list[AssertionDocument]:
         """`similar` (and `not-similar`, `similar:dot`, `similar:euclidean`): the same metric,
@@ -384,9 +377,8 @@ _HANDLERS: dict[str, _Handler] = {
     "starts-with": Converter._starts_with,
     "regex": Converter._regex,
     "is-json": Converter._is_json,
-    "contains-json": Converter._contains_json,
-    "cost": Converter._cost,
-    "latency": Converter._latency,
+    "cost": Converter._bound,
+    "latency": Converter._bound,
     "llm-rubric": Converter._rubric,
     **{kind: Converter._similar for kind in SIMILAR},
 }
