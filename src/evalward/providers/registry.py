@@ -231,14 +231,12 @@ def build_providers(
     env: Mapping[str, str],
     *,
     mock_script: str | None = None,
-    timeout_seconds: float | None = None,
     config: ProvidersConfig | None = None,
     cache_root: Path | None = None,
 ) -> Providers:
     """Providers configured from the environment the official SDKs read and evalward.yaml.
 
-    `cache_root` anchors a relative `cache.dir` (the repository root); `timeout_seconds`
-    overrides every provider's per-call timeout.
+    `cache_root` anchors a relative `cache.dir` (the repository root).
     """
     config = config or ProvidersConfig()
     prices = PriceTable(config.pricing)
@@ -253,7 +251,7 @@ def build_providers(
     ceiling = built.ceiling
     for name in config.names:
         settings = config.provider(name)
-        provider, credentials, endpoint = _provider(name, settings, env, timeout_seconds)
+        provider, credentials, endpoint = _provider(name, settings, env)
         metered = MeteredProvider(
             provider, prices, cache, spent, endpoint, priced_as=name, ceiling=ceiling
         )
@@ -281,14 +279,14 @@ _STANDARD = {
 
 
 def _provider(
-    name: str, settings: ProviderSettings, env: Mapping[str, str], timeout: float | None
+    name: str, settings: ProviderSettings, env: Mapping[str, str]
 ) -> tuple[Provider, Credentials, str]:
     """One provider from its settings and the environment: the provider, where its key comes
     from, and what identifies where its replies come from (its endpoint)."""
     credentials = _credentials(name, settings, env)
     key_env, base_url = credentials.key_env, credentials.base_url
     api_key = (env.get(key_env) or None) if key_env else None
-    client = _client(settings, timeout)
+    client = _client(settings)
     retry = RetryPolicy(
         settings.retry.attempts, settings.retry.base_delay_seconds, settings.retry.max_delay_seconds
     )
@@ -351,9 +349,9 @@ def _env_url(env: Mapping[str, str], name: str) -> str | None:
     return value
 
 
-def _client(settings: ProviderSettings, timeout_seconds: float | None) -> HttpClient:
+def _client(settings: ProviderSettings) -> HttpClient:
     """One pooled client per provider, sized to its concurrency limit."""
-    per_call = timeout_seconds or settings.timeout_seconds
+    per_call = settings.timeout_seconds
     return HttpClient(
         timeout_seconds=per_call,
         connect_timeout_seconds=min(10.0, per_call),
