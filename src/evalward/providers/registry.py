@@ -252,9 +252,7 @@ def build_providers(
     for name in config.names:
         settings = config.provider(name)
         provider, credentials, endpoint = _provider(name, settings, env)
-        metered = MeteredProvider(
-            provider, prices, cache, spent, endpoint, priced_as=name, ceiling=ceiling
-        )
+        metered = MeteredProvider(provider, prices, cache, spent, endpoint, ceiling=ceiling)
         built.by_name[name] = metered
         built.endpoints[name] = endpoint
         built.concurrency[name] = settings.max_concurrency
@@ -351,10 +349,9 @@ def _env_url(env: Mapping[str, str], name: str) -> str | None:
 
 def _client(settings: ProviderSettings) -> HttpClient:
     """One pooled client per provider, sized to its concurrency limit."""
-    per_call = settings.timeout_seconds
     return HttpClient(
-        timeout_seconds=per_call,
-        connect_timeout_seconds=min(10.0, per_call),
+        timeout_seconds=settings.timeout_seconds,
+        connect_timeout_seconds=min(10.0, settings.timeout_seconds),
         max_connections=settings.max_concurrency,
     )
 
