@@ -1,14 +1,7 @@
-"""What every part of a playground answers, and the provisioned playground that holds them.
-
-A playground is made of parts (`files`, `sqlite`, `service`: `PartKind`), one module each in
-this package, found by `registry.py`. Each is a `PlaygroundPart`: it may load its seed once
-per job into a template (`seed`, kept in `Templates`), lays itself out in the run's folder
-before the folder is given to the agent user (`lay_out`), starts what runs beside the agent
-(`start`), reads its part of the state (`capture`) and ends what it started (`tear_down`).
-What the definition alone says of a part (its seeds, the paths its cache key hashes, whether
-it runs a program) is its settings' in resources/playground.py. `LivePlayground` is one
-run's: its folder, the variables that tell the agent where each part is, its parts; `close`
-tears them down and removes the folder.
+"""What every part of a playground answers (`PlaygroundPart`: one module per `PartKind`, found
+by `registry.py`), one run's provisioned playground (`LivePlayground`), and the job's
+templates (`Templates`). What the definition alone says of a part is its settings' in
+resources/playground.py.
 """
 
 from __future__ import annotations
@@ -75,7 +68,7 @@ class PlaygroundPart(abc.ABC, Generic[SettingsT]):
     shares_env: ClassVar[bool] = False
     """The variables it tells the agent are given to the playground's programs too."""
     laid_out: ClassVar[tuple[str, ...]] = ()
-    """What `lay_out` makes in the run's folder, each file before its folder (`name/`): a
+    """What `lay_out` makes directly in the run's folder (a folder as `name/`): a run's
     folder holding nothing else is removed by these names, without a walk."""
 
     def __init__(self, spec: SettingsT) -> None:
@@ -160,8 +153,8 @@ class LivePlayground:
 
 
 def _remove_named(folder: Path, names: list[str]) -> None:
-    """Remove each name, then the folder; each folder on the way opened without following a
-    link. OSError at the first that is not as it was made.
+    """Remove each name (an empty folder's, or a file's or link's), then the folder, opened
+    without following a link. OSError at the first that is not as it was made.
 
     A few calls, made on the event loop as the folder's making was (`provision`): in a
     thread, the hand-over there and back cost each run more CPU than the calls (a SQLite
@@ -170,18 +163,7 @@ def _remove_named(folder: Path, names: list[str]) -> None:
     top = os.open(folder, FOLDER)
     try:
         for name in names:
-            *inner, last = name.rstrip("/").split("/")
-            at = top
-            try:
-                for step in inner:
-                    here = os.open(step, FOLDER, dir_fd=at)
-                    if at != top:
-                        os.close(at)
-                    at = here
-                (os.rmdir if name.endswith("/") else os.unlink)(last, dir_fd=at)
-            finally:
-                if at != top:
-                    os.close(at)
+            (os.rmdir if name.endswith("/") else os.unlink)(name.rstrip("/"), dir_fd=top)
     finally:
         os.close(top)
     folder.rmdir()
