@@ -88,9 +88,10 @@ class SqliteRun(PlaygroundPart[SqlitePart]):
         assert self.database is not None, "a laid out database"
         # reading a large database must not hold up the other runs' event loop
         known = self.template.kept if self.template is not None else None
-        if known is not None and read_known(live, self.database, queries, state, known):
+        name = self.database.name  # directly in the playground's folder (`lay_out`, `fresh`)
+        if known is not None and read_known(live, name, queries, state, known):
             return  # still the template's bytes, every answer known: no thread, no SQL
-        await read_off_loop(read_database, live, self.database, queries, state, known)
+        await read_off_loop(read_database, live, name, queries, state, known)
 
     def fresh(self, live: LivePlayground, templates: Templates) -> SqliteRun:
         template: Template = templates.of(live, self)

@@ -78,7 +78,7 @@ class KnownImage:
 
 def read_known(
     live: LivePlayground,
-    database: Path,
+    name: str,
     queries: list[str],
     state: PlaygroundState,
     known: KnownImage,
@@ -90,8 +90,7 @@ def read_known(
         return False
     if any(query not in known.answers for query in queries):
         return False
-    folder = database.parent.relative_to(live.folder)
-    if _small_image(live, folder.parts, database.name, len(known.image)) != known.image:
+    if _small_image(live, name, len(known.image)) != known.image:
         return False
     state.document["db"] = known.tables
     state.queries.update((query, known.answers[query]) for query in queries)
@@ -100,16 +99,15 @@ def read_known(
 
 def read_database(
     live: LivePlayground,
-    database: Path,
+    name: str,
     queries: list[str],
     state: PlaygroundState,
     known: KnownImage | None,
 ) -> None:
-    """The database (a file of the playground's folder)'s tables into `state.document["db"]`,
-    and each query's answer, within STATE_CHARS characters of state and the bounds above."""
-    folder = database.parent.relative_to(live.folder)
-    parts, wal = (*folder.parts, database.name), (*folder.parts, database.name + "-wal")
-    image = _small_image(live, folder.parts, database.name)
+    """The tables of the database `name` (a file of the playground's folder) into
+    `state.document["db"]`, and each query's answer, within STATE_CHARS characters of state
+    and the bounds above."""
+    image = _small_image(live, name)
     if image is not None and known is not None and image == known.image:
         if known.tables is None:
             _read(live, image, queries, state, known)
@@ -133,8 +131,8 @@ def read_database(
     private = Path(tempfile.mkdtemp(prefix="evalward-state-"))
     try:
         copy = private / "copy.sqlite"
-        _copy_nofollow(live, parts, copy, required=True)
-        _copy_nofollow(live, wal, copy.with_name(copy.name + "-wal"), required=False)
+        _copy_nofollow(live, name, copy, required=True)
+        _copy_nofollow(live, name + "-wal", copy.with_name(copy.name + "-wal"), required=False)
         _read(live, copy, queries, state)
     finally:
         shutil.rmtree(private, ignore_errors=True)
@@ -242,14 +240,12 @@ def _answer(
         connection.close()
 
 
-def _small_image(
-    live: LivePlayground, folders: tuple[str, ...], name: str, limit: int = IN_MEMORY_BYTES
-) -> bytes | None:
+def _small_image(live: LivePlayground, name: str, limit: int = IN_MEMORY_BYTES) -> bytes | None:
     """The database's bytes when it is at most `limit` and has no write-ahead log beside it:
     read into memory, no link followed, it is opened there rather than copied into a folder.
     None: copy it (`_copy_nofollow`)."""
     try:
-        folder = _open_folders(live.folder, folders)
+        folder = os.open(live.folder, FOLDER)
     except OSError:
         return None  # the copy says what is wrong with it (gone, or not a folder)
     try:
@@ -291,15 +287,13 @@ def _read_up_to(fd: int, limit: int, expected: int) -> bytes:
     return b"".join(chunks)
 
 
-def _copy_nofollow(
-    live: LivePlayground, parts: tuple[str, ...], target: Path, *, required: bool
-) -> None:
-    """Copy a file of the playground's folder, no link followed on the way (a folder the
-    agent turned into a link leads nowhere), at most DB_LIMIT bytes."""
+def _copy_nofollow(live: LivePlayground, name: str, target: Path, *, required: bool) -> None:
+    """Copy a file of the playground's folder, no link followed (one the agent turned into
+    a link leads nowhere), at most DB_LIMIT bytes."""
     try:
-        folder = _open_folders(live.folder, parts[:-1])
+        folder = os.open(live.folder, FOLDER)
         try:
-            fd = os.open(parts[-1], OPEN_SAFELY, dir_fd=folder)
+            fd = os.open(name, OPEN_SAFELY, dir_fd=folder)
         finally:
             os.close(folder)
     except FileNotFoundError:
@@ -320,21 +314,6 @@ def _copy_nofollow(
             if copied > DB_LIMIT:
                 raise live.error(f"its database grew past {DB_LIMIT:,} bytes")
             out.write(chunk)
-
-
-def _open_folders(root: Path, parts: tuple[str, ...]) -> int:
-    """A descriptor of the folder root/parts…, every component opened without following a
-    link."""
-    folder = os.open(root, FOLDER)
-    try:
-        for part in parts:
-            inner = os.open(part, FOLDER, dir_fd=folder)
-            os.close(folder)
-            folder = inner
-    except BaseException:
-        os.close(folder)
-        raise
-    return folder
 
 
 def _open_read_only(
