@@ -74,8 +74,9 @@ class TemplatePages:
     only tables whose every row has a label of its own."""
     trees: dict[str, TableTree] = field(default_factory=dict)
     """The b-tree of each table in `labels`."""
-    tables: frozenset[str] = frozenset()
-    """The tables the state holds (not SQLite's own, such as `sqlite_sequence`)."""
+    keys: dict[str, str] = field(default_factory=dict)
+    """Each table the state holds (not SQLite's own, such as `sqlite_sequence`): the
+    expression its rows were labelled by."""
     header: bytes = b""
     """The header's bytes that say how the pages read (`READ_AS`)."""
 
@@ -126,7 +127,7 @@ def index_template(
     if not size or owners is None:
         return None
     schema = schema_rows(connection)
-    pages = TemplatePages(size, schema, owners, header=_read_as(image), tables=frozenset(keys))
+    pages = TemplatePages(size, schema, owners, header=_read_as(image), keys=keys)
     roots = {name: root for kind, name, _, root, _ in schema if kind == "table"}
     for name, key in keys.items():
         try:
@@ -208,7 +209,7 @@ def changes(
         touched.setdefault(held[0], set()).add(number)
     images = _Images(image, template, size, changed)
     for table, numbers in touched.items():
-        if table not in pages.tables:
+        if table not in pages.keys:
             continue  # SQLite's own (`sqlite_sequence`...): not part of the state
         tree = pages.trees.get(table)
         if tree is None or not numbers <= tree.held:
@@ -337,7 +338,6 @@ def apply(
     found: Changes,
     template: dict[str, Any],
     pages: TemplatePages,
-    keys: dict[str, str],
     reading: Counting,
 ) -> Derived | None:
     """The run's tables: the template's, each changed row read again (counted by
@@ -348,15 +348,7 @@ def apply(
     tables = Derived(template)
     for name in (set(found.rowids) | set(found.gone)) - found.whole:
         try:
-            table = _table_again(
-                connection,
-                name,
-                found=found,
-                rows=template[name],
-                pages=pages,
-                keys=keys,
-                reading=reading,
-            )
+            table = _table_again(connection, name, found, template[name], pages, reading)
         except sqlite3.DataError:
             return None
         if table is None:
@@ -368,11 +360,9 @@ def apply(
 def _table_again(
     connection: sqlite3.Connection,
     name: str,
-    *,
     found: Changes,
     rows: dict[str, Any],
     pages: TemplatePages,
-    keys: dict[str, str],
     reading: Counting,
 ) -> dict[str, Any] | None:
     """One table of `apply`'s: the template's `rows`, its changed rows read again."""
@@ -389,7 +379,7 @@ def _table_again(
         chunk = wanted[at : at + ROWIDS_AT_ONCE]
         marks = ", ".join("?" for _ in chunk)
         cursor = connection.execute(
-            f"SELECT rowid, {keys[name]} AS k, * FROM {identifier(name)} "  # noqa: S608
+            f"SELECT rowid, {pages.keys[name]} AS k, * FROM {identifier(name)} "  # noqa: S608
             f"WHERE rowid IN ({marks})",
             chunk,
         )

@@ -70,8 +70,6 @@ class KnownImage:
     answers: dict[str, QueryAnswer] = field(default_factory=dict)
     pages: TemplatePages | None = None
     """What its pages hold, once its tables are read (None: a run's database is read whole)."""
-    keys: dict[str, str] = field(default_factory=dict)
-    """Each table's key expression, as its rows were labelled."""
     spent: tuple[int, int, int] = (0, 0, 0)
     """The rows, values and characters its tables were counted as (`_Reading`)."""
 
@@ -117,25 +115,21 @@ def read_database(
             state.document["db"] = known.tables
             if queries:
                 _answer(_open_known(live, image), queries, state, known)
-        return
-    if (
-        image is not None
-        and known is not None
-        and known.pages is not None
-        and _read_changed(live, image, queries, state, known)
+    elif image is None:  # too large to read in memory, or with a write-ahead log: copied
+        private = Path(tempfile.mkdtemp(prefix="evalward-state-"))
+        try:
+            copy = private / "copy.sqlite"
+            _copy_nofollow(live, name, copy, required=True)
+            _copy_nofollow(live, name + "-wal", copy.with_name(copy.name + "-wal"), required=False)
+            _read(live, copy, queries, state)
+        finally:
+            shutil.rmtree(private, ignore_errors=True)
+    elif (
+        known is None
+        or known.pages is None
+        or not _read_changed(live, image, queries, state, known)
     ):
-        return
-    if image is not None:
         _read(live, image, queries, state)
-        return
-    private = Path(tempfile.mkdtemp(prefix="evalward-state-"))
-    try:
-        copy = private / "copy.sqlite"
-        _copy_nofollow(live, name, copy, required=True)
-        _copy_nofollow(live, name + "-wal", copy.with_name(copy.name + "-wal"), required=False)
-        _read(live, copy, queries, state)
-    finally:
-        shutil.rmtree(private, ignore_errors=True)
 
 
 def _read(
@@ -166,8 +160,8 @@ def _index(known: KnownImage) -> None:
     connection = sqlite3.connect(":memory:")
     try:
         _bound(connection, known.image)
-        known.keys = {name: _key(connection, name) for name in known.tables}
-        known.pages = index_template(connection, known.image, known.keys, known.tables)
+        keys = {name: _key(connection, name) for name in known.tables}
+        known.pages = index_template(connection, known.image, keys, known.tables)
     except sqlite3.Error:
         known.pages = None
     finally:
@@ -189,20 +183,18 @@ def _read_changed(
     handed = False
     try:
         _bound(connection, image)
-        check = connection.execute("PRAGMA integrity_check(1)").fetchone()
-        if check is None or check[0] != "ok":
-            raise sqlite3.DatabaseError(check[0] if check else "no answer")
+        _check_integrity(connection)
         found = changes(connection, image, known.image, known.pages)
         if found is None:
             return False
         reading = _Reading(live, known.spent)
-        tables = apply(connection, found, known.tables, known.pages, known.keys, reading)
+        tables = apply(connection, found, known.tables, known.pages, reading)
         if tables is None:
             return False
         for name in found.whole:
             for label, row in known.tables.get(name, {}).items():
                 reading.give_back(label, row)
-            table = _table(live, connection, name, known.keys[name], reading)
+            table = _table(live, connection, name, known.pages.keys[name], reading)
             tables[name] = shared_with(table, known.tables.get(name), 1)
         settled = derived(tables, set(found.rowids) | set(found.gone) | found.whole)
         connection.execute("PRAGMA query_only = ON")
@@ -324,10 +316,8 @@ def _open_read_only(
     connection = sqlite3.connect(":memory:" if isinstance(copy, bytes) else copy)
     try:
         _bound(connection, copy)
-        check = connection.execute("PRAGMA integrity_check(1)").fetchone()
+        _check_integrity(connection)
         connection.execute("PRAGMA query_only = ON")
-        if check is None or check[0] != "ok":
-            raise sqlite3.DatabaseError(check[0] if check else "no answer")
         names = connection.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
             "ORDER BY name"
@@ -350,6 +340,12 @@ def _bound(connection: sqlite3.Connection, copy: Path | bytes) -> None:
     connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
     connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
     connection.execute("PRAGMA trusted_schema = OFF")
+
+
+def _check_integrity(connection: sqlite3.Connection) -> None:
+    check = connection.execute("PRAGMA integrity_check(1)").fetchone()
+    if check is None or check[0] != "ok":
+        raise sqlite3.DatabaseError(check[0] if check else "no answer")
 
 
 def _open_known(live: LivePlayground, image: bytes) -> sqlite3.Connection:
@@ -429,13 +425,10 @@ class _Reading:
 
 
 def _row_cost(label: str, row: dict[str, Any]) -> tuple[int, int]:
-    """The values and characters a row made of `label` and `row` is counted as (`take`)."""
-    return len(row) + 1, len(label) + 8 + sum(len(c) + _chars(v) + 8 for c, v in row.items())
-
-
-def _chars(value: Any) -> int:
-    """About how many characters a value takes in the state's JSON."""
-    return len(value) if isinstance(value, str) else 24
+    """The values and characters a row made of `label` and `row` is counted as (`take`): a
+    value that is not text as about 24 characters of the state's JSON."""
+    chars = sum(len(c) + (len(v) if isinstance(v, str) else 24) + 8 for c, v in row.items())
+    return len(row) + 1, len(label) + 8 + chars
 
 
 def _key(connection: sqlite3.Connection, name: str) -> str:
