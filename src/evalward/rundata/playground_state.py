@@ -144,7 +144,7 @@ def _hunk(
         return
     where = ".".join(at) or "(the whole state)"
     # each made only until it is past the budget, which then leaves it not compared
-    old, new = _made_past(before, budget[0])[0], _made_past(after, budget[0])[0]
+    old, new = _made_past(_chunks(before), budget[0])[0], _made_past(_chunks(after), budget[0])[0]
     if len(old) + len(new) > budget[0]:
         budget[0] = 0
         lines.append(["@", f"@@ {where} and after: not compared (past {DIFF_CHARS:,} characters)"])
@@ -352,10 +352,11 @@ class KeptPairs:
         return kept is not None and kept[1] < SPLIT_DEPTH
 
     def made_past(self, value: Any, limit: int) -> tuple[str, bool]:
-        """`_made_past(value, limit)`, the text of each kept record in it (a container at
-        SPLIT_DEPTH of its document) made once a job and indented where it stands: a run's
-        record then costs its state's first records' lookups, not their writing."""
-        return _joined_past(self._pieces(value, 0), limit)
+        """`canonical(value)` made until it is longer than `limit` (`_made_past`), the text
+        of each kept record in it (a container at SPLIT_DEPTH of its document) made once a
+        job and indented where it stands: a run's record then costs its state's first
+        records' lookups, not their writing."""
+        return _made_past(self._pieces(value, 0), limit)
 
     def _pieces(self, value: Any, level: int) -> Iterator[str]:
         """`canonical(value)`'s text as it stands `level` deep, piece by piece."""
@@ -473,12 +474,7 @@ def _chunks(value: Any) -> Iterator[str]:
     return encoder.iterencode(value)
 
 
-def _made_past(value: Any, limit: int) -> tuple[str, bool]:
-    """`canonical(value)` made until it is longer than `limit` (then True), no further."""
-    return _joined_past(_chunks(value), limit)
-
-
-def _joined_past(pieces: Iterable[str], limit: int) -> tuple[str, bool]:
+def _made_past(pieces: Iterable[str], limit: int) -> tuple[str, bool]:
     """`pieces` joined until they are longer than `limit` (then True), no further."""
     kept: list[str] = []
     size = 0
@@ -496,5 +492,5 @@ def bounded_json(
     """`canonical(value)` cut at `limit` characters (and whether it was), made only that far;
     the text of a kept document's record, once made, is made again by no later run
     (`KeptPairs.made_past`)."""
-    text, over = _made_past(value, limit) if kept is None else kept.made_past(value, limit)
+    text, over = _made_past(_chunks(value), limit) if kept is None else kept.made_past(value, limit)
     return (text[:limit] + "\n…", True) if over else (text, False)
