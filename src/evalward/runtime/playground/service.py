@@ -388,15 +388,15 @@ def _document(live: LivePlayground, raw: bytes, source: str, *, fresh: bool) -> 
     a later run's first state, or the state after an agent that changed nothing) gets it
     without parsing them again. A document is never changed once read, so runs share it
     as they share a database template's tables."""
-    memo = live.templates.fresh_states if live.templates is not None else None
+    templates = live.templates
     key = (live.source.world, live.name, source)
-    held = memo.get(key) if memo is not None else None
+    held = templates.fresh_states.get(key) if templates is not None else None
     if held is not None and held[0] == raw:
         return held[1]
     document = state_json(live, raw, source)
-    if memo is not None and live.templates is not None and fresh:
-        keep_latest(memo, key, (raw, document))
-        live.templates.compared.keep(document)
+    if templates is not None and fresh:
+        keep_latest(templates.fresh_states, key, (raw, document))
+        templates.compared.keep(document)
     elif held is not None:  # a changed state, read whole: its unchanged records are kept's
         document = shared_with(document, held[1])
     return document
