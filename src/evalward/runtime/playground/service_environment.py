@@ -1,15 +1,13 @@
 """A playground service's packages: its `environment`, built once per side by the job's store.
 
-A service declares what its programs import as an agent does (`environment`: a requirements file, a
-`pyproject.toml` + `uv.lock`, a `package.json` + its lock), read from the tree the playground is
-made from (the gate's side). In the action the job's EnvironmentStore
-(runtime/environments/environment.py) builds it as it builds an agent's: as the run side's agent
-user, with no secret, bounded, sealed read-only, kept in the cache under its key; the service and
-its `dump` command then run with its `bin` first on PATH (VIRTUAL_ENV set) and its `node_modules`
-linked beside its `package.json`, never with evalward's own packages. Built for a head's runs it
-is the head user's, whatever tree it comes from, so its key names that head's commit: never
-restored for another pull request. It is built once per side,
-tree and definition, however many runs provision it, and a failed build is each such run's error.
+A service declares what its programs import as an agent does (`environment`: a requirements
+file, a `pyproject.toml` + `uv.lock`, a `package.json` + its lock), read from the tree the
+playground is made from (the gate's side). The job's EnvironmentStore builds it as it builds an
+agent's, as the run side's agent user and kept under a key that names whom it may be trusted by
+(runtime/environments/environment.py); the service and its `dump` command then run with its
+`bin` first on PATH (VIRTUAL_ENV set) and its `node_modules` linked beside its `package.json`,
+never with evalward's own packages. It is built once per side, tree and definition, however
+many runs provision it, and a failed build is each such run's error.
 
 Its bounds are the action's inputs (`environment-timeout-seconds`, `environment-max-size-mb`,
 `environment-max-files`); the definition's own `timeoutSeconds`, `maxSizeMB` and `maxFiles`
