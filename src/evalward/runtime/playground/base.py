@@ -9,6 +9,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import contextlib
+import functools
 import os
 import tempfile
 from collections.abc import Mapping
@@ -49,15 +50,10 @@ class PlaygroundSource:
     files: RepoFiles | None = field(default=None, compare=False)
     side: str = ""
 
-    def __post_init__(self) -> None:
-        if self.files is None:
-            object.__setattr__(self, "files", RepoFiles.working_tree(self.world))
-
-    @property
+    @functools.cached_property
     def door(self) -> RepoFiles:
         """The one door to its seeds and snapshots (files/committed.py)."""
-        assert self.files is not None  # set when made
-        return self.files
+        return self.files if self.files is not None else RepoFiles.working_tree(self.world)
 
 
 class PlaygroundPart(abc.ABC, Generic[SettingsT]):
@@ -235,18 +231,16 @@ class Templates:
         key = (part.kind, live.source.world, tuple(part.spec.seeds()))
         found = self.prepared.get(key)
         if found is None:
-            found = self.prepared[key] = self._prepare(live, part)
+            if self.folder is None:
+                self.folder = Path(tempfile.mkdtemp(prefix="evalward-templates-"))
+            try:
+                found = part.seed(live, self.folder / str(len(self.prepared)))
+            except PlaygroundError as exc:
+                found = _Refused(str(exc).removeprefix(f"playground {live.name!r}: "))
+            self.prepared[key] = found
         if isinstance(found, _Refused):
             raise live.error(found.why)
         return found
-
-    def _prepare(self, live: LivePlayground, part: PlaygroundPart[Any]) -> Any:
-        if self.folder is None:
-            self.folder = Path(tempfile.mkdtemp(prefix="evalward-templates-"))
-        try:
-            return part.seed(live, self.folder / str(len(self.prepared)))
-        except PlaygroundError as exc:
-            return _Refused(str(exc).removeprefix(f"playground {live.name!r}: "))
 
     def close(self) -> None:
         """Remove the templates (a folder evalward made and no agent reached: one it cannot
