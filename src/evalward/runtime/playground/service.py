@@ -339,11 +339,9 @@ def check_owner(live: LivePlayground, service: Service) -> None:
 
 
 async def _endpoint_state(live: LivePlayground, service: Service, path: str, fresh: bool) -> Any:
-    """The state its endpoint answers. The tag a fresh service's state came with is sent
-    back on every later read of the playground's services (`state_tags.py`): a `304 Not
-    Modified` for it is the document read with it, neither transferred nor parsed again,
-    and a `226 IM Used` what changed since it (`state_delta.py`). A fresh service's read
-    waits for another run's under way, whose answer may give the tag."""
+    """The state its endpoint answers: whole, or as the document kept with the tag the read
+    sent back (a 304: `state_tags.py`) or that document patched (a 226: `state_delta.py`).
+    A fresh service's read waits for another run's under way, whose answer may give the tag."""
     source = f"its state endpoint {path}"
     waits = fresh and state_tags.kept(live, source) is None
     async with state_tags.first_read(live, source) if waits else contextlib.nullcontext():

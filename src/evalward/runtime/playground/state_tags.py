@@ -2,22 +2,17 @@
 §13.1.2): a service that answers its state with a strong `ETag` as it starts is sent that
 tag back (`If-None-Match`) on every later read of a service of its playground, on the same
 side, and a `304 Not Modified` carrying that very tag stands for the document first read
-with it, neither sent nor parsed again.
+with it, neither sent nor parsed again. Such a read also asks for a delta (`state_delta.py`).
 
 Runs that start together would each read their fresh service's state whole before any
 answer gave its tag: the first of them reads it, and the others wait for that answer
 (`first_read`), so that they are answered 304 as later runs are. A service that answered
 without a tag is not waited for again.
 
-A read that sends a tag also asks for a delta (`state_delta.py`): the state the agent left
-read as what changed since the tagged one.
-
 The service is the side's own code, trusted as far as its state answers are; what it says
-of its tags is still held to the standard, and anything else is the run's error: a 304 to a
-read that sent no tag, or that carries another tag, none, a weak one or a malformed one; a
-tag longer than TAG_LIMIT bytes or holding a control character. A weak tag on a whole
-answer (frameworks send one by default) only says the bytes may differ: it is not kept, and
-the state is read whole as from a service without tags.
+of its tags is still held to the standard, and anything else is the run's error
+(`answered`). A weak tag on a whole answer (frameworks send one by default) only says the
+bytes may differ: it is not kept, and the state is read whole as from a service without tags.
 """
 
 from __future__ import annotations
@@ -84,9 +79,9 @@ def answered(
     live: LivePlayground, where: str, status: int, headers: Mapping[str, str], sent: str | None
 ) -> str | None:
     """The strong tag a state answer carries (None: none, or a weak one on a whole answer),
-    `sent` the tag its read sent. PlaygroundError, naming `where`, for a 304 that does not
-    stand for the document of `sent`, a 226 (a delta) to a read that sent none, and for a
-    tag that breaks the standard."""
+    `sent` the tag its read sent. PlaygroundError, naming `where`, for a 304 to a read that
+    sent no tag, or that carries another tag, none or a weak one; a 226 (a delta) to a read
+    that sent none; a tag that is malformed (`_malformed`)."""
     values = _all(headers, "etag")
     if status == IM_USED and sent is None:
         raise live.error(f"{where} answered 226 IM Used (a delta) to a read that sent no ETag")
