@@ -67,7 +67,12 @@ async def provision(source: PlaygroundSource, setting: PlaygroundSetting) -> Liv
     )
     live.env["EVALWARD_PLAYGROUND"] = source.name
     try:
-        shared = _lay_out(live)
+        shared: dict[str, str] = {}  # what the parts that share it tell the others' programs
+        for part in parts:
+            told = part.lay_out(live)
+            live.env |= told
+            shared |= told if part.shares_env else {}
+        _hand_over(live.folder, sandbox)
         for part in parts:
             live.env |= await part.start(live, setting.env, shared)
     except (OSError, TreeError) as exc:  # the machine's refusal: a full disk, a user it
@@ -77,18 +82,6 @@ async def provision(source: PlaygroundSource, setting: PlaygroundSetting) -> Liv
         await _close_quietly(live)
         raise
     return live
-
-
-def _lay_out(live: LivePlayground) -> dict[str, str]:
-    """Each part's files in the folder, then the folder given to the agent user; the
-    variables of the parts that share them with the playground's programs."""
-    shared: dict[str, str] = {}
-    for part in live.parts:
-        told = part.lay_out(live)
-        live.env |= told
-        shared |= told if part.shares_env else {}
-    _hand_over(live.folder, live.sandbox)
-    return shared
 
 
 async def _close_quietly(live: LivePlayground) -> None:
