@@ -219,7 +219,7 @@ class Spent:
         self.calls_by[purpose] = self.calls_by.get(purpose, 0) + 1
         self.cost_by[purpose] = self.cost_by.get(purpose, 0.0) + (usage.cost_usd or 0.0)
         self.calls += 1
-        self.tokens += usage.input_tokens + usage.output_tokens
+        self.tokens += usage.total_tokens
         if usage.cost_usd is None:
             self.unpriced += 1
         else:
