@@ -182,7 +182,8 @@ def _template_tree(image: bytes, size: int, root: Any) -> TableTree | None:
 @dataclass
 class Changes:
     """What differs in a run's database from its template: each rowid table's changed
-    rows, by rowid, to read (`rowids`) and drop (`gone`); the tables to read whole."""
+    rows, by rowid, to read (`rowids`) and drop (`gone`), both by the same tables; the other
+    tables to read whole."""
 
     rowids: dict[str, set[int]] = field(default_factory=dict)
     gone: dict[str, set[int]] = field(default_factory=dict)
@@ -346,7 +347,7 @@ def apply(
     template's. None when a table's rows do not add up, or hold a value longer than
     SQLite's limit (read the database whole, which says which)."""
     tables = Derived(template)
-    for name in (set(found.rowids) | set(found.gone)) - found.whole:
+    for name in found.rowids:
         try:
             table = _table_again(connection, name, found, template[name], pages, reading)
         except sqlite3.DataError:
@@ -367,9 +368,9 @@ def _table_again(
 ) -> dict[str, Any] | None:
     """One table of `apply`'s: the template's `rows`, its changed rows read again."""
     labels, table = pages.labels[name], Derived(rows)
-    wanted = sorted(found.rowids.get(name, set()))
+    wanted = sorted(found.rowids[name])
     changed: set[str] = set()
-    for rowid in found.gone.get(name, set()) | set(wanted):  # gone, or read again below
+    for rowid in found.gone[name] | set(wanted):  # gone, or read again below
         label = labels.get(rowid)
         if label is not None and label in table:
             reading.give_back(label, table.pop(label))

@@ -196,7 +196,7 @@ def _read_changed(
                 reading.give_back(label, row)
             table = _table(live, connection, name, known.pages.keys[name], reading)
             tables[name] = shared_with(table, known.tables.get(name), 1)
-        settled = derived(tables, set(found.rowids) | set(found.gone) | found.whole)
+        settled = derived(tables, set(found.rowids) | found.whole)
         connection.execute("PRAGMA query_only = ON")
         handed = True
     except sqlite3.Error as exc:
