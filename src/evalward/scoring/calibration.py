@@ -12,6 +12,7 @@ import asyncio
 import difflib
 import json
 from collections.abc import Sequence
+from typing import TypeVar
 
 from evalward.errors import ConfigError, JudgeError
 from evalward.providers.base import RunLabels
@@ -31,22 +32,28 @@ from evalward.scoring.reps import at_least
 CALIBRATED_KAPPA = 0.6
 """Seed 003: Calibrated when κ ≥ 0.6."""
 BINARY_THRESHOLD = 0.5
+Label = TypeVar("Label", bool, str)
 
 
-def cohen_kappa(first: Sequence[bool], second: Sequence[bool]) -> float | None:
-    """κ = (p_o − p_e) / (1 − p_e) for two raters' binary labels; None when undefined."""
+def cohen_kappa(first: Sequence[Label], second: Sequence[Label]) -> float | None:
+    """κ = (p_o − p_e) / (1 − p_e) for two raters' labels of the same items (pass or fail
+    here; A, B or tie for the pairwise judge); None when undefined."""
     if len(first) != len(second):
         raise ValueError("both raters must label the same items")
-    n = len(first)
-    if n == 0:
+    if not first:
         return None
-    observed = sum(a == b for a, b in zip(first, second, strict=True)) / n
-    p_first = sum(first) / n
-    p_second = sum(second) / n
-    expected = p_first * p_second + (1 - p_first) * (1 - p_second)
+    observed = sum(a == b for a, b in zip(first, second, strict=True)) / len(first)
+    expected = chance_agreement(first, second)
     if expected >= 1:
         return None
     return (observed - expected) / (1 - expected)
+
+
+def chance_agreement(first: Sequence[Label], second: Sequence[Label]) -> float:
+    """The agreement two raters of these shares of the classes reach by chance (κ's p_e)."""
+    n = len(first)
+    classes = sorted(set(first) | set(second))
+    return sum((first.count(c) / n) * (second.count(c) / n) for c in classes)
 
 
 def answered(text: str, output: str) -> Trace:

@@ -38,7 +38,7 @@ from evalward.resources.pairwise import (
     PairwiseView,
 )
 from evalward.rundata.pairwise_record import PairAgreement, PairRecord
-from evalward.scoring.calibration import answered
+from evalward.scoring.calibration import answered, chance_agreement, cohen_kappa
 from evalward.scoring.consistency import (
     CONSISTENCY_ALPHA,
     binomial_lower_bound,
@@ -57,7 +57,6 @@ from evalward.scoring.reps import at_least
 SIDE_OF = {"A": "base", "B": "head", "tie": "tie"}
 """A calibration pair's A is shown as the base and its B as the head: the human's A, B or
 tie is then the judge's base, head or tie."""
-CLASSES = tuple(SIDE_OF.values())
 
 CONFIDENCE = f"{100 * (1 - CONSISTENCY_ALPHA):.0f} % confidence"
 """How a bound's confidence is said: `CONSISTENCY_ALPHA` as the share it is not."""
@@ -351,7 +350,7 @@ def agreement(model: str, judged: list[PairRecord], human: list[str]) -> PairAgr
     people = [h for _, h in answered]
     return PairAgreement(
         model=model,
-        kappa=kappa(said, people),
+        kappa=cohen_kappa(said, people),
         chance=chance_agreement(said, people) if answered else None,
         human_chance=chance_agreement(people, people) if answered else None,
         consistency=(sum(p.consistent for p, _ in answered) / len(answered) if answered else None),
@@ -361,24 +360,6 @@ def agreement(model: str, judged: list[PairRecord], human: list[str]) -> PairAgr
         agreed=sum(p.preferred == h for p, h in answered),
         note=reasons[0] if reasons else "",
     )
-
-
-def kappa(judge: list[str], human: list[str]) -> float | None:
-    """Cohen's κ over the three classes; None when undefined (chance agreement 1, or none)."""
-    n = len(judge)
-    if n == 0:
-        return None
-    observed = sum(a == b for a, b in zip(judge, human, strict=True)) / n
-    expected = chance_agreement(judge, human)
-    if expected >= 1:
-        return None
-    return (observed - expected) / (1 - expected)
-
-
-def chance_agreement(judge: list[str], human: list[str]) -> float:
-    """The agreement two raters of these shares of the classes reach by chance (κ's p_e)."""
-    n = len(judge)
-    return sum((judge.count(c) / n) * (human.count(c) / n) for c in CLASSES)
 
 
 def gates(measured: PairAgreement) -> bool:
