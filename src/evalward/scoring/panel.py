@@ -52,6 +52,7 @@ NOT_JUDGED = (
     "verdict reads the base)"
 )
 """A base run's judge assertion left unasked under adaptive reps with a pairwise judge."""
+CROSS_CHECK_REASON = "a cross-check judge: shown beside the primary, never gating"
 
 
 @dataclass(frozen=True)
@@ -132,15 +133,24 @@ class EvalJudge:
         score = primary.verdict.score if primary.verdict is not None else None
         return replace(primary, cross_checks=tuple(self._compare(c, score) for c in others))
 
-    def _settings(self, model: str, labels: RunLabels) -> JudgeSettings:
+    async def _verdict(
+        self,
+        model: str,
+        assertion: JudgeAssertion,
+        case: JudgeCase,
+        labels: RunLabels,
+        reason: str,
+        agreement: float | None,
+    ) -> JudgeVerdict:
+        """`model`'s verdict, its evidence checked, advisory for `reason` (JudgeError: none)."""
         assert self.providers is not None
-        return JudgeSettings(
-            providers=self.providers,
-            model=model,
-            temperature=self.temperature,
-            timeout_seconds=self.timeout_seconds,
-            labels=labels,
+        settings = JudgeSettings(
+            self.providers, model, self.temperature, self.timeout_seconds, labels
         )
+        raw = await ask_judge(case, settings)
+        verdict = check_evidence(raw, case.trace, model=model, min_score=assertion.min_score)
+        marks = {"advisory": bool(reason), "advisory_reason": reason, "agreement": agreement}
+        return verdict.model_copy(update=marks)
 
     async def _primary(
         self, model: str, assertion: JudgeAssertion, case: JudgeCase, labels: RunLabels
@@ -148,7 +158,9 @@ class EvalJudge:
         advisory = bool(self.advisory_reason)
         undecided = f"its judge {model} cannot decide: {self.advisory_reason}" if advisory else ""
         try:
-            raw = await ask_judge(case, self._settings(model, labels))
+            verdict = await self._verdict(
+                model, assertion, case, labels, self.advisory_reason, self.agreement
+            )
         except JudgeError as exc:
             return JudgeOutcome(
                 Status.error,
@@ -159,14 +171,6 @@ class EvalJudge:
                 unavailable=exc.unavailable,
                 cannot_decide=undecided,
             )
-        verdict = check_evidence(raw, case.trace, model=model, min_score=assertion.min_score)
-        verdict = verdict.model_copy(
-            update={
-                "advisory": advisory,
-                "advisory_reason": self.advisory_reason,
-                "agreement": self.agreement,
-            }
-        )
         passed = verdict.score >= assertion.min_score
         message = _score_message(verdict, assertion.min_score)
         if advisory:
@@ -184,19 +188,13 @@ class EvalJudge:
         self, judge: CrossJudge, assertion: JudgeAssertion, case: JudgeCase, labels: RunLabels
     ) -> CrossCheck:
         try:
-            raw = await ask_judge(case, self._settings(judge.model, labels))
+            verdict = await self._verdict(
+                judge.model, assertion, case, labels, CROSS_CHECK_REASON, judge.agreement
+            )
         except JudgeError as exc:
             return CrossCheck(
                 model=judge.model, status=Status.error, margin=self.margin, message=str(exc)
             )
-        verdict = check_evidence(raw, case.trace, model=judge.model, min_score=assertion.min_score)
-        verdict = verdict.model_copy(
-            update={
-                "advisory": True,
-                "advisory_reason": "a cross-check judge: shown beside the primary, never gating",
-                "agreement": judge.agreement,
-            }
-        )
         passed = verdict.score >= assertion.min_score
         return CrossCheck(
             model=judge.model,
