@@ -38,7 +38,7 @@ from evalward.scoring.reps import at_least
 from evalward.scoring.similarity import check_similar
 from evalward.scoring.state import check_state
 from evalward.scoring.transform import Transformed, transform_output
-from evalward.scoring.turns import turn_not_reached, turn_trace
+from evalward.scoring.turns import judged_input, turn_not_reached, turn_trace
 
 TIMED_OUT = "the run reached no terminal event before its timeout"
 READS_OUTPUT = {
@@ -63,7 +63,6 @@ class FixtureChecks:
     spec: EvalFixtureSpec
     read: Transformed
     judge: EvalJudge
-    case: JudgeCase
     labels: RunLabels
     regex_timeout: float
     playground: PlaygroundRun | None = None
@@ -100,8 +99,11 @@ class FixtureChecks:
     async def _checked(self, assertion: Assertion, read: Transformed) -> JudgeOutcome:
         trace = read.trace
         if isinstance(assertion, JudgeAssertion):
-            rubric = dataclasses.replace(self.case, rubric=assertion.rubric, trace=trace)
-            return await self.judge.grade(assertion, rubric, self.labels)
+            spec = self.spec
+            shown = JudgeCase(
+                assertion.rubric, judged_input(spec), trace, spec.reference, spec.sidecar or None
+            )
+            return await self.judge.grade(assertion, shown, self.labels)
         if isinstance(assertion, CodeAssertion):
             if self.scorers is None:
                 return JudgeOutcome(Status.error, 0.0, "code scorers are not run here")

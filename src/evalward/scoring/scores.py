@@ -64,7 +64,6 @@ from evalward.rundata.trace import Trace
 from evalward.scoring.assertions import REGEX_TIMEOUT_SECONDS, observed_ms
 from evalward.scoring.code_scorer import CodeScorers
 from evalward.scoring.fixture_checks import TIMED_OUT, FixtureChecks, fixture_read
-from evalward.scoring.judge import JudgeCase
 from evalward.scoring.panel import NOT_SCORED, EvalJudge, JudgeOutcome
 from evalward.scoring.reps import (
     at_least,
@@ -76,7 +75,7 @@ from evalward.scoring.reps import (
 )
 from evalward.scoring.run_verdict import decide_run
 from evalward.scoring.transform import Transformed
-from evalward.scoring.turns import judged_input, turns_held
+from evalward.scoring.turns import turns_held
 from evalward.text.escaping import printable
 
 ONLY_REPORTS = "every assertion only reports (e.g. a `latency` without `maxMs`)"
@@ -97,20 +96,12 @@ async def score_fixture(
 ) -> FixtureResult:
     """Score one run of one fixture (`run`: its Eval, side, rep and commit); judge
     assertions (and code scorers, run by `scorers`) run concurrently, state criteria read
-    `playground`.
-
-    Eight parameters: the run (fixture, trace, scoring, judge) and, keyword-only, its
-    labels, regex budget, playground and code scorers, named at the call.
-    """
+    `playground`."""
     spec = fixture.resource.spec
-    name = fixture.resource.metadata.name
     judge = judge or EvalJudge(eval=run.eval)
-    labels = dataclasses.replace(run, agent=spec.target_agent, fixture=name, purpose="judge")
-    case = JudgeCase("", judged_input(spec), trace, spec.reference, spec.sidecar or None)
     read, failed = await fixture_read(spec, trace, scorers)
-    checks = FixtureChecks(
-        spec, read, judge, case, labels, regex_timeout, playground, scorers, failed
-    )
+    labels = _judge_labels(fixture, run)
+    checks = FixtureChecks(spec, read, judge, labels, regex_timeout, playground, scorers, failed)
     assertions = spec.every_assertion
     outcomes = await checks.outcomes(assertions)
     results = [
@@ -137,13 +128,8 @@ async def judge_deferred(
     `score_fixture` would have made them. Only a fixture whose judge assertions read the run
     as it is (`judged_later`) is deferred, so nothing else needs asking again."""
     spec = fixture.resource.spec
-    labels = dataclasses.replace(
-        run, agent=spec.target_agent, fixture=fixture.resource.metadata.name, purpose="judge"
-    )
-    case = JudgeCase("", judged_input(spec), trace, spec.reference, spec.sidecar or None)
-    checks = FixtureChecks(
-        spec, Transformed(trace, trace.final_output), judge, case, labels, REGEX_TIMEOUT_SECONDS
-    )
+    read = Transformed(trace, trace.final_output)
+    checks = FixtureChecks(spec, read, judge, _judge_labels(fixture, run), REGEX_TIMEOUT_SECONDS)
     assertions = spec.every_assertion
     if len(assertions) != len(result.assertions):
         raise ValueError(f"{result.fixture}: its result does not match its assertions")
@@ -165,6 +151,12 @@ async def judge_deferred(
     await decide_run(spec, fresh, trace, None)
     kept = ("cached", "trace", "playground", "file", "line", "usage", "duration_ms", "output")
     return fresh.model_copy(update={name: getattr(result, name) for name in kept})
+
+
+def _judge_labels(fixture: Located[EvalFixture], run: RunLabels) -> RunLabels:
+    """What the calls of a fixture's judges are labelled with."""
+    agent, name = fixture.resource.spec.target_agent, fixture.resource.metadata.name
+    return dataclasses.replace(run, agent=agent, fixture=name, purpose="judge")
 
 
 def judged_later(spec: EvalFixtureSpec) -> bool:
