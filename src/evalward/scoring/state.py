@@ -208,11 +208,16 @@ def _contains_or_same(actual: Any, expected: Any) -> bool:
     return same(expected, actual) or (isinstance(expected, dict) and _contains(actual, expected))
 
 
-def _parsed_file(path: str, playground: PlaygroundRun) -> Any:
+def _file_content(path: str, playground: PlaygroundRun) -> Any:
+    """What the state holds of the file at `path` in the playground's folder, or _MISSING."""
     files = playground.final.document.get("files")
     if files is None:
         raise _Unevaluable(f"{path}: the playground has no `files` folder")
-    content = files.get(path.strip("/"), _MISSING)
+    return files.get(path.strip("/"), _MISSING)
+
+
+def _parsed_file(path: str, playground: PlaygroundRun) -> Any:
+    content = _file_content(path, playground)
     if content is _MISSING:
         raise _Unevaluable(f"{path} is not in the playground's folder")
     if not isinstance(content, str):
@@ -267,10 +272,7 @@ def _row_matches(expected: list[Any] | dict[str, Any], actual: Any) -> bool:
 
 
 def _file(a: FileStateAssertion, playground: PlaygroundRun) -> CheckOutcome:
-    files = playground.final.document.get("files")
-    if files is None:
-        raise _Unevaluable(f"{a.path}: the playground has no `files` folder")
-    content = files.get(a.path.strip("/"), _MISSING)
+    content = _file_content(a.path, playground)
     if a.exists is not None:
         there = content is not _MISSING
         return _existence(a.exists, a.path, there, "it is there" if there else "it is not")
