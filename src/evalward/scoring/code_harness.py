@@ -79,35 +79,31 @@ def scorer():
     return function
 
 def program():
-    import tempfile
+    import subprocess, tempfile
     with tempfile.TemporaryDirectory(prefix="grader-") as folder:  # gone when it answers
-        return ran(folder)
-
-def ran(folder):
-    import subprocess
-    path = os.path.join(folder, os.path.basename(request["filename"]))
-    with open(path, "w", encoding="utf-8") as script:
-        script.write(request["source"])
-    if request["language"] == "python":
-        run = [sys.executable, "-I"]
-    else:
-        confine = os.path.join(folder, "confine.cjs")
-        with open(confine, "w", encoding="utf-8") as preload:
-            preload.write(request["confine"])
-        run = ["node", "--require", confine]
-    done = subprocess.run(
-        [*run, path, *request["args"]],
-        input=json.dumps(request["stdin"]).encode(),
-        capture_output=True,
-        cwd=folder,
-    )
-    out = done.stdout.decode("utf-8", "replace")
-    return {
-        "stdout": out[:262144],
-        "truncated": len(out) > 262144,
-        "stderr": done.stderr.decode("utf-8", "replace")[-4000:],
-        "exit": done.returncode,
-    }
+        path = os.path.join(folder, os.path.basename(request["filename"]))
+        with open(path, "w", encoding="utf-8") as script:
+            script.write(request["source"])
+        if request["language"] == "python":
+            run = [sys.executable, "-I"]
+        else:
+            confine = os.path.join(folder, "confine.cjs")
+            with open(confine, "w", encoding="utf-8") as preload:
+                preload.write(request["confine"])
+            run = ["node", "--require", confine]
+        done = subprocess.run(
+            [*run, path, *request["args"]],
+            input=json.dumps(request["stdin"]).encode(),
+            capture_output=True,
+            cwd=folder,
+        )
+        out = done.stdout.decode("utf-8", "replace")
+        return {
+            "stdout": out[:262144],
+            "truncated": len(out) > 262144,
+            "stderr": done.stderr.decode("utf-8", "replace")[-4000:],
+            "exit": done.returncode,
+        }
 
 try:
     if request.get("stdin") is not None:
