@@ -8,10 +8,8 @@ the developer, with the same limits and environment. Its text is the one loaded 
 fixture (the gate's commit), never read from the checkout at run time. A scorer that names an
 `environment` runs with its packages (scoring/scorer_environments.py).
 
-What it returns is read as promptfoo reads a `javascript` / `python` assertion's: a bool
-(pass or fail), a number (the score; it passes at `threshold` or above, without one above 0),
-or a mapping `{pass, score, reason}`. Anything else — a crash, a hang, too much output, a
-value of another shape — makes the assertion `error` with the reason, never a pass.
+What it answers is read as scoring/code_verdicts.py says; a crash, a hang or too much output
+makes the assertion `error` with the reason, never a pass.
 """
 
 from __future__ import annotations
