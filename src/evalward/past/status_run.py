@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 
 from evalward.past.status import (
     MESSAGE_CHARS,
@@ -72,23 +72,19 @@ class SinceScheduled:
         return self.previous.at[:10] if self.previous else ""
 
 
+@dataclass
 class StatusRun:
     """One run's updates to a store: Running when it starts, each Eval's result when it ends,
-    and, for an Eval it ends without a result for, the record as it was with why.
+    and, for an Eval it ends without a result for, the record as it was with why."""
 
-    A run that is killed between the two leaves Running with when and where it started, which
-    is what is known."""
-
-    def __init__(
-        self, store: StatusStore | None, source: RunSource, *, writes: bool = True
-    ) -> None:
-        self.store = store
-        """None: no store (every method does nothing)."""
-        self.source = source
-        self.writes = writes
-        """False: the store is only read (the previous scheduled run), never written."""
-        self.previous: dict[str, EvalStatus | None] = {}
-        self._open: dict[str, str] = {}
+    store: StatusStore | None
+    """None: no store (every method does nothing)."""
+    source: RunSource
+    _: KW_ONLY
+    writes: bool = True
+    """False: the store is only read (the previous scheduled run), never written."""
+    previous: dict[str, EvalStatus | None] = field(default_factory=dict, init=False)
+    _open: dict[str, str] = field(default_factory=dict, init=False)
 
     def start(self, evals: Mapping[str, str]) -> None:
         """Mark `evals` (name → target agent) Running."""
