@@ -194,9 +194,7 @@ def read_object(path: Path, *, finite: bool = True) -> dict[str, Any]:
 
 
 def _write(path: Path, data: dict[str, Any]) -> None:
-    """Write beside and rename, so an interrupted run never leaves half a file.
-
-    One set a line, each encoded by json's C encoder: an indented dump goes through the pure
+    """One set a line, each encoded by json's C encoder: an indented dump goes through the pure
     Python one, and 200 sets of a 1,000-fixture suite made every local run spend seconds here.
     """
     rest = {key: value for key, value in data.items() if key != "history"}
