@@ -1,10 +1,8 @@
 """The pairwise judge: two runs of one fixture, labelled only A and B, judged in both orders.
 
-The prompt is the absolute judge's, guarded the same way (`judge.encode_data`): the rubric in
-the system message, everything either run or its user wrote in one JSON document between two
-delimiter lines, with every `<` and `>` escaped, so no agent text can close the document and
-pose as instructions. Neither run is named: the judge sees `A_final`, `A_steps`, `B_final`,
-`B_steps`, never which side is the pull request's.
+The prompt is guarded as the absolute judge's is (scoring/judge.py, `encode_data`), so no
+agent text can close its data and pose as instructions. Neither run is named: the judge sees
+`A_final`, `A_steps`, `B_final`, `B_steps`, never which side is the pull request's.
 
 A pair is asked in both orders, the base shown as A and the head shown as A (MT-Bench's
 position swap). An order's answer is kept only as far as it can be checked: a preference for A

@@ -1,12 +1,11 @@
 """An output transform (resources/code_source.py, `OutputTransform`): the function whose
 result the checks read instead of the agent's final output (promptfoo's `transform`).
 
-It runs as a code scorer runs (scoring/code_scorer.py): from the gate's side, as the agent
-user, with no secret, bounded in time and memory, its text the one loaded with its fixture.
-Its result comes back through the harness's own channel — the one JSON document the harness
-writes on the stdout it started with — never from text the agent's output holds, so an
-output cannot choose what its checks read. A transform that fails, hangs, or returns nothing
-(null) makes every check it feeds an `error` that says why, never a pass.
+It runs as a code scorer runs, bounded and confined (scoring/code_scorer.py). Its result comes
+back through the harness's own channel — the one JSON document the harness writes on the
+stdout it started with — never from text the agent's output holds, so an output cannot choose
+what its checks read. A transform that fails, hangs, or returns nothing (null) makes every
+check it feeds an `error` that says why, never a pass.
 
 What the checks read afterwards: a string as it is, any other value as its compact JSON text
 (as promptfoo's checks read it); a code scorer gets the value itself as `output`.
