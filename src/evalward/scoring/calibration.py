@@ -65,12 +65,6 @@ def answered(text: str, output: str) -> Trace:
     return trace
 
 
-def example_case(rubric: str, example: CalibrationExample) -> JudgeCase:
-    """A calibration example as the run a judge grades."""
-    text = example.input if isinstance(example.input, str) else json.dumps(example.input)
-    return JudgeCase(rubric, example.input, answered(text, example.candidate_output))
-
-
 async def calibrate(
     name: str,
     calibration: JudgeCalibration,
@@ -97,10 +91,12 @@ async def calibrate(
             timeout_seconds=timeout_seconds,
             labels=RunLabels(eval=name, fixture=f"example-{index + 1}", purpose="judge"),
         )
+        text = example.input if isinstance(example.input, str) else json.dumps(example.input)
+        case = JudgeCase(spec.rubric, example.input, answered(text, example.candidate_output))
         result = ExampleResult(index=index + 1, human_score=example.human_score)
         async with limit:
             try:
-                verdict = await ask_judge(example_case(spec.rubric, example), settings)
+                verdict = await ask_judge(case, settings)
             except JudgeError as exc:
                 return result.model_copy(
                     update={"reason": str(exc), "unavailable": exc.unavailable}
