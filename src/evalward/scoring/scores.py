@@ -30,11 +30,10 @@
 - Seed 001's run score: the mean of the scored fixtures' scores, with its verdict and the mean
   of the fixtures' per-axis scores (reported beside the gating score, never gating).
 
-Seed 003, troubleshooting: "Fixture row `Skip` | The runner couldn't reach a terminal status
-event before timeout. Bump `spec.execution.timeoutSeconds`." The seed's score is "the
-severity-weighted pass rate across fixtures" and a Skip row is not a pass, so it weighs in the
-denominator and not the numerator: an agent that hangs scores as one that fails, and a pull
-request cannot turn a failing fixture into a neutral one by making its agent hang.
+Seed 003's Skip row ("The runner couldn't reach a terminal status event before timeout") is
+not a pass, so it weighs in the score's denominator and not its numerator: an agent that hangs
+scores as one that fails, and a pull request cannot turn a failing fixture into a neutral one
+by making its agent hang.
 """
 
 from __future__ import annotations
