@@ -131,8 +131,7 @@ def record(
                 [Delta(k, v, _number(before.get(k))) for k, v in scores.items()],
                 first=previous is None,
                 same_fixtures=previous is None
-                or sorted({r["fixture"] for r in previous.get("runs", [])})
-                == sorted({r["fixture"] for r in runs}),
+                or {r["fixture"] for r in previous.get("runs", [])} == {r["fixture"] for r in runs},
             )
         )
     return out
