@@ -134,7 +134,6 @@ class FixtureChecks:
 
 
 _WAITING = (JudgeAssertion, CodeAssertion, SimilarAssertion, AssertSetAssertion)
-"""The assertions whose outcome may wait on a model, a scorer's process or a group's members."""
 
 
 def group_outcome(
