@@ -69,14 +69,7 @@ class CodeScorers:
     async def score(self, assertion: CodeAssertion, case: ScorerCase) -> JudgeOutcome:
         script = assertion.protocol is ScorerProtocol.script
         stdin = script_stdin(case) if script else None
-        return await self._verdict(assertion, (case.output, _context(assertion, case)), stdin)
-
-    async def call(
-        self, assertion: CodeAssertion, arguments: tuple[Any, Mapping[str, Any]]
-    ) -> JudgeOutcome:
-        """A function scorer called with arguments of the caller's own (a scoring function's
-        `(namedScores, context)`), its answer read as a code assertion's."""
-        return await self._verdict(assertion, arguments, None)
+        return await self.call(assertion, (case.output, _context(assertion, case)), stdin)
 
     async def value(self, code: CodeAssertion, arguments: tuple[Any, Mapping[str, Any]]) -> Any:
         """What a function answers to `arguments`, as a value (an output transform's), read
@@ -88,10 +81,11 @@ class CodeScorers:
         except _Failed as exc:
             raise ScorerFailed(str(exc) + self._environments.note(code, str(exc))) from None
 
-    async def _verdict(
-        self, assertion: CodeAssertion, arguments: tuple[Any, Mapping[str, Any]], stdin: Any
+    async def call(
+        self, assertion: CodeAssertion, arguments: tuple[Any, Mapping[str, Any]], stdin: Any = None
     ) -> JudgeOutcome:
-        """What the scorer answers to `arguments` (or, a `script`, to `stdin`); an `error`
+        """What the scorer answers to `arguments` (a code assertion's `(output, context)`, a
+        scoring function's `(namedScores, context)`) or, a `script`, to `stdin`; an `error`
         that says why when it gives no answer."""
         code = assertion.code
         if code is None:
