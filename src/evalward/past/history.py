@@ -87,11 +87,9 @@ def average_scores(result: EvalResult) -> dict[str, float]:
     return scores
 
 
-def record(
-    root: Path, results: Iterable[EvalResult], now: dt.datetime | None = None, commit: str = ""
-) -> list[EvalDeltas]:
+def record(root: Path, results: Iterable[EvalResult], commit: str = "") -> list[EvalDeltas]:
     """Append one set per head-side Eval result and return its deltas against the last set."""
-    moment = (now or dt.datetime.now(dt.UTC)).isoformat(timespec="milliseconds")
+    moment = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
     directory = root / HISTORY_DIR
     out: list[EvalDeltas] = []
     for result in results:
