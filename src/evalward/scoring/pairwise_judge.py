@@ -211,9 +211,8 @@ async def judge_pair(
 ) -> PairRecord:
     """The pair judged in both orders (base first, then head first), and its preference.
     Unless `swap_when_tied`, the order `first_shown` picks is asked first and the other only
-    when the first states a preference: a tie (or no answer) decides the pair alone; and two
-    runs that show the judge the same text are a tie, asked nothing (a calibration, which
-    measures the judge, asks every pair)."""
+    when the first states a preference (a tie or no answer decides alone), and two runs that
+    show the judge the same text are a tie, asked nothing."""
     identical = not swap_when_tied and same_to_the_judge(case)
     orders: list[OrderRecord] = []
     if swap_when_tied:
