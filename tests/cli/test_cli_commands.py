@@ -79,6 +79,27 @@ def test_history_shows_the_delta_against_the_previous_local_run(bot: GitRepo) ->
     }
 
 
+@pytest.mark.parametrize(
+    "last",
+    [["not", "a", "set"], {"timestamp": "t"}, {"averageScores": {}, "runs": ["no-fixture"]}],
+    ids=["a-list", "no-scores", "a-run-without-its-fixture"],
+)
+def test_a_history_whose_last_set_is_not_one_is_set_aside_and_the_run_goes_on(
+    bot: GitRepo, last: object
+) -> None:
+    history = bot.path / ".evalward/history/support-bot-eval.json"
+    history.parent.mkdir(parents=True)
+    history.write_text(json.dumps({"name": "support-bot-eval", "history": [last]}))
+    done = evalward(bot.path, "run", "--mock-script", "mock.yaml", "--no-cache")
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 0, done.stderr
+    assert "support-bot-eval (first run)" in done.stdout
+    assert json.loads(history.with_name(history.name + ".unreadable").read_text())["history"] == [
+        last
+    ]
+    assert len(json.loads(history.read_text())["history"]) == 1
+
+
 def test_run_narrows_by_fixture_and_reps_and_writes_the_action_files(bot: GitRepo) -> None:
     done = evalward(
         bot.path,

@@ -173,11 +173,21 @@ def _load(path: Path, name: str) -> dict[str, Any]:
         return {"name": name, "history": []}
     except (OSError, ValueError):
         data = None
-    if not isinstance(data, dict) or not isinstance(data.get("history"), list):
+    sets = data.get("history") if isinstance(data, dict) else None
+    if not isinstance(data, dict) or not isinstance(sets, list) or not all(map(_is_set, sets)):
         # kept aside, not overwritten: a run never fails over its history, nor loses it
         path.replace(path.with_name(path.name + ".unreadable"))
         return {"name": name, "history": []}
     return data
+
+
+def _is_set(entry: object) -> bool:
+    """Whether `entry` is a set as `record` reads the last one: its scores, and its runs'
+    fixtures (a hand-edited file may hold anything)."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("averageScores"), dict):
+        return False
+    runs = entry.get("runs", [])
+    return isinstance(runs, list) and all(isinstance(r, dict) and "fixture" in r for r in runs)
 
 
 def read_object(path: Path, *, finite: bool = True) -> dict[str, Any]:
