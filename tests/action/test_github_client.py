@@ -1,4 +1,4 @@
-"""`action.github.GitHubClient` against the fake GitHub: each call of `GitHubPort` as the action
+"""`action.github.GitHubClient` against the fake GitHub: each of its calls as the action
 makes it, the comment only the token's own account wrote taken as evalward's, and a check run
 and a commit status reported (or why each failed)."""
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from evalward.action.github import GitHubPort, PullInfo
+from evalward.action.github import GitHubClient, PullInfo
 from evalward.action.job import Console, Job
 from evalward.action.review import LineFinding, publish_review
 from evalward.action.workflow import command
@@ -68,7 +68,7 @@ def evidence_of(blocking: Blocking) -> dict[tuple[str, str], str]:
 
 def review(
     job: Job,
-    github: GitHubPort,
+    github: GitHubClient,
     pull: PullInfo,
     head_sha: str,
     *,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from evalward.action.github import GitHubPort, PullInfo
+from evalward.action.github import GitHubClient, PullInfo
 from evalward.action.job import Console, Site
 from evalward.action.workflow import append_audit, command
 from evalward.errors import EXIT_OK
@@ -21,7 +21,7 @@ from evalward.verdict.gate import Bypass, BypassRecord, LabelWeighed, audit_reco
 
 def check_bypass(
     site: Site,
-    github: GitHubPort,
+    github: GitHubClient,
     pull: PullInfo,
     head_sha: str,
     previous: BypassRecord | None,

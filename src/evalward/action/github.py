@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from evalward.action.context import dig
 from evalward.errors import GitHubError
@@ -44,7 +44,7 @@ VIEWER_QUERY = "query { viewer { login } }"
 class PullInfo:
     number: int
     labels: list[str]
-    """The labels as the pull request was read, when the job started (`GitHubPort.labels`
+    """The labels as the pull request was read, when the job started (`GitHubClient.labels`
     reads them as they stand)."""
     head_sha: str
     base_sha: str
@@ -124,34 +124,9 @@ class CheckReport:
     annotations: list[Annotation] = field(default_factory=list)
 
 
-class GitHubPort(Protocol):
-    """What the action needs from GitHub; tests hand in a client bound to a local server."""
-
-    def pull_request(self, number: int) -> PullInfo: ...
-
-    def labels(self, number: int) -> list[str]: ...
-
-    def latest_labeled(self, number: int, label: str) -> LabelEvent | None: ...
-
-    def permission(self, username: str) -> str: ...
-
-    def find_comment(self, number: int, marker: str) -> Comment | None: ...
-
-    def upsert_comment(self, number: int, marker: str, body: str) -> str: ...
-
-    def report_check(self, check: CheckReport) -> str: ...
-
-    def review_comments(self, number: int, marker: str) -> list[ReviewComment]: ...
-
-    def create_review(
-        self, number: int, commit: str, body: str, comments: Sequence[LineComment]
-    ) -> str: ...
-
-    def edit_review_comment(self, number: int, comment_id: int, body: str) -> None: ...
-
-
 class GitHubClient:
-    """GitHubPort over PyGithub, bound to one repository."""
+    """What the action needs from GitHub, over PyGithub, bound to one repository (tests bind
+    it to a local server)."""
 
     def __init__(self, api_url: str, token: str, repository: str) -> None:
         # lazy: PyGithub is paid for by a job that talks to GitHub, not by every start

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TextIO
 
 from evalward.action.context import WorkflowContext
-from evalward.action.github import GitHubPort, PullInfo
+from evalward.action.github import GitHubClient, PullInfo
 from evalward.action.route import Route
 from evalward.action.settings import Settings
 from evalward.action.setup import CacheUse
@@ -72,7 +72,7 @@ class Clients:
     providers, the sandbox) are the run's set-up (`flows.run_setup.RunSetup`), not the job's."""
 
     git: Git
-    github: GitHubPort | None
+    github: GitHubClient | None
     """None when the route needs no GitHub API (no pull request, no check run)."""
 
 

@@ -10,7 +10,7 @@ from evalward.action.attributed import SECTION, attribute, review
 from evalward.action.bypass import audit, check_bypass, needs_bypass
 from evalward.action.checks import annotate, report_check
 from evalward.action.evaluate import evaluate, missing_secrets
-from evalward.action.github import Comment, GitHubPort, PullInfo
+from evalward.action.github import Comment, GitHubClient, PullInfo
 from evalward.action.job import Console, Job, Site
 from evalward.action.outputs import conclude, gate_report, write_everything
 from evalward.action.settings import CommentMode, Settings
@@ -46,7 +46,7 @@ UNKNOWN = (404, 410)
 """What GitHub answers for a pull request it does not know (or no longer has)."""
 
 
-def pull_request(site: Site, github: GitHubPort, number: int) -> PullInfo:
+def pull_request(site: Site, github: GitHubClient, number: int) -> PullInfo:
     """The pull request to gate; on workflow_dispatch only one whose head is this
     repository's, unless untrusted heads are allowed (pull_request_target's rule). One
     GitHub's API does not know is a configuration error, named where its number came from."""
@@ -159,7 +159,7 @@ async def _outcome(
 
 
 def _earlier_comment(
-    console: Console, github: GitHubPort, number: int, marker: str
+    console: Console, github: GitHubClient, number: int, marker: str
 ) -> Comment | None:
     """evalward's comment on the pull request from an earlier run, if GitHub can say."""
     try:
@@ -175,7 +175,7 @@ def _earlier_comment(
         return None
 
 
-def _post_comment(job: Job, github: GitHubPort, pull: PullInfo, body: str) -> None:
+def _post_comment(job: Job, github: GitHubClient, pull: PullInfo, body: str) -> None:
     """Post or update the comment; GitHub failing here costs a warning, never the decision."""
     try:
         url = github.upsert_comment(pull.number, job.site.marker, body)

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from evalward.action.github import GitHubPort, LineComment, PullInfo, ReviewComment
+from evalward.action.github import GitHubClient, LineComment, PullInfo, ReviewComment
 from evalward.errors import GitHubError
 from evalward.report.markdown import MAX_COMMENT_CHARS
 from evalward.security import Redact
@@ -79,7 +79,7 @@ class ReviewOutcome:
 
 
 def publish_review(
-    github: GitHubPort,
+    github: GitHubClient,
     pull: PullInfo,
     head_sha: str,
     marker: str,

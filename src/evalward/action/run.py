@@ -29,7 +29,7 @@ from evalward.action.evaluate import (
     shard_key,
     shard_parts,
 )
-from evalward.action.github import GitHubClient, GitHubPort
+from evalward.action.github import GitHubClient
 from evalward.action.job import Clients, Console, Job, Site, Trusted
 from evalward.action.outputs import (
     branch_report,
@@ -123,7 +123,7 @@ def _main(
         skipped.output({"result": GateResult.skipped.value})
         return 0
     token = settings.github_token.get_secret_value() or env.get("GITHUB_TOKEN", "")
-    github: GitHubPort | None = None
+    github: GitHubClient | None = None
     if route.kind is RouteKind.gate or settings.check_run:
         if not token:
             raise ConfigError(
