@@ -69,15 +69,6 @@ class FixtureComparison:
         head = sum(r.passed for r in self.head)
         return f"base {base}/{len(self.base)} → head {head}/{len(self.head)}"
 
-    @property
-    def pass_rate_delta(self) -> float | None:
-        base, head = _pass_rate(self.base), _pass_rate(self.head)
-        return None if base is None or head is None else head - base
-
-
-def _pass_rate(results: list[FixtureResult]) -> float | None:
-    return sum(r.passed for r in results) / len(results) if results else None
-
 
 @dataclass
 class EvalComparison:
