@@ -136,34 +136,26 @@ def _nested_repository(gitlinks: set[str], workspace: Path, relative: Path) -> s
     return next((p for p in prefixes if p in gitlinks or (workspace / p / ".git").exists()), None)
 
 
-class BaseFiles:
-    """Files a pull request must not choose, read from its base commit instead of the checkout:
-    the comment template (it speaks for the gate) and the mock script (it decides every
-    reply). Each is written to a private folder with the files beside it (a template may
-    include its neighbours), and lives as long as that folder."""
-
-    def __init__(self, git: Git, commit: str, folder: Path) -> None:
-        self._door = RepoFiles.at_commit(git, commit)
-        self._commit = commit
-        self._folder = folder
-
-    def file(self, path: str, setting: str) -> Path:
-        """`path` (repository-relative) as the base commit has it, or a ConfigError."""
-        relative = Path(path).as_posix().lstrip("/")
-        parent = relative.rsplit("/", 1)[0] if "/" in relative else ""
-        names = [n for n in self._door.files_in(parent) if n != relative]
-        contents = self._door.contents([relative, *names])
-        if relative not in contents:
-            raise ConfigError(
-                f"action input `{setting}`: {relative} is not in the base commit "
-                f"{self._commit[:12]}. On a pull request it is read from the base branch, so "
-                "that the pull request cannot choose it; merge it to the base branch first."
-            )
-        for name, content in contents.items():
-            target = self._folder / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(content)
-        return self._folder / relative
+def _base_file(door: RepoFiles, folder: Path, path: str, setting: str) -> Path:
+    """A file a pull request must not choose (the comment template speaks for the gate, the
+    mock script decides every reply), read from its base commit `door` instead of the
+    checkout: `path` (repository-relative) written to the private `folder` with the files
+    beside it (a template may include its neighbours), or a ConfigError."""
+    relative = Path(path).as_posix().lstrip("/")
+    parent = relative.rsplit("/", 1)[0] if "/" in relative else ""
+    names = [n for n in door.files_in(parent) if n != relative]
+    contents = door.contents([relative, *names])
+    if relative not in contents:
+        raise ConfigError(
+            f"action input `{setting}`: {relative} is not in the base commit "
+            f"{(door.commit or '')[:12]}. On a pull request it is read from the base branch, so "
+            "that the pull request cannot choose it; merge it to the base branch first."
+        )
+    for name, content in contents.items():
+        target = folder / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(content)
+    return folder / relative
 
 
 @dataclass(frozen=True)
@@ -183,7 +175,7 @@ def trusted_inputs(
     """On a pull request (a base commit is known), the base commit's files, written to
     `folder`; otherwise the checkout's. A path outside the workspace is the workflow's own and
     is read where it is."""
-    base = BaseFiles(git, base_sha, folder) if base_sha else None
+    base = RepoFiles.at_commit(git, base_sha) if base_sha else None
 
     def read(value: str, setting: str) -> Path | None:
         path = context.workspace_path(value)
@@ -191,7 +183,7 @@ def trusted_inputs(
             return None
         inside = path.is_relative_to(context.workspace)
         if base is not None and inside:
-            return base.file(path.relative_to(context.workspace).as_posix(), setting)
+            return _base_file(base, folder, path.relative_to(context.workspace).as_posix(), setting)
         if not path.is_file():
             raise ConfigError(
                 f"action input `{setting}`: {value} is not a file in the repository; give a "
