@@ -121,10 +121,7 @@ def judge_bypass(
     `covered_sha` is the head the label was applied to, when evalward can prove it: from the
     `labeled` event's payload, or from the record in its own comment. A push after the label
     changes the head, so with scope `sha` the gate is armed again until someone re-applies it.
-
-    Seven keyword-only parameters: the facts the rule weighs, each named at the call,
-    so that a fact is never passed in another's place.
-    """
+    The facts are keyword-only, so that one is never passed in another's place."""
 
     def refuse(reason: str) -> BypassRefusal:
         return BypassRefusal(label, applied_by, applied_at, permission, reason)
@@ -221,36 +218,16 @@ def decide(
 ) -> GateDecision:
     """Fail when an affected Eval is below its threshold — or regressed, if the policy says so —
     or could not run at all (`not_run`: Eval -> why, e.g. its agent was removed), unless an
-    honoured bypass covers it. Runs skipped by the budget make the gate incomplete, which
-    fails unless `allow_incomplete`; and whatever `allow_incomplete` says, a run of the
-    fixtures the base gates with that the budget left out (`budget`) never lets the gate pass,
-    unless the budget cannot hold the base's own runs even alone (then a pass says so).
+    honoured bypass covers it. Runs the budget skipped make the gate incomplete unless
+    `allow_incomplete`; a skipped run of a fixture the base gates with (`budget`) never lets
+    it pass, unless the budget cannot hold the base's own runs even alone (a pass says so).
 
-    An Eval whose every head run failed only because its model providers kept failing through
-    their retries is no verdict: when nothing else fails, the gate is `unavailable` (exit 3, an
-    external failure; rerun it). Any other failure still fails the gate.
-
-    An Eval whose judge could not be calibrated has no verdict: unless something else fails,
-    the gate is incomplete (exit 1, whatever `allow_incomplete` says: that is for the budget),
-    or unavailable when its calibration failed for an outage.
-
-    An Eval whose own rules pass and whose pairwise judge cannot decide (uncalibrated, below
-    its floors, swayed in this run) is inconclusive: unless something else fails, the gate is
-    `inconclusive` (exit 1), naming the Eval, why, and what to do; a bypass honours it.
-
-    An Eval whose absolute judge cannot decide (below its calibration floor, not calibrated
-    as it requires) is inconclusive the same way, unless its other evidence fails it.
-
-    An advisory Eval (nothing in it may gate, as its definitions chose: e.g. only a `latency`
-    without `maxMs`) neither passes nor fails the gate; when no other Eval gates, the gate is
-    skipped.
-
-    `undefined` says that the definitions that gate hold no Eval at all, and where they were
-    looked for: the gate is skipped with that reason, never passed (Evals a pull request adds
-    may still fail it).
-
-    Keyword-only parameters past the comparisons and the bypass: the policies and the
-    run's facts, each with a default, named at the call.
+    When nothing else fails, no verdict is ever a pass: an Eval whose every run met an
+    outage makes the gate `unavailable` (exit 3: rerun it); one whose judge could not be
+    calibrated, `incomplete` (`unavailable` for an outage); one whose judge cannot decide,
+    `inconclusive` (exit 1, which a bypass honours). An advisory Eval neither passes nor
+    fails; with no other, the gate is skipped. `undefined` (the gating definitions hold no
+    Eval, and where they were looked for) skips the gate with that reason, never passes it.
     """
     facts = _RunFacts(
         regressions, skipped_runs, allow_incomplete, dict(not_run or {}), undefined, budget
