@@ -4,24 +4,15 @@ This module schedules: what each run needs (its agent's runner, its fixture's to
 model proxy, the judges) is built by the runtime and scoring packages; it decides what runs
 when, reuses cached results, and hands each trace to scoring as soon as it is done.
 
-Concurrency is bounded three times: once for the whole run (`parallel`), once per Eval
-(`execution.parallel`, the number of workers that take its runs in turn, never more than the
-run's; an Eval that does not set it is bounded by the run's alone) and once per model
-provider. Runs that get ahead of their scoring (by four traces per run slot) wait for it,
-so unscored traces never pile up in memory (but the head's runs of the base's fixtures, each
-held, a trace, until their own turn scores them, below). Each fixture run has the Eval's
-`timeoutSeconds`; a run that times out keeps the steps it made and ends with an `error` step.
-Bring-your-own http agents are started on first use and stopped when their side's runs end,
-also when they fail; the model proxy their programs (and command tools) call models through,
-which holds the only copy of the provider keys, once the whole plan has run.
+Concurrency is bounded for the whole run (`parallel`), per Eval (`execution.parallel`
+workers, never more than the run's) and per model provider; runs that get ahead of their
+scoring wait for it (`UNSCORED_PER_SLOT`), so unscored traces never pile up in memory.
 
 The sides take turns (`Sandbox.turn`, runtime/isolation/apart.py): every base run, scored,
 before the head's first program starts, so nothing a pull request's program does reaches what
-a base run reads; and each run's programs are ended with it (`Sandbox.begin_run`), escaped or not.
-The head's runs of the base's fixtures whose scoring runs code are scored by the base's scorers
-(`gate_scorers`: code scorers, transforms and their environments' installs, as the base's user)
-once the head's turn has ended, in a base turn of their own (`_gate_turn`): nothing the head's
-programs left is there when a base program reads what it finds.
+a base run reads; and each run's programs are ended with it, escaped or not. The head's runs
+of the base's fixtures whose scoring runs code are scored by the base's scorers, as the
+base's user, in a base turn of their own after the head's (`_gate_turn`).
 """
 
 from __future__ import annotations
