@@ -39,7 +39,6 @@ def test_a_path_is_read_from_the_root_whatever_names_it(repo: Path) -> None:
     real = repo.resolve()
     assert repo_path(repo, "agents/prompts/bot.md") == real / "agents/prompts/bot.md"
     assert repo_path(repo, "/agents/prompts/bot.md") == real / "agents/prompts/bot.md"
-    assert repo_path(repo, "bot.md", "agents/prompts") == real / "agents/prompts/bot.md"
     assert repo_path(repo, "alias/bot.md") == real / "agents/prompts/bot.md"
     assert repo_path(repo, "loop") == real / "loop"  # reads as missing, not outside
 

@@ -30,19 +30,15 @@ from evalward.errors import OutsideRepository
 from evalward.git import MAX_LINK_HOPS
 
 
-def repo_path(root: Path, reference: str, relative_to: str | Path = ".") -> Path:
-    """`reference` relative to the folder `relative_to` (`/x`: from the root), resolved.
-
-    Raises OutsideRepository when the resolved path leaves `root`.
-    """
+def repo_path(root: Path, reference: str) -> Path:
+    """`reference` from the root (`/x` too), resolved; OutsideRepository when it leaves `root`."""
     real_root = root.resolve()
-    base = real_root if reference.startswith("/") else real_root / relative_to
     try:
-        candidate = (base / reference.lstrip("/")).resolve()
+        candidate = (real_root / reference.lstrip("/")).resolve()
     except (OSError, RuntimeError, ValueError):
         # links that loop, or a NUL (no file is named with one): the path as written, which
         # reads as missing
-        candidate = Path(os.path.normpath(base / reference.lstrip("/")))
+        candidate = Path(os.path.normpath(real_root / reference.lstrip("/")))
     if not candidate.is_relative_to(real_root):
         raise OutsideRepository(reference)
     return candidate
