@@ -2,20 +2,13 @@
 process started with, the secrets everything printed is redacted of, and the garbage
 collector's start-up pause.
 
-The collector is off from the process's start until its command has built what lives as long
-as the run (the suite it loaded, or the shard results it read): objects every collection in
-between would rescan (about 80 ms before the first model call in bench/p1_overhead.py).
-The command says when that is (`started`), which freezes everything built so far out of the
-collector's sight (`gc.freeze`) and turns it back on, its youngest generation collected less
-often (`YOUNG_COLLECTION_EVERY`); from then on, what survives a full collection (the results
-the run holds until its files are written) is frozen as well. A
-command that builds nothing of the kind says so first thing. Only the process's own entry
-point pauses: code that runs a command in a long-lived process (the tests) never freezes
-what it built.
+The collector is off until the command has built what lives as long as the run (the suite,
+or the shard results): objects every collection in between would rescan (about 80 ms before
+the first model call in bench/p1_overhead.py). Only the process's own entry point pauses: a
+command run in a long-lived process (the tests) never freezes what it built.
 
-Redaction needs the variables the providers read their keys from, which only the command's
-configuration knows: the command tells the host (`note_key_envs`), so that the top-level
-error handler, which runs after that code unwound, still knows them.
+The command tells the host the variables the providers read keys from (`note_key_envs`), so
+that the top-level error handler, which runs after the command unwound, still redacts them.
 """
 
 from __future__ import annotations
@@ -52,7 +45,10 @@ class Host:
         gc.disable()
 
     def started(self) -> None:
-        """Start-up is over: end the collector's pause, the first time."""
+        """Start-up is over: the first time, what was built so far is frozen out of the
+        collector's sight (`gc.freeze`), and the collector is back on, its youngest generation
+        collected less often (`YOUNG_COLLECTION_EVERY`). A command that builds nothing to
+        keep calls it first thing."""
         if self._paused:
             self._paused = False
             gc.freeze()
