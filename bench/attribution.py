@@ -138,7 +138,7 @@ async def _gate(root: Path, base_url: str) -> dict[str, Any]:
         outcome = await session.run(request)
         gate_wall = time.perf_counter() - started
         if outcome.failure is not None:
-            raise RuntimeError(outcome.failure_message)
+            raise RuntimeError(session.stopped_by(outcome.failure))
         verdict = session.decide(outcome)
         gate_calls = setup.providers.spent.calls
         started = time.perf_counter()

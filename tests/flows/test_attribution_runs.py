@@ -34,7 +34,7 @@ def _request(repo: GitRepo, base: str, head: str, env: dict[str, str]) -> RunReq
 async def _attribute(request: RunRequest) -> tuple[list[Regression], Any]:
     try:
         outcome = await session.run(request)
-        assert outcome.failure is None, outcome.failure_message
+        assert outcome.failure is None, outcome.failure
         regressions = regressions_of(outcome.evaluation)
         head, _ = head_commit(request)
         found = await attribute_regression(

@@ -66,17 +66,8 @@ class Outcome:
         return self.progress.plan is not None
 
     @property
-    def failure_message(self) -> str:
-        """How the decision words what stopped the run."""
-        return stopped_by(self.failure)
-
-    @property
     def cancelled(self) -> bool:
         return self.progress.cancelled
-
-    def exit_code(self, decision: GateDecision) -> int:
-        """The decision's exit code, or 130 once the run was cancelled."""
-        return self.progress.exit_code(decision.exit_code)
 
     def run_info(self, **where: Any) -> RunInfo:
         """results.json's `run`: `where` it happened, how much of the plan ran, what it and
@@ -125,7 +116,7 @@ class RunVerdict:
         failure = self.outcome.failure
         if failure is not None and self.decision.result is not GateResult.bypassed:
             raise failure
-        return self.outcome.exit_code(self.decision)
+        return self.outcome.progress.exit_code(self.decision.exit_code)
 
 
 def decide(outcome: Outcome, label: LabelWeighed | None = None) -> RunVerdict:
@@ -142,7 +133,7 @@ def decide(outcome: Outcome, label: LabelWeighed | None = None) -> RunVerdict:
         failure = outcome.failure
         code = failure.exit_code if isinstance(failure, EvalwardError) else EXIT_BUG
         decision = gate.stopped(
-            outcome.failure_message, code, label.bypass, label.refusal, done=done, planned=planned
+            stopped_by(failure), code, label.bypass, label.refusal, done=done, planned=planned
         )
     else:
         decision = outcome.evaluation.decision(
