@@ -6,16 +6,10 @@ that may not be entered or written, links to `/`, FIFOs and sockets, and more en
 there is time to read. So every walk here is iterative, works on descriptors (each name is
 opened in the folder evalward already holds, never through a link: a folder swapped for a
 link on the way leads nowhere) and stops at its bounds (`TreeBounds`: depth, entries, time)
-with a `TreeError` that says where.
-
-- `walk` yields each entry of a tree, parents before children, in name order, at most
-  `depth` folders deep.
-- `remove_tree` removes a tree however deep it is, with at most OPEN_FOLDERS folders open:
-  a folder deeper than that is moved up to the tree's top and removed from there. A folder
-  it may not enter or empty (a user without root: the tree's owner, who may change its
-  mode) is opened up first.
-- `Removal` removes many trees, named in folders evalward holds open, within one budget.
-- `copy_tree` copies folders, regular files and links (as links), and leaves out the rest.
+with a `TreeError` that says where. `remove_tree` keeps at most OPEN_FOLDERS folders open:
+a folder deeper than that is moved up to the tree's top and removed from there; one it may
+not enter or empty (a user without root: the tree's owner, who may change its mode) is
+opened up first.
 """
 
 from __future__ import annotations
