@@ -506,10 +506,6 @@ class Git:
         args = ("ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
         return {path.rstrip("/") for path in self.run(*args).split("\0") if path}
 
-    def blob_size(self, oid: str) -> int:
-        """The size of a blob, asked before it is read."""
-        return int(self.run("cat-file", "-s", oid).strip())
-
     def index(self, folder: str = "") -> Index:
         """What the index records at or below `folder` ("": everywhere): each path with its
         mode, as `ls-files --stage` lists it."""

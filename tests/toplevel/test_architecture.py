@@ -455,7 +455,7 @@ def test_a_commits_files_are_read_only_through_the_door() -> None:
     """Every read of a commit's file goes through `files/committed.py`'s `RepoFiles`, whose
     rules (links inside the tree, sizes, what is committed) no other module decides again:
     git's object readers are called from the door alone."""
-    readers = {"read_files", "file_ids", "blobs", "blob", "blob_start", "blob_size", "blob_sizes"}
+    readers = {"read_files", "file_ids", "blobs", "blob", "blob_start", "blob_sizes"}
     readers |= {"links_among", "files_in", "lookup", "entry", "tree", "under"}
     readers |= {"needed_for", "write_files"}
     door = {"evalward.files.committed", "evalward.files.committable", "evalward.git"}

@@ -428,7 +428,8 @@ class RepoFiles:
         if self.commit is not None and self.git is not None:
             _, entry = self.git.lookup(self.commit, real)
             assert entry is not None  # found just above
-            if self.git.blob_size(entry.oid) > limit:
+            size = self.git.blob_sizes({entry.oid}).get(entry.oid, 0)
+            if size > limit:
                 raise NotCommitted(path, f"is larger than {limit} bytes")
             content = self.git.blob(entry.oid)
             if content is None:
