@@ -1,10 +1,7 @@
-"""The phases from a change to its scored, compared record, shared by the action and the CLI.
-
-Plan (`plan.planned.plan`), execute (`execute.run_plan`), then scoring and comparing what ran
-(`evaluated`): each phase hands the next one value, and an error once runs have finished is
-data in it (`Ran.failure`), not an exception crossing the phases. This module owns no client:
-git and the providers come in with the front end's `RunSetup`, so tests run it against real
-repositories and local model servers.
+"""The phases from a change to its scored, compared record, shared by the action and the CLI:
+plan (`plan.planned.plan`), execute (`execute.run_plan`), then scoring and comparing what ran
+(`evaluated`). This module owns no client: git and the providers come in with the front end's
+`RunSetup`, so tests run it against real repositories and local model servers.
 """
 
 from __future__ import annotations

@@ -1,11 +1,10 @@
 """One run of evalward, from its request to its verdict: the lifecycle every front end shares.
 
 The action (a pull request's gate, a push, a schedule, a dispatch, a shard job, a merge) and
-the command line (`evalward run`, `evalward merge`) build one `RunRequest` and call `run`,
-which runs the phases (`pipeline`: plan, execute, score) awaited so that SIGTERM or SIGINT
-stop them and keep what finished (`interrupt`); `decide` makes the run's `Outcome` and the
-bypass label's weighing one `RunVerdict`, which the front end publishes (its files, results.json
-first; the comment, the check, the exit code).
+the command line (`evalward run`, `evalward merge`) call `run`, which runs the phases
+(`pipeline`) so that SIGTERM or SIGINT stop them and keep what finished (`interrupt`); then
+`decide`, whose `RunVerdict` the front end publishes (its files, results.json first; the
+comment, the check, the exit code).
 """
 
 from __future__ import annotations

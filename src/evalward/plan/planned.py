@@ -1,10 +1,6 @@
-"""The plan phase's entry (`plan`) and its one value: a change's runs as the definitions and
-the budget leave them, announced, and with every key they need checked.
-
-`plan(request)` prepares the change (`prepare.prepare_change`: its checkouts live while the
-`Planned` is in use); the execute phase takes the `Planned` whole (`execute.run_plan`) and
-hands on a `Ran`. Nothing here runs an agent: what is refused, cut or missing is known
-before the first model call.
+"""The plan phase's entry (`plan`) and its one value, `Planned`, which the execute phase takes
+whole (`execute.run_plan`). Nothing here runs an agent: what is refused, cut or missing is
+known before the first model call.
 """
 
 from __future__ import annotations

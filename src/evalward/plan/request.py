@@ -1,9 +1,6 @@
-"""The one request a front end hands the phases: its set-up, what it tells as the runs go,
-and, for a merge, the shards' parts that stand for the runs.
-
-The action and the command line each build one (`action.run.main`, `cli.run.main`) and hand
-it to `flows.session.run`, which runs the phases; nothing below builds a client or reads a
-front end's settings.
+"""The one request a front end hands the phases (`flows.session.run`): the action and the
+command line each build one (`action.run.main`, `cli.run.main`), so nothing below builds a
+client or reads a front end's settings.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """One prepared change's run, whole: what every step that runs it takes, made once.
 
-The plan phase makes it where a change is prepared (`planned.planned`), from the front
-end's `RunSetup`, held whole (the clients and the options it was given), and the prepared
-change: the plan, each side's checkout, and the result cache's keys, which every step that
-keys a run shares (each run's key and each agent's fingerprint are computed once, however
-many steps ask). The steps of flows/ take it whole; a stage below them takes only what it uses.
+The plan phase makes it (`planned.plan`) from the front end's `RunSetup` and the prepared
+change. Every step that keys a run shares its keys: each run's key and each agent's
+fingerprint are computed once, however many steps ask.
 """
 
 from __future__ import annotations
