@@ -1,12 +1,7 @@
-"""One job of the action, as the services it is made of: where it speaks (`Console`), what it
-is asked to do and where (`Site`, and the event's `Route` and pull request), the clients it
-calls (`Clients`) and what it may trust of the checkout (`Trusted`).
-
-`run.main` builds them with real clients from the process's environment. A function of the
-action takes the parts it uses; only the steps that hand the job on take the whole `Job`,
-so tests hand in local servers. Everything the job logs or writes is redacted. The runs
-themselves are not the job's: `run.main` hands the phases one `RunRequest` beside it, with
-the model providers and the sandbox in its set-up.
+"""One job of the action, as the services it is made of. `run.main` builds them with real
+clients from the process's environment; a function of the action takes the parts it uses,
+and only the steps that hand the job on take the whole `Job`, so tests hand in local
+servers. The runs themselves are not the job's: they are the `RunRequest` beside it.
 """
 
 from __future__ import annotations

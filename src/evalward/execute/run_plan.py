@@ -1,9 +1,8 @@
 """The execute phase's entry: a `Planned` change run round by round, handed on as one `Ran`.
 
-An error once the runs have begun does not cross into the next phase as an exception: the
-`Ran` carries it (`Ran.failure`) beside the runs that finished before it, so they are scored,
-written and reported before the front end ends the process. A cancellation (SIGTERM, SIGINT)
-is the caller's to catch (`flows.interrupt`): it stops this coroutine.
+An error once a run has finished is carried in the `Ran` (`Ran.failure`), so the runs before
+it are scored, written and reported before the front end ends the process. A cancellation
+(SIGTERM, SIGINT) is the caller's to catch (`flows.interrupt`): it stops this coroutine.
 """
 
 from __future__ import annotations
