@@ -51,11 +51,6 @@ class Expected:
     notes: list[str]
     prices: PriceTable
 
-    @property
-    def compared(self) -> bool:
-        """The plan compares with a base commit (a pull request, `--base`)."""
-        return bool(self.source["base"])
-
 
 @contextmanager
 def expected(setup: RunSetup) -> Iterator[Expected]:
