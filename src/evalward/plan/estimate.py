@@ -33,11 +33,7 @@ calls are estimated at their most (one per turn the conversation can reach), but
 read grows with what the agent says: their share stays in the allowance, and each call is
 counted against it as it is made, so the budget stops a conversation that outgrows it.
 
-Over budget, what runs is decided from the base's definitions alone (`budget_estimate`): the
-fixtures the base gates with come first, in order of their severity (critical first; within a
-severity, by Eval and fixture name), each head run estimated with the base's agent, as its
-base run is; the Evals and fixtures the pull request adds get only what they leave. A
-fixture's reps and both of its sides stay together; the rest are skipped.
+Over budget, what runs is decided from the base's definitions alone (`trim_to_budget`).
 """
 
 from __future__ import annotations
@@ -355,15 +351,17 @@ def trim_to_budget(
     budget: Budget,
     cached: Callable[[PlannedRun], bool] | None = None,
 ) -> Trimmed:
-    """Keep the most severe fixtures that fit the budget; report the rest as skipped. Runs
-    `cached` says the result cache will answer cost nothing.
+    """Keep the most severe fixtures that fit the budget (a fixture's reps and both its sides
+    together); report the rest as skipped. Runs `cached` says the result cache will answer
+    cost nothing.
 
     Which runs stay is decided from the base's definitions alone: the fixtures the base gates
-    with come first, by the base's severity and the base's estimate of them
-    (`budget_estimate`); the Evals the pull request adds, then the fixtures it adds to the
-    base's Evals (pending: they gate only once merged), get only what those leave. Nothing a
-    pull request adds or makes costlier can push the fixtures that decide the gate out of it;
-    one of them is left out only where the budget cannot hold the base's own (`base_over`)."""
+    with come first, by the base's severity (then Eval and fixture name) and the base's
+    estimate of them (`budget_estimate`); the Evals the pull request adds, then the fixtures
+    it adds to the base's Evals (pending: they gate only once merged), get only what those
+    leave. Nothing a pull request adds or makes costlier can push the fixtures that decide
+    the gate out of it; one of them is left out only where the budget cannot hold the base's
+    own (`base_over`)."""
     groups: dict[tuple[str, str], list[PlannedRun]] = {}
     for run in plan.runs:
         groups.setdefault((run.eval, run.fixture), []).append(run)
