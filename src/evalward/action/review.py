@@ -68,14 +68,8 @@ class ReviewOutcome:
     failure: str = ""
     """Why the findings are not on the lines (the caller lists them in the sticky comment
     instead); empty when each stands on its lines."""
-    status: int | None = None
-    """GitHub's HTTP status for `failure` (403: the token cannot write reviews)."""
     unretired: str = ""
     """Why earlier comments whose findings are gone could not be marked so."""
-
-    @property
-    def on_the_lines(self) -> bool:
-        return not self.failure
 
 
 def publish_review(
@@ -197,4 +191,4 @@ def _failed(exc: GitHubError, pull: PullInfo, kept: int = 0) -> ReviewOutcome:
         if pull.from_fork
         else ""
     )
-    return ReviewOutcome(kept=kept, failure=f"{exc}{hint}", status=exc.status)
+    return ReviewOutcome(kept=kept, failure=f"{exc}{hint}")
