@@ -8,7 +8,7 @@ import pytest
 
 from attribution.conftest import BASE_AGENT, BASE_PROMPT, HEAD_PROMPT, SUPPORT
 from evalward.attribution.hunks import split_change
-from evalward.attribution.variants import Variant, build_variant
+from evalward.attribution.variants import build_variant
 from evalward.git import Git
 from support.gitrepo import GitRepo
 
@@ -33,17 +33,17 @@ def test_a_variant_without_hunk_two_checks_out_as_the_head_does(repo: GitRepo) -
         ("prompts/support.md", 3, 11, 11, ""),
     ]
     built = build_variant(git, base, head, SUPPORT, [hunks[2]])
-    assert isinstance(built, Variant)
+    assert isinstance(built, str)
     expected = HEAD_PROMPT.replace("A new rule.\nAn example of it.\n", "")
-    listed = repo.git("ls-tree", "-r", built.commit).splitlines()
-    blob = repo.git("rev-parse", f"{built.commit}:prompts/support.md")
+    listed = repo.git("ls-tree", "-r", built).splitlines()
+    blob = repo.git("rev-parse", f"{built}:prompts/support.md")
     assert [line.split("\t")[1] for line in listed] == [
         "agents/support.yaml",
         "prompts/support.md",
     ]
     assert f"100644 blob {blob}\tprompts/support.md" in listed
-    with git.worktree(built.commit) as tree:
+    with git.worktree(built) as tree:
         assert (tree / "prompts/support.md").read_text(encoding="utf-8") == expected
         assert (tree / "agents/support.yaml").read_text(encoding="utf-8") == HEAD_AGENT
-        assert Git(tree).resolve("HEAD") == built.commit
+        assert Git(tree).resolve("HEAD") == built
     assert repo.git("status", "--porcelain") == ""  # the repository's own tree untouched

@@ -19,16 +19,16 @@ from attribution.conftest import (
 )
 from evalward.attribution.fields import plain, round_trip
 from evalward.attribution.hunks import AgentFiles, Hunk, split_change
-from evalward.attribution.variants import NotBuildable, Variant, build_variant, with_only
+from evalward.attribution.variants import NotBuildable, build_variant, with_only
 from evalward.git import Git
 from support.gitrepo import GitRepo
 
 pytestmark = pytest.mark.integration
 
 
-def variant(change: Change, *reverted: Hunk, files: AgentFiles = SUPPORT) -> Variant:
+def variant(change: Change, *reverted: Hunk, files: AgentFiles = SUPPORT) -> str:
     built = build_variant(change.git, change.base, change.head, files, reverted)
-    assert isinstance(built, Variant), built
+    assert isinstance(built, str), built
     return built
 
 
@@ -47,19 +47,19 @@ def by_name(hunks: tuple[Hunk, ...]) -> dict[str, Hunk]:
 def test_a_prompt_hunk_taken_back_changes_its_lines_only(change: Change) -> None:
     hunks = by_name(split_change(change.git, change.base, change.head, SUPPORT))
     built = variant(change, hunks["prompts/support.md 2"])
-    assert change.repo.git("rev-parse", f"{built.commit}^") == change.head
-    assert changed(change, built.commit) == ["prompts/support.md"]
+    assert change.repo.git("rev-parse", f"{built}^") == change.head
+    assert changed(change, built) == ["prompts/support.md"]
     expected = HEAD_PROMPT.replace("A new rule.\nAn example of it.\n", "")
-    assert show(change, built.commit, "prompts/support.md") == expected
+    assert show(change, built, "prompts/support.md") == expected
     # the same hunks of the same head are the same commit
-    assert variant(change, hunks["prompts/support.md 2"]).commit == built.commit
+    assert variant(change, hunks["prompts/support.md 2"]) == built
     both = variant(change, hunks["prompts/support.md 1"], hunks["prompts/support.md 3"])
-    assert show(change, both.commit, "prompts/support.md") == (
+    assert show(change, both, "prompts/support.md") == (
         HEAD_PROMPT.replace("Rule 2, said more firmly.", "Rule 2.").replace(
             "Rule 10.", "Rule 9.\nRule 10."
         )
     )
-    assert variant(change).commit == change.head  # nothing taken back: the head itself
+    assert variant(change) == change.head  # nothing taken back: the head itself
 
 
 def test_fields_taken_back_rewrite_their_own_lines_only(change: Change) -> None:
@@ -70,13 +70,13 @@ def test_fields_taken_back_rewrite_their_own_lines_only(change: Change) -> None:
         hunks["spec.tools[lookup_order].description"],
         hunks["spec.tools[refund]"],
     )
-    assert changed(change, built.commit) == ["agents/support.yaml"]
+    assert changed(change, built) == ["agents/support.yaml"]
     # every field back as the base has it; the head's comment line stays the head's
-    assert show(change, built.commit, "agents/support.yaml") == BASE_AGENT.replace(
+    assert show(change, built, "agents/support.yaml") == BASE_AGENT.replace(
         "# The support agent.", "# The support agent, answering refunds too."
     )
     model_only = variant(change, hunks["spec.models"])
-    assert show(change, model_only.commit, "agents/support.yaml") == HEAD_AGENT.replace(
+    assert show(change, model_only, "agents/support.yaml") == HEAD_AGENT.replace(
         "[openai/gpt-4.1]", "[openai/gpt-4.1-mini]"
     )
 
@@ -94,7 +94,7 @@ def test_removed_fields_come_back_where_the_base_had_them(repo: GitRepo) -> None
     hunks = split_change(change.git, base, head, SUPPORT)
     assert [h.field_name for h in hunks] == ["spec.temperature", "spec.tools[clarify]"]
     built = variant(change, *hunks)
-    assert show(change, built.commit, "agents/support.yaml") == BASE_AGENT
+    assert show(change, built, "agents/support.yaml") == BASE_AGENT
 
 
 def test_a_field_in_a_flow_mapping_is_written_back_as_data(repo: GitRepo) -> None:
@@ -109,7 +109,7 @@ def test_a_field_in_a_flow_mapping_is_written_back_as_data(repo: GitRepo) -> Non
     hunks = by_name(split_change(change.git, base, head, SUPPORT))
     assert set(hunks) == {"spec.tools[lookup_order].description", "spec.tools[lookup_order].mock"}
     built = variant(change, hunks["spec.tools[lookup_order].description"])
-    written = plain(round_trip().load(show(change, built.commit, "agents/support.yaml")))
+    written = plain(round_trip().load(show(change, built, "agents/support.yaml")))
     assert written == plain(round_trip().load(start + flow.replace("output: x", "output: y")))
 
 
@@ -124,18 +124,18 @@ def test_a_revert_that_leaves_the_agent_invalid_does_not_build(repo: GitRepo) ->
     assert built.reason.startswith("agents/support.yaml: the agent support no longer loads")
     assert "set either `system` or `systemFile`, not both" in built.reason
     both = build_variant(Git(repo.path), base, head, SUPPORT, hunks.values())
-    assert isinstance(both, Variant)
+    assert isinstance(both, str)
 
 
 def test_the_base_with_only_some_hunks_is_the_head_with_the_others_back(change: Change) -> None:
     hunks = split_change(change.git, change.base, change.head, SUPPORT)
     added = by_name(hunks)["prompts/support.md 2"]
     built = with_only(change.git, change.base, change.head, SUPPORT, hunks, [added])
-    assert isinstance(built, Variant)
-    assert show(change, built.commit, "prompts/support.md") == BASE_PROMPT.replace(
+    assert isinstance(built, str)
+    assert show(change, built, "prompts/support.md") == BASE_PROMPT.replace(
         "Rule 6.", "A new rule.\nAn example of it.\nRule 6."
     )
-    written = plain(round_trip().load(show(change, built.commit, "agents/support.yaml")))
+    written = plain(round_trip().load(show(change, built, "agents/support.yaml")))
     assert written == plain(round_trip().load(BASE_AGENT))
 
 
@@ -156,10 +156,10 @@ def test_whole_files_are_taken_back_restored_or_removed(repo: GitRepo) -> None:
         ("tools/old.sh", "file", 0),  # gone from the head
     ]
     built = variant(change, *hunks, files=files)
-    assert repo.git("diff", "--name-status", base, built.commit) == ""
-    assert "tools/new" not in repo.git("ls-tree", "-r", "--name-only", built.commit)
+    assert repo.git("diff", "--name-status", base, built) == ""
+    assert "tools/new" not in repo.git("ls-tree", "-r", "--name-only", built)
     only_binary = variant(change, hunks[0], files=files)
-    assert repo.git("diff", "--name-status", head, only_binary.commit) == "M\ttools/lookup.bin"
+    assert repo.git("diff", "--name-status", head, only_binary) == "M\ttools/lookup.bin"
 
 
 def test_tools_put_back_at_one_place_keep_the_bases_order(repo: GitRepo) -> None:
@@ -176,7 +176,7 @@ def test_tools_put_back_at_one_place_keep_the_bases_order(repo: GitRepo) -> None
     change = Change(repo, Git(repo.path), base, head)
     hunks = split_change(change.git, base, head, SUPPORT)
     assert [h.field_name for h in hunks] == ["spec.tools[alpha]", "spec.tools[zeta]"]
-    assert show(change, variant(change, *hunks).commit, "agents/support.yaml") == with_extra
+    assert show(change, variant(change, *hunks), "agents/support.yaml") == with_extra
 
 
 def test_a_block_prompts_lines_taken_back_beside_a_field_read_as_the_mixed_text(
@@ -190,7 +190,7 @@ def test_a_block_prompts_lines_taken_back_beside_a_field_read_as_the_mixed_text(
     change = Change(repo, Git(repo.path), base, head)
     temperature, rule, added, described = split_change(change.git, base, head, INLINE)
     built = variant(change, rule, temperature, files=INLINE)
-    text = show(change, built.commit, "agents/support.yaml")
+    text = show(change, built, "agents/support.yaml")
     assert text == INLINE_HEAD.replace("temperature: 0.3", "temperature: 0").replace(
         "    Refund at once.\n", "    Ask why before you refund.\n"
     )
@@ -202,4 +202,4 @@ def test_a_block_prompts_lines_taken_back_beside_a_field_read_as_the_mixed_text(
     assert spec["tools"][0]["description"] == "Look up an order by its id or email.\n"
     # every hunk taken back is the base, line for line
     everything = variant(change, temperature, rule, added, described, files=INLINE)
-    assert show(change, everything.commit, "agents/support.yaml") == INLINE_BASE
+    assert show(change, everything, "agents/support.yaml") == INLINE_BASE

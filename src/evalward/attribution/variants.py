@@ -36,13 +36,6 @@ from evalward.resources.yamlsource import load_documents
 
 
 @dataclass(frozen=True)
-class Variant:
-    """The commit of the head with some hunks taken back (the head itself when none is)."""
-
-    commit: str
-
-
-@dataclass(frozen=True)
 class NotBuildable:
     """A variant that cannot be run, and why (in words for the report)."""
 
@@ -55,11 +48,12 @@ class _Unbuildable(Exception):
 
 def build_variant(
     git: Git, base: str, head: str, agent: AgentFiles, reverted: Iterable[Hunk]
-) -> Variant | NotBuildable:
-    """The head with each hunk of `reverted` as the base has it."""
+) -> str | NotBuildable:
+    """The commit of the head with each hunk of `reverted` as the base has it (the head itself
+    when none is)."""
     taken = frozenset(reverted)
     if not taken:
-        return Variant(head)
+        return head
     before, after = RepoFiles.at_commit(git, base), RepoFiles.at_commit(git, head)
     by_path: dict[str, list[Hunk]] = {}
     for hunk in in_diff_order(taken):
@@ -77,7 +71,7 @@ def build_variant(
         return NotBuildable(f"{where}: {exc}")
     tree = git.tree_with(head, files)
     shown = ", ".join(h.describe() for h in in_diff_order(taken))
-    return Variant(git.commit_tree(tree, head, f"{head[:12]} with {shown} taken back"))
+    return git.commit_tree(tree, head, f"{head[:12]} with {shown} taken back")
 
 
 def with_only(
@@ -87,7 +81,7 @@ def with_only(
     agent: AgentFiles,
     hunks: Iterable[Hunk],
     applied: Iterable[Hunk],
-) -> Variant | NotBuildable:
+) -> str | NotBuildable:
     """The base's agent with only `applied` of the change's `hunks`: the head with every
     other hunk taken back (what confirms that `applied` alone brings a regression back)."""
     kept = frozenset(applied)

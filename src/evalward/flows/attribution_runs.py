@@ -26,7 +26,7 @@ from evalward.attribution.search import (
     Trial,
     attribute,
 )
-from evalward.attribution.variants import NotBuildable, Variant, build_variant, with_only
+from evalward.attribution.variants import NotBuildable, build_variant, with_only
 from evalward.errors import printable
 from evalward.flows import pipeline
 from evalward.flows.interrupt import until_signalled
@@ -239,10 +239,10 @@ async def attribute_regression(
     files = evaluation.agent_files.get(regression.agent)
     hunks: tuple[Hunk, ...] = split_change(git, base, head, files) if files is not None else ()
 
-    async def tried(variant: Variant | NotBuildable) -> Trial:
+    async def tried(variant: str | NotBuildable) -> Trial:
         if isinstance(variant, NotBuildable):
             return Trial(False, not_built=variant.reason)
-        return await variant_trial(request, regression, variant.commit, budget)
+        return await variant_trial(request, regression, variant, budget)
 
     async def regresses(reverted: frozenset[Hunk]) -> Trial:
         assert files is not None
