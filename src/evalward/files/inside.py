@@ -11,11 +11,8 @@ the repository root, which is also the working directory of every program evalwa
 a leading `/` says the same. A `systemFile` written the old way, relative to the file that
 names it, is still found when nothing is at its root path, with a deprecation warning.
 AgentV files keep AgentV's own rule (relative to the eval file, then each folder above it;
-importers/agentv/convert.py). Beside the rule: a link or a file on the way to a folder evalward
-needs (`link_on_the_way`, `file_on_the_way`), and every path a read depends on, links
-followed (`looked_up`), with where each link met leads (`links_met`). Here, beneath both
-the resources and the door to their files (files/committed.py), so that neither imports the
-other to ask.
+importers/agentv/convert.py). The rules live here, beneath both the resources and the door
+to their files (files/committed.py), so that neither imports the other to ask.
 """
 
 from __future__ import annotations
