@@ -14,15 +14,10 @@ depends on the machine (keys, the sandbox) is checked by the run alone.
   world during an eval.
 - A fixture's state criteria have a playground to read (the fixture's or its Eval's), and a
   run's playground has its seeds in the tree it is made from (playgrounds.py).
-- What the repository shows beside the definitions (static_checks.py): a SQLite seed loads,
-  a `sql` criterion prepares against it, a code scorer compiles; a state criterion's path
-  the seeds do not have is a warning.
-- Every program the head's agents run is there (program_checks.py): a program on PATH (one
-  only the action's image or the agent's environment may have is a warning), an
-  interpreter's script a file of the head's commit (an untracked or git-ignored file, such
-  as one another workflow step wrote, is refused at its line). The base's programs are not
-  asked: the pull request cannot change the base, so a program only the base lacks must not
-  refuse its gate; such a base run fails on its own, as the base's error.
+- What the repository shows beside the definitions (static_checks.py), and every program
+  the head's agents run (program_checks.py). The base's programs are not asked: the pull
+  request cannot change the base, so a program only the base lacks must not refuse its gate;
+  such a base run fails on its own, as the base's error.
 """
 
 from __future__ import annotations
