@@ -6,10 +6,8 @@ show: asked by `evalward validate` and by a run's preflight (preflight.py), of e
   playground loads it in (runtime/playground/sqlite_seed.py), and every `sql` criterion of the
   fixtures that use it is prepared there (EXPLAIN: compiled, not run), read-only as a run's
   query is: its syntax, its tables and its columns, with the nearest name.
-- Each code scorer is compiled, or parsed by `node --check` (scorer_checks.py).
-- Each state criterion's path is compared with what the seeds tell of the state's shape
-  (state_paths.py), and with the state a playground was made in when `validate
-  --playgrounds` provisioned it: a path they do not have is a warning.
+- Each code scorer compiles (scorer_checks.py), and each state criterion's path is one the
+  seeds' state can hold (state_paths.py).
 
 A seed the repository does not have, or that leads outside it, is the preflight's own
 refusal (`missing_seeds`), not checked again here.
