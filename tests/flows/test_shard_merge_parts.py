@@ -1,6 +1,7 @@
 """`flows.shard_merge` on its own: the plan the merge computes itself (`expected`), and the
 parts it takes or refuses (none, one its front end's check refuses, one sealed with another
-key, one of another commit), with a part written by a real one-part shard run."""
+key, one of another commit), with a part written by a real one-part shard run; and the notes
+it says of the whole, which no part may say of its share alone."""
 
 from __future__ import annotations
 
@@ -18,9 +19,9 @@ from evalward.flows.shard_merge import expected, merge, merge_parts
 from evalward.plan.progress import RunProgress
 from evalward.plan.run_setup import RunSetup
 from evalward.security import Redactor
-from fakes.model_server import ScriptedModelServer, text
+from fakes.model_server import ScriptedModelServer, error, text
 from support.gitrepo import GitRepo
-from support.greeter import greeter_agent
+from support.greeter import greeter_agent, greeter_eval, greeting_fixture
 from support.planning import greeter_files, setup_of
 
 pytestmark = pytest.mark.integration
@@ -109,3 +110,62 @@ def test_a_part_of_another_commit_is_refused(
 
     assert "holds results for commit" in str(refused.value)
     assert json.loads(part.read_text())  # the part itself is left as it was
+
+
+OUTAGE = error(503, headers={"Retry-After": "0"})
+
+
+@pytest.mark.parametrize("unreached", [("farewell",), ("farewell", "greeting")])
+def test_no_baseline_is_said_of_every_part_s_base_runs_not_of_one_part_s(
+    repo: GitRepo,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    tmp_path: Path,
+    unreached: tuple[str, ...],
+) -> None:
+    """Two parts, each holding one fixture's base run: the merge says an Eval has no baseline
+    only when every base run of it, in any part, reached no provider."""
+    farewell = greeting_fixture("{ type: contains, value: Hi }")
+    farewell = farewell.replace("greeting", "farewell").replace('"Hi!"', '"Bye!"')
+    files = {
+        **greeter_files(),
+        "evals/greeter.yaml": greeter_eval().replace("[greeting]", "[greeting, farewell]"),
+        "evals/fixtures/farewell.yaml": farewell,
+    }
+    base = repo.commit("greeter", files)
+    repo.commit("warmer", {"agents/greeter.yaml": greeter_agent("openai/gpt-test", "Warmly.")})
+    prompts = {"greeting": "Hi!", "farewell": "Bye!"}
+    model.script(lambda body: any(prompts[f] in json.dumps(body) for f in unreached), OUTAGE)
+    model.script(lambda body: True, text("Hi there."))
+
+    async def part(index: int) -> Path:
+        setup = setup_of(repo, base, env)
+        try:
+            spec, progress = ShardSpec(index, 2), RunProgress()
+            written = await shard.run_part(setup, spec, tmp_path, Redactor([]), progress, KEY)
+        finally:
+            await setup.providers.aclose()
+        assert written is not None
+        return written.path
+
+    paths = [asyncio.run(part(1)), asyncio.run(part(2))]
+    bases = [
+        sorted(f["fixture"] for f in json.loads(p.read_text())["fixtures"] if f["side"] == "base")
+        for p in paths
+    ]
+    assert sorted(bases) == [["farewell"], ["greeting"]], "each part holds one base run"
+
+    setup = setup_of(repo, base, env)
+    try:
+        with expected(setup) as plan:
+            merged = merge_parts(paths, plan, KEY)
+    finally:
+        asyncio.run(setup.providers.aclose())
+    said = [note for note in merged.notes if "no baseline" in note]
+    if len(unreached) == 2:
+        assert said == [
+            "greeter-eval: no baseline — every base run failed to reach its model provider "
+            "after retries"
+        ]
+    else:
+        assert said == [], "one part's base reached no provider; the other part's did"

@@ -14,7 +14,7 @@ from evalward.plan.request import RunRequest
 from evalward.plan.run_setup import RunSetup
 from evalward.record.evaluation import Evaluation
 from evalward.rundata.spool import TraceSpool
-from evalward.verdict.compare import compare
+from evalward.verdict.compare import compare, no_baseline_notes
 from evalward.verdict.settle import settle
 
 
@@ -59,11 +59,6 @@ def evaluated(ran: Ran, traces: TraceSpool) -> Evaluation:
     )
     scored = score_evals(evaluation.plan, ran.evals, evaluation.fixtures)
     evaluation.evals = settle(scored, ran.evals, ran.flaky, ran.pairs)
-    for result in evaluation.evals:
-        if result.side == "base" and result.provider_unavailable:
-            evaluation.notes.append(
-                f"{result.eval}: no baseline — every base run failed to reach its model "
-                "provider after retries"
-            )
+    evaluation.notes += no_baseline_notes(evaluation.evals)
     evaluation.comparisons = compare(evaluation.evals)
     return evaluation

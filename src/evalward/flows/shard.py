@@ -38,6 +38,7 @@ from evalward.report.files import write_text
 from evalward.resources import ResourceSet
 from evalward.rundata.sides import Side
 from evalward.security import Redactor
+from evalward.verdict.compare import no_baseline_notes
 
 RUN_OVERHEAD = 0.05
 """Every run also costs a start-up (a process, a judge set-up), relative to the dearest run:
@@ -127,6 +128,9 @@ async def run_part(
         base_over_budget=evaluation.base_over_budget,
         spent=SpentInfo.of(setup.providers.spent),
     )
+    # whether an Eval has a baseline is the merge's to say, of every part's base runs
+    said = no_baseline_notes(evaluation.evals)
+    evaluation.notes = [note for note in evaluation.notes if note not in said]
     document = part_document(evaluation, part)
     # Sealed as written: redaction may change the text, so the seal is of the redacted part.
     document = json.loads(redact(json.dumps(document)))

@@ -35,7 +35,7 @@ from evalward.rundata.results import FixtureResult
 from evalward.rundata.sides import Side
 from evalward.rundata.spending import Spent
 from evalward.rundata.spool import TraceSpool
-from evalward.verdict.compare import compare
+from evalward.verdict.compare import compare, no_baseline_notes
 from evalward.verdict.settle import settle
 
 
@@ -136,7 +136,7 @@ def merge(parts: Sequence[Part], plan: Expected, key: str | None) -> Evaluation:
         fixtures=fixtures,
         evals=evals,
         comparisons=compare(evals),
-        notes=notes,
+        notes=notes + no_baseline_notes(evals),
         private=private_runs(plan.plan, plan.resources),
         skipped=sorted(skipped),
         base_over_budget=excused,

@@ -117,6 +117,16 @@ def compare(results: list[EvalResult]) -> list[EvalComparison]:
     return [_compare_one(r, base.get(r.eval)) for r in results if r.side == "head"]
 
 
+def no_baseline_notes(results: list[EvalResult]) -> list[str]:
+    """A note for each Eval `compare` finds no baseline for because its base reached no
+    provider: said of the whole run's results (a shard part's own would speak for its share)."""
+    return [
+        f"{r.eval}: no baseline — every base run failed to reach its model provider after retries"
+        for r in results
+        if r.side == "base" and r.provider_unavailable
+    ]
+
+
 def _compare_one(head: EvalResult, base: EvalResult | None) -> EvalComparison:
     comparison = EvalComparison(head=head, base=base)
     head_runs = runs_by_fixture(head.fixtures)
