@@ -161,6 +161,26 @@ def test_the_hunk_that_broke_two_fixtures_is_named_on_its_line_and_the_gate_stil
     assert len(github.reviews_on(7)) == 1
 
 
+def test_a_review_comment_the_token_may_not_mark_is_said_in_the_log_when_its_hunk_is_gone(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    script(model)
+    _pull(repo, github, config=ROOMY)
+    assert _gate(repo, github, model).returncode == 1
+    (review_comment,) = github.review_comments_on(7)
+
+    fixed = repo.commit("refunds again", {"prompts/clerk.md": HEAD_PROMPT.replace(NEVER, "")})
+    github.pulls[7].head_sha = fixed
+    github.fail("PATCH", r"/pulls/comments/\d+$", 403, "Resource not accessible by integration")
+    run = _gate(repo, github, model)
+
+    assert run.returncode == 0, run.stdout + run.stderr
+    (warning,) = [line for line in run.stdout.splitlines() if "earlier review comments" in line]
+    assert warning.startswith("::warning::") and "HTTP 403" in warning
+    assert "resolve them on the pull request" in warning
+    assert github.review_comments_on(7) == [review_comment]
+
+
 @pytest.mark.usefixtures("head_strays_read")
 def test_attributions_cost_is_shown_apart_and_a_rerun_reuses_its_variant_runs(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer

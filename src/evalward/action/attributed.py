@@ -96,3 +96,7 @@ def review(
         job.console.log(command("warning", f"no review on the changed lines: {outcome.failure}"))
     elif outcome.url:
         job.console.log(f"review: {outcome.url}")
+    if outcome.unretired:
+        said = "earlier review comments still stand, not marked as no longer applying"
+        fix = "resolve them on the pull request; a later run will not ask again"
+        job.console.log(command("warning", f"{said} ({outcome.unretired}): {fix}"))

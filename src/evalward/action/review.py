@@ -66,8 +66,8 @@ class ReviewOutcome:
     url: str = ""
     """The review posted by this push; empty when nothing new was posted."""
     failure: str = ""
-    """Why the findings are not on the lines (the caller lists them in the sticky comment
-    instead); empty when each stands on its lines."""
+    """Why the findings are not on the lines (the sticky comment lists them either way);
+    empty when each stands on its lines."""
     unretired: str = ""
     """Why earlier comments whose findings are gone could not be marked so."""
 
