@@ -88,7 +88,7 @@ def test_a_hunk_the_head_has_no_line_for_is_named_without_a_link() -> None:
 
 
 def test_the_review_comment_says_what_taking_it_back_showed() -> None:
-    text = finding_text(_found(HUNK), HUNK)
+    text = finding_text(_found(HUNK))
 
     assert text.startswith("This change makes clerk-eval regress: refund-a, refund-b pass")
     assert "Taken back, they pass (refund-a 8/8, refund-b 8/8)" in text

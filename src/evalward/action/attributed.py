@@ -41,7 +41,7 @@ def findings(
     `evidence` (`evidence_of`)."""
     return [
         # hunk.changed: the lines of the diff a review comment may take
-        LineFinding(hunk.path, *hunk.changed, finding_text(each, hunk, evidence))
+        LineFinding(hunk.path, *hunk.changed, finding_text(each, evidence))
         for each in (found.found if found is not None else ())
         if each.attributed is not None
         for hunk in in_diff_order(each.attributed.culprit)

@@ -21,8 +21,8 @@ def scores_text(tried: Tried) -> str:
     return ", ".join(f"{s.fixture} {s.passed}/{s.runs}" for s in tried.trial.scores)
 
 
-def finding_text(found: Finding, hunk: Hunk, evidence: Mapping[tuple[str, str], str] = {}) -> str:
-    """What a review comment on `hunk`'s lines says, in plain words (escaped where shown),
+def finding_text(found: Finding, evidence: Mapping[tuple[str, str], str] = {}) -> str:
+    """What a review comment on the culprit hunk's lines says, in plain words (escaped where shown),
     with each regressed fixture's `evidence` as the comment gives it (the step where the head
     departs from the base, the assertion, the statistics), where it is at hand."""
     attributed = found.attributed
