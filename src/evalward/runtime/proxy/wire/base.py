@@ -133,11 +133,6 @@ class TypedEvents:
         return body
 
     @staticmethod
-    def unobserved(body: Mapping[str, Any]) -> str | None:
-        del body
-        return None
-
-    @staticmethod
     def events_of(reply: Mapping[str, Any]) -> list[dict[str, Any]]:
         raise NotImplementedError
 

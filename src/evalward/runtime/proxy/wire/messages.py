@@ -56,6 +56,45 @@ READ_BLOCKS = ("text", "thinking", "redacted_thinking", "compaction", "tool_use"
 not observe (`server_tool_use`, `mcp_tool_use`, their results)."""
 
 
+def events_of(reply: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A whole `message` as the events the API streams it in."""
+    usage = mapping(reply.get("usage"))
+    start = {
+        **{k: v for k, v in reply.items() if k not in ("content", "stop_reason", "usage")},
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": count(usage.get("input_tokens")), "output_tokens": 0},
+    }
+    events: list[dict[str, Any]] = [{"type": "message_start", "message": start}]
+    for index, block in enumerate(items(reply.get("content"))):
+        kind = block.get("type")
+        if kind == "tool_use":
+            opened = {**block, "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block.get("input", {}))}
+        elif kind == "text":
+            opened = {**block, "text": ""}
+            delta = {"type": "text_delta", "text": str(block.get("text") or "")}
+        else:
+            opened, delta = dict(block), {}
+        events.append({"type": "content_block_start", "index": index, "content_block": opened})
+        if delta:
+            events.append({"type": "content_block_delta", "index": index, "delta": delta})
+        events.append({"type": "content_block_stop", "index": index})
+    events.append(
+        {
+            "type": "message_delta",
+            "delta": {
+                "stop_reason": reply.get("stop_reason"),
+                "stop_sequence": reply.get("stop_sequence"),
+            },
+            "usage": {"output_tokens": count(usage.get("output_tokens"))},
+        }
+    )
+    events.append({"type": "message_stop"})
+    return events
+
+
 class Messages(TypedEvents):
     kind = Kind.messages
 
@@ -64,9 +103,7 @@ class Messages(TypedEvents):
         del body
         return _Blocks()
 
-    @staticmethod
-    def events_of(reply: Mapping[str, Any]) -> list[dict[str, Any]]:
-        return events_of(reply)
+    events_of = staticmethod(events_of)
 
     @staticmethod
     def unobserved(body: Mapping[str, Any]) -> str | None:
@@ -193,45 +230,6 @@ class _Blocks:
         for index in list(self._json):
             self._close(index)
         return {**self._message, "content": [b for _, b in sorted(self._blocks.items())]}
-
-
-def events_of(reply: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """A whole `message` as the events the API streams it in."""
-    usage = mapping(reply.get("usage"))
-    start = {
-        **{k: v for k, v in reply.items() if k not in ("content", "stop_reason", "usage")},
-        "content": [],
-        "stop_reason": None,
-        "stop_sequence": None,
-        "usage": {"input_tokens": count(usage.get("input_tokens")), "output_tokens": 0},
-    }
-    events: list[dict[str, Any]] = [{"type": "message_start", "message": start}]
-    for index, block in enumerate(items(reply.get("content"))):
-        kind = block.get("type")
-        if kind == "tool_use":
-            opened = {**block, "input": {}}
-            delta = {"type": "input_json_delta", "partial_json": json.dumps(block.get("input", {}))}
-        elif kind == "text":
-            opened = {**block, "text": ""}
-            delta = {"type": "text_delta", "text": str(block.get("text") or "")}
-        else:
-            opened, delta = dict(block), {}
-        events.append({"type": "content_block_start", "index": index, "content_block": opened})
-        if delta:
-            events.append({"type": "content_block_delta", "index": index, "delta": delta})
-        events.append({"type": "content_block_stop", "index": index})
-    events.append(
-        {
-            "type": "message_delta",
-            "delta": {
-                "stop_reason": reply.get("stop_reason"),
-                "stop_sequence": reply.get("stop_sequence"),
-            },
-            "usage": {"output_tokens": count(usage.get("output_tokens"))},
-        }
-    )
-    events.append({"type": "message_stop"})
-    return events
 
 
 def _messages(body: Mapping[str, Any]) -> list[ChatMessage]:

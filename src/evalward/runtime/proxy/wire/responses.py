@@ -57,6 +57,55 @@ READ_ITEMS = ("message", "reasoning", "compaction", "function_call", "custom_too
 it does not observe (`mcp_call`, `web_search_call`, `local_shell_call`, …)."""
 
 
+def events_of(reply: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A whole `response` as the events the API streams it in, numbered in order."""
+    events: list[dict[str, Any]] = []
+
+    def emit(kind: str, **fields: Any) -> None:
+        events.append({"type": kind, "sequence_number": len(events), **fields})
+
+    opening = {**reply, "status": "in_progress", "output": [], "usage": None}
+    emit("response.created", response=opening)
+    emit("response.in_progress", response=opening)
+    for index, item in enumerate(items(reply.get("output"))):
+        item_id = str(item.get("id") or f"item_{index}")
+        if item.get("type") == "message":
+            emit(
+                "response.output_item.added",
+                output_index=index,
+                item={**item, "status": "in_progress", "content": []},
+            )
+            for number, part in enumerate(items(item.get("content"))):
+                where = {"item_id": item_id, "output_index": index, "content_index": number}
+                text = str(part.get("text") or "")
+                emit("response.content_part.added", **where, part={**part, "text": ""})
+                emit("response.output_text.delta", **where, delta=text, logprobs=[])
+                emit("response.output_text.done", **where, text=text, logprobs=[])
+                emit("response.content_part.done", **where, part=dict(part))
+        elif item.get("type") == "function_call":
+            arguments = str(item.get("arguments") or "")
+            emit(
+                "response.output_item.added",
+                output_index=index,
+                item={**item, "status": "in_progress", "arguments": ""},
+            )
+            where = {"item_id": item_id, "output_index": index}
+            emit("response.function_call_arguments.delta", **where, delta=arguments)
+            emit(
+                "response.function_call_arguments.done",
+                **where,
+                arguments=arguments,
+                name=item.get("name"),
+            )
+        else:
+            emit("response.output_item.added", output_index=index, item=dict(item))
+        emit("response.output_item.done", output_index=index, item=dict(item))
+    status = reply.get("status")
+    final = f"response.{status}" if status in ("incomplete", "failed") else "response.completed"
+    emit(final, response=dict(reply))
+    return events
+
+
 class Responses(TypedEvents):
     kind = Kind.responses
 
@@ -65,9 +114,7 @@ class Responses(TypedEvents):
         del body
         return _Events()
 
-    @staticmethod
-    def events_of(reply: Mapping[str, Any]) -> list[dict[str, Any]]:
-        return events_of(reply)
+    events_of = staticmethod(events_of)
 
     @staticmethod
     def unobserved(body: Mapping[str, Any]) -> str | None:
@@ -217,55 +264,6 @@ class _Events:
         if self._final:
             return self._response
         return {**self._response, "output": [item for _, item in sorted(self._done.items())]}
-
-
-def events_of(reply: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """A whole `response` as the events the API streams it in, numbered in order."""
-    events: list[dict[str, Any]] = []
-
-    def emit(kind: str, **fields: Any) -> None:
-        events.append({"type": kind, "sequence_number": len(events), **fields})
-
-    opening = {**reply, "status": "in_progress", "output": [], "usage": None}
-    emit("response.created", response=opening)
-    emit("response.in_progress", response=opening)
-    for index, item in enumerate(items(reply.get("output"))):
-        item_id = str(item.get("id") or f"item_{index}")
-        if item.get("type") == "message":
-            emit(
-                "response.output_item.added",
-                output_index=index,
-                item={**item, "status": "in_progress", "content": []},
-            )
-            for number, part in enumerate(items(item.get("content"))):
-                where = {"item_id": item_id, "output_index": index, "content_index": number}
-                text = str(part.get("text") or "")
-                emit("response.content_part.added", **where, part={**part, "text": ""})
-                emit("response.output_text.delta", **where, delta=text, logprobs=[])
-                emit("response.output_text.done", **where, text=text, logprobs=[])
-                emit("response.content_part.done", **where, part=dict(part))
-        elif item.get("type") == "function_call":
-            arguments = str(item.get("arguments") or "")
-            emit(
-                "response.output_item.added",
-                output_index=index,
-                item={**item, "status": "in_progress", "arguments": ""},
-            )
-            where = {"item_id": item_id, "output_index": index}
-            emit("response.function_call_arguments.delta", **where, delta=arguments)
-            emit(
-                "response.function_call_arguments.done",
-                **where,
-                arguments=arguments,
-                name=item.get("name"),
-            )
-        else:
-            emit("response.output_item.added", output_index=index, item=dict(item))
-        emit("response.output_item.done", output_index=index, item=dict(item))
-    status = reply.get("status")
-    final = f"response.{status}" if status in ("incomplete", "failed") else "response.completed"
-    emit(final, response=dict(reply))
-    return events
 
 
 def _messages(body: Mapping[str, Any]) -> list[ChatMessage]:
