@@ -30,7 +30,7 @@ from evalward.runtime.proxy.call_record import (
     problem,
     uncancel,
 )
-from evalward.runtime.proxy.wire import FORMATS, Format, Kind, WireRoute
+from evalward.runtime.proxy.wire import Format, WireRoute
 from evalward.runtime.proxy.wire import embeddings as embeddings_wire
 from evalward.runtime.proxy.wire.base import Accumulator
 from evalward.runtime.proxy.wire.problems import WireProblem, error_body, error_event
@@ -60,18 +60,13 @@ class MeteredForward:
     def model(self) -> str:
         return str(self.body["model"])
 
-    @property
-    def _kind(self) -> Kind:
-        assert self.route.kind is not None
-        return self.route.kind
-
     def cached(self) -> dict[str, Any] | None:
         """The stored reply to this exact request, when the response cache has it."""
         return self.provider.cached_forward(self.route.upstream, self.body, self._labels)
 
     async def replay(self, hit: Mapping[str, Any]) -> web.StreamResponse:
         """A reply from the response cache: priced, counted nowhere, delivered."""
-        usage = self.provider.priced_usage(self.model, _usage(self._kind, self.body, hit))
+        usage = self.provider.priced_usage(self.model, self._usage(hit))
         return await self.deliver(hit, usage, cached=True)
 
     async def send(self, forwarding: VendorApi) -> web.StreamResponse:
@@ -96,7 +91,7 @@ class MeteredForward:
         """A whole reply from upstream: metered, cached and delivered, or its refusal."""
         if answer.data is None:
             return upstream_error(self.call, answer, self.redact)
-        usage = self.meter(_usage(self._kind, self.body, answer.data))
+        usage = self.meter(self._usage(answer.data))
         self.store(answer.data)
         return await self.deliver(answer.data, usage, status=answer.reply.status)
 
@@ -197,6 +192,14 @@ class MeteredForward:
                 turn, call.model, call.started, request=self.body, duration_ms=call.elapsed_ms()
             )
 
+    def _usage(self, reply: Mapping[str, Any]) -> Usage:
+        """What a whole reply says it used; counted from its text when it says nothing."""
+        fmt = self.fmt
+        usage = fmt.usage(reply) if fmt is not None else embeddings_wire.usage(reply)
+        if usage.total_tokens:
+            return usage
+        return unreported(usage, self.body, turn_tokens(fmt.turn(reply)) if fmt is not None else 0)
+
     @property
     def _labels(self) -> RunLabels:
         return self.call.grant.labels
@@ -244,15 +247,6 @@ async def _pass_on(response: web.StreamResponse, events: bytes) -> str | None:
     except ConnectionError:
         return "the agent closed the connection before the stream ended"
     return None
-
-
-def _usage(kind: Kind, body: Mapping[str, Any], reply: Mapping[str, Any]) -> Usage:
-    """What a whole reply says it used; counted from its text when it says nothing."""
-    fmt = FORMATS.get(kind)
-    usage = fmt.usage(reply) if fmt is not None else embeddings_wire.usage(reply)
-    if usage.total_tokens:
-        return usage
-    return unreported(usage, body, turn_tokens(fmt.turn(reply)) if fmt is not None else 0)
 
 
 def upstream_error(call: Call, answer: Answer, redact: Redactor) -> web.Response:
