@@ -71,8 +71,7 @@ def test_anthropic_transcript() -> None:
                 ],
             },
             {"role": "assistant", "content": [{"type": "text", "text": "Refund opened."}]},
-        ],
-        system="You are Jane.",
+        ]
     )
     assert shape(trace) == [
         (1, "input", None),

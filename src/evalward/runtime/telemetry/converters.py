@@ -54,10 +54,7 @@ def from_openai_messages(messages: Iterable[Mapping[str, Any]]) -> Trace:
     return trace
 
 
-def from_anthropic_messages(
-    messages: Iterable[Mapping[str, Any]], system: str | None = None
-) -> Trace:
-    del system  # the system prompt is configuration, not a step of the run
+def from_anthropic_messages(messages: Iterable[Mapping[str, Any]]) -> Trace:
     trace = Trace()
     names: dict[str, str] = {}
     for index, message in enumerate(messages):
