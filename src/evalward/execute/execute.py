@@ -171,8 +171,8 @@ class _Run:
             tools_key = (run.side, run.fixture, spec.target_agent)
             if tools_key not in self.tools:
                 fixture = checkout.resources.fixtures[run.fixture].resource.spec
-                self.tools[tools_key] = FixtureTools.parse(
-                    run.fixture, fixture.tool_replay, fixture.shadow_tools
+                self.tools[tools_key] = FixtureTools(
+                    fixture.tool_replay or [], frozenset(fixture.shadow_tools or [])
                 )
             self.queues[key].append(index)
 

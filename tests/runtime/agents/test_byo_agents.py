@@ -15,7 +15,7 @@ import pytest
 from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
 from evalward.resources.agent import AgentSpec
-from evalward.resources.models import FixtureInput
+from evalward.resources.models import FixtureInput, ToolReplay
 from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.agents.kinds.http import HttpKind
 from evalward.runtime.agents.resolved_agent import ResolvedAgent
@@ -54,8 +54,8 @@ def fixture_run(prompt: str, timeout: float = 20, fixture: str = "fx") -> Fixtur
     return FixtureRun(
         labels=RunLabels(agent="byo", fixture=fixture, eval="ev", rep=1),
         fixture_input=FixtureInput(type="prompt", payload={"prompt": prompt}),
-        tools=FixtureTools.parse(
-            fixture, [{"tool": "lookup", "output": "recorded"}], ["send_email"]
+        tools=FixtureTools(
+            [ToolReplay(tool="lookup", output="recorded")], frozenset({"send_email"})
         ),
         timeout_seconds=timeout,
     )

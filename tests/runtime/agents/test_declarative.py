@@ -15,6 +15,7 @@ from evalward.providers.base import ChatMessage, RunLabels, ToolCall
 from evalward.providers.config import provider_config
 from evalward.providers.registry import Providers, build_providers
 from evalward.resources.agent import AgentSpec
+from evalward.resources.models import ToolReplay
 from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.agents.declarative import (
     continue_declarative,
@@ -52,7 +53,7 @@ def mocked(tmp_path: Path) -> Providers:
 
 def executor(agent: ResolvedAgent, tmp_path: Path) -> ToolExecutor:
     own = {t.tool_name: t for t in agent.spec.tools if t.enabled}
-    replay = FixtureTools.parse("fx", [{"tool": "lookup_order", "output": "shipped"}], None)
+    replay = FixtureTools([ToolReplay(tool="lookup_order", output="shipped")])
     return ToolExecutor(own, replay, Launch(root=tmp_path, env={}))
 
 

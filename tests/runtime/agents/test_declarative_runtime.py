@@ -17,7 +17,7 @@ from evalward.providers.base import RunLabels
 from evalward.providers.config import provider_config
 from evalward.providers.registry import Providers, build_providers
 from evalward.resources.agent import AgentSpec
-from evalward.resources.models import EvalFixtureSpec, FixtureInput
+from evalward.resources.models import EvalFixtureSpec, FixtureInput, ToolReplay
 from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.agents.resolved_agent import ResolvedAgent
 from evalward.runtime.agents.runner import AgentRunner, FixtureRun
@@ -76,7 +76,10 @@ def run(
                 FixtureRun(
                     labels=RunLabels(agent="bot", fixture="fx", rep=rep),
                     fixture_input=FixtureInput(type="prompt", payload={"prompt": prompt}),
-                    tools=FixtureTools.parse("fx", replay, shadow),
+                    tools=FixtureTools(
+                        [ToolReplay.model_validate(r) for r in replay or []],
+                        frozenset(shadow or []),
+                    ),
                     timeout_seconds=10,
                 )
             )
@@ -327,7 +330,7 @@ def test_a_run_past_its_timeout_is_marked_timed_out(
                 FixtureRun(
                     labels=RunLabels(agent="bot", fixture="fx"),
                     fixture_input=FixtureInput(type="prompt", payload={"prompt": "order 1?"}),
-                    tools=FixtureTools.parse("fx", None, None),
+                    tools=FixtureTools(),
                     timeout_seconds=0.3,
                 )
             )

@@ -21,12 +21,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
-from pydantic.alias_generators import to_camel
-
-from evalward.errors import AgentRunError, ConfigError
+from evalward.errors import AgentRunError
 from evalward.providers.base import ToolCall, ToolSpec
 from evalward.resources.agent import Tool, ToolCommand
+from evalward.resources.models import ToolReplay
 from evalward.runtime.agents.process import Launch, kill_group, limited_env, spawn, tail
 from evalward.runtime.tools.mcp_tools import McpTool, McpToolbox
 from evalward.text import tool_names
@@ -45,21 +43,6 @@ def _templates() -> SandboxedEnvironment:
     return SandboxedEnvironment(undefined=jinja2.ChainableUndefined, autoescape=False)
 
 
-class ReplayEntry(BaseModel):
-    """One recorded tool output of a fixture's `toolReplay`."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, alias_generator=to_camel)
-
-    tool: str
-    arguments: dict[str, Any] | None = None
-    """When given, a partial match: every key here must equal the call's."""
-    output: str | dict[str, Any] | list[Any]
-    is_error: bool = False
-
-    def matches(self, call: ToolCall) -> bool:
-        return self.arguments is None or _contains(call.arguments, self.arguments)
-
-
 def _contains(actual: Any, expected: Any) -> bool:
     if isinstance(expected, dict):
         return isinstance(actual, dict) and all(
@@ -70,30 +53,10 @@ def _contains(actual: Any, expected: Any) -> bool:
 
 @dataclass
 class FixtureTools:
-    """A fixture's replayed and shadowed tools, as read from its spec."""
+    """A fixture's replayed and shadowed tools (its `toolReplay` and `shadowTools`)."""
 
-    replay: list[ReplayEntry] = field(default_factory=list)
+    replay: Sequence[ToolReplay] = ()
     shadow: frozenset[str] = frozenset()
-
-    @classmethod
-    def parse(
-        cls,
-        fixture: str,
-        tool_replay: Sequence[Mapping[str, Any] | BaseModel] | None,
-        shadow_tools: Sequence[str] | None,
-    ) -> FixtureTools:
-        entries: list[ReplayEntry] = []
-        for index, raw in enumerate(tool_replay or []):
-            data = raw.model_dump(by_alias=True) if isinstance(raw, BaseModel) else dict(raw)
-            try:
-                entries.append(ReplayEntry.model_validate(data))
-            except ValidationError as exc:
-                first = exc.errors()[0]
-                where = ".".join(str(p) for p in first["loc"])
-                raise ConfigError(
-                    f"fixture {fixture!r}: spec.toolReplay[{index}].{where}: {first['msg']}"
-                ) from None
-        return cls(entries, frozenset(shadow_tools or []))
 
 
 @dataclass(frozen=True)
@@ -176,7 +139,7 @@ class ToolExecutor:
             if (
                 index not in self._used
                 and self._means(entry.tool, name, ambiguous=False)
-                and entry.matches(call)
+                and (entry.arguments is None or _contains(call.arguments, entry.arguments))
             ):
                 self._used.add(index)
                 return ToolResult(_as_text(entry.output), entry.is_error, "replay")

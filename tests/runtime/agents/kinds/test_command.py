@@ -51,7 +51,7 @@ def place(
         fixture_input=None
         if prompt is None
         else FixtureInput(type="prompt", payload={"prompt": prompt}),
-        tools=FixtureTools.parse("fx", None, None),
+        tools=FixtureTools(),
         timeout_seconds=30,
         conversation=conversation,
     )
