@@ -168,8 +168,47 @@ async def connected(
     passes through them in exception groups: what leaves here is unwrapped again."""
     guards = {name: Guard(name) for name in servers}
     try:
-        async with _connected(servers, guards, own_tools, launch, service_url) as toolbox:
-            yield toolbox
+        async with contextlib.AsyncExitStack() as stack:
+            connections: list[_Connection] = []
+            for name, spec in servers.items():
+                guard = guards[name]
+                try:
+                    streams = await stack.enter_async_context(
+                        _transport(guard, name, spec, launch, service_url)
+                    )
+                except HttpFailure as exc:  # the CA bundle named cannot be read
+                    raise McpFailure(f"MCP server {name!r}: {exc}") from None
+                session = ClientSession(
+                    streams[0],
+                    streams[1],
+                    client_info=types.Implementation(name="evalward", version=__version__),
+                )
+                await stack.enter_async_context(session)
+                connections.append(_Connection(name, spec, guard, session, []))
+            failures: dict[str, McpFailure] = {}
+
+            async def start(connection: _Connection) -> None:
+                try:
+                    await connection.start()
+                except McpFailure as failure:
+                    failures[connection.name] = failure
+                except TimeoutError:
+                    waiting = " and ".join(connection.guard.waiting.values())
+                    failures[connection.name] = McpFailure(
+                        f"MCP server {connection.name!r} did not start within "
+                        f"{connection.spec.connect_timeout_seconds:g} s"
+                        f"{f' (no answer to {waiting})' if waiting else ''} "
+                        f"(mcpServers.{connection.name}.connectTimeoutSeconds)"
+                    )
+
+            async with anyio.create_task_group() as group:
+                for connection in connections:
+                    group.start_soon(start, connection)
+            for name in servers:
+                if name in failures:
+                    raise failures[name]
+            tools = offered_tools({c.name: c.listed for c in connections}, own_tools)
+            yield McpServers({c.name: c for c in connections}, tools)
     except BaseExceptionGroup as group:
         raise _sole(group, guards) from None
 
@@ -184,57 +223,6 @@ def _sole(group: BaseExceptionGroup[BaseException], guards: Mapping[str, Guard])
         return inner
     said = next((g.failure for g in guards.values() if g.failure is not None), None)
     return McpFailure(said or f"an MCP server's connection failed: {_described(inner)}")
-
-
-@contextlib.asynccontextmanager
-async def _connected(
-    servers: Mapping[str, McpServer],
-    guards: Mapping[str, Guard],
-    own_tools: Sequence[str],
-    launch: Launch,
-    service_url: str | None,
-) -> AsyncIterator[McpServers]:
-    async with contextlib.AsyncExitStack() as stack:
-        connections: list[_Connection] = []
-        for name, spec in servers.items():
-            guard = guards[name]
-            try:
-                streams = await stack.enter_async_context(
-                    _transport(guard, name, spec, launch, service_url)
-                )
-            except HttpFailure as exc:  # the CA bundle named cannot be read
-                raise McpFailure(f"MCP server {name!r}: {exc}") from None
-            session = ClientSession(
-                streams[0],
-                streams[1],
-                client_info=types.Implementation(name="evalward", version=__version__),
-            )
-            await stack.enter_async_context(session)
-            connections.append(_Connection(name, spec, guard, session, []))
-        failures: dict[str, McpFailure] = {}
-
-        async def start(connection: _Connection) -> None:
-            try:
-                await connection.start()
-            except McpFailure as failure:
-                failures[connection.name] = failure
-            except TimeoutError:
-                waiting = " and ".join(connection.guard.waiting.values())
-                failures[connection.name] = McpFailure(
-                    f"MCP server {connection.name!r} did not start within "
-                    f"{connection.spec.connect_timeout_seconds:g} s"
-                    f"{f' (no answer to {waiting})' if waiting else ''} "
-                    f"(mcpServers.{connection.name}.connectTimeoutSeconds)"
-                )
-
-        async with anyio.create_task_group() as group:
-            for connection in connections:
-                group.start_soon(start, connection)
-        for name in servers:
-            if name in failures:
-                raise failures[name]
-        tools = offered_tools({c.name: c.listed for c in connections}, own_tools)
-        yield McpServers({c.name: c for c in connections}, tools)
 
 
 def _transport(
