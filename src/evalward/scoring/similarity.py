@@ -37,10 +37,9 @@ async def check_similar(
         return JudgeOutcome(Status.error, 0.0, "embeddings are not computed here")
     values = assertion.values
     try:
-        embedded = await embed(providers, assertion.model, [output, *values], rep)
+        found, *expected = await embed(providers, assertion.model, [output, *values], rep)
     except EmbeddingError as exc:
         return JudgeOutcome(Status.error, 0.0, str(exc), unavailable=exc.unavailable)
-    found, *expected = embedded.vectors
     results = [_one(assertion, found, vector) for vector in expected]
     if assertion.negate:
         chosen = next((r for r in results if not r[0]), min(results, key=lambda r: r[1]))

@@ -12,15 +12,15 @@ import pytest
 
 from evalward.errors import EmbeddingError
 from evalward.providers.registry import Providers, build_providers
-from evalward.runtime.proxy.embedding_calls import Embedded, embed
+from evalward.runtime.proxy.embedding_calls import embed
 from fakes.model_server import ScriptedModelServer
 from runtime.proxy.test_proxy_streams import providers_for
 
 pytestmark = pytest.mark.integration
 
 
-def _embed(providers: Providers, model_id: str, texts: list[str]) -> Embedded:
-    async def run() -> Embedded:
+def _embed(providers: Providers, model_id: str, texts: list[str]) -> list[list[float]]:
+    async def run() -> list[list[float]]:
         try:
             return await embed(providers, model_id, texts, 0)
         finally:
@@ -32,37 +32,29 @@ def _embed(providers: Providers, model_id: str, texts: list[str]) -> Embedded:
 def test_texts_are_embedded_in_one_call_and_kept_for_the_next(
     model: ScriptedModelServer, tmp_path: Path
 ) -> None:
-    first = _embed(
-        providers_for(model, tmp_path, "read-write"),
-        "openai/text-embedding-3-small",
-        ["refund", "shipped", "refund"],
-    )
-    assert len(first.vectors) == 3
-    assert len({len(v) for v in first.vectors}) == 1
-    assert first.vectors[0] == first.vectors[2]  # the scripted server's: equal texts, equal
-    assert first.vectors[0] != first.vectors[1]
-    assert first.usage.input_tokens > 0 and not first.cached
+    providers = providers_for(model, tmp_path, "read-write")
+    first = _embed(providers, "openai/text-embedding-3-small", ["refund", "shipped", "refund"])
+    assert len(first) == 3
+    assert len({len(v) for v in first}) == 1
+    assert first[0] == first[2]  # the scripted server's: equal texts, equal vectors
+    assert first[0] != first[1]
+    assert providers.spent.calls_by == {"judge": 1} and providers.spent.tokens > 0
     calls = len([r for r in model.requests if "input" in r])
     assert calls == 1
-    again = _embed(
-        providers_for(model, tmp_path, "read-write"),
-        "openai/text-embedding-3-small",
-        ["refund", "shipped", "refund"],
-    )
-    assert again.cached and again.vectors == first.vectors
+    providers = providers_for(model, tmp_path, "read-write")
+    again = _embed(providers, "openai/text-embedding-3-small", ["refund", "shipped", "refund"])
+    assert again == first and providers.spent.calls == 0  # from the cache: counted nowhere
     assert len([r for r in model.requests if "input" in r]) == calls
 
 
 def test_a_mock_script_answers_equal_texts_with_equal_vectors(tmp_path: Path) -> None:
     script = tmp_path / "mock.yaml"
     script.write_text("replies: []\n", encoding="utf-8")
-    found = _embed(
-        build_providers({}, mock_script=str(script)),
-        "openai/text-embedding-3-small",
-        ["a", "b", "a"],
-    )
-    assert found.vectors[0] == found.vectors[2] != found.vectors[1]
-    assert found.usage.cost_usd is not None  # priced as the named provider's would be
+    providers = build_providers({}, mock_script=str(script))
+    found = _embed(providers, "openai/text-embedding-3-small", ["a", "b", "a"])
+    assert found[0] == found[2] != found[1]
+    assert providers.spent.calls_by == {"judge": 1}
+    assert providers.spent.unpriced == 0  # priced as the named provider's would be
 
 
 def test_a_provider_without_openai_s_embeddings_is_refused_by_name() -> None:

@@ -11,13 +11,11 @@ final output; nothing here is reachable from the run's processes.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from evalward.errors import EmbeddingError, EvalwardError, ProviderUnavailable
 from evalward.providers.base import RunLabels
 from evalward.providers.registry import MeteredProvider, Providers
-from evalward.rundata.trace import Usage
 from evalward.runtime.proxy.wire import embeddings as embeddings_wire
 from evalward.runtime.proxy.wire.routes import WireRoute, route_of
 
@@ -25,14 +23,9 @@ ROUTE = "/v1/embeddings"
 """The model proxy's embeddings route: where these calls go upstream, and how."""
 
 
-@dataclass(frozen=True)
-class Embedded:
-    vectors: list[list[float]]
-    usage: Usage
-    cached: bool = False
-
-
-async def embed(providers: Providers, model_id: str, texts: list[str], rep: int) -> Embedded:
+async def embed(
+    providers: Providers, model_id: str, texts: list[str], rep: int
+) -> list[list[float]]:
     """The embeddings of `texts` (in their order) by `model_id`, one call for all of them."""
     try:
         provider, model = providers.resolve(model_id)
@@ -45,8 +38,8 @@ async def embed(providers: Providers, model_id: str, texts: list[str], rep: int)
     if providers.override is not None:
         _admit(providers)
         reply = embeddings_wire.mock_reply(body)
-        usage = provider.meter(model, embeddings_wire.usage(reply), purpose="judge")
-        return Embedded(_vectors(reply, len(texts), model_id), usage)
+        provider.meter(model, embeddings_wire.usage(reply), purpose="judge")
+        return _vectors(reply, len(texts), model_id)
     route = route_of("POST", ROUTE, {})
     assert isinstance(route, WireRoute), "the proxy serves embeddings"
     upstream = route.upstream
@@ -59,9 +52,8 @@ async def embed(providers: Providers, model_id: str, texts: list[str], rep: int)
         )
     # evalward's own grading call: its body and reply are no program's, so both sides share it
     hit = provider.cached_forward(upstream, body, labels)
-    if hit is not None:
-        usage = provider.priced_usage(model, embeddings_wire.usage(hit))
-        return Embedded(_vectors(hit, len(texts), model_id), usage, cached=True)
+    if hit is not None:  # counted nowhere, as any reply from the response cache
+        return _vectors(hit, len(texts), model_id)
     _admit(providers)
     try:
         answer = await forwarding.forward(upstream, body, {})
@@ -77,10 +69,10 @@ async def embed(providers: Providers, model_id: str, texts: list[str], rep: int)
             f"the embeddings of {model_id} failed: HTTP {status}: {said}",
             unavailable=status >= 500 or status == 429,
         )
-    usage = provider.meter(model, embeddings_wire.usage(answer.data), purpose="judge")
+    provider.meter(model, embeddings_wire.usage(answer.data), purpose="judge")
     vectors = _vectors(answer.data, len(texts), model_id)
     provider.store_forward(upstream, body, labels, answer.data)
-    return Embedded(vectors, usage)
+    return vectors
 
 
 def _admit(providers: Providers) -> None:
