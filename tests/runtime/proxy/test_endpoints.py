@@ -29,7 +29,7 @@ def test_every_variable_holds_the_proxy_and_every_key_variable_the_run_s_key() -
     env = proxy_env(URL, "evalward-proxy-k")
     assert env["OPENAI_BASE_URL"] == f"{URL}/v1"
     assert env["ANTHROPIC_BASE_URL"] == URL
-    assert all(env[v.name].startswith(URL) for v in BASE_URLS)
+    assert all(env[name].startswith(URL) for name in BASE_URLS)
     assert all(env[name] == "evalward-proxy-k" for name in KEYS)
     assert env["OPENAI_API_VERSION"]  # Azure clients refuse to start without one
     assert env["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"  # no price table fetched at import
@@ -50,7 +50,7 @@ def test_the_official_sdks_find_the_proxy_from_the_variables(
 
 def test_every_variable_is_documented_with_its_readers() -> None:
     text = DOCS.read_text(encoding="utf-8")
-    assert [v.name for v in BASE_URLS if f"`{v.name}`" not in text] == []
+    assert [name for name in BASE_URLS if f"`{name}`" not in text] == []
 
 
 @pytest.mark.parametrize(

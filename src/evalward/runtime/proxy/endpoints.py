@@ -13,30 +13,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-
-@dataclass(frozen=True)
-class Variable:
-    """One variable an SDK reads: its value is the proxy's URL followed by `path`."""
-
-    name: str
-    path: str
-    readers: str
-
-
-BASE_URLS = (
-    Variable("OPENAI_BASE_URL", "/v1", "openai (Python, Node.js) and what is built on it"),
-    Variable("OPENAI_API_BASE", "/v1", "LlamaIndex, LiteLLM, LangChain's ChatOpenAI"),
-    Variable("ANTHROPIC_BASE_URL", "", "anthropic (Python, Node.js), LiteLLM"),
-    Variable("ANTHROPIC_API_BASE", "", "LiteLLM"),
-    Variable("AZURE_OPENAI_ENDPOINT", "", "openai's AzureOpenAI, LlamaIndex, Semantic Kernel"),
-    Variable("AZURE_API_BASE", "", "LiteLLM's azure/ models"),
-    Variable("LITELLM_PROXY_API_BASE", "/v1", "LiteLLM's litellm_proxy/ models"),
-    Variable("OLLAMA_HOST", "", "ollama (Python, JavaScript)"),
-    Variable("OLLAMA_API_BASE", "", "LiteLLM's ollama/ models"),
-)
-"""The proxy's address under every name an SDK reads it from (the proxy answers OpenAI's and
-Anthropic's APIs; an Azure deployment route or Ollama's own `/api/chat` gets its 404 naming
-the routes it serves, so the call is refused by name instead of going elsewhere)."""
+BASE_URLS = {
+    "OPENAI_BASE_URL": "/v1",
+    "OPENAI_API_BASE": "/v1",
+    "ANTHROPIC_BASE_URL": "",
+    "ANTHROPIC_API_BASE": "",
+    "AZURE_OPENAI_ENDPOINT": "",
+    "AZURE_API_BASE": "",
+    "LITELLM_PROXY_API_BASE": "/v1",
+    "OLLAMA_HOST": "",
+    "OLLAMA_API_BASE": "",
+}
+"""The proxy's address under every name an SDK reads it from, each with the path its readers
+expect after the proxy's URL (docs/agent-protocols.md names them). The proxy answers OpenAI's
+and Anthropic's APIs: an Azure deployment route or Ollama's own `/api/chat` gets its 404
+naming the routes it serves, so the call is refused by name instead of going elsewhere."""
 
 KEYS = (
     "AZURE_OPENAI_API_KEY",  # openai's AzureOpenAI, LlamaIndex
@@ -58,7 +49,7 @@ proxy on the agent's behalf."""
 
 def proxy_env(url: str, key: str) -> dict[str, str]:
     """Every base-URL and key variable of `BASE_URLS` and `KEYS`, for the proxy at `url`."""
-    env = {v.name: f"{url}{v.path}" for v in BASE_URLS}
+    env = {name: f"{url}{path}" for name, path in BASE_URLS.items()}
     env |= {name: key for name in KEYS}
     return env | API_VERSIONS | OFFLINE
 
