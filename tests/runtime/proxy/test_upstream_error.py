@@ -17,7 +17,7 @@ from evalward.rundata.trace import Trace
 from evalward.runtime.proxy.call_record import Call
 from evalward.runtime.proxy.grants import Grant
 from evalward.runtime.proxy.proxy_forward import upstream_error
-from evalward.runtime.proxy.wire import Api
+from evalward.runtime.proxy.wire.base import Api
 from evalward.security import Redactor
 
 pytestmark = pytest.mark.unit

@@ -19,12 +19,12 @@ import pytest
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from evalward.errors import AgentRunError, ProtocolError
+from evalward.errors import AgentRunError, ProtocolError, WireError
 from evalward.providers.base import RunLabels
 from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.agents.command import CommandOutput
 from evalward.runtime.environments.environment_inputs import check_input
-from evalward.runtime.proxy.wire import FORMATS, WireError, embeddings
+from evalward.runtime.proxy.wire import FORMATS, embeddings
 from evalward.runtime.proxy.wire.unreported import request_tokens
 from evalward.runtime.telemetry import otlp
 from evalward.runtime.telemetry.otel import from_otel_spans

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from evalward.http.client import encode_json
 from evalward.rundata.trace import ModelCall, Usage
 from evalward.runtime.proxy.grants import Grant
-from evalward.runtime.proxy.wire import Api
+from evalward.runtime.proxy.wire.base import Api
 from evalward.runtime.proxy.wire.problems import WireProblem, error_body
 
 if TYPE_CHECKING:

@@ -42,8 +42,9 @@ from evalward.runtime.processes import socket_holders
 from evalward.runtime.proxy.call_record import ENDPOINT_CHARS, Call, clipped, problem, uncancel
 from evalward.runtime.proxy.grants import KEY_NAMES, KEY_PREFIX, Grant, new_grant
 from evalward.runtime.proxy.proxy_calls import Answerer
-from evalward.runtime.proxy.wire import SERVED, Api, Unnamed, WireRoute, api_of, route_of
+from evalward.runtime.proxy.wire.base import Api
 from evalward.runtime.proxy.wire.problems import WireProblem
+from evalward.runtime.proxy.wire.routes import SERVED, Unnamed, WireRoute, api_of, route_of
 from evalward.runtime.telemetry import otlp
 from evalward.security import Redactor
 from evalward.text import jsontext

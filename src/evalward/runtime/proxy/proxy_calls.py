@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from evalward.errors import ProviderError
+from evalward.errors import ProviderError, WireError
 from evalward.providers.registry import MeteredProvider, Providers
 from evalward.rundata.spending import Allowance
 from evalward.rundata.trace import StepType, Usage
@@ -27,9 +27,11 @@ from evalward.runtime.proxy.call_record import (
     problem,
 )
 from evalward.runtime.proxy.proxy_forward import MeteredForward, upstream_error
-from evalward.runtime.proxy.wire import FORMATS, Api, WireError, WireRoute
+from evalward.runtime.proxy.wire import FORMATS
 from evalward.runtime.proxy.wire import embeddings as embeddings_wire
+from evalward.runtime.proxy.wire.base import Api
 from evalward.runtime.proxy.wire.problems import WireProblem
+from evalward.runtime.proxy.wire.routes import WireRoute
 from evalward.security import Redactor
 
 if TYPE_CHECKING:

@@ -30,10 +30,10 @@ from evalward.runtime.proxy.call_record import (
     problem,
     uncancel,
 )
-from evalward.runtime.proxy.wire import Format, WireRoute
 from evalward.runtime.proxy.wire import embeddings as embeddings_wire
-from evalward.runtime.proxy.wire.base import Accumulator
+from evalward.runtime.proxy.wire.base import Accumulator, Format
 from evalward.runtime.proxy.wire.problems import WireProblem, error_body, error_event
+from evalward.runtime.proxy.wire.routes import WireRoute
 from evalward.runtime.proxy.wire.unreported import DeltaTally, turn_tokens, unreported
 from evalward.security import Redactor
 from evalward.text import jsontext

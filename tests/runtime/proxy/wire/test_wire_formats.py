@@ -18,8 +18,9 @@ from pydantic import TypeAdapter
 from evalward.http.sse import EventReader
 from evalward.providers.base import ChatResponse, ToolCall
 from evalward.rundata.trace import Usage
-from evalward.runtime.proxy.wire import FORMATS, Kind
+from evalward.runtime.proxy.wire import FORMATS
 from evalward.runtime.proxy.wire import embeddings as embeddings_wire
+from evalward.runtime.proxy.wire.base import Kind
 
 pytestmark = pytest.mark.unit
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from evalward.providers.base import ChatMessage, RunLabels, ToolCall
-from evalward.runtime.proxy.wire import FORMATS, Kind
-from evalward.runtime.proxy.wire.base import SeenResult
+from evalward.runtime.proxy.wire import FORMATS
+from evalward.runtime.proxy.wire.base import Kind, SeenResult
 from fakes import wire_contract as contract
 
 pytestmark = pytest.mark.unit

@@ -3,25 +3,10 @@ each goes upstream) and the wire formats of their calls."""
 
 from __future__ import annotations
 
-from evalward.errors import WireError
-from evalward.runtime.proxy.wire.base import Api, Format, Kind
+from evalward.runtime.proxy.wire.base import Format, Kind
 from evalward.runtime.proxy.wire.chat import ChatCompletions
 from evalward.runtime.proxy.wire.messages import Messages
 from evalward.runtime.proxy.wire.responses import Responses
-from evalward.runtime.proxy.wire.routes import SERVED, Unnamed, WireRoute, api_of, route_of
-
-__all__ = [
-    "FORMATS",
-    "SERVED",
-    "Api",
-    "Format",
-    "Kind",
-    "Unnamed",
-    "WireError",
-    "WireRoute",
-    "api_of",
-    "route_of",
-]
 
 FORMATS: dict[Kind, Format] = {
     Kind.chat: ChatCompletions(),
