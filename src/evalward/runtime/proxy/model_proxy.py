@@ -40,7 +40,7 @@ from evalward.rundata.spending import Allowance
 from evalward.rundata.trace import Trace
 from evalward.runtime.processes import socket_holders
 from evalward.runtime.proxy.call_record import ENDPOINT_CHARS, Call, clipped, problem, uncancel
-from evalward.runtime.proxy.grants import KEY_NAMES, KEY_PREFIX, Grant, new_grant
+from evalward.runtime.proxy.grants import KEY_NAMES, Grant, new_grant
 from evalward.runtime.proxy.proxy_calls import Answerer
 from evalward.runtime.proxy.wire.base import Api
 from evalward.runtime.proxy.wire.problems import WireProblem
@@ -52,7 +52,7 @@ from evalward.text import jsontext
 if TYPE_CHECKING:
     from aiohttp import web
 
-__all__ = ["KEY_NAMES", "KEY_PREFIX", "Grant", "ModelProxy"]
+__all__ = ["Grant", "ModelProxy"]
 
 MAX_REQUEST_BYTES = 32 * 1024 * 1024
 """Largest request body accepted (long contexts with images)."""
@@ -151,8 +151,7 @@ class ModelProxy:
     # --- keys ---------------------------------------------------------------------------
 
     def open_grant(self, labels: RunLabels, trace: Trace | None, *, observe: bool = False) -> Grant:
-        """A new key. With `observe`, what the model asks for and the agent sends back
-        becomes steps of `trace` (a bring-your-own agent's run; not a command tool's)."""
+        """A new key (`grants.new_grant`), valid until `revoke`."""
         grant = new_grant(self.url, self.key_names, labels, trace, observe=observe)
         self._grants[grant.key] = grant
         return grant

@@ -3,11 +3,9 @@
 A call is refused when it asks for what evalward could not observe (`Format.unobserved`),
 answered from the response cache, refused by the budget, answered by the mock script, or
 sent upstream as the agent wrote it (full fidelity: `response_format`, `tool_choice`,
-images, betas) — whole, or streamed event by event as the provider sends it, so the agent's
-time to first token is the provider's. Whichever way, it is recorded in the
-run's trace with its tokens and cost (`Trace.proxy_calls`), counted against the budget, and
-read for the steps it shows (`runtime.observed`). A streamed reply is kept in the cache as
-the whole reply its stream made and replayed as a stream.
+images, betas; `runtime.proxy_forward`). Whichever way, it is recorded in the run's trace
+with its tokens and cost (`Trace.proxy_calls`) and read for the steps it shows
+(`runtime.observed`).
 """
 
 from __future__ import annotations

@@ -1,9 +1,11 @@
 """One metered forward: a model call the proxy sends on through a provider, in one place.
 
 It is looked up in the response cache, sent upstream (whole, or streamed event by event as
-the provider sends it), metered (priced, counted in the provider's tally and against the
-run's budget), stored in the cache, and delivered to the agent — as it is, or as the stream
-it asked for. `runtime.proxy_calls.Answerer` decides whether a call gets this far.
+the provider sends it, so the agent's time to first token is the provider's), metered
+(priced, counted in the provider's tally and against the run's budget), stored in the cache,
+and delivered to the agent — as it is, or as the stream it asked for (a streamed reply is
+kept as the whole reply its stream made). `runtime.proxy_calls.Answerer` decides whether a
+call gets this far.
 """
 
 from __future__ import annotations

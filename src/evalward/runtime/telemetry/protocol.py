@@ -30,12 +30,9 @@ def agent_request(
     messages: Iterable[ChatMessage],
     tools: FixtureTools,
 ) -> dict[str, Any]:
-    """The one JSON object a bring-your-own agent receives per fixture run.
-
-    Six keyword-only parameters: the document's fields, each named at the call as the
-    document names it. It says nothing of which rep or side the run is: every rep of a
-    fixture gets the same request, so an agent cannot behave well on some reps only.
-    """
+    """The one JSON object a bring-your-own agent receives per fixture run. It says nothing
+    of which rep or side the run is: every rep of a fixture gets the same request, so an
+    agent cannot behave well on some reps only."""
     request: dict[str, Any] = {
         "protocol": PROTOCOL,
         "agent": agent,
