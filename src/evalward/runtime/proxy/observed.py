@@ -33,11 +33,9 @@ class TrafficObserver:
 
     def __init__(self, trace: Trace) -> None:
         self.trace = trace
-        self._called: dict[str, str] = {}
-        """Tool name by call id, of every tool call a reply asked for."""
-        self._asked_at: dict[str, float] = {}
-        """When the reply that asked for each call reached the agent: its result is timed
-        from then to the request that sends it back."""
+        self._called: dict[str, tuple[str, float]] = {}
+        """Tool name by call id, of every tool call a reply asked for, and when that reply
+        reached the agent: its result is timed from then to the request that sends it back."""
         self._answered: set[str] = set()
         self.last_answer: Step | None = None
         """The text of the latest reply, when that reply asked for no tool."""
@@ -56,11 +54,11 @@ class TrafficObserver:
             results = [*results, *self._text_results(body)]
         sent = at or time.time()
         for result in results:
-            tool = self._called.get(result.call_id)
-            if tool is None or result.call_id in self._answered:
+            called = self._called.get(result.call_id)
+            if called is None or result.call_id in self._answered:
                 continue
             self._answered.add(result.call_id)
-            asked = self._asked_at.get(result.call_id, sent)
+            tool, asked = called
             self.trace.record(
                 StepType.tool_result,
                 MEASURED_ORIGIN,
@@ -104,8 +102,7 @@ class TrafficObserver:
             calls = self._text_calls(turn.text)
         answered = time.time()
         for call in calls:
-            self._called.setdefault(call.id, call.name)
-            self._asked_at.setdefault(call.id, answered)
+            self._called.setdefault(call.id, (call.name, answered))
             self.trace.record(
                 StepType.tool_call,
                 MEASURED_ORIGIN,
