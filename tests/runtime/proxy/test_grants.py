@@ -13,11 +13,11 @@ import pytest
 
 from evalward.providers.base import RunLabels
 from evalward.rundata.trace import Trace
+from evalward.runtime.proxy import endpoints
 from evalward.runtime.proxy.call_record import Call
 from evalward.runtime.proxy.grants import (
     KEY_NAMES,
     KEY_PREFIX,
-    NO_VENDOR_TRACES,
     SERVER_KEY_CALLED,
     Grant,
     new_grant,
@@ -37,7 +37,7 @@ def test_each_grant_is_a_fresh_key_under_every_name_and_stays_on_loopback() -> N
     assert all(one.env[name] == one.key for name in KEY_NAMES)
     assert one.env["OPENAI_BASE_URL"] == f"{URL}/v1"
     assert one.env["NO_PROXY"] == one.env["no_proxy"] == "127.0.0.1,localhost,::1"
-    assert NO_VENDOR_TRACES.items() <= one.env.items()
+    assert endpoints.OFFLINE.items() <= one.env.items()
     assert one.request_field() == {
         "apiKey": one.key,
         "openaiBaseUrl": f"{URL}/v1",

@@ -41,10 +41,18 @@ API_VERSIONS = {"OPENAI_API_VERSION": "2024-10-21", "AZURE_API_VERSION": "2024-1
 """Azure clients refuse to start without an API version."""
 
 
-OFFLINE = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "CREWAI_DISABLE_TELEMETRY": "true"}
-"""LiteLLM (so DSPy, CrewAI) fetches its price table from GitHub at import unless told to use
-the copy it ships, and CrewAI sends telemetry of its own: a run calls nothing outside the
-proxy on the agent's behalf."""
+OFFLINE = {
+    "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    "CREWAI_DISABLE_TELEMETRY": "true",
+    "OPENAI_AGENTS_DISABLE_TRACING": "1",
+    "LANGSMITH_TRACING": "false",
+    "LANGCHAIN_TRACING_V2": "false",
+}
+"""What frameworks fetch or send on their own, told not to: a run calls nothing outside the
+proxy on the agent's behalf. LiteLLM (so DSPy, CrewAI) fetches its price table from GitHub at
+import unless told to use the copy it ships, CrewAI sends telemetry of its own, and the
+OpenAI Agents SDK (to api.openai.com with whatever key it holds) and LangChain send their
+traces to a vendor (OpenTelemetry exporters are pointed at the proxy instead)."""
 
 
 def proxy_env(url: str, key: str) -> dict[str, str]:

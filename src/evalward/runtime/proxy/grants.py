@@ -31,15 +31,6 @@ SERVER_KEY_CALLED = (
 )
 """Why a run of an http agent is an error when its server used the server's own key meanwhile."""
 
-NO_VENDOR_TRACES = {
-    "OPENAI_AGENTS_DISABLE_TRACING": "1",
-    "LANGSMITH_TRACING": "false",
-    "LANGCHAIN_TRACING_V2": "false",
-}
-"""Frameworks that send their own traces to a vendor by default (the OpenAI Agents SDK, to
-api.openai.com with whatever key it holds), told not to: a run calls nothing outside the
-proxy on the agent's behalf. OpenTelemetry exporters are pointed at the proxy instead."""
-
 
 @dataclass
 class Grant:
@@ -154,7 +145,6 @@ def new_grant(
     env = {name: key for name in key_names}
     env |= endpoints.proxy_env(url, key) | past_proxy.guard_env()
     env |= otlp.exporter_env(f"{url}{otlp.PREFIX}{key}")
-    env |= NO_VENDOR_TRACES
     env |= {name: LOOPBACK for name in ("NO_PROXY", "no_proxy")}
     observer = TrafficObserver(trace) if observe and trace is not None else None
     return Grant(key, labels, trace, env, observer=observer)
