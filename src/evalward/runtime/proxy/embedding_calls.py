@@ -16,6 +16,7 @@ from typing import Any
 from evalward.errors import EmbeddingError, EvalwardError, ProviderUnavailable
 from evalward.providers.base import RunLabels
 from evalward.providers.registry import MeteredProvider, Providers
+from evalward.resources.common import is_number
 from evalward.runtime.proxy.wire import embeddings as embeddings_wire
 from evalward.runtime.proxy.wire.routes import WireRoute, route_of
 
@@ -93,14 +94,10 @@ def _vectors(reply: Mapping[str, Any], count: int, model_id: str) -> list[list[f
         vector = item.get("embedding") if isinstance(item, dict) else None
         if not isinstance(index, int) or not 0 <= index < count or index in found:
             raise EmbeddingError(f"{model_id} answered with a vector of no text asked")
-        if not isinstance(vector, list) or not vector or not all(_number(v) for v in vector):
+        if not isinstance(vector, list) or not vector or not all(is_number(v) for v in vector):
             raise EmbeddingError(f"{model_id} answered with an embedding that is not numbers")
         found[index] = [float(v) for v in vector]
     vectors = [found[i] for i in range(count)]
     if len({len(v) for v in vectors}) != 1:
         raise EmbeddingError(f"{model_id} answered with vectors of different lengths")
     return vectors
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
