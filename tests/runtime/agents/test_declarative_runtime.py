@@ -23,6 +23,7 @@ from evalward.runtime.agents.resolved_agent import ResolvedAgent
 from evalward.runtime.agents.runner import AgentRunner, FixtureRun
 from evalward.runtime.tools.tools import FixtureTools
 from fakes.model_server import Reply, ScriptedModelServer, error, text, tool_call
+from support.limits import subprocess_limit
 
 pytestmark = pytest.mark.integration
 
@@ -80,7 +81,7 @@ def run(
                         [ToolReplay.model_validate(r) for r in replay or []],
                         frozenset(shadow or []),
                     ),
-                    timeout_seconds=10,
+                    timeout_seconds=subprocess_limit(),  # a guard against a hang, not a bound
                 )
             )
         finally:
