@@ -17,7 +17,6 @@ from evalward.resources.agent_runtime import (
     AgentProgram,
     AgentRuntime,
     RuntimeKind,
-    RuntimeProgram,
     argv_shorthand,
     check_env_names,
 )
@@ -287,10 +286,6 @@ class AgentSpec(Model):
         """What runs this agent: evalward's tool loop, or its `runtime`'s kind."""
         return "declarative" if self.runtime is None else self.runtime.kind
 
-    def runtime_program(self) -> RuntimeProgram | None:
-        """The program its `runtime` starts (None: a declarative agent)."""
-        return self.runtime.settings.program() if self.runtime is not None else None
-
     def system_refusal(self) -> str | None:
         """Why its runtime cannot be given a conversation's `system` instructions."""
         return self.runtime.settings.system_refusal() if self.runtime is not None else None
@@ -304,12 +299,7 @@ class AgentSpec(Model):
     def programs(self) -> list[AgentProgram]:
         """Each program it names: its runtime's, then its command tools' (enabled or not) and
         its stdio MCP servers'."""
-        found: list[AgentProgram] = []
-        runtime = self.runtime_program()
-        if runtime is not None:
-            found.append(
-                AgentProgram("its runtime", runtime.at, runtime.argv, runtime.env, True, True)
-            )
+        found = [self.runtime.settings.program()] if self.runtime is not None else []
         found += [
             AgentProgram(
                 f"the command tool {t.tool_name!r}",

@@ -27,16 +27,6 @@ runtime/agents/kinds/registry.py."""
 
 
 @dataclass(frozen=True)
-class RuntimeProgram:
-    """The program a runtime starts from the checkout: where its argv is set, the argv, and
-    the variables it asks for by name."""
-
-    at: PathKey
-    argv: list[str]
-    env: list[str]
-
-
-@dataclass(frozen=True)
 class AgentProgram:
     """A program an agent names — its runtime's, a command tool's, a stdio MCP server's: what
     it is (`the command tool 'refund'`), where its argv is set, the argv, the variables it
@@ -127,8 +117,9 @@ class CommandRuntime(Model):
             )
         return self
 
-    def program(self) -> RuntimeProgram:
-        return RuntimeProgram(("spec", "runtime", "command", "run"), self.run, self.env)
+    def program(self) -> AgentProgram:
+        at = ("spec", "runtime", "command", "run")
+        return AgentProgram("its runtime", at, self.run, self.env, runtime=True)
 
     def system_refusal(self) -> str | None:
         """Why it cannot be given a conversation's `system` instructions (None: it can)."""
@@ -157,8 +148,9 @@ class HttpRuntime(Model):
 
     _env_names = field_validator("env")(check_env_names)
 
-    def program(self) -> RuntimeProgram:
-        return RuntimeProgram(("spec", "runtime", "http", "start"), self.start, self.env)
+    def program(self) -> AgentProgram:
+        at = ("spec", "runtime", "http", "start")
+        return AgentProgram("its runtime", at, self.start, self.env, runtime=True)
 
     def system_refusal(self) -> str | None:
         """None: each request carries the conversation's messages, its `system` ones too."""
