@@ -77,22 +77,18 @@ def load_resources(
     `config` defaults to the root's `evalward.yaml` (roots, excludes, defaults); `door`
     (files/committed.py) reads the files definitions name, by default the working tree's.
     """
-    resources, problems = _load_resources(root, config, door)
+    resources, problems = load_what_loads(root, config, door)
     if problems:
         raise ResourceError(problems)
     return resources
 
 
-def load_what_loads(root: Path) -> tuple[ResourceSet, list[Problem]]:
+@_collector_paused()
+def load_what_loads(
+    root: Path, config: RepoConfig | None = None, door: RepoFiles | None = None
+) -> tuple[ResourceSet, list[Problem]]:
     """Every resource under `root` that is valid, and every problem (for `evalward validate`,
     which goes on to check what loaded). Problems of `evalward.yaml` itself still raise."""
-    return _load_resources(root, None, None)
-
-
-@_collector_paused()
-def _load_resources(
-    root: Path, config: RepoConfig | None, door: RepoFiles | None
-) -> tuple[ResourceSet, list[Problem]]:
     config = config if config is not None else load_config(root)
     run = _Run(root, config, door)
     for sub in config.roots:
@@ -106,11 +102,9 @@ def _load_resources(
         else:
             continue
         run.problems.append(Problem(CONFIG_FILE, None, None, "roots", why))
-    paths = _held(run.result, discover(root, config))
-    if not run.load_files(paths):
-        return run.result, sorted(run.problems, key=Problem.order)
-    run.problems += _empty_roots(root, config, run.claimed)
-    check_references(run.result, run.located_field)
+    if run.load_files(_held(run.result, discover(root, config))):
+        run.problems += _empty_roots(root, config, run.claimed)
+        check_references(run.result, run.located_field)
     return run.result, sorted(run.problems, key=Problem.order)
 
 
