@@ -15,7 +15,6 @@ generated documents.
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 from collections.abc import Iterator
@@ -44,15 +43,6 @@ except ImportError:  # pragma: no cover - a platform without its wheels
 finally:
     if not _arena_given:
         del os.environ[_LAZY_ARENA]
-
-
-@functools.cache
-def _loader() -> type[yaml.SafeLoader]:
-    """PyYAML's loader, imported on first use: the fast path never needs it (20 ms a start)."""
-    # lazy: PyYAML costs 20 ms a start, and the fast path never needs it
-    from evalward.resources.yaml12 import CoreLoader
-
-    return CoreLoader
 
 
 _LONG_DIGITS = re.compile(r"(?<![0-9a-fA-F])[0-9a-fA-F]{3500,}")
@@ -203,7 +193,9 @@ def parse_documents(text: str) -> list[Document]:
     check_shape(text)
     import yaml
 
-    loader = _loader()(text)
+    from evalward.resources.yaml12 import CoreLoader  # lazy: the fast path never needs it
+
+    loader = CoreLoader(text)
     documents: list[Document] = []
     try:
         while loader.check_node():
@@ -252,8 +244,10 @@ def _fast_load(text: str, count: int) -> list[Any] | None:
         check_shape(text)
         import yaml
 
+        from evalward.resources.yaml12 import CoreLoader  # lazy: see parse_documents
+
         try:
-            datas = list(yaml.load_all(text, Loader=_loader()))
+            datas = list(yaml.load_all(text, Loader=CoreLoader))
         except yaml.YAMLError:
             return None  # the slow path words and locates the error
         return datas if len(datas) == count else None
@@ -312,8 +306,10 @@ def check_shape(text: str) -> None:
     """
     import yaml
 
+    from evalward.resources.yaml12 import CoreLoader  # lazy: see parse_documents
+
     try:
-        _check_events(text, _loader())
+        _check_events(text, CoreLoader)
     except yaml.YAMLError as exc:
         if "nesting depth" not in str(exc):
             return  # a syntax error: the parser that follows words and locates it
