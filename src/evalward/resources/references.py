@@ -9,7 +9,7 @@ from typing import Any
 from evalward.errors import NotCommitted, OutsideRepository, Problem
 from evalward.files.committed import MAX_SYSTEM_BYTES, RepoFiles
 from evalward.files.inside import program_path, reference_candidates
-from evalward.resources.agent import AgentSpec
+from evalward.resources.agent_runtime import AgentProgram
 from evalward.resources.assertions import JudgeAssertion
 from evalward.resources.common import AGENTV_DEFAULT_TARGET
 from evalward.resources.models import Eval, EvalFixture
@@ -37,8 +37,8 @@ def _check_paths(result: ResourceSet, report: ProblemReporter) -> None:
         spec = located.resource.spec
         if spec.system_file:
             _check_system_file(located, spec.system_file, result.files, report)
-        for at, program, runs in _programs(spec):
-            _check_program(located, at, program, runs, result.files, report)
+        for program in spec.programs():
+            _check_program(located, program, result.files, report)
         if spec.environment is not None:
             for kind, name in (
                 ("python", spec.environment.python),
@@ -59,7 +59,7 @@ def _named_files(result: ResourceSet) -> list[str]:
         spec = located.resource.spec
         if spec.system_file:
             named += reference_candidates(located.file, spec.system_file)
-        named += [program for _, program, _ in _programs(spec) if not program.startswith("/")]
+        named += [p.argv[0] for p in spec.programs() if not p.argv[0].startswith("/")]
         if spec.environment is not None:
             named += [n for n in (spec.environment.python, spec.environment.node) if n]
     return named
@@ -113,24 +113,16 @@ def _check_system_file(
         report(located, where, _refused(name, exc))
 
 
-def _programs(spec: AgentSpec) -> list[tuple[PathKey, str, bool]]:
-    """Each program an Agent names: where (a runtime's argv[0] itself, a tool's or server's
-    command), its argv[0], and whether a run can start it."""
-    return [((*p.at, 0) if p.runtime else p.at, p.argv[0], p.starts) for p in spec.programs()]
-
-
 def _check_program(
-    located: Located[Any],
-    at: PathKey,
-    program: str,
-    runs: bool,
-    files: RepoFiles,
-    report: ProblemReporter,
+    located: Located[Any], named: AgentProgram, files: RepoFiles, report: ProblemReporter
 ) -> None:
     """A program given as a relative path: inside the repository, and (when it runs) an
     executable file of the side's commit (files/committed.py: never a file another program
     left in the workspace). A bare name is looked up on PATH when it runs, and an absolute
-    path is the machine's (an interpreter), as a shell would run them."""
+    path is the machine's (an interpreter), as a shell would run them. Reported at its
+    argv[0]: a runtime's own, a tool's or server's command."""
+    at = (*named.at, 0) if named.runtime else named.at
+    program = named.argv[0]
     try:
         path = program_path(files.root, program)
     except OutsideRepository:
@@ -141,7 +133,7 @@ def _check_program(
             "or one on PATH by its name",
         )
         return
-    if path is None or program.startswith("/") or not runs:
+    if path is None or program.startswith("/") or not named.starts:
         return
     try:
         executable = files.is_executable(program)
