@@ -8,18 +8,16 @@ that `return`s). It gets the final output, the fixture's input, its expected out
 (`reference`), its `vars` and the whole trace, and returns a bool, a number (a score) or a
 mapping `{pass, score, reason}`.
 
-A file's text is read when the fixture is loaded, from the same commit as the fixture
-(`code_scorer_files.embed_scorers`): under `gate-config: base` the scorer that grades a pull
-request is the base branch's, whatever the pull request did to the file. So are the files of
-its `environment` (the packages it imports, an agent's `environment` in shape), read then
-too and built from alone. How it runs (as the agent user, with no secret, bounded, with its
-packages) is scoring/code_scorer.py and scoring/scorer_environments.py.
+Its file and the files of its `environment` (the packages it imports, an agent's
+`environment` in shape) are read with the fixture, from the fixture's commit
+(resources/code_scorer_files.py). How it runs (as the agent user, with no secret, bounded,
+with its packages) is scoring/code_scorer.py and scoring/scorer_environments.py.
 
 A scoring function decides a fixture's run from its assertions' results when "every assertion
 passes" is not the rule (scoring/run_verdict.py). promptfoo writes one on a test as
 `assertScoringFunction`: a JavaScript or Python function of the named scores that returns the
-test's verdict. It is called `(namedScores, context)` instead of `(output, context)`; its file
-is read with the fixture from the gate's commit, and it runs as code scorers run.
+test's verdict. It is called `(namedScores, context)` instead of `(output, context)`, and is
+read and run as code scorers are.
 """
 
 from __future__ import annotations

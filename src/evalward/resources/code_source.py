@@ -1,10 +1,6 @@
 """Code written in the repository or inline, in Python or JavaScript: what a code scorer, a
 scoring function and an output transform are made of (resources/code_scorer.py holds the
-first two, `OutputTransform` is below).
-
-Its text is read when the fixture loads, from the fixture's own commit
-(resources/code_scorer_files.py), and it runs as code scorers run (scoring/code_scorer.py):
-from the gate's side, as the agent user, with no secret, bounded.
+first two, `OutputTransform` is below). Each is read and run as code scorers are.
 """
 
 from __future__ import annotations
@@ -36,8 +32,7 @@ _SUFFIXES = {
 
 class CodeSource(Model):
     """A function written as code: where its text is, its language, what it is given beside
-    its arguments and how long and large it may run. A code assertion is one, and so are a
-    fixture's scoring function (resources/code_scorer.py) and an output transform."""
+    its arguments and how long and large it may run."""
 
     default_function: ClassVar[dict[CodeLanguage, str]] = {
         CodeLanguage.python: "get_assert",
