@@ -2,10 +2,9 @@
 alone say of it.
 
 Each kind's settings answer, below every stage that asks, what the agent's definition alone
-decides: the program it starts (`program()`: what its fingerprint watches, what the
-references check finds in the checkout, the variables the sandbox passes it) and what
-preflight refuses (`system_refusal()`). How a run of each kind is carried out is its module's
-in runtime/agents/kinds/, which `RuntimeKind` names. See docs/agent-protocols.md.
+decides: the program it starts (`program()`, an `AgentProgram`) and what preflight refuses
+(`system_refusal()`). How a run of each kind is carried out is its module's in
+runtime/agents/kinds/, which `RuntimeKind` names. See docs/agent-protocols.md.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""What every assertion may set: its weight, its severity, its axis, the turn it reads and the
-transform of the output it checks."""
+"""What every assertion may set: its weight, its severity (else the fixture's), the axis its
+score is reported on, the turn it reads and the transform of the output it checks."""
 
 from __future__ import annotations
 
@@ -10,9 +10,6 @@ from evalward.resources.common import Model, Severity
 
 
 class AssertionBase(Model):
-    """What every assertion may set: its weight, its severity (else the fixture's) and the
-    axis its score is reported on."""
-
     weight: float = Field(default=1.0, ge=0)
     severity: Severity | None = None
     axis: str | None = None

@@ -1,8 +1,6 @@
 """Assertion types of an EvalFixture (seed 003's table and the ones users of promptfoo and
-LangChain agentevals expect), each with its required fields.
-
-Every assertion may set `weight` (default 1.0), `severity` (overrides the fixture's) and
-`axis` (for per-axis scores). The exact semantics of each type are in docs/assertions.md.
+LangChain agentevals expect), each with its required fields (what every one may set is
+resources/assertion_base.py's). The exact semantics of each type are in docs/assertions.md.
 """
 
 from __future__ import annotations

@@ -7,12 +7,9 @@ serving an API on a port evalward picks (`service`). Every path is relative to t
 repository root of the gate's side (the base commit under `gate-config: base`), never to the
 pull request's. docs/playgrounds.md describes it all.
 
-Each part's settings answer what the definition alone decides of it: the repository files it
-must find (`seeds()`), every file it is made from (`paths()`: what a run's cache key hashes and
-what the gate reads of the base branch), whether it runs a program of the repository
-(`runs_program`) and its part of the state document (`state_part()`). How a run's part is
-seeded, provisioned, read and torn down is its module's in runtime/playground/, which
-`PartKind` names.
+Each part's settings answer what the definition alone decides of it (`PartSettings`). How a
+run's part is seeded, provisioned, read and torn down is its module's in runtime/playground/,
+which `PartKind` names.
 """
 
 from __future__ import annotations
@@ -53,7 +50,8 @@ class PartSettings(Model):
         return []
 
     def paths(self) -> list[str]:
-        """Every repository path it is made from: what a run's cache key hashes."""
+        """Every repository path it is made from: what a run's cache key hashes, and what the
+        gate reads of the base branch."""
         return self.seeds()
 
     def state_part(self) -> str | None:
