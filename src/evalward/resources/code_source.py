@@ -138,7 +138,7 @@ class CodeSource(Model):
     def origin(self) -> tuple[str, int | None]:
         """The name its errors give and the line its code starts on there: the scorer's
         file, or the YAML file and line an inline scorer stands on (when the load placed it:
-        `code_scorer_files.place_inline`)."""
+        `code_scorer_files.InlinePlaces`)."""
         if self.source is None:
             return self.path, None
         if self.source_at is not None:
