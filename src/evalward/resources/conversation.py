@@ -153,33 +153,6 @@ class SimulatedUserDefaults(Model):
     )
 
 
-def check_fixture_shape(
-    has_input: bool, conversation: Conversation | None, assertions: list[Assertion]
-) -> None:
-    """A fixture gives an `input` or a `conversation` (its first turn is the input), and
-    something to check; a `turn:` must be one the conversation can reach."""
-    if has_input and conversation is not None:
-        raise ValueError(
-            "give a fixture either `input` or `conversation`, not both: a conversation's "
-            "first user turn is its input"
-        )
-    if not has_input and conversation is None:
-        raise ValueError("a fixture needs `input` (one run) or `conversation` (several turns)")
-    for assertion in assertions:
-        if assertion.turn is None:
-            continue
-        if conversation is None:
-            raise ValueError(
-                f"an assertion has `turn: {assertion.turn}`, but the fixture holds no "
-                "conversation; leave `turn` out"
-            )
-        if assertion.turn > conversation.turn_limit:
-            raise ValueError(
-                f"an assertion reads turn {assertion.turn}, and the conversation has at most "
-                f"{conversation.turn_limit}; give a turn from 1 to {conversation.turn_limit}"
-            )
-
-
 def simulator_model(
     conversation: Conversation | None, eval_default: str | None, judge_model: str | None
 ) -> str | None:

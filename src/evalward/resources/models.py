@@ -34,11 +34,7 @@ from evalward.resources.common import (
     Severity,
     repeated,
 )
-from evalward.resources.conversation import (
-    Conversation,
-    SimulatedUserDefaults,
-    check_fixture_shape,
-)
+from evalward.resources.conversation import Conversation, SimulatedUserDefaults
 from evalward.resources.cron import parse_cron
 from evalward.resources.gate_policy import GatePolicy, RepRange
 from evalward.resources.pairwise import FixturePairwise, PairwiseConfig
@@ -207,7 +203,30 @@ class EvalFixtureSpec(Model):
 
     @model_validator(mode="after")
     def _input_or_conversation(self) -> EvalFixtureSpec:
-        check_fixture_shape(self.input is not None, self.conversation, self.assertions)
+        """An `input` or a `conversation` (its first turn is the input), and each `turn:` one
+        the conversation can reach."""
+        conversation = self.conversation
+        if self.input is not None and conversation is not None:
+            raise ValueError(
+                "give a fixture either `input` or `conversation`, not both: a conversation's "
+                "first user turn is its input"
+            )
+        if self.input is None and conversation is None:
+            raise ValueError("a fixture needs `input` (one run) or `conversation` (several turns)")
+        for assertion in self.assertions:
+            if assertion.turn is None:
+                continue
+            if conversation is None:
+                raise ValueError(
+                    f"an assertion has `turn: {assertion.turn}`, but the fixture holds no "
+                    "conversation; leave `turn` out"
+                )
+            if assertion.turn > conversation.turn_limit:
+                raise ValueError(
+                    f"an assertion reads turn {assertion.turn}, and the conversation has at "
+                    f"most {conversation.turn_limit}; give a turn from 1 to "
+                    f"{conversation.turn_limit}"
+                )
         return self
 
     @property
