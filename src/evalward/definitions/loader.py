@@ -290,9 +290,8 @@ class _Run:
 
     def _read_committed(self, door: RepoFiles, rel: str) -> str | None:
         """A definition file of a commit side, read from the commit (files/committed.py):
-        what the workspace holds at its path may be another workflow step's."""
-        if rel not in self._committed:
-            self._committed.update(door.read_committed([rel], MAX_FILE_BYTES))
+        what the workspace holds at its path may be another workflow step's. `load_files`
+        read every one it loads from the commit already."""
         found = self._committed.get(rel)
         if found is None:
             try:
