@@ -29,14 +29,9 @@ from evalward.errors import NotCommitted, Problem, ResourceError, YamlSyntaxErro
 from evalward.files.committed import CommittedFile, RepoFiles
 from evalward.files.inside import leads_outside
 from evalward.resources.code_scorer_files import FileTexts, InlinePlaces, embed_scorers
+from evalward.resources.common import API_VERSIONS
 from evalward.resources.discover import discover, relative
-from evalward.resources.models import (
-    API_VERSIONS,
-    KINDS,
-    Agent,
-    Eval,
-    EvalFixture,
-)
+from evalward.resources.models import KINDS, Agent, Eval, EvalFixture
 from evalward.resources.problems import did_you_mean, problems_from_validation, render_path
 from evalward.resources.references import check_references
 from evalward.resources.repo_config import CONFIG_FILE, RepoConfig, load_config

@@ -27,7 +27,6 @@ from evalward.resources.calibration import JudgeCalibration
 from evalward.resources.code_scorer import ScoringFunction
 from evalward.resources.code_source import OutputTransform
 from evalward.resources.common import (
-    API_VERSIONS,
     DEFAULT_SEVERITY_WEIGHTS,
     Metadata,
     Model,
@@ -434,7 +433,6 @@ KINDS: dict[str, type[Agent] | type[EvalFixture] | type[Eval] | type[JudgeCalibr
 
 
 __all__ = [
-    "API_VERSIONS",
     "KINDS",
     "Agent",
     "Assertion",
