@@ -214,13 +214,10 @@ class _Run:
         documents = self._marked[rel]
         return documents[index] if index < len(documents) else None
 
-    def problem(
-        self, rel: str, index: int, start: int, loc: PathKey, message: str, *, warning: bool = False
-    ) -> None:
+    def problem(self, rel: str, index: int, start: int, loc: PathKey, message: str) -> None:
         document = self.marked(rel, index)
         line, column = document.locate(loc) if document is not None else (start, 1)
-        found = Problem(rel, line, column, render_path(loc), message)
-        (self.result.warnings if warning else self.problems).append(found)
+        self.problems.append(Problem(rel, line, column, render_path(loc), message))
 
     # -- loading --------------------------------------------------------------------------
 
@@ -444,14 +441,10 @@ class _Run:
         """A problem (or warning) at a field of an already validated resource; with no field
         (`loc` empty), at the resource's own line (an AgentV test's, within its file). One
         that is the `consequence` of another is listed after every cause (`Problem.order`)."""
-        listed = self.result.warnings if warning else self.problems
-        if loc:
-            self.problem(
-                located.file, located.document, located.line, loc, message, warning=warning
-            )
-        else:
-            listed.append(Problem(located.file, located.line, 1, "", message))
-        listed[-1] = dataclasses.replace(listed[-1], consequence=consequence)
+        document = self.marked(located.file, located.document) if loc else None
+        line, column = document.locate(loc) if document is not None else (located.line, 1)
+        found = Problem(located.file, line, column, render_path(loc), message, consequence)
+        (self.result.warnings if warning else self.problems).append(found)
 
 
 MAX_DEFINITION_FILES = 20_000
