@@ -74,12 +74,6 @@ def _refused(name: str, exc: NotCommitted) -> str:
     return f"the file {name!r} {exc.reason}"
 
 
-def _refused_program(program: str, exc: NotCommitted) -> str:
-    if exc.reason.startswith("does not exist"):
-        return f"the program {program!r} does not exist{FROM_ROOT}"
-    return f"the program {program!r} {exc.reason}"
-
-
 def _check_system_file(
     located: Located[Any], name: str, files: RepoFiles, report: ProblemReporter
 ) -> None:
@@ -138,7 +132,9 @@ def _check_program(
     try:
         executable = files.is_executable(program)
     except NotCommitted as exc:
-        report(located, at, _refused_program(program, exc))
+        missing = exc.reason.startswith("does not exist")
+        why = f"does not exist{FROM_ROOT}" if missing else exc.reason
+        report(located, at, f"the program {program!r} {why}")
         return
     if not executable:
         report(
