@@ -43,6 +43,10 @@ spec:
         ("{ type: maxSteps, max: -1 }", "greater than or equal to 0"),
         ("{ type: latency, maxMs: 10, scope: turn }", "expected one of: run, step; found 'turn'"),
         ("{ type: equals }", "missing required field 'value'"),
+        (
+            "{ type: fileState, path: a.json, contains: x, equalsJson: {} }",
+            "needs exactly one of `exists`, `contains`, `equalsJson`; it has 2",
+        ),
     ],
 )
 def test_invalid_assertions_are_located(tmp_path: Path, assertion: str, says: str) -> None:

@@ -20,7 +20,7 @@ from evalward.resources.patterns import compiled_pattern
 def _one_of(model: Any, names: tuple[str, ...], what: str) -> None:
     given = [name for name in names if name in model.model_fields_set]
     if len(given) != 1:
-        shown = ", ".join(f"`{name}`" for name in names)
+        shown = ", ".join(f"`{type(model).model_fields[name].alias or name}`" for name in names)
         raise ValueError(f"{what} needs exactly one of {shown}; it has {len(given)}")
 
 
