@@ -257,8 +257,9 @@ class _Run:
             return self._read_committed(door, rel)
         try:
             size = path.stat().st_size
-            content = path.read_bytes() if size <= MAX_FILE_BYTES else None
-            start = path.read_bytes()[:65536] if content is None else b""
+            with path.open("rb") as file:  # a file too large: its start alone, to say what it is
+                content = file.read() if size <= MAX_FILE_BYTES else None
+                start = file.read(65536) if content is None else b""
         except OSError as exc:
             self.problems.append(Problem(rel, None, None, "", f"cannot read file: {exc.strerror}"))
             return None
