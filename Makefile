@@ -54,7 +54,10 @@ bench-all: $(VENV)/.installed
 	$(BIN)/python bench/all.py --write $(if $(wildcard $(PROMPTFOO)),--promptfoo $(PROMPTFOO)) \
 	  $(if $(ONLY),--only $(ONLY)) $(ALL_FLAGS)
 
-## Lint, format check, type check and the whole test suite.
+## Lint, format check, type check and the whole test suite, over one worker more than the
+## cores: the tests wait on the processes they start (a fifth of two cores idle with a worker
+## each), which a third fills (docs/benchmarks.md#the-test-suite).
+TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print((os.cpu_count() or 1) + 1)')
 test: $(VENV)/.installed
 	@# The HTML report test drives headless Chromium; install Debian's if we can (root + apt).
 	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
@@ -63,7 +66,7 @@ test: $(VENV)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -q -n auto
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 
 ## The same checks on the newest versions pyproject.toml allows, in a virtualenv of their own
 ## made afresh each time: an upstream release that would break a user shows here first.
