@@ -174,7 +174,7 @@ def _load(path: Path, name: str) -> dict[str, Any]:
     except (OSError, ValueError):
         data = None
     sets = data.get("history") if isinstance(data, dict) else None
-    if not isinstance(data, dict) or not isinstance(sets, list) or not all(map(_is_set, sets)):
+    if not isinstance(data, dict) or not isinstance(sets, list) or (sets and not _is_set(sets[-1])):
         # kept aside, not overwritten: a run never fails over its history, nor loses it
         path.replace(path.with_name(path.name + ".unreadable"))
         return {"name": name, "history": []}
@@ -183,7 +183,8 @@ def _load(path: Path, name: str) -> dict[str, Any]:
 
 def _is_set(entry: object) -> bool:
     """Whether `entry` is a set as `record` reads the last one: its scores, and its runs'
-    fixtures (a hand-edited file may hold anything)."""
+    fixtures (a hand-edited file may hold anything; the trend chart reads every set on its
+    own terms)."""
     if not isinstance(entry, dict) or not isinstance(entry.get("averageScores"), dict):
         return False
     runs = entry.get("runs", [])
