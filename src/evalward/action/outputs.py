@@ -28,7 +28,6 @@ from evalward.report.markdown import (
     render_comment,
     report_context,
 )
-from evalward.rundata.spending import Spent
 from evalward.text import utf8
 from evalward.verdict.gate import GateResult
 
@@ -93,8 +92,8 @@ def run_reason(context: WorkflowContext, route: Route) -> RunReason:
     return RunReason(f"Run on {event}", route.scope or route.why, evals=evals)
 
 
-def write_everything(job: Job, verdict: RunVerdict, report: ReportContext, spent: Spent) -> str:
-    """Every file, the job summary and the outputs, and what the run `spent` beside the
+def write_everything(job: Job, verdict: RunVerdict, report: ReportContext) -> str:
+    """Every file, the job summary and the outputs, and what the run spent beside the
     estimate; returns the comment as written."""
     outcome, decision = verdict.outcome, verdict.decision
     evaluation = outcome.evaluation
@@ -110,7 +109,7 @@ def write_everything(job: Job, verdict: RunVerdict, report: ReportContext, spent
             report.summary,
         ),
     )
-    spending = outcome.spending(spent)
+    spending = outcome.spending()
     if spending is not None:
         job.console.log(f"evalward: {spending}")
     summary = render_comment(report, job.trusted.template, SUMMARY_LIMIT, measure=utf8.size)

@@ -25,7 +25,6 @@ from evalward.errors import (
 from evalward.flows.session import Outcome, decide
 from evalward.plan.request import RunRequest
 from evalward.report.markdown import render_unloadable
-from evalward.rundata.spending import Spent
 from evalward.verdict.gate import BypassRecord, GateDecision, GateResult, LabelWeighed
 
 
@@ -111,10 +110,9 @@ async def gate(job: Job, request: RunRequest) -> int:
         )
         label = LabelWeighed()
     verdict = decide(outcome, label)
-    own = request.setup.providers.spent.plus(Spent())  # the gate's, before attribution's
     await attribute(job.console, request, verdict)
     report = gate_report(job.site, verdict, pull, head_sha)
-    body = write_everything(job, verdict, report, own)
+    body = write_everything(job, verdict, report)
     audit(job.console, job.site, verdict, number, head_sha)
     annotate(job.console, evaluation)
 

@@ -237,7 +237,7 @@ async def run_all(job: Job, request: RunRequest) -> int:
         status.finish(job.console, evaluation, cancelled=outcome.cancelled)
     report = branch_report(job.site, verdict, route)
     report.since_scheduled = status.since_scheduled(evaluation)
-    write_everything(job, verdict, report, request.setup.providers.spent)
+    write_everything(job, verdict, report)
     whole = not outcome.cancelled and outcome.failure is None
     if job.site.context.event_name in ("push", "schedule") and whole:
         record_scores(job, evaluation)

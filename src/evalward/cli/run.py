@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from evalward.flows.shard import ShardSpec
     from evalward.host import Host
     from evalward.plan.run_setup import RunSetup
-    from evalward.rundata.spending import Spent
     from evalward.security import Redactor
 
 
@@ -138,7 +137,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         if spec is not None:
             output = Path(args.output_dir or root / ".evalward" / "shards")
             return asyncio.run(_run_part(setup, progress, spec, output, redact, out))
-        verdict, own, attributed = asyncio.run(_run(setup, progress))
+        verdict, attributed = asyncio.run(_run(setup, progress))
     finally:
         progress.bar.close()
     for line in attributed:
@@ -147,29 +146,27 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     failure = outcome.failure
     if failure is not None and (not outcome.began or isinstance(failure, MissingSecretError)):
         raise failure  # nothing ran, or a key is missing: said without files
-    return _report(args, root, setup, verdict, started, out, redact=redact, own=own)
+    return _report(args, root, setup, verdict, started, out, redact=redact)
 
 
-async def _run(setup: RunSetup, progress: ShownProgress) -> tuple[RunVerdict, Spent, list[str]]:
-    """The run and its decision, what its own model calls spent, and what attribution said:
+async def _run(setup: RunSetup, progress: ShownProgress) -> tuple[RunVerdict, list[str]]:
+    """The run and its decision, and what attribution said:
     with a base, it traces the run's regressions to their hunks as the base's
     `evalward.yaml` asks (`flows.attribution_runs`), after the decision, which it never
     changes; an error in it is said as a warning. Its clients are closed however it ends."""
     from evalward.flows import session
     from evalward.flows.attribution_runs import attribute_verdict
     from evalward.plan.request import RunRequest
-    from evalward.rundata.spending import Spent
 
     request = RunRequest(setup, progress)
     try:
         outcome = await session.run(request)
-        own = setup.providers.spent.plus(Spent())  # the run's, before attribution's
         verdict = session.decide(outcome)
         warnings: list[str] = []
         said = await attribute_verdict(
             request, verdict, lambda warning: warnings.append(f"warning: {warning}")
         )
-        return verdict, own, [*warnings, said] if said else warnings
+        return verdict, [*warnings, said] if said else warnings
     finally:
         await setup.providers.aclose()
 
@@ -211,10 +208,9 @@ def _report(
     out: TextIO,
     *,
     redact: Redactor,
-    own: Spent,
 ) -> int:
     """The outcome as the command line shows it: history deltas, the local Eval status, the
-    comment (or --json) and the files, the spending line of the run's `own` calls
+    comment (or --json) and the files, the spending line of the run's own calls
     (attribution's are said apart). The reports' modules load here, once the run is over."""
     import sys
 
@@ -243,7 +239,8 @@ def _report(
     if keep and not (args.fixture or args.reps):  # a narrowed run is no status
         record_local(root, evaluation, started, commit, sys.stderr)
     estimate = evaluation.estimate
-    spent = spending_json(estimate, own) if estimate is not None else None
+    own = outcome.spent
+    spent = spending_json(estimate, own.spent()) if estimate and own else None
     color = out.isatty() and "NO_COLOR" not in setup.env
     output = Output(
         out,
@@ -256,7 +253,7 @@ def _report(
     code = emit(
         output, evaluation, decision, base=bool(args.base), run=outcome.run_info(), trends=earlier
     )
-    line = outcome.spending(own)
+    line = outcome.spending()
     if line is not None:
         print(f"evalward: {line}", file=sys.stderr)
     if outcome.failure is not None:

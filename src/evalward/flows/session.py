@@ -26,7 +26,7 @@ from evalward.plan.run_setup import RunOptions, RunSetup
 from evalward.plan.sandbox_ready import ready
 from evalward.record.evaluation import Evaluation
 from evalward.record.schema import RunInfo, SpentInfo
-from evalward.rundata.spending import Spent, spending_line
+from evalward.rundata.spending import spending_line
 from evalward.security import Redactor
 from evalward.verdict import gate
 from evalward.verdict.gate import BypassRecord, GateDecision, GateResult, LabelWeighed
@@ -82,10 +82,13 @@ class Outcome:
             **where,
         )
 
-    def spending(self, spent: Spent) -> str | None:
-        """The plan's estimate beside what the providers answered (`spending_line`)."""
+    def spending(self) -> str | None:
+        """The plan's estimate beside what the run's own calls spent (`spending_line`; a
+        merge's parts' calls included, attribution's said apart)."""
         estimate = self.evaluation.estimate
-        return None if estimate is None else spending_line(estimate, spent)
+        if estimate is None or self.spent is None:
+            return None
+        return spending_line(estimate, self.spent.spent())
 
 
 def stopped_by(failure: BaseException | None) -> str:
