@@ -213,6 +213,15 @@ def test_held_out_fixtures_keep_their_result_but_not_their_message(tmp_path: Pat
     assert (row.name, row.result, row.message) == ("refund-must-clarify", "fail", "")
 
 
+def test_a_message_with_a_lone_surrogate_is_kept_with_u_fffd_in_its_place(tmp_path: Path) -> None:
+    """An agent's words may hold what UTF-8 cannot (a lone surrogate from a JSON escape): the
+    record keeps the message with U+FFFD where it stood, as every file evalward writes does."""
+    store = StatusStore(tmp_path)
+    StatusRun(store, source()).finish([result(0.4, "said \ud800 then")], {"support-bot": SAME})
+    row = store.read("support-bot-eval").fixture_results[0]  # type: ignore[union-attr]
+    assert row.message == "said \ufffd then"
+
+
 def test_a_source_that_is_no_commit_is_not_recorded_as_one(tmp_path: Path) -> None:
     store = StatusStore(tmp_path)
     StatusRun(store, source(commit="main; rm -rf /")).finish([result(1.0)], {"support-bot": SAME})

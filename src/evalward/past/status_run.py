@@ -27,6 +27,7 @@ from evalward.past.status import (
     StatusStore,
 )
 from evalward.rundata.results import EvalResult
+from evalward.text import utf8
 
 
 @dataclass(frozen=True)
@@ -212,5 +213,5 @@ class StatusRun:
 
 
 def _cut(text: str, limit: int) -> str:
-    text = text.encode("utf-8", "replace").decode("utf-8")  # a lone surrogate cannot be written
+    text = utf8.writable(text)  # a lone surrogate cannot be written: U+FFFD, as everywhere
     return text if len(text) <= limit else text[: limit - 1] + "…"
