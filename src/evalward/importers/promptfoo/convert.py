@@ -77,6 +77,8 @@ class _Importer:
         self.warnings: list[str] = []
         self.converter = Converter(files, self.warnings, self.embedding_model)
         self.columns: list[_Column] = []
+        self.fixture_names: set[str] = set()
+        """Every fixture's name so far: each new one is numbered apart from them."""
         self.embedders: list[PromptfooProvider] = []
         """The providers `similar` assertions embed with (the suite calls them too)."""
         self.test_options: dict[str, Node] = {}
@@ -250,8 +252,10 @@ class _Importer:
                 except Refused as error:
                     self.attempt(error)
                     continue
-                taken = {f["metadata"]["name"] for f in self.out.fixtures}
-                fixture = make.numbered("-".join([suite, name, *make.suffix(column.labels)]), taken)
+                fixture = make.numbered(
+                    "-".join([suite, name, *make.suffix(column.labels)]), self.fixture_names
+                )
+                self.fixture_names.add(fixture)
                 column.judged |= any(a["type"] == "judge" for a in assertions)
                 content = make.FixtureContent(
                     description, rendered, assertions, values, decided, transform

@@ -8,6 +8,7 @@ the test once per value (every combination); `file://` values are the file's con
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import re
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from jinja2 import TemplateError, meta
+from jinja2 import Template, TemplateError, meta
 from jinja2.sandbox import SandboxedEnvironment
 
 from evalward.importers.promptfoo.source import Files, Node
@@ -41,14 +42,21 @@ _ENV = SandboxedEnvironment(autoescape=False, keep_trailing_newline=True)
 _ENV.filters["dump"] = _dump
 
 
+@functools.lru_cache(maxsize=256)
+def _compiled(template: str) -> tuple[Template, frozenset[str]]:
+    """`template` compiled, and the variables it uses: once, though a suite renders its
+    prompts once per test (a TemplateError is raised each time, not kept)."""
+    parsed = _ENV.parse(template)
+    return _ENV.from_string(parsed), frozenset(meta.find_undeclared_variables(parsed))
+
+
 def render(template: str, variables: dict[str, Any], node: Node, warnings: list[str]) -> str:
     """`template` rendered with `variables`; a variable it uses that the test does not define
     renders empty, as in promptfoo, and is reported in `warnings`."""
     if "{{" not in template and "{%" not in template:
         return template
     try:
-        parsed = _ENV.parse(template)
-        used = meta.find_undeclared_variables(parsed)
+        compiled, used = _compiled(template)
         if "env" in used:
             raise node.refuse(
                 "uses `env`, the environment of the machine that runs promptfoo: the import "
@@ -62,7 +70,7 @@ def render(template: str, variables: dict[str, Any], node: Node, warnings: list[
                 f"{node.source.shown}:{line}: {', '.join(missing)} not defined for this test: "
                 "rendered empty, as promptfoo does"
             )
-        return _ENV.from_string(parsed).render(variables)
+        return compiled.render(variables)
     except TemplateError as exc:
         raise node.refuse(f"the template does not render: {exc}", droppable=False) from None
 
