@@ -5,9 +5,10 @@ action's `shard` input): its results, the whole plan it was split from and a dig
 definitions it ran, sealed with the shard key (`seal`). `shard_merge` takes every part and
 checks each against the plan it computes itself.
 
-Balancing is longest-processing-time first: runs sorted by estimated cost (budget.estimate_run;
+Balancing is longest-processing-time first: runs sorted by estimated cost (estimate.estimate_run;
 model calls when a model has no price; plus RUN_OVERHEAD), each given to the part with the least
 so far; ties go to the lower part and the earlier run, so every machine computes the same split.
+The runs of the fixtures the base gates with are split first, by the base's estimates (`assign`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from evalward.errors import ConfigError
 from evalward.flows import pipeline
 from evalward.flows.shard_signature import canonical, seal
 from evalward.git import Git
-from evalward.plan.estimate import estimate_run
+from evalward.plan.estimate import budget_estimate, estimate_run
 from evalward.plan.plan import Plan, PlannedRun, at_most
 from evalward.plan.progress import RunProgress
 from evalward.plan.run_setup import Revisions, RunSetup
@@ -37,6 +38,7 @@ from evalward.record.write import part_document
 from evalward.report.files import write_text
 from evalward.resources import ResourceSet
 from evalward.rundata.sides import Side
+from evalward.rundata.spending import Estimate
 from evalward.security import Redactor
 from evalward.verdict.compare import no_baseline_notes
 
@@ -144,19 +146,42 @@ async def run_part(
 def assign(
     plan: Plan, resources: Mapping[Side, ResourceSet], prices: PriceTable, count: int
 ) -> list[int]:
-    """The 0-based part of each run of the plan, in plan order."""
-    estimates = [estimate_run(run, resources[run.side], prices) for run in plan.runs]
+    """The 0-based part of each run of the plan, in plan order.
+
+    The runs of the fixtures the base gates with are split first, by what the budget counts
+    for them (`budget_estimate`: the base's agent for a head run), so each part's share of
+    them is the base's own to decide; every other run then fills the parts. A part's budget
+    says whether it could hold its share (`Trimmed.base_over`): balanced by the head's own
+    estimates, a costly fixture the pull request adds would fill one part alone and crowd
+    the base's runs into the others, past their budgets."""
+    whole = dict(resources)
+    gating = [i for i, run in enumerate(plan.runs) if plan.base_gates(run)]
+    rest = [i for i, run in enumerate(plan.runs) if not plan.base_gates(run)]
+    counted = [budget_estimate(plan.runs[i], plan, whole, prices) for i in gating]
+    own = [estimate_run(plan.runs[i], resources[plan.runs[i].side], prices) for i in rest]
+    loads = [0.0] * count
+    parts = [0] * len(plan.runs)
+    for positions, estimates in ((gating, counted), (rest, own)):
+        _fill(positions, _weights(estimates), loads, parts)
+    return parts
+
+
+def _weights(estimates: list[Estimate]) -> list[float]:
+    """Each run's weight: its cost (its model calls when a model has no price) relative to
+    the dearest, plus RUN_OVERHEAD."""
     priced = all(e.cost_usd is not None for e in estimates) and any(e.cost_usd for e in estimates)
     measures = [(e.cost_usd or 0.0) if priced else float(e.calls) for e in estimates]
     scale = max(measures, default=0.0) or 1.0
-    weights = [m / scale + RUN_OVERHEAD for m in measures]
-    loads = [0.0] * count
-    parts = [0] * len(plan.runs)
-    for position in sorted(range(len(plan.runs)), key=lambda i: (-weights[i], i)):
-        part = min(range(count), key=lambda p: (loads[p], p))
-        parts[position] = part
-        loads[part] += weights[position]
-    return parts
+    return [m / scale + RUN_OVERHEAD for m in measures]
+
+
+def _fill(positions: list[int], weights: list[float], loads: list[float], parts: list[int]) -> None:
+    """Give each run at `positions` to the part with the least load so far, heaviest first
+    (ties: the lower part, the earlier run)."""
+    for at in sorted(range(len(positions)), key=lambda i: (-weights[i], positions[i])):
+        part = min(range(len(loads)), key=lambda p: (loads[p], p))
+        parts[positions[at]] = part
+        loads[part] += weights[at]
 
 
 def source_of(git: Git, revisions: Revisions) -> dict[str, str]:
