@@ -14,7 +14,7 @@ import pytest
 
 from fakes.model_script import Rule
 from fakes.model_server import ScriptedModelServer, error
-from support.answered import ADAPTIVE_EVAL, AGENT, commit_suite, helper_eval, scripted
+from support.answered import ADAPTIVE_EVAL, AGENT, FIXTURE, commit_suite, helper_eval, scripted
 from support.clirun import evalward
 from support.gitrepo import GitRepo
 from support.suite import provider_env
@@ -338,3 +338,33 @@ def test_fixed_reps_run_the_base_only_where_the_decision_or_the_comparison_reads
     document = json.loads((tmp_path / "any" / "results.json").read_text())
     assert spent(document) == {"head": dict.fromkeys(names, 2), "base": dict.fromkeys(names, 2)}
     assert [e["base_not_needed"] for e in document["evals"] if e["side"] == "head"] == [[]]
+
+
+@pytest.mark.parametrize(
+    "added",
+    [{f"p{i}": True for i in range(10)}, {"p0": False}],
+    ids=["ten-that-pass", "one-that-fails"],
+)
+def test_fixtures_the_pr_adds_do_not_end_the_pooled_test_s_reps(
+    repo: GitRepo, model: ScriptedModelServer, tmp_path: Path, added: dict[str, bool]
+) -> None:
+    """Every base fixture fails one head rep in three: no fixture's own test settles, the
+    pooled test draws reps until it settles broken, and the drop blocks. Fixtures the pull
+    request adds to the Eval gate only once merged; they are left out of the pooled test, so
+    ten that always pass cannot settle it working, nor one that always fails (settled broken,
+    it blocks nothing) end its reps, leaving it open at "likely regression", which does not
+    block."""
+    names = [f"f{i}" for i in range(6)]
+    pending = "---\n".join(FIXTURE.format(name=name) for name in added)
+    change(repo, names=names, **{"added.yaml": pending})
+    scripted(model, "v1", {name: [True] * 20 for name in names})
+    thirds = [True, True, False] * 8
+    scripted(model, "v2", {name: thirds[i % 3 :] for i, name in enumerate(names)})
+    scripted(model, "v2", {name: [right] * 20 for name, right in added.items()})
+
+    done = run(repo, model, tmp_path / "out")
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    document = json.loads((tmp_path / "out" / "results.json").read_text())
+    (sequential,) = [e["sequential"] for e in document["evals"] if e["side"] == "head"]
+    assert sequential["pooled"] == "regression"

@@ -194,6 +194,7 @@ def next_round(
             tests,
             head,
             base,
+            gating=gates,
             base_can_run=base_fixtures,
             flaky=list((flaky or {}).get(name, {})),
             more_reps_when_flaky=spec.scoring.gate.flaky_on_main is FlakyOnMain.more_reps,

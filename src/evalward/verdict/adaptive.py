@@ -282,6 +282,7 @@ def more_runs(
     head: Outcomes,
     base: Outcomes,
     *,
+    gating: Collection[str] | None = None,
     base_can_run: Collection[str] = (),
     flaky: Collection[str] = (),
     more_reps_when_flaky: bool = False,
@@ -289,11 +290,16 @@ def more_runs(
     """The next round's runs: (side, fixture) once per rep to add; none when all is settled.
 
     Stopping early never raises a test's error rate, so which fixture runs next is free: a
-    fixture's own open test first, then (once none is open) the pooled test's reps."""
+    fixture's own open test first, then (once none is open) the pooled test's reps. The
+    pooled test is asked of the `gating` fixtures (None: every one), as `judge` pools them: a
+    fixture the pull request adds (it gates once merged) neither settles it working by
+    passing nor ends its reps by failing."""
     minimum, maximum = tests.reps.min, tests.reps.max
+    gate = set(head) if gating is None else set(gating)
     left_out = () if more_reps_when_flaky else flaky
-    pooled = tally([r for name, runs in head.items() if name not in left_out for r in runs])
-    pooled_state = _pooled_state(tests, head, pooled)
+    counted = {name: runs for name, runs in head.items() if name in gate}
+    pooled = tally([r for name, runs in counted.items() if name not in left_out for r in runs])
+    pooled_state = _pooled_state(tests, counted, pooled)
     runs: list[tuple[Side, str]] = []
     settled_working: list[str] = []
     for name in sorted(head):
@@ -306,14 +312,16 @@ def more_runs(
         state = tests.state(tests.fixture, mine)
         if state is Settled.open or (more_reps_when_flaky and name in flaky):
             runs.append((Side.head, name))
-        elif state is Settled.works:
+        elif state is Settled.works and name in gate:
             settled_working.append(name)
     if not runs and pooled_state is Settled.open:
         chosen = _for_the_pooled_test(tests, pooled, head, settled_working)
         runs += [(Side.head, name) for name in chosen]
     head_done = not runs
     for name in sorted(head):
-        if name not in base_can_run or not _reads_base(tests, head, name, pooled_state, head_done):
+        if name not in base_can_run or not _reads_base(
+            tests, head[name], counted, pooled_state, head_done
+        ):
             continue
         theirs = tally(base.get(name, ()))
         if theirs.runs < minimum:
@@ -349,11 +357,12 @@ def _for_the_pooled_test(
 
 
 def _reads_base(
-    tests: SequentialTests, head: Outcomes, name: str, pooled: Settled, head_done: bool
+    tests: SequentialTests, runs: Sequence[bool], head: Outcomes, pooled: Settled, head_done: bool
 ) -> bool:
-    """Whether the verdict reads this fixture's base: its head looks broken on its own, or the
-    Eval's pooled test does and the fixture failed on the head."""
-    mine = tally(head[name])
+    """Whether the verdict reads a fixture's base (`runs`: its head's outcomes): its head looks
+    broken on its own, or the Eval's pooled test (over `head`, the gating fixtures) does and
+    the fixture failed on the head."""
+    mine = tally(runs)
     state = tests.state(tests.fixture, mine)
     if state is Settled.broken:
         return True
