@@ -368,3 +368,29 @@ def test_fixtures_the_pr_adds_do_not_end_the_pooled_test_s_reps(
     document = json.loads((tmp_path / "out" / "results.json").read_text())
     (sequential,) = [e["sequential"] for e in document["evals"] if e["side"] == "head"]
     assert sequential["pooled"] == "regression"
+
+
+def test_a_fixture_the_pr_adds_asking_for_a_pairwise_judge_does_not_loosen_the_eval_s_tests(
+    repo: GitRepo, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """f3 fails every head rep: at its Eval's whole false-block rate it settles broken at its
+    maximum of 3 reps and blocks. The pull request adds a fixture that asks for a pairwise
+    judge: it gates only once merged and has no base run to pair with, so it is not judged in
+    pairs, and the Eval's pass-rate tests keep their whole rate (a pairwise judge takes three
+    quarters of it for its own tests, and at a quarter f3 would end open, not blocking)."""
+    names = [f"f{i}" for i in range(6)]
+    suite = helper_eval(
+        "execution: { reps: { min: 2, max: 3 } }", "judge: { model: openai/gpt-4.1-mini }"
+    )
+    added = FIXTURE.format(name="p0") + '  pairwise: { rubric: "Which answers better?" }\n'
+    change(repo, suite, names, **{"added.yaml": added})
+    scripted(model, "v1", {name: [True] * 20 for name in names})
+    scripted(model, "v2", {name: [name != "f3"] * 20 for name in [*names, "p0"]})
+
+    done = run(repo, model, tmp_path / "out")
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    document = json.loads((tmp_path / "out" / "results.json").read_text())
+    (sequential,) = [e["sequential"] for e in document["evals"] if e["side"] == "head"]
+    calls = {f["fixture"]: f["verdict"] for f in sequential["fixtures"]}
+    assert calls["f3"] == "regression"

@@ -60,11 +60,16 @@ def pairwise_fixtures(
 def judged_fixtures(plan: Plan, head: ResourceSet, name: str) -> dict[str, FixturePairing]:
     """The fixtures of Eval `name` its pairwise judge judges, with their settings: those the
     plan runs on the head and those adaptive reps may add, that ask for the judge (`head`:
-    the definitions that gate)."""
+    the definitions that gate). A fixture the pull request adds to a base Eval (pending) is
+    not one: it has no base run to pair with, and an Eval judged in pairs gives its pass-rate
+    tests a quarter of their false-block rate (`pass_rate_share`), which a fixture of the pull
+    request's must not choose."""
     located = head.evals.get(name)
     if located is None:
         return {}
-    fixtures = {r.fixture for r in plan.runs if r.eval == name and r.side is Side.head}
+    fixtures = {
+        r.fixture for r in plan.runs if r.eval == name and r.side is Side.head and plan.gates(r)
+    }
     fixtures |= set(plan.adaptive.get(name, ()))
     pairings = {
         f: pairing_of(located, head.fixtures[f].resource.spec)
