@@ -394,3 +394,33 @@ def test_a_fixture_the_pr_adds_asking_for_a_pairwise_judge_does_not_loosen_the_e
     (sequential,) = [e["sequential"] for e in document["evals"] if e["side"] == "head"]
     calls = {f["fixture"]: f["verdict"] for f in sequential["fixtures"]}
     assert calls["f3"] == "regression"
+
+
+def test_a_fixture_the_pr_adds_asking_for_a_pairwise_judge_does_not_plan_the_held_base_runs(
+    repo: GitRepo, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """A threshold decides (`failOnRegression: none`, `baseRuns: whereRead`), so the base runs
+    only where the head fails; a budget of 3 calls holds the head's three runs, and f1, which
+    the head fails, blocks. The pull request adds a fixture asking for a pairwise judge: the
+    base's own Eval does not judge in pairs, so its base runs stay held back. Planned at once,
+    they would make the base's own runs more than the budget holds, and allow-incomplete
+    would excuse leaving out f1 with them."""
+    names = ["f0", "f1", "f2"]
+    suite = helper_eval(
+        "scoring: { passThreshold: 0.9, gate: { failOnRegression: none, baseRuns: whereRead } }",
+        "judge: { model: openai/gpt-4.1-mini }",
+    )
+    added = FIXTURE.format(name="p0") + '  pairwise: { rubric: "Which answers better?" }\n'
+    change(repo, suite, names, **{"added.yaml": added})
+    scripted(model, "v1", {name: [True] * 4 for name in names})
+    scripted(model, "v2", {name: [name != "f1"] * 4 for name in [*names, "p0"]})
+
+    done = evalward(
+        "run", "--base", "main", "--no-cache", "--no-history", "--output-dir",
+        str(tmp_path / "out"), "--max-model-calls", "3", "--allow-incomplete",
+        cwd=repo.path, OPENAI_BASE_URL=model.base_url, OPENAI_API_KEY="sk-test",
+    )  # fmt: skip
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    document = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert spent(document)["head"] == dict.fromkeys(names, 1)

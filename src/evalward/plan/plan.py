@@ -224,10 +224,13 @@ def build_plan(
         plan.runs += [PlannedRun(Side.head, name, f, rep) for f in fixtures for rep in range(reps)]
         if base is not None:
             policy = eval_def.spec.scoring.gate
+            # Whether it judges in pairs, by its own fixtures: one the pull request adds to a
+            # base Eval (pending) must not bring every base run forward (`Plan.pending`).
+            own = gating if from_base and gating is not None and name in gating.evals else gate
             reads_base = (
                 policy.base_runs is BaseRuns.always
                 or policy.fail_on_regression.tightest(regressions) is not RegressionPolicy.none
-                or _pairwise(eval_def, gate)  # every pair needs its base run
+                or _pairwise(eval_def, own)  # every pair needs its base run
             )
             _plan_base(plan, name, base, adaptive=adaptive is not None, reads_base=reads_base)
     return plan
