@@ -448,6 +448,7 @@ class _Run:
             rep=run.rep,
             side=run.side.value,
             sha=checkout.sha,
+            compared=run.side is Side.head and Side.base in self.checkouts,
         )
         fixture = checkout.resources.fixtures[run.fixture].resource.spec
         return await runner.run(

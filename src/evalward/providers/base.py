@@ -56,6 +56,9 @@ class RunLabels:
     pairwise judge's call, the side shown to it as A."""
     sha: str = ""
     """The commit that side was checked out from ("" when unknown, e.g. before a first commit)."""
+    compared: bool = False
+    """A head run of a comparison: a pull request's program, whose forwarded calls the
+    response cache keeps apart from a push's (`ResponseCache.raw_key`)."""
 
 
 @dataclass(frozen=True)

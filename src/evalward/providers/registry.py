@@ -38,6 +38,17 @@ MAX_CONCURRENCY = 1024
 """The largest `maxConcurrency` a provider accepts: what a provider with no limit counts as."""
 
 
+COMPARED_HEAD = "head of a comparison"
+"""The side a head run of a comparison keeps its forwarded calls under: a pull request's
+program chooses its requests and a stream it cuts is not kept, so it could keep the reply it
+likes to a request a push's run of the same agent will send, were the two one side."""
+
+
+def kept_as(labels: RunLabels) -> str:
+    """The side a forwarded call's reply is kept under (`COMPARED_HEAD`)."""
+    return COMPARED_HEAD if labels.compared else labels.side
+
+
 class MeteredProvider:
     """A provider plus cost on every reply, the run's tally of what it spent (`spent`), the
     ceiling its calls are held to (`ceiling`, shared by every provider of the run) and, when
@@ -74,20 +85,26 @@ class MeteredProvider:
     ) -> dict[str, Any] | None:
         """The stored reply to this exact request body on `route`, made by a run of the same
         side and rep, when the response cache has it (a streamed call's is the whole reply
-        its stream made)."""
+        its stream made). The head of a comparison reads what a push's run kept, then its
+        own; nothing else reads what it keeps (`kept_as`)."""
         if self._cache is None:
             return None
-        return self._cache.get_raw(self._raw_key(route, body, labels))
+        read_as = (labels.side, COMPARED_HEAD) if labels.compared else (labels.side,)
+        for side in read_as:
+            hit = self._cache.get_raw(self._raw_key(route, body, labels.rep, side))
+            if hit is not None:
+                return hit
+        return None
 
     def store_forward(
         self, route: str, body: Mapping[str, Any], labels: RunLabels, reply: Mapping[str, Any]
     ) -> None:
         if self._cache is not None:
-            self._cache.put_raw(self._raw_key(route, body, labels), reply)
+            self._cache.put_raw(self._raw_key(route, body, labels.rep, kept_as(labels)), reply)
 
-    def _raw_key(self, route: str, body: Mapping[str, Any], labels: RunLabels) -> str:
+    def _raw_key(self, route: str, body: Mapping[str, Any], rep: int, side: str) -> str:
         assert self._cache is not None
-        return self._cache.raw_key(self.identity, route, body, labels.rep, labels.side)
+        return self._cache.raw_key(self.identity, route, body, rep, side)
 
     def meter(self, model: str, usage: Usage, purpose: str = "agent") -> Usage:
         """`usage` of a call this provider answered, priced and counted as spent (as the

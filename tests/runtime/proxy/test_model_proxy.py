@@ -450,6 +450,37 @@ def test_a_head_run_s_call_is_never_the_base_s_reply_from_the_response_cache(
     ]
 
 
+def test_an_agent_server_s_own_calls_are_neither_kept_nor_answered_from_the_response_cache(
+    model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """A call made with an http agent server's own key (as it starts, say) belongs to no run
+    and so to neither side: the head's server could otherwise keep the reply it likes to a
+    request the base's server sends as it starts. Each is asked of the model."""
+    model.script("hello", text("hi there"))
+    providers = providers_for(model, tmp_path, cache={"mode": "read-write", "dir": "cache"})
+
+    async def go() -> None:
+        proxy = await proxied(providers)
+        try:
+            for _ in ("head's server", "base's server"):
+                grant = proxy.open_grant(RunLabels(agent="byo"), None)
+                gpt = kept(
+                    openai.AsyncOpenAI(
+                        base_url=grant.env["OPENAI_BASE_URL"], api_key=grant.key, max_retries=0
+                    )
+                )
+                await gpt.chat.completions.create(
+                    model="gpt-4.1-mini", messages=[{"role": "user", "content": "hello"}]
+                )
+                proxy.revoke(grant)
+        finally:
+            await closed(proxy)
+
+    run_async(go)
+    assert len(model.calls) == 2
+    assert not list((tmp_path / "cache").rglob("*.json"))
+
+
 def test_upstream_failures_are_passed_on_without_the_key_and_recorded(
     model: ScriptedModelServer, tmp_path: Path
 ) -> None:

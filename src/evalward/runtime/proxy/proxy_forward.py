@@ -64,6 +64,8 @@ class MeteredForward:
 
     def cached(self) -> dict[str, Any] | None:
         """The stored reply to this exact request, when the response cache has it."""
+        if not self._kept:
+            return None
         return self.provider.cached_forward(self.route.upstream, self.body, self._labels)
 
     async def replay(self, hit: Mapping[str, Any]) -> web.StreamResponse:
@@ -87,7 +89,8 @@ class MeteredForward:
         return priced
 
     def store(self, reply: Mapping[str, Any]) -> None:
-        self.provider.store_forward(self.route.upstream, self.body, self._labels, reply)
+        if self._kept:
+            self.provider.store_forward(self.route.upstream, self.body, self._labels, reply)
 
     async def settle(self, answer: Answer) -> web.StreamResponse:
         """A whole reply from upstream: metered, cached and delivered, or its refusal."""
@@ -205,6 +208,13 @@ class MeteredForward:
     @property
     def _labels(self) -> RunLabels:
         return self.call.grant.labels
+
+    @property
+    def _kept(self) -> bool:
+        """Whether the response cache answers and keeps the call: a run's, not one an agent
+        server makes with its own key, which belongs to no run and so to neither side (the
+        head's server would keep the reply it likes for the base's to read)."""
+        return self.call.grant.trace is not None
 
 
 @dataclass
