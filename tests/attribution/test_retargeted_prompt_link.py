@@ -1,7 +1,9 @@
 """A pull request that changes only where a symbolic link points (the agent's `systemFile`
-retargeted at another committed file, which neither side changes) is blamed on the link it
-changed: attribution never names the lines of a file the pull request did not touch, which
-the pull request's diff does not show and whose author did nothing."""
+retargeted at another committed file) is blamed on the link it changed: attribution never
+names the lines of a file the pull request did not touch, which the pull request's diff does
+not show and whose author did nothing; nor lines of a file it did touch whose diff is against
+that file's own base, not the text the link led to. The link's change is the one line its
+diff shows (where it leads), which the review comments on."""
 
 from __future__ import annotations
 
@@ -11,9 +13,11 @@ from typing import Any
 
 import pytest
 
+from evalward.attribution.hunks import AgentFiles, split_change
+from evalward.git import Git
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer
-from support.actionrun import pull_request_event, run_action
+from support.actionrun import ActionRun, pull_request_event, run_action
 from support.clerk import AGENT, BASE_PROMPT, HEAD_PROMPT, SUITE, script
 from support.gitrepo import GitRepo
 from support.suite import provider_env
@@ -23,11 +27,11 @@ pytestmark = pytest.mark.hostile
 CLERK = AGENT.format(model="openai/gpt-4.1-mini")
 
 
-def test_a_retargeted_link_is_blamed_not_the_unchanged_file_it_now_names(
-    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
-) -> None:
-    script(model)
-    # someone else's strict prompt, committed long before and never changed by the pull request
+def _retarget(repo: GitRepo, strict: str = "") -> tuple[str, str]:
+    """The clerk's prompt a link to the lenient prompt on the base, to the strict one on the
+    head (someone else's, committed long before); `strict` the head's strict prompt, when
+    the pull request edits it too. The base and head commits."""
+    # someone else's strict prompt, committed long before
     repo.write(
         {
             "agents/clerk.yaml": CLERK,
@@ -43,26 +47,37 @@ def test_a_retargeted_link_is_blamed_not_the_unchanged_file_it_now_names(
     repo.branch("feature")
     os.unlink(repo.path / "prompts/clerk.md")
     os.symlink("strict.md", repo.path / "prompts/clerk.md")
+    if strict:
+        repo.write({"prompts/strict.md": strict})
     head = repo.commit("point the clerk at the strict prompt")
-    changed = repo.git("diff", "--name-only", base, head).split()
-    assert changed == ["prompts/clerk.md"]
-    diff = [
-        {
-            "filename": "prompts/clerk.md",
-            "status": "modified",
-            "patch": "@@ -1 +1 @@\n-lenient.md\n\\ No newline at end of file\n+strict.md\n"
-            "\\ No newline at end of file",
-        }
-    ]
-    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base, files=diff))
+    return base, head
 
-    run = run_action(
+
+def _gate(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, base: str, head: str
+) -> ActionRun:
+    """The action's gate of the pull request, GitHub's diff of it taken from git's."""
+    github.add_pull(
+        FakePull(number=7, head_sha=head, base_sha=base, files=repo.pull_files(base, head))
+    )
+    return run_action(
         repo.path,
         github,
         pull_request_event(github.repository, 7, base, head),
         inputs={"cache": "off", "output-dir": ".evalward/out"},
         env=provider_env(model),
     )
+
+
+def test_a_retargeted_link_is_blamed_not_the_unchanged_file_it_now_names(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    script(model)
+    base, head = _retarget(repo)
+    changed = repo.git("diff", "--name-only", base, head).split()
+    assert changed == ["prompts/clerk.md"]
+
+    run = _gate(repo, github, model, base, head)
 
     assert run.returncode == 1, run.stdout + run.stderr  # the strict prompt regresses refunds
     results: dict[str, Any] = json.loads((repo.path / ".evalward/out/results.json").read_text())
@@ -75,3 +90,36 @@ def test_a_retargeted_link_is_blamed_not_the_unchanged_file_it_now_names(
     assert blamed <= set(changed), blamed
     assert "strict.md:" not in comment["body"], comment["body"]
     assert not any(c["path"] == "prompts/strict.md" for c in github.review_comments_on(7))
+
+
+def test_the_review_comments_on_the_one_line_the_links_diff_shows(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """The link's diff is one line (where it leads): a comment on the nine lines of the text
+    it leads to is refused by GitHub, and with it the whole review."""
+    script(model)
+    base, head = _retarget(repo)
+
+    run = _gate(repo, github, model, base, head)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "no review on the changed lines" not in run.stdout, run.stdout
+    (line,) = github.review_comments_on(7)
+    assert (line["path"], line["line"], line.get("start_line")) == ("prompts/clerk.md", 1, None)
+    (comment,) = github.comments_on(7)
+    assert "prompts/clerk.md#L1)" in comment["body"], comment["body"]
+
+
+def test_a_link_retargeted_at_a_file_the_pull_request_edits_is_one_hunk_on_the_link(
+    repo: GitRepo,
+) -> None:
+    """The strict prompt's diff is its own one changed line; the lines where it differs
+    from the lenient prompt the link led to are not the pull request's."""
+    base, head = _retarget(repo, strict=HEAD_PROMPT.replace("End politely.", "End warmly."))
+    agent = AgentFiles("clerk", "agents/clerk.yaml", ("prompts/clerk.md",))
+
+    hunks = split_change(Git(repo.path), base, head, agent)
+
+    assert [(h.path, h.kind, h.first, h.last) for h in hunks] == [
+        ("prompts/clerk.md", "file", 1, 1)
+    ]

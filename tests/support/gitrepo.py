@@ -56,3 +56,24 @@ class GitRepo:
 
     def checkout(self, ref: str) -> None:
         self.git("checkout", "-q", ref)
+
+    def pull_files(self, base: str, head: str) -> list[dict[str, str]]:
+        """The files of a pull request from `base` to `head` as GitHub's API lists them: each
+        changed path's status and patch (git's diff from its first `@@`, three lines of
+        context, no renames), what the fake GitHub takes a review comment's lines from."""
+        listed = self.git("diff", "--no-renames", "--name-status", base, head)
+        status = {"A": "added", "D": "removed"}
+        files = []
+        for row in listed.splitlines():
+            letter, name = row.split("\t", 1)
+            diff = subprocess.run(
+                ["git", "-C", str(self.path), "diff", "--no-renames", base, head, "--", name],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+            patch = diff[diff.index("@@") :].rstrip("\n") if "@@" in diff else ""
+            files.append(
+                {"filename": name, "status": status.get(letter, "modified"), "patch": patch}
+            )
+        return files

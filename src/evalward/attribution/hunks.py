@@ -77,7 +77,8 @@ class Hunk:
 
     `first`..`last` are the head's lines it spans (1-based: a review comment's `start_line`
     and `line` on the RIGHT side); a pure deletion points at the head's line next to it, and
-    0 means the head has no line to point at (a file it removed or that is not text).
+    0 means the head has no line to point at (a file it removed or that is not text). A
+    retargeted link is its one line, where it leads, as its diff shows it.
     `at` is where `head_lines` start in the head's file (0-based), for a text hunk's revert;
     `field` is a field hunk's path, or the path of the block of text a text hunk lies in."""
 
@@ -139,10 +140,11 @@ def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hun
         where = side.path
         old_content = old.content if old is not None else None
         new_content = new.content if new is not None else None
-        if old is not None and new is not None and _retargeted_only(before, old, new):
-            # a link now leads to a file the pull request did not change: the change is the
-            # link's, not that file's lines (someone else's); taken back, the base's text
-            hunks.append(_whole(path, text_of(old_content), text_of(new_content)))
+        if old is not None and new is not None and _retargeted(before, old, new):
+            # a link now leads to a file the base already holds: the change is the link's,
+            # not that file's lines (someone else's, or diffed on the pull request against
+            # that file's own base); taken back, the base's text
+            hunks.append(_link(path, after, text_of(old_content), text_of(new_content)))
         elif path == agent.definition and old is not None and new is not None:
             hunks += _definition_hunks(where, old_content, new_content, agent.agent)
         else:
@@ -150,12 +152,20 @@ def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hun
     return in_diff_order(hunks)
 
 
-def _retargeted_only(before: RepoFiles, old: SideFile, new: SideFile) -> bool:
-    """Whether a name leads to another file on the head, one the base holds unchanged."""
-    if old.path == new.path:
-        return False
-    there = read_side(before, new.path)
-    return there is not None and there.digest == new.digest
+def _retargeted(before: RepoFiles, old: SideFile, new: SideFile) -> bool:
+    """Whether a name leads to another file on the head, one the base already holds
+    (changed or not: its lines in the diff are its own change, not the text that replaced
+    the old target's)."""
+    return old.path != new.path and read_side(before, new.path) is not None
+
+
+def _link(path: str, after: RepoFiles, before: str | None, now: str | None) -> Hunk:
+    """A retargeted link whole, on the one line the diff shows of it (where it leads) when
+    `path` is itself the link; else (a folder on the way was retargeted) on no line."""
+    line = 1 if after.links_among([path]) else 0
+    return Hunk(
+        path, 1, "file", line, line, tuple(lines_of(before or "")), tuple(lines_of(now or ""))
+    )
 
 
 def in_diff_order(hunks: Iterable[Hunk]) -> tuple[Hunk, ...]:
