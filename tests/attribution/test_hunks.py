@@ -3,6 +3,8 @@ hunks with the head's lines a review comment points at, the agent's YAML by fiel
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from attribution.conftest import (
@@ -283,6 +285,52 @@ def test_a_changed_region_too_large_to_match_line_by_line_is_one_hunk(repo: GitR
     assert where(hunks) == [("prompts/support.md", 1, "text", 5, len(after), "")]
     assert hunks[0].base_lines == tuple(before[4:])
     assert hunks[0].head_lines == tuple(after[4:])
+
+
+def _diff_blocks(repo: GitRepo, base: str, head: str, path: str) -> list[set[int]]:
+    """The head's lines of each block of git's diff of `path` (added and context lines):
+    where GitHub lets a review comment sit, its first and last line in one block."""
+    (entry,) = [f for f in repo.pull_files(base, head) if f["filename"] == path]
+    blocks: list[set[int]] = []
+    line = 0
+    for text in entry["patch"].splitlines():
+        if found := re.match(r"@@ -\d+(?:,\d+)? \+(\d+)", text):
+            line = int(found[1])
+            blocks.append(set())
+        elif not text.startswith(("-", "\\")):
+            blocks[-1].add(line)
+            line += 1
+    return blocks
+
+
+def test_a_region_too_large_to_match_is_commented_on_a_line_of_one_block_of_the_diff(
+    repo: GitRepo,
+) -> None:
+    """Two rules changed 700 lines apart in a prompt of 3,000 lines: what lies between them
+    is one region, taken back whole, but git's diff shows the two changes as two blocks and
+    GitHub refuses a comment whose lines span both (and the whole review with it)."""
+    before = _paragraphs(1_500)
+    after = list(before)
+    after[10], after[710] = "Rule 5: refuse.\n", "Rule 355: refuse.\n"
+    hunks = _prompt_change(repo, before, after)
+    assert where(hunks) == [("prompts/support.md", 1, "text", 11, 711, "")]
+    base, head = repo.git("rev-parse", "HEAD~1"), repo.head()
+    first, last = hunks[0].changed
+    assert any({first, last} <= block for block in _diff_blocks(repo, base, head, SUPPORT.files[0]))
+
+
+def test_a_file_the_base_holds_as_binary_has_no_line_of_the_diff(repo: GitRepo) -> None:
+    """A program that was a binary and is now a script: GitHub's diff of it is no lines at
+    all, so a review comment on any of its lines is refused (and the whole review with it)."""
+    (repo.path / "tools").mkdir()
+    (repo.path / "tools/refund").write_bytes(b"\x7fELF\0\x01")
+    base = repo.commit("base", {"agents/support.yaml": BASE_AGENT})
+    head = repo.commit("head", {"tools/refund": "#!/bin/sh\necho refunded\n"})
+    files = AgentFiles("support", "agents/support.yaml", ("tools/refund",))
+    hunks = split_change(Git(repo.path), base, head, files)
+    assert where(hunks) == [("tools/refund", 1, "file", 0, 0, "")]
+    assert _diff_blocks(repo, base, head, "tools/refund") == []
+    assert len(hunks[0].head_lines) == 2  # taken back whole all the same
 
 
 DESK = """\

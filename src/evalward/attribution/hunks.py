@@ -105,16 +105,28 @@ class Hunk:
         the diff shows a few lines either side of a change: where a field's changes are
         further apart than one block of the diff holds, the first of them."""
         if self.kind != "field" or not self.base_lines or not self.head_lines:
-            return self.first, self.last
+            return self._in_one_block()
         blocks = text_hunks(self.path, "".join(self.base_lines), "".join(self.head_lines))
         if not blocks:
             return self.first, self.last
-        first, last = blocks[0].first, blocks[0].last
+        first, last = blocks[0]._in_one_block()
+        if (first, last) != (blocks[0].first, blocks[0].last):
+            return self.first + first - 1, self.first + first - 1
         for block in blocks[1:]:
             if block.first - last > 2 * DIFF_CONTEXT + 1:
                 break
             last = block.last
         return self.first + first - 1, min(self.first + last - 1, self.last)
+
+    def _in_one_block(self) -> tuple[int, int]:
+        """`first`..`last`, or only `first` for a region too large to match line by line
+        (`line_diff.MAX_CELLS`): between its first and last changed lines the diff may keep
+        lines as they were, far enough apart to be two blocks of the diff, and a review
+        comment's lines must lie in one. Its first line is always in the diff: it is the
+        first that differs after the lines both sides begin with."""
+        if len(self.base_lines) * len(self.head_lines) > line_diff.MAX_CELLS:
+            return self.first, self.first
+        return self.first, self.last
 
     def describe(self) -> str:
         """The hunk in words: `hunk 2 of prompts/support.md, lines 14-16`."""
@@ -148,7 +160,7 @@ def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hun
         elif path == agent.definition and old is not None and new is not None:
             hunks += _definition_hunks(where, old_content, new_content, agent.agent)
         else:
-            hunks += _file_hunks(where, old_content, new_content)
+            hunks += _file_hunks(where, old_content, new_content, had=old is not None)
     return in_diff_order(hunks)
 
 
@@ -212,16 +224,22 @@ def lines_of(text: str) -> list[str]:
     return [f"{part}\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
-def _file_hunks(path: str, old: bytes | None, new: bytes | None) -> list[Hunk]:
+def _file_hunks(path: str, old: bytes | None, new: bytes | None, *, had: bool = True) -> list[Hunk]:
+    """The text hunks of a file both sides hold as text; else the file whole (`had`: the
+    base holds the file, whatever it is)."""
     before, after = text_of(old), text_of(new)
     if old is None or new is None or before is None or after is None:
-        return [_whole(path, before, after)]
+        return [_whole(path, before, after, shown=not had or before is not None)]
     return text_hunks(path, before, after)
 
 
-def _whole(path: str, before: str | None, after: str | None) -> Hunk:
+def _whole(path: str, before: str | None, after: str | None, *, shown: bool = True) -> Hunk:
+    """A file whole, on the head's lines when it is text and `shown`: a file the base holds
+    as something other than text (binary, not UTF-8, larger than a prompt may be) has no
+    line of the diff to point at (GitHub shows a binary file's change as no lines at all)."""
     old, new = lines_of(before or ""), lines_of(after or "")
-    return Hunk(path, 1, "file", 1 if new else 0, len(new), tuple(old), tuple(new))
+    last = len(new) if shown else 0
+    return Hunk(path, 1, "file", 1 if last else 0, last, tuple(old), tuple(new))
 
 
 def text_hunks(path: str, before: str, after: str) -> list[Hunk]:
