@@ -63,7 +63,9 @@ def test_a_yaml_change_that_changes_no_field_is_no_hunk(repo: GitRepo) -> None:
     assert split_change(Git(repo.path), base, head, SUPPORT) == ()
 
 
-def test_removed_fields_point_at_the_field_above_them(repo: GitRepo) -> None:
+def test_removed_fields_point_at_the_heads_line_where_they_were(repo: GitRepo) -> None:
+    """A field the head removed is said on the head's line after where it was, as a removed
+    block of a prompt is: that line is in the diff, beside the lines it took out."""
     with_servers = BASE_AGENT + "  mcpServers:\n    docs:\n      url: http://127.0.0.1:9/mcp\n"
     base = repo.commit("base", {"agents/support.yaml": with_servers})
     head_text = (
@@ -81,17 +83,34 @@ def test_removed_fields_point_at_the_field_above_them(repo: GitRepo) -> None:
     lines = head_text.splitlines()
     assert [(h.field_name, h.first, h.last) for h in hunks] == [
         ("metadata.description", 6, 6),
-        ("spec.temperature", 7, 7),  # gone: the head's `spec:` line stands for it
-        ("spec.tools[clarify]", 10, 10),  # gone: the head's `tools:` line
+        ("spec.temperature", 9, 9),  # gone: the head's line after it stands for it
+        ("spec.tools[clarify]", 18, 18),  # gone: the line after the last tool
         ("spec.mcpServers.docs", 19, 20),
     ]
     named = {h.field_name: h for h in hunks}
-    assert lines[named["spec.temperature"].first - 1] == "spec:"
-    assert lines[named["spec.tools[clarify]"].first - 1] == "  tools:"
+    assert lines[named["spec.temperature"].first - 1] == "  systemFile: prompts/support.md"
+    assert lines[named["spec.tools[clarify]"].first - 1] == "  mcpServers:"
     docs = named["spec.mcpServers.docs"]
     assert lines[docs.first - 1 : docs.last] == ["    docs:", "      url: http://127.0.0.1:10/mcp"]
     assert named["spec.tools[clarify]"].head_lines == ()
     assert named["spec.tools[clarify]"].base_lines[0] == "    - name: clarify\n"
+
+
+def test_a_removed_tool_is_commented_on_a_line_of_the_diff_not_far_above_it(
+    repo: GitRepo,
+) -> None:
+    """The last tool removed, below a tool of seven lines: the head's `tools:` line is far
+    above the lines the diff shows, and GitHub refuses a comment there (and the whole review
+    with it)."""
+    base = repo.commit("base", {"agents/support.yaml": BASE_AGENT})
+    clarify = "    - name: clarify\n      description: Ask the customer.\n"
+    head_text = BASE_AGENT.replace(clarify + "      mock:\n        output: damaged\n", "")
+    head = repo.commit("head", {"agents/support.yaml": head_text})
+    (hunk,) = split_change(Git(repo.path), base, head, SUPPORT)
+    assert (hunk.field_name, hunk.first, hunk.last) == ("spec.tools[clarify]", 17, 17)
+    first, last = hunk.changed
+    (block,) = _diff_blocks(repo, base, head, "agents/support.yaml")
+    assert {first, last} <= block, (hunk.changed, block)
 
 
 def test_a_binary_or_new_file_is_one_hunk_whole(repo: GitRepo) -> None:

@@ -282,12 +282,18 @@ def _definition_hunks(path: str, old: bytes | None, new: bytes | None, agent: st
     if len(fields) > MAX_FIELD_HUNKS:
         return _file_hunks(path, old, new)
     found: list[Hunk] = []
+    blocks: list[line_diff.Opcode] | None = None
+    head_lines = lines_of(head.text)
     for field in fields:
         prose = _block_hunks(path, base, head, field)
         if prose is not None:
             found += prose
             continue
         first, last = _lines(head, field)
+        if place_of(head, field) is None:
+            if blocks is None:  # once for the file, whatever number of fields it removed
+                blocks = line_diff.changed(lines_of(base.text), head_lines, autojunk=False)
+            first = last = _removed_at(base, field, blocks, len(head_lines), first)
         text = _field_text(base, field), _field_text(head, field)
         found.append(Hunk(path, 0, "field", first + 1, last + 1, *text, field=field))
     found.sort(key=lambda h: (h.first, h.last, h.field, h.at))
@@ -359,6 +365,23 @@ def _lines(doc: AgentYaml, field: FieldPath) -> tuple[int, int]:
             return (place.first, place.last) if end == len(field) else (place.first, place.first)
     start = int(doc.node.start_mark.line)
     return start, start
+
+
+def _removed_at(
+    base: AgentYaml, field: FieldPath, blocks: list[line_diff.Opcode], lines: int, above: int
+) -> int:
+    """The head's line (0-based) where the diff shows a field the head removed: the first
+    line of the change (`blocks`, the file's changed blocks) that took its base lines out,
+    or the line after a deletion (the last line where it was at the end), as a removed
+    block of a prompt is; `above` (the line of the nearest field the head has, which can be
+    many lines above any block of the diff) where no change does."""
+    there = place_of(base, field)
+    if there is None:
+        return above
+    for _, i1, i2, j1, _ in blocks:
+        if i1 <= there.last and there.first < i2:
+            return min(j1, lines - 1)
+    return above
 
 
 def _field_text(doc: AgentYaml, field: FieldPath) -> tuple[str, ...]:
