@@ -397,32 +397,43 @@ class Git:
         )
         return self._raw(("mktree", "-z"), listed).decode().strip()
 
-    def tree_with(self, commit: str, files: Mapping[str, bytes | None]) -> str:
+    def tree_with(
+        self,
+        commit: str,
+        files: Mapping[str, bytes | None],
+        modes: Mapping[str, str] | None = None,
+    ) -> str:
         """The id of `commit`'s tree with `files` (tree paths) written, None removing one; a
         folder left empty goes with its last file. Only the folders on the way to `files`
         are listed and stored again: the cost follows the change, not the repository. A
-        file keeps the mode it had (a new one is 100644)."""
+        file gets the mode `modes` gives it (100644 or 100755), else keeps the mode it had
+        (a new one is 100644)."""
         blobs = {
-            path.strip("/"): None if c is None else self.write_blob(c) for path, c in files.items()
+            path.strip("/"): None
+            if c is None
+            else TreeEntry((modes or {}).get(path, ""), self.write_blob(c))
+            for path, c in files.items()
         }
         return self._folder_with(commit, "", blobs) or self.make_tree({})
 
-    def _folder_with(self, commit: str, folder: str, blobs: Mapping[str, str | None]) -> str | None:
+    def _folder_with(
+        self, commit: str, folder: str, blobs: Mapping[str, TreeEntry | None]
+    ) -> str | None:
         """The id of `folder` at `commit` with `blobs` (paths below it) written; None when
         nothing is left in it."""
         args = ("ls-tree", "-z", commit, *(("--", f"{folder}/") if folder else ()))
         entries = {posixpath.basename(p): e for p, e in _listed(self._raw(args)).items()}
-        below: dict[str, dict[str, str | None]] = {}
-        for path, oid in blobs.items():
+        below: dict[str, dict[str, TreeEntry | None]] = {}
+        for path, blob in blobs.items():
             name, slash, rest = path.partition("/")
             if slash:
-                below.setdefault(name, {})[rest] = oid
-            elif oid is None:
+                below.setdefault(name, {})[rest] = blob
+            elif blob is None:
                 entries.pop(name, None)
             else:
                 kept = entries.get(name)
                 mode = kept.mode if kept is not None and kept.is_file else "100644"
-                entries[name] = TreeEntry(mode, oid)
+                entries[name] = TreeEntry(blob.mode if blob.is_file else mode, blob.oid)
         for name, inner in below.items():
             tree = self._folder_with(commit, posixpath.join(folder, name), inner)
             if tree is None:

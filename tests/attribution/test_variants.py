@@ -162,6 +162,41 @@ def test_whole_files_are_taken_back_restored_or_removed(repo: GitRepo) -> None:
     assert repo.git("diff", "--name-status", head, only_binary) == "M\ttools/lookup.bin"
 
 
+def test_a_program_the_head_deleted_comes_back_executable(repo: GitRepo) -> None:
+    """Taken back, the agent's program is the base's, mode and all: written back as a plain
+    file, it could not run, and the variant with every hunk taken back still regressed (the
+    search said the regression was in no hunk)."""
+    base = repo.commit("base", {"agents/support.yaml": BASE_AGENT, "tools/run.sh": "echo\n"})
+    (repo.path / "tools/run.sh").chmod(0o755)
+    base = repo.commit("an executable program")
+    repo.remove("tools/run.sh")
+    head = repo.commit("head")
+    files = AgentFiles("support", "agents/support.yaml", ("tools/run.sh",))
+    change = Change(repo, Git(repo.path), base, head)
+    (hunk,) = split_change(change.git, base, head, files)
+    built = variant(change, hunk, files=files)
+    assert repo.git("diff", "--name-status", base, built) == ""
+    assert repo.git("ls-tree", built, "tools/run.sh").startswith("100755 ")
+
+
+def test_a_program_made_not_executable_is_one_hunk_taken_back_with_its_mode(
+    repo: GitRepo,
+) -> None:
+    """The same text, no longer executable: the agent cannot start it. The change is a hunk
+    (it was none: the search had nothing to take back) with no line (the diff shows none)."""
+    repo.write({"tools/run.sh": "echo\n"})
+    (repo.path / "tools/run.sh").chmod(0o755)
+    base = repo.commit("base", {"agents/support.yaml": BASE_AGENT})
+    (repo.path / "tools/run.sh").chmod(0o644)
+    head = repo.commit("head")
+    files = AgentFiles("support", "agents/support.yaml", ("tools/run.sh",))
+    change = Change(repo, Git(repo.path), base, head)
+    hunks = split_change(change.git, base, head, files)
+    assert [(h.path, h.kind, h.first) for h in hunks] == [("tools/run.sh", "file", 0)]
+    built = variant(change, *hunks, files=files)
+    assert repo.git("diff", "--name-status", base, built) == ""
+
+
 def test_tools_put_back_at_one_place_keep_the_bases_order(repo: GitRepo) -> None:
     """Two adjacent tools the head removed, named against the alphabet's order, come back
     in the base's order, on the lines they had."""

@@ -157,6 +157,10 @@ def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hun
             # not that file's lines (someone else's, or diffed on the pull request against
             # that file's own base); taken back, the base's text
             hunks.append(_link(path, after, text_of(old_content), text_of(new_content)))
+        elif old is not None and new is not None and old.executable != new.executable:
+            # a program made executable or not is taken back whole, mode and all; its diff
+            # shows its lines only where the text changed too, so the hunk names none
+            hunks.append(_whole(where, text_of(old_content), text_of(new_content), shown=False))
         elif path == agent.definition and old is not None and new is not None:
             hunks += _definition_hunks(where, old_content, new_content, agent.agent)
         else:
@@ -188,12 +192,13 @@ def in_diff_order(hunks: Iterable[Hunk]) -> tuple[Hunk, ...]:
 @dataclass(frozen=True)
 class SideFile:
     """A file as one side has it: the repository path a name leads to (links followed), its
-    content (None: larger than a prompt may be, so compared and taken back whole) and what
-    it is compared by (git's object id, through RepoFiles.digest)."""
+    content (None: larger than a prompt may be, so compared and taken back whole), what it
+    is compared by (git's object id, through RepoFiles.digest) and whether it may be run."""
 
     path: str
     content: bytes | None
     digest: str
+    executable: bool = False
 
 
 def read_side(files: RepoFiles, path: str) -> SideFile | None:
@@ -205,7 +210,7 @@ def read_side(files: RepoFiles, path: str) -> SideFile | None:
     found = files.read_committed([real], MAX_SYSTEM_BYTES).get(real)
     if found is None:
         return None
-    return SideFile(real, found.content, files.digest(real))
+    return SideFile(real, found.content, files.digest(real), files.is_executable(real))
 
 
 def text_of(content: bytes | None) -> str | None:

@@ -60,16 +60,21 @@ def build_variant(
         by_path.setdefault(hunk.path, []).append(hunk)
     definition = read_side(after, agent.definition)
     files: dict[str, bytes | None] = {}
+    modes: dict[str, str] = {}
     where = ""
     try:
         for where, hunks in by_path.items():
             files[where] = _reverted(before, after, where, hunks, agent.agent)
+            if files[where] is not None and any(h.kind == "file" for h in hunks):
+                # a file taken back whole is the base's, mode and all: a program the head
+                # deleted, or made not executable, runs again
+                modes[where] = "100755" if before.is_executable(where) else "100644"
         if definition is not None and definition.path in files:
             where = definition.path
             _check_agent(files[where], agent.agent)
     except _Unbuildable as exc:
         return NotBuildable(f"{where}: {exc}")
-    tree = git.tree_with(head, files)
+    tree = git.tree_with(head, files, modes)
     shown = ", ".join(h.describe() for h in in_diff_order(taken))
     return git.commit_tree(tree, head, f"{head[:12]} with {shown} taken back")
 
