@@ -119,3 +119,50 @@ def test_a_head_that_adds_thousands_of_tools_is_split_in_the_time_its_size_takes
         split.join()
     assert not alive, "splitting the agent's YAML of 6,000 tools did not end"
     assert split.exitcode == 0
+
+
+def _split_and_take_back(git_dir: str, base: str, head: str, paths: tuple[str, ...]) -> None:
+    from evalward.attribution.hunks import AgentFiles, split_change
+    from evalward.attribution.variants import build_variant, with_only
+    from evalward.git import Git
+
+    git, agent = Git(Path(git_dir)), AgentFiles("desk", "agents/desk.yaml", paths)
+    hunks = split_change(git, base, head, agent)
+    assert len(hunks) == len(paths)
+    everything = build_variant(git, base, head, agent, hunks)
+    assert isinstance(everything, str), everything
+    assert git.run("diff", "--name-only", base, everything) == ""
+    only_first = with_only(git, base, head, agent, hunks, hunks[:1])
+    assert isinstance(only_first, str), only_first
+    assert git.run("diff", "--name-only", base, only_first).split() == [hunks[0].path]
+
+
+def test_an_agent_naming_ten_thousand_changed_files_is_split_and_taken_back_in_seconds(
+    repo: GitRepo,
+) -> None:
+    """An agent's programs' arguments name its files (`referenced_files`): as many as the pull
+    request writes. Each was looked up and read in git calls of its own (and each lookup
+    copied every path looked up before it), a variant's files likewise, and the variant's
+    commit message named every hunk in one argument of `git commit-tree`, past what the
+    system takes: minutes for the split, and every variant refused."""
+    import multiprocessing
+
+    from support.limits import subprocess_limit
+
+    paths = tuple(f"lib/m{n}.py" for n in range(10_000))
+    base = repo.commit(
+        "the desk", {"agents/desk.yaml": DESK, **{p: f"x = {n}\n" for n, p in enumerate(paths)}}
+    )
+    head = repo.commit("every file", {p: f"x = {n + 1}\n" for n, p in enumerate(paths)})
+
+    work = multiprocessing.get_context("fork").Process(
+        target=_split_and_take_back, args=(str(repo.path), base, head, paths)
+    )
+    work.start()
+    work.join(subprocess_limit(60))
+    alive = work.is_alive()
+    if alive:
+        work.kill()
+        work.join()
+    assert not alive, "splitting and taking back a change of 10,000 files did not end"
+    assert work.exitcode == 0

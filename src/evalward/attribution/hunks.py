@@ -143,9 +143,11 @@ class Hunk:
 def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hunk, ...]:
     """Every hunk of `agent`'s change from `base` to `head`, by path then position."""
     before, after = RepoFiles.at_commit(git, base), RepoFiles.at_commit(git, head)
+    paths = list(dict.fromkeys((agent.definition, *agent.files)))
+    olds, news = read_sides(before, paths), read_sides(after, paths)
     hunks: list[Hunk] = []
-    for path in dict.fromkeys((agent.definition, *agent.files)):
-        old, new = read_side(before, path), read_side(after, path)
+    for path in paths:
+        old, new = olds.get(path), news.get(path)
         side = new or old
         if side is None or old == new:
             continue
@@ -203,14 +205,26 @@ class SideFile:
 
 def read_side(files: RepoFiles, path: str) -> SideFile | None:
     """The file `path` names on this side; None when the side has none."""
-    try:
-        real = files.find(path)
-    except NotCommitted:
-        return None
-    found = files.read_committed([real], MAX_SYSTEM_BYTES).get(real)
-    if found is None:
-        return None
-    return SideFile(real, found.content, files.digest(real), files.is_executable(real))
+    return read_sides(files, [path]).get(path)
+
+
+def read_sides(files: RepoFiles, paths: list[str]) -> dict[str, SideFile]:
+    """The file each of `paths` names on this side, those it has. Looked up and read in a
+    few git calls for all: an agent names as many files as its pull request writes in its
+    programs' arguments, and a few calls each would take minutes for tens of thousands."""
+    files.prefetch(paths)
+    real: dict[str, str] = {}
+    for path in paths:
+        try:
+            real[path] = files.find(path)
+        except NotCommitted:
+            continue
+    found = files.read_committed(list(dict.fromkeys(real.values())), MAX_SYSTEM_BYTES)
+    return {
+        path: SideFile(there, found[there].content, files.digest(there), files.is_executable(there))
+        for path, there in real.items()
+        if there in found
+    }
 
 
 def text_of(content: bytes | None) -> str | None:

@@ -13,7 +13,7 @@ run.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from pydantic import ValidationError
@@ -28,7 +28,7 @@ from evalward.attribution.hunks import (
     read_side,
     text_of,
 )
-from evalward.errors import YamlSyntaxError
+from evalward.errors import YamlSyntaxError, printable
 from evalward.files.committed import RepoFiles
 from evalward.git import Git
 from evalward.resources.models import Agent
@@ -59,12 +59,15 @@ def build_variant(
     for hunk in in_diff_order(taken):
         by_path.setdefault(hunk.path, []).append(hunk)
     definition = read_side(after, agent.definition)
+    # every file's two sides read at once: a change to thousands of files is a few git calls
+    paths = list(by_path)
+    sides = _Sides(before.contents(paths), after.contents(paths))
     files: dict[str, bytes | None] = {}
     modes: dict[str, str] = {}
     where = ""
     try:
         for where, hunks in by_path.items():
-            files[where] = _reverted(before, after, where, hunks, agent.agent)
+            files[where] = _reverted(sides, where, hunks, agent.agent)
             if files[where] is not None and any(h.kind == "file" for h in hunks):
                 # a file taken back whole is the base's, mode and all: a program the head
                 # deleted, or made not executable, runs again
@@ -75,8 +78,21 @@ def build_variant(
     except _Unbuildable as exc:
         return NotBuildable(f"{where}: {exc}")
     tree = git.tree_with(head, files, modes)
-    shown = ", ".join(h.describe() for h in in_diff_order(taken))
-    return git.commit_tree(tree, head, f"{head[:12]} with {shown} taken back")
+    return git.commit_tree(tree, head, f"{head[:12]} with {_named(taken)} taken back")
+
+
+MESSAGE_HUNKS = 3
+"""The hunks a variant's commit message names; the rest are counted. The message is one
+argument of `git commit-tree`, which the system bounds (128 KiB on Linux): a change of
+thousands of hunks, or of a few in files with names of 4 KiB, would not fit in it."""
+
+
+def _named(taken: frozenset[Hunk]) -> str:
+    """The hunks taken back, as the variant's commit message names them."""
+    hunks = in_diff_order(taken)
+    named = ", ".join(printable(h.describe())[:300] for h in hunks[:MESSAGE_HUNKS])
+    more = len(hunks) - MESSAGE_HUNKS
+    return named + (f" and {more} more" if more > 0 else "")
 
 
 def with_only(
@@ -93,13 +109,20 @@ def with_only(
     return build_variant(git, base, head, agent, (h for h in hunks if h not in kept))
 
 
-def _reverted(
-    before: RepoFiles, after: RepoFiles, path: str, hunks: list[Hunk], agent: str
-) -> bytes | None:
+@dataclass(frozen=True)
+class _Sides:
+    """The contents of the files a variant takes hunks back in, as each side has them (a
+    file a side lacks left out), links followed."""
+
+    base: Mapping[str, bytes]
+    head: Mapping[str, bytes]
+
+
+def _reverted(sides: _Sides, path: str, hunks: list[Hunk], agent: str) -> bytes | None:
     """The file at `path` with `hunks` taken back; None: the base has no such file."""
     if any(h.kind == "file" for h in hunks):
-        return before.contents([path]).get(path) if before.is_file(path) else None
-    head_text = text_of(after.contents([path]).get(path))
+        return sides.base.get(path)
+    head_text = text_of(sides.head.get(path))
     if head_text is None:
         raise _Unbuildable("the head's file is not text, as it was when it was split")
     # text hunks first, at the head's lines they were split at; then fields, on what they left
@@ -112,7 +135,7 @@ def _reverted(
     text = "".join(lines)
     fields = [h.field for h in hunks if h.kind == "field"]
     if fields:
-        base_text = text_of(before.contents([path]).get(path))
+        base_text = text_of(sides.base.get(path))
         head_doc = read_agent_yaml(text, agent)
         base_doc = read_agent_yaml(base_text, agent) if base_text is not None else None
         if head_doc is None or base_doc is None:
