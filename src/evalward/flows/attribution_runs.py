@@ -81,10 +81,11 @@ def gate_calls(evaluation: Evaluation, regression: Regression) -> int:
 @dataclass
 class CallBudget:
     """What attribution may still spend: `total` less what the providers counted since it
-    began (`spent_since`). A variant starts only while what is left covers what the gate's
-    own runs of its fixtures made (`stop`); its calls are held to what is left, whatever it
-    does (`Ceiling`). `short` once a variant's runs did not fit: the next would not either,
-    so the search stops there, saying so."""
+    began (`spent_since`), or less what its trials count for where that is more (`counted`:
+    each trial at least what it was expected to need, `count`). A variant starts only while
+    what is left covers what the gate's own runs of its fixtures made (`stop`); its calls
+    are held to what is left, whatever it does (`Ceiling`). `short` once a variant's runs
+    did not fit: the next would not either, so the search stops there, saying so."""
 
     total: int
     spent: Spent
@@ -92,6 +93,11 @@ class CallBudget:
     fraction: float
     """The base branch's `attribution.budget`, whose share of the run's calls `total` is."""
     short: bool = False
+    counted: int = 0
+    """The calls the trials so far count for: each what it made, or what it was expected
+    to need where it made fewer. A variant that makes no call (it gives up at once, or
+    waits out its timeout) is a trial all the same: without it the search would run to its
+    cap of trials, each as long as the pull request makes it."""
     before: Spent = field(init=False)
     """The tally as attribution began."""
 
@@ -102,7 +108,13 @@ class CallBudget:
         return self.spent.since(self.before)
 
     def left(self) -> int:
-        return self.total - self.spent_since().calls
+        return self.total - max(self.spent_since().calls, self.counted)
+
+    def count(self, before: int, need: int) -> None:
+        """Count a trial that began when `before` calls were spent and was expected to
+        need about `need` (`counted`; at least one call, as `stop` asks)."""
+        made = self.spent_since().calls - before
+        self.counted = max(self.counted, before) + max(made, need, 1)
 
     def stop(self, need: int = 1) -> str:
         """Why no more variant may run ("": one may), when one needs about `need` calls, and
@@ -239,10 +251,17 @@ async def attribute_regression(
     files = evaluation.agent_files.get(regression.agent)
     hunks: tuple[Hunk, ...] = split_change(git, base, head, files) if files is not None else ()
 
+    need = gate_calls(evaluation, regression)
+
     async def tried(variant: str | NotBuildable) -> Trial:
         if isinstance(variant, NotBuildable):
             return Trial(False, not_built=variant.reason)
-        return await variant_trial(request, regression, variant, budget)
+        if budget is None:
+            return await variant_trial(request, regression, variant)
+        before = budget.spent_since().calls
+        trial = await variant_trial(request, regression, variant, budget)
+        budget.count(before, need)
+        return trial
 
     async def regresses(reverted: frozenset[Hunk]) -> Trial:
         assert files is not None
@@ -252,7 +271,6 @@ async def attribute_regression(
         assert files is not None
         return await tried(with_only(git, base, head, files, hunks, applied))
 
-    need = gate_calls(evaluation, regression)
     afford = (lambda: budget.stop(need)) if budget is not None else None
     return await attribute(hunks, regresses, reproduces, max_trials=max_trials, afford=afford)
 

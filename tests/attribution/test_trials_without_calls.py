@@ -1,0 +1,120 @@
+"""A pull request chooses what its variants spend. The search starts a trial while the budget
+left covers what the gate's runs of the regressing fixtures made; a variant whose program
+makes no model call at all (it gives up at once, or sleeps to the fixture's timeout) spent
+nothing, so every trial found the whole budget still there and the search ran to its cap of
+trials, each as long as the pull request makes it: attribution, which runs before the
+comment and the check are written, took as long as 24 timeouts per regression. A trial
+counts against the budget at least what it was expected to need."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from fakes.model_server import ScriptedModelServer, text
+from support.clirun import evalward
+from support.gitrepo import GitRepo
+from support.suite import provider_env
+
+pytestmark = pytest.mark.hostile
+
+GUARDS = 12
+"""The head's program's hunks: each a line apart, each needed for the program to call."""
+
+PROGRAM = """\
+import json, os, sys, urllib.request
+
+request = json.loads(sys.stdin.readline())
+{guards}
+RULES = "{rules}"
+if len([name for name in dir() if name.startswith("GUARD_")]) != {count}:
+    print(json.dumps({{"type": "final", "content": "gave up"}}), flush=True)
+    sys.exit(0)
+body = {{"model": "gpt-4.1-mini", "messages": [{{"role": "user", "content": RULES}}]}}
+asked = urllib.request.Request(
+    os.environ["OPENAI_BASE_URL"].rstrip("/") + "/chat/completions",
+    data=json.dumps(body).encode(),
+    headers={{
+        "content-type": "application/json",
+        "authorization": "Bearer " + os.environ["OPENAI_API_KEY"],
+    }},
+)
+with urllib.request.urlopen(asked, timeout=30) as reply:
+    answer = json.load(reply)["choices"][0]["message"]["content"]
+print(json.dumps({{"type": "final", "content": answer}}), flush=True)
+"""
+
+SUITE = f"""\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: {{ name: clerk }}
+spec:
+  runtime:
+    command: [{sys.executable}, agent/clerk.py]
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: {{ name: clerk-eval }}
+spec:
+  targetAgent: clerk
+  fixtures: [refund]
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: refund }}
+spec:
+  targetAgent: clerk
+  input: {{ type: prompt, payload: {{ prompt: "refund order 1" }} }}
+  assertions: [{{ type: contains, value: approved }}]
+"""
+
+
+def _program(guards: int, rules: str) -> str:
+    lines = "".join(
+        f"# part {n}\n" + (f"GUARD_{n} = {n}\n" if n < guards else "") for n in range(GUARDS)
+    )
+    return PROGRAM.format(guards=lines, rules=rules, count=guards)
+
+
+def test_variants_that_make_no_call_still_count_against_the_budget(
+    repo: GitRepo, model: ScriptedModelServer
+) -> None:
+    model.script(lambda body: "NEVER REFUND" in json.dumps(body), text("refused"))
+    model.script(lambda body: True, text("approved"))
+    repo.commit(
+        "the clerk",
+        {
+            "agents.yaml": SUITE,
+            "agent/clerk.py": _program(0, "Refunds are approved."),
+            ".gitignore": ".evalward/\nout/\n",
+            "evalward.yaml": "attribution: { mode: on-block, budget: 3 }\n",
+        },
+    )
+    repo.branch("guarded")
+    # every guard a hunk of its own; the head calls the model (a call a run, as the base
+    # does) and is told NEVER REFUND; each variant that lacks a guard makes no call
+    repo.commit("a guarded clerk", {"agent/clerk.py": _program(GUARDS, "NEVER REFUND.")})
+
+    done = evalward(
+        "run",
+        ".",
+        "--base",
+        "main",
+        "--no-cache",
+        "--no-history",
+        "--output-dir",
+        "out",
+        cwd=repo.path,
+        **provider_env(model),
+    )
+
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-3000:]
+    section = json.loads((repo.path / "out" / "results.json").read_text())["attribution"]
+    assert section["budgetModelCalls"] == 6  # 3 × the run's two calls, base and head
+    (regression,) = section["regressions"]
+    # each trial needs about one call (what the gate's runs of the fixture made)
+    assert len(regression["trials"]) <= 6, [t["hunks"] for t in regression["trials"]]
+    assert "budget" in regression["reason"], regression
