@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from evalward.attribution.hunks import AgentFiles, split_change
+from evalward.attribution.variants import build_variant
 from evalward.git import Git
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer
@@ -124,3 +125,30 @@ def test_a_link_retargeted_at_a_file_the_pull_request_edits_is_one_hunk_on_the_l
     assert [(h.path, h.kind, h.first, h.last) for h in hunks] == [
         ("prompts/clerk.md", "file", 1, 1)
     ]
+
+
+@pytest.mark.parametrize("target", ["../../../etc/passwd", "gone.md"])
+def test_a_link_retargeted_out_of_the_repository_is_taken_back_where_it_is(
+    repo: GitRepo, target: str
+) -> None:
+    """The head's link leads out of the repository, or to no file: the head has nothing at
+    the name, and taking the change back writes the base's text at the name. It was written
+    at the file the base's link led to, which the head holds unchanged: the variant was the
+    head, and the search said the regression was in none of the hunks."""
+    repo.write(
+        {"agents/clerk.yaml": CLERK, "prompts/lenient.md": BASE_PROMPT, "evals/suite.yaml": SUITE}
+    )
+    os.symlink("lenient.md", repo.path / "prompts/clerk.md")
+    base = repo.commit("the clerk")
+    os.unlink(repo.path / "prompts/clerk.md")
+    os.symlink(target, repo.path / "prompts/clerk.md")
+    head = repo.commit("the clerk's prompt leads elsewhere")
+    git = Git(repo.path)
+    agent = AgentFiles("clerk", "agents/clerk.yaml", ("prompts/clerk.md",))
+
+    (hunk,) = split_change(git, base, head, agent)
+    variant = build_variant(git, base, head, agent, [hunk])
+
+    assert (hunk.path, hunk.kind, hunk.first) == ("prompts/clerk.md", "file", 0)
+    assert isinstance(variant, str), variant
+    assert repo.git("show", f"{variant}:prompts/clerk.md") == BASE_PROMPT.rstrip("\n")

@@ -148,10 +148,13 @@ def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hun
     hunks: list[Hunk] = []
     for path in paths:
         old, new = olds.get(path), news.get(path)
-        side = new or old
-        if side is None or old == new:
+        if old == new or (old is None and new is None):
             continue
-        where = side.path
+        # the file the head's name leads to; where the head's leads nowhere (removed, or a
+        # link now dangling or leading out of the repository), the name itself: taken back,
+        # the base's text is written there, not at the file the base's link led to, which
+        # the head may hold unchanged (a revert that changes nothing)
+        where = new.path if new is not None else path
         old_content = old.content if old is not None else None
         new_content = new.content if new is not None else None
         if old is not None and new is not None and _retargeted(before, old, new):
