@@ -152,3 +152,54 @@ def test_a_link_retargeted_out_of_the_repository_is_taken_back_where_it_is(
     assert (hunk.path, hunk.kind, hunk.first) == ("prompts/clerk.md", "file", 0)
     assert isinstance(variant, str), variant
     assert repo.git("show", f"{variant}:prompts/clerk.md") == BASE_PROMPT.rstrip("\n")
+
+
+def test_a_new_link_to_a_file_the_base_holds_is_the_hunk_not_that_files_lines(
+    repo: GitRepo,
+) -> None:
+    """The head's clerk reads a new name, a link to someone else's strict prompt: the
+    change is the link (its one line), taken back by removing it, not the nine lines of
+    the strict prompt, which the diff does not show and which taking back left as they
+    were."""
+    base = repo.commit(
+        "the clerk",
+        {
+            "agents/clerk.yaml": CLERK,
+            "prompts/clerk.md": BASE_PROMPT,
+            "prompts/strict.md": HEAD_PROMPT,
+            "evals/suite.yaml": SUITE,
+        },
+    )
+    os.symlink("strict.md", repo.path / "prompts/firm.md")
+    head = repo.commit(
+        "the clerk reads the strict prompt",
+        {"agents/clerk.yaml": CLERK.replace("clerk.md", "firm.md")},
+    )
+    git = Git(repo.path)
+    agent = AgentFiles("clerk", "agents/clerk.yaml", ("prompts/firm.md",))
+
+    hunks = split_change(git, base, head, agent)
+    link = next(h for h in hunks if h.path != "agents/clerk.yaml")
+    variant = build_variant(git, base, head, agent, [link])
+
+    assert (link.path, link.kind, link.first, link.last) == ("prompts/firm.md", "file", 1, 1)
+    assert isinstance(variant, str), variant
+    assert repo.git("ls-tree", "--name-only", variant, "prompts/") == (
+        "prompts/clerk.md\nprompts/strict.md"
+    )
+
+
+def test_a_link_the_head_makes_a_file_is_split_as_the_text_it_led_to(repo: GitRepo) -> None:
+    """The base's name is a link; the head writes a file there: its diff is the file's
+    lines, each changed block a hunk as a prompt's."""
+    repo.write({"agents/clerk.yaml": CLERK, "prompts/lenient.md": BASE_PROMPT})
+    os.symlink("lenient.md", repo.path / "prompts/clerk.md")
+    base = repo.commit("the clerk")
+    os.unlink(repo.path / "prompts/clerk.md")
+    head = repo.commit("the clerk's own prompt", {"prompts/clerk.md": HEAD_PROMPT})
+    agent = AgentFiles("clerk", "agents/clerk.yaml", ("prompts/clerk.md",))
+
+    hunks = split_change(Git(repo.path), base, head, agent)
+
+    assert {(h.path, h.kind) for h in hunks} == {("prompts/clerk.md", "text")}
+    assert len(hunks) == 3

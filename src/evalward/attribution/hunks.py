@@ -157,10 +157,11 @@ def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hun
         where = new.path if new is not None else path
         old_content = old.content if old is not None else None
         new_content = new.content if new is not None else None
-        if old is not None and new is not None and _retargeted(before, old, new):
+        if new is not None and _retargeted(before, path, old, new):
             # a link now leads to a file the base already holds: the change is the link's,
             # not that file's lines (someone else's, or diffed on the pull request against
-            # that file's own base); taken back, the base's text
+            # that file's own base); taken back, the base's text (or no file, where the
+            # base had none at the name)
             hunks.append(_link(path, after, text_of(old_content), text_of(new_content)))
         elif old is not None and new is not None and old.executable != new.executable:
             # a program made executable or not is taken back whole, mode and all; its diff
@@ -173,11 +174,14 @@ def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hun
     return in_diff_order(hunks)
 
 
-def _retargeted(before: RepoFiles, old: SideFile, new: SideFile) -> bool:
-    """Whether a name leads to another file on the head, one the base already holds
+def _retargeted(before: RepoFiles, path: str, old: SideFile | None, new: SideFile) -> bool:
+    """Whether the head's name `path` is a link to another file than the base's name led
+    to (or than none, where the base had no file there), one the base already holds
     (changed or not: its lines in the diff are its own change, not the text that replaced
     the old target's)."""
-    return old.path != new.path and read_side(before, new.path) is not None
+    if new.path == path or (old is not None and old.path == new.path):
+        return False
+    return read_side(before, new.path) is not None
 
 
 def _link(path: str, after: RepoFiles, before: str | None, now: str | None) -> Hunk:
