@@ -130,6 +130,12 @@ class CallBudget:
                 f": a variant's runs need about {need} (what the gate's runs of its fixtures "
                 f"made), more than the {left} left"
             )
+        spent = self.spent_since().calls
+        if self.counted > spent:
+            stopped += (
+                f", its variants counted for {self.counted} though they made {spent} (each "
+                "counts for at least what the gate's runs of its fixtures made)"
+            )
         return (
             f"{stopped} ({self.fraction:g} × the run's own: attribution.budget in the base "
             "branch's evalward.yaml raises it)"
