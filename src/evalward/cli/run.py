@@ -101,6 +101,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     from evalward.providers.registry import build_providers, repo_providers
     from evalward.rundata.cache_mode import CacheMode
     from evalward.rundata.spending import Budget
+    from evalward.text.escaping import reveal_controls
 
     env = host.env
     root = repository(args.path)
@@ -140,8 +141,8 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         verdict, attributed = asyncio.run(_run(setup, progress))
     finally:
         progress.bar.close()
-    for line in attributed:
-        print(f"evalward: {line}", file=sys.stderr)
+    for line in attributed:  # an error's words may quote what a pull request wrote
+        print(redact(f"evalward: {reveal_controls(line)}"), file=sys.stderr)
     outcome = verdict.outcome
     failure = outcome.failure
     if failure is not None and (not outcome.began or isinstance(failure, MissingSecretError)):
