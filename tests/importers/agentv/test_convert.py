@@ -226,3 +226,46 @@ def test_a_key_in_an_agentv_similar_is_refused(tmp_path: Path) -> None:
     conversion = convert(tmp_path, text)
     (problem,) = conversion.problems
     assert "evalward holds the provider keys" in str(problem)
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("evalcases:\n  - {id: t, input: hi, rubrics: 5}\n", ("evalcases", 0, "rubrics")),
+        ("evalcases:\n  - {id: t, input: hi, rubrics: be kind}\n", ("evalcases", 0, "rubrics")),
+        ("evalcases:\n  - {id: t, input: hi, assert: 5}\n", ("evalcases", 0, "assert")),
+        (
+            "evalcases:\n  - {id: t, input: hi, threshold: 0.5, evaluators: {a: 1}}\n",
+            ("evalcases", 0, "evaluators"),
+        ),
+        (
+            "evalcases:\n  - {id: t, input: hi, execution: {evaluators: 7}}\n",
+            ("evalcases", 0, "execution", "evaluators"),
+        ),
+        (
+            "evalcases:\n  - {id: t, input: hi, assertions: [{type: llm_judge, prompt: p, rubrics: 5}]}\n",
+            ("evalcases", 0, "assertions", 0, "rubrics"),
+        ),
+        ("assertions: true\nevalcases:\n  - {id: t, input: hi, rubrics: [x]}\n", ("assertions",)),
+    ],
+)
+def test_a_list_given_as_something_else_is_refused_at_its_path(
+    tmp_path: Path, text: str, where: tuple[str | int, ...]
+) -> None:
+    # A number there could not be read at all (a TypeError, an internal error), a text was
+    # read as one rubric per character and a mapping as its keys.
+    conversion = convert(tmp_path, text)
+    assert conversion.fixtures == []
+    (problem,) = conversion.problems
+    assert problem.path == where
+    assert problem.message.startswith("expected a list of ")
+
+
+def test_a_tool_sequence_mode_that_is_not_a_word_is_refused(tmp_path: Path) -> None:
+    conversion = convert(
+        tmp_path,
+        "tests:\n  - id: t\n    input: hi\n    assertions:\n"
+        "      - {type: 'trajectory:tool-sequence', value: {mode: [in_order], steps: [a]}}\n",
+    )
+    (problem,) = conversion.problems
+    assert problem.path[-1] == "mode"

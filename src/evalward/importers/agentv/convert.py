@@ -46,7 +46,7 @@ from evalward.errors import AgentVProblem, AgentVProblems, NotCommitted, YamlSyn
 from evalward.files.committed import RepoFiles
 from evalward.files.inside import looked_up
 from evalward.importers.agentv.csv_cases import csv_cases
-from evalward.importers.agentv.graders import GraderContext, grader_assertions, rubric_item
+from evalward.importers.agentv.graders import GraderContext, grader_assertions, listed, rubric_item
 from evalward.importers.agentv.suite import (
     CURRENT_KEYS,
     SuiteShape,
@@ -136,11 +136,17 @@ def convert(
     pairs, problems = expand_tests(cases, key, files.cases)
     out.problems += problems
     execution: dict[str, Any] = _mapping(data.get("execution"))
+    graders_key = "assertions" if data.get("assertions") else "assert"
+    try:
+        graders = listed(data.get(graders_key), (graders_key,), "graders")
+    except AgentVProblem as problem:  # every test would carry it: said once
+        out.problems.append(problem)
+        return out
     suite = _Suite(
         name=str(data.get("name") or Path(file).name.split(".")[0]),
         target=execution.get("target") or data.get("target") or default_target,
         input=data.get("input"),
-        assertions=data.get("assertions") or data.get("assert") or [],
+        assertions=graders,
     )
     for case, path in pairs:
         if not isinstance(case, dict):
@@ -295,7 +301,7 @@ def _fixture(case: dict[str, Any], path: PathKey, suite: _Suite, files: _Files) 
     held = _conversation(case, path, messages, files, context) if talk else None
     if held is not None and held[1]:
         reference = "\n\n".join(filter(None, [reference, held[1]]))
-    for index, item in enumerate(case.get("rubrics") or []):
+    for index, item in enumerate(listed(case.get("rubrics"), (*path, "rubrics"), "rubric items")):
         assertions.append(rubric_item(item, (*path, "rubrics", index), 1.0))
     if criteria and not context.criteria_used:
         assertions.insert(0, {"type": "judge", "kind": "rubric", "rubric": criteria})
@@ -338,7 +344,7 @@ def _pass_threshold(case: dict[str, Any], path: PathKey, suite_graders: list[Any
     at: PathKey = (*path, "threshold")
     if not is_number(threshold) or not 0 <= threshold <= 1:
         raise AgentVProblem(at, f"a threshold is a number from 0 to 1; found {threshold!r}")
-    graders = [g for key in _GRADER_KEYS for g in case.get(key) or []] + suite_graders
+    graders = [g for key in _GRADER_KEYS for g in _listed_graders(case, key, path)] + suite_graders
     if any(_required(g) for g in graders):
         raise AgentVProblem(
             at,
@@ -449,9 +455,10 @@ def _assertions(
     all the graders' problems are reported together."""
     graders: list[tuple[Any, PathKey]] = []
     for key in _GRADER_KEYS:
-        for index, item in enumerate(case.get(key) or []):
+        for index, item in enumerate(_listed_graders(case, key, path)):
             graders.append((item, (*path, key, index)))
-    for index, item in enumerate(execution.get("evaluators") or []):
+    evaluators = listed(execution.get("evaluators"), (*path, "execution", "evaluators"), "graders")
+    for index, item in enumerate(evaluators):
         graders.append((item, (*path, "execution", "evaluators", index)))
     for index, item in enumerate(suite.assertions):
         graders.append((item, ("assertions", index)))
@@ -471,6 +478,10 @@ def _graded(graders: list[tuple[Any, PathKey]], context: GraderContext) -> list[
     if problems:
         raise AgentVProblems(problems)
     return assertions
+
+
+def _listed_graders(case: dict[str, Any], key: str, path: PathKey) -> list[Any]:
+    return listed(case.get(key), (*path, key), "graders")
 
 
 def _mapping(value: Any) -> dict[str, Any]:

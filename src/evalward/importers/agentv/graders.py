@@ -360,7 +360,8 @@ def _llm_grader(
     prompt = re.sub(r"\{\{\s*expected_output\s*\}\}", lambda _: ctx.reference or "", prompt)
     threshold = item.get("min_score", item.get("threshold", 0.5))
     out = [{**base, "type": "judge", "kind": "rubric", "rubric": prompt, "minScore": threshold}]
-    for index, rubric in enumerate(item.get("rubrics") or []):
+    rubrics = listed(item.get("rubrics"), (*path, "rubrics"), "rubric items")
+    for index, rubric in enumerate(rubrics):
         out.append(rubric_item(rubric, (*path, "rubrics", index), base["weight"]))
     return out
 
@@ -382,6 +383,17 @@ def _rubric_values(value: Any, path: PathKey, weight: float) -> list[dict[str, A
     if not isinstance(value, list) or not value:
         raise AgentVProblem(path, "expected a rubric text or a non-empty list of rubric items")
     return [rubric_item(item, (*path, index), weight) for index, item in enumerate(value)]
+
+
+def listed(value: Any, path: PathKey, what: str) -> list[Any]:
+    """The list of `what` a file gives at `path` (none given: an empty one). Anything else is
+    refused there, never iterated: a text would be read as one item per character, a mapping
+    as its keys, and a number cannot be read at all."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise AgentVProblem(path, f"expected a list of {what}; found {value!r:.80}")
+    return value
 
 
 def rubric_item(item: Any, path: PathKey, weight: float) -> dict[str, Any]:
@@ -551,7 +563,7 @@ def _tool_used(
 
 def _tool_sequence(value: dict[str, Any], path: PathKey, base: dict[str, Any]) -> dict[str, Any]:
     mode = value.get("mode", "in_order")
-    if mode not in _SEQUENCE_MODES:
+    if not isinstance(mode, str) or mode not in _SEQUENCE_MODES:
         raise AgentVProblem(
             (*path, "mode"), f"expected one of {', '.join(_SEQUENCE_MODES)}; found {mode!r}"
         )
