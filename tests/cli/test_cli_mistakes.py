@@ -348,3 +348,26 @@ def test_an_agentv_jsonl_case_nested_too_deeply_is_refused_at_its_file(tmp_path:
     done = evalward("validate", str(tmp_path), cwd=tmp_path)
 
     refused(done, "cases.jsonl: invalid JSON line", "nested too deeply")
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        "systemFile: {name}",
+        "mcpServers: {{ find: {{ command: [python3, {name}] }} }}",
+        "environment: {{ python: {name} }}",
+    ],
+)
+def test_a_file_name_longer_than_the_file_system_allows_is_a_missing_file(
+    repo: GitRepo, field: str
+) -> None:
+    # the machine refuses to look such a name up (ENAMETOOLONG): no file can have it
+    name = "tools/" + "x" * 300 + ".py"
+    agent = "apiVersion: evalward.dev/v1\nkind: Agent\nmetadata: { name: bot }\n"
+    agent += f"spec:\n  models: [openai/gpt-4.1-mini]\n  {field.format(name=name)}\n"
+    agent += "  tools: [{ name: look, command: [python3, tools/look.py] }]\n"
+    repo.commit("an agent", {"agents/bot.yaml": agent, "tools/look.py": "print('found')\n"})
+
+    done = evalward("validate", cwd=repo.path)
+
+    refused(done, "agents/bot.yaml:6:", "x" * 300)

@@ -141,9 +141,10 @@ class RepoFiles:
             real = repo_path(self.root, path.lstrip("/"))
         except OutsideRepository:
             raise NotCommitted(path, "leads out of the repository") from None
-        if real.is_dir():
+        mode = _mode(real)
+        if mode is not None and stat.S_ISDIR(mode):
             raise NotCommitted(path, "is a folder, not a file")
-        if not real.is_file():
+        if mode is None or not stat.S_ISREG(mode):
             raise NotCommitted(path, "does not exist (paths are from the repository root)")
         return real.relative_to(self.root.resolve()).as_posix()
 
@@ -159,7 +160,8 @@ class RepoFiles:
             real = repo_path(self.root, clean)
         except OutsideRepository:
             raise NotCommitted(path, "leads out of the repository") from None
-        if not real.is_dir():
+        mode = _mode(real)
+        if mode is None or not stat.S_ISDIR(mode):
             return self.find(path), False
         relative = real.relative_to(self.root.resolve()).as_posix()
         ignored = self._answers.ignored() if self._answers is not None and relative != "." else ()
@@ -458,6 +460,16 @@ class RepoFiles:
             return self.read(path, limit).decode("utf-8")
         except UnicodeDecodeError as exc:
             raise NotCommitted(path, f"is not UTF-8 text ({exc})") from None
+
+
+def _mode(real: Path) -> int | None:
+    """The mode of what `real` names in the working tree, links followed; None when nothing
+    can be found there: missing, a link that loops, or a name longer than the file system
+    allows (Path.is_dir raises ENAMETOOLONG for that one, where no file can be)."""
+    try:
+        return real.stat().st_mode
+    except OSError:
+        return None
 
 
 def _under(path: str, folders: Collection[str]) -> bool:
