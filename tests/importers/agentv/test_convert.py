@@ -243,7 +243,8 @@ def test_a_key_in_an_agentv_similar_is_refused(tmp_path: Path) -> None:
             ("evalcases", 0, "execution", "evaluators"),
         ),
         (
-            "evalcases:\n  - {id: t, input: hi, assertions: [{type: llm_judge, prompt: p, rubrics: 5}]}\n",
+            "evalcases:\n  - {id: t, input: hi,"
+            " assertions: [{type: llm_judge, prompt: p, rubrics: 5}]}\n",
             ("evalcases", 0, "assertions", 0, "rubrics"),
         ),
         ("assertions: true\nevalcases:\n  - {id: t, input: hi, rubrics: [x]}\n", ("assertions",)),
