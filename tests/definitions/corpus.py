@@ -257,6 +257,22 @@ EXTRA: list[Case] = [
         ("e.yaml:7:3: spec.fixtures: expected a valid list; found 'fx'",),
     ),
     Case(
+        # told once, where it is written, not as a problem of each Eval's `spec` line
+        "default-not-a-number",
+        "types and fields",
+        {
+            "evalward.yaml": "defaults:\n  execution: {parallel: many}\n",
+            "a.yaml": AGENT,
+            "f.yaml": FIXTURE,
+            "e.yaml": EVAL,
+            "e2.yaml": EVAL.replace("{name: ev}", "{name: ev2}"),
+            "e3.yaml": EVAL.replace("{name: ev}", "{name: ev3}") + "  execution: {parallel: 2}\n",
+        },
+        (
+            "evalward.yaml:2:15: defaults.execution.parallel: expected a valid integer, unable to parse string as an integer; found 'many' (a default: every Eval that does not set `execution.parallel` inherits it, Eval 'ev' among them)",
+        ),
+    ),
+    Case(
         "weight-string",
         "types and fields",
         {

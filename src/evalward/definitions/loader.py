@@ -32,7 +32,7 @@ from evalward.resources.code_scorer_files import FileTexts, InlinePlaces, embed_
 from evalward.resources.common import API_VERSIONS
 from evalward.resources.discover import discover, relative
 from evalward.resources.models import KINDS, Agent, Eval, EvalFixture
-from evalward.resources.problems import did_you_mean, problems_from_validation, render_path
+from evalward.resources.problems import did_you_mean, located_messages, render_path
 from evalward.resources.references import check_references
 from evalward.resources.repo_config import CONFIG_FILE, RepoConfig, load_config
 from evalward.resources.resource_set import Located, ResourceSet
@@ -201,6 +201,8 @@ class _Run:
         self._inline = InlinePlaces()
         self._committed: dict[str, CommittedFile] = {}
         """Definition files read from a commit side's objects (`load_files`)."""
+        self._defaults_told: set[str] = set()
+        """The defaults of evalward.yaml already reported as invalid (`_inherited`)."""
 
     # -- locations ------------------------------------------------------------------------
 
@@ -360,16 +362,40 @@ class _Run:
                 f"{did_you_mean(str(kind), KINDS)}",
             )
             return None
+        own = data
         if model is Eval:
             data = self.config.eval_with_defaults(data)
         try:
             return model.model_validate(data)
         except ValidationError as exc:
-            marked = self.marked(rel, index) or Document(data, document.start_line)
-            invalid = problems_from_validation(exc, marked, rel, model)
+            marked = self.marked(rel, index) or Document(own, document.start_line)
+            invalid: list[Problem] = []
+            for loc, message in located_messages(exc, data, model):
+                behind = self.config.default_behind(loc, own) if model is Eval else None
+                if behind is not None:
+                    self._inherited(behind, message, own)
+                    continue
+                line, column = marked.locate(loc)
+                invalid.append(Problem(rel, line, column, render_path(loc), message))
             self.problems.extend(invalid)
             self.result.note_not_loaded(data, rel, invalid)
             return None
+
+    def _inherited(self, behind: PathKey, message: str, own: dict[str, Any]) -> None:
+        """A default of evalward.yaml (at `behind`) that does not validate in an Eval that
+        inherits it: that file's problem, at its line, told once however many Evals inherit
+        it (the first one named)."""
+        where = render_path(behind)
+        if where in self._defaults_told:
+            return
+        self._defaults_told.add(where)
+        metadata = own.get("metadata")
+        name = metadata.get("name") if isinstance(metadata, dict) else None
+        field = render_path(behind[1:])
+        heir = f", Eval {name!r} among them" if isinstance(name, str) else ""
+        line, column = self.config.locate(behind)
+        why = f"{message} (a default: every Eval that does not set `{field}` inherits it{heir})"
+        self.problems.append(Problem(CONFIG_FILE, line, column, where, why))
 
     def _load_agentv(self, document: Document, index: int, rel: str) -> None:
         from evalward.importers.agentv import convert as agentv  # lazy: see _load_document

@@ -47,16 +47,23 @@ def problems_from_validation(
     exc: ValidationError, document: Document, file: str, model: type[BaseModel]
 ) -> list[Problem]:
     """One problem per offending YAML path (union branches are merged into one)."""
-    merged: dict[PathKey, list[dict[str, Any]]] = {}
-    for error in exc.errors():
-        loc = _yaml_loc(error, document.data)
-        merged.setdefault(loc, []).append(dict(error))
     problems = []
-    for loc, errors in merged.items():
+    for loc, message in located_messages(exc, document.data, model):
         line, column = document.locate(loc)
-        message = _message(errors, loc, model, document.data)
         problems.append(Problem(file, line, column, render_path(loc), message))
     return problems
+
+
+def located_messages(
+    exc: ValidationError, data: Any, model: type[BaseModel]
+) -> list[tuple[PathKey, str]]:
+    """Each offending YAML path of `data` and what is wrong there, for a caller that places
+    them itself (an Eval's value may be a default from evalward.yaml)."""
+    merged: dict[PathKey, list[dict[str, Any]]] = {}
+    for error in exc.errors():
+        loc = _yaml_loc(error, data)
+        merged.setdefault(loc, []).append(dict(error))
+    return [(loc, _message(errors, loc, model, data)) for loc, errors in merged.items()]
 
 
 def _yaml_loc(error: Any, data: Any) -> PathKey:

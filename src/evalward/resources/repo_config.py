@@ -31,12 +31,15 @@ from evalward.resources.problems import problems_from_validation
 from evalward.resources.yamlsource import (
     MAX_FILE_BYTES,
     Document,
+    PathKey,
     decode,
     parse_documents,
     too_large,
 )
 
 CONFIG_FILE = "evalward.yaml"
+_EVAL_SECTIONS = ("judge", "scoring", "execution")
+"""The sections of an Eval's `spec` that `defaults` fill in."""
 
 
 class Defaults(Model):
@@ -125,6 +128,24 @@ class RepoConfig(Model):
             if values and (isinstance(spec.get(key), dict) or key not in spec):
                 spec[key] = {**values, **(spec.get(key) or {})}
         return {**data, "spec": spec}
+
+    def default_behind(self, loc: PathKey, own: dict[str, Any]) -> PathKey | None:
+        """The path in this file of the default an Eval holds at `loc` (`eval_with_defaults`),
+        when the Eval (`own`, as its file has it) does not set that field itself; else None.
+        A problem there is this file's to fix, not the Eval's."""
+        if len(loc) < 3 or loc[0] != "spec" or not isinstance(loc[2], str):
+            return None
+        section, key = loc[1], loc[2]
+        values = getattr(self.defaults, section) if section in _EVAL_SECTIONS else {}
+        spec = own.get("spec")
+        if key not in values or not isinstance(spec, dict):
+            return None
+        mine = spec.get(section)
+        if section in spec and not isinstance(mine, dict):
+            return None  # not merged: the Eval's own value stands
+        if isinstance(mine, dict) and key in mine:
+            return None
+        return ("defaults", section, *loc[2:])
 
     def searched(self) -> str:
         """Where resources are looked for, in words: "the whole repository" or the roots,
