@@ -7,7 +7,8 @@ then writes as JSON: each is refused at its YAML line, never an internal error.
   `equals` value it ended the gate on `json.dumps(a.value)` (scoring/assertions._equals) with
   a traceback; in a row of a playground's YAML seed, in sqlite_seed._sql_value.
 - A value tagged with one of YAML 1.1's explicit tags: `!!binary` gave bytes, `!!set` a set,
-  `!!timestamp` a date, and the same `json.dumps` ended the gate."""
+  `!!timestamp` a date, and the same `json.dumps` ended the gate.
+- `.inf` where a resource reads a number bounded below only (a weight, a timeout)."""
 
 from __future__ import annotations
 
@@ -104,3 +105,35 @@ def test_a_value_no_json_holds_is_no_internal_error(
     assert done.returncode == 2, said[-2500:]
     where = "pr-eval.yaml:9:" if "shop/seed.yaml" in files else "pr-eval.yaml:15:"
     assert where in said, said[-2500:]
+
+
+@pytest.mark.parametrize(
+    ("weight", "execution", "where"),
+    [
+        (".inf", "{}", "spec.assertions[0].weight"),
+        ("1", "{ timeoutSeconds: .inf }", "spec.execution.timeoutSeconds"),
+    ],
+    ids=["weight", "timeout"],
+)
+def test_an_infinite_number_is_refused_at_its_line(
+    repo: GitRepo, tmp_path: Path, weight: str, execution: str, where: str
+) -> None:
+    # YAML's `.inf` is a float no JSON holds: an infinite weight made its fixture's score NaN
+    # (shown as 0.00 on a passing run) and results.json held `Infinity`
+    suite = documents(
+        greeter_agent("openai/gpt-4.1-mini"),
+        greeter_eval(f"execution: {execution}"),
+        greeting_fixture(f"{{ type: contains, value: Hello, weight: {weight} }}"),
+    )
+    repo.commit("a greeter", {"greeter.yaml": suite, "mock.yaml": MOCK})
+
+    done = evalward(
+        "run", "--mock-script", "mock.yaml", "--no-history", "--output-dir", str(tmp_path / "out"),
+        cwd=repo.path,
+    )  # fmt: skip
+
+    said = done.stdout + done.stderr
+    assert "internal error" not in said and "Traceback" not in said, said[-2500:]
+    assert done.returncode == 2, said[-2500:]
+    assert f"{where}: expected a finite number; found inf" in said, said[-2500:]
+    assert "greeter.yaml:" in said, said[-2500:]

@@ -46,7 +46,9 @@ def is_number(value: Any) -> TypeGuard[int | float]:
 
 
 class Model(BaseModel):
-    """Base of every resource model: camelCase aliases, no unknown fields, immutable.
+    """Base of every resource model: camelCase aliases, no unknown fields, immutable, and no
+    infinite or NaN number (YAML's `.inf`, which no JSON holds: an infinite weight made its
+    fixture's score NaN and results.json unreadable to a strict JSON reader).
 
     A field's `description` is its description in the JSON Schema (editors show it) and in
     docs/reference.md. (Attribute docstrings would say the same, but pydantic reads them by
@@ -59,6 +61,7 @@ class Model(BaseModel):
         populate_by_name=True,
         frozen=True,
         defer_build=True,
+        allow_inf_nan=False,
     )
 
 
