@@ -324,6 +324,28 @@ EXTRA: list[Case] = [
         {"evalward.yaml": "roots: 5\n"},
         ("evalward.yaml:1:1: roots: expected a valid list; found 5",),
     ),
+    Case(
+        "config-roots-empty",
+        "types and fields",
+        {"evalward.yaml": "roots: []\n", "a.yaml": AGENT},
+        (
+            "evalward.yaml:1:1: roots: `roots` lists no folder; list the folders that hold your resources, or remove `roots` to search the whole repository",
+        ),
+    ),
+    Case(
+        "config-root-nul",
+        "paths",
+        {"evalward.yaml": 'roots: ["evals\\0"]\n', "a.yaml": AGENT},
+        (
+            "evalward.yaml:1:1: roots: root 'evals\\x00' holds a NUL character, which no folder's name can",
+        ),
+    ),
+    Case(
+        "config-root-name-too-long",
+        "paths",
+        {"evalward.yaml": f"roots: [{'x' * 300}]\n", "a.yaml": AGENT},
+        (f"evalward.yaml: roots: root '{'x' * 300}' is not a folder of the repository",),
+    ),
     # --- cron and regex ------------------------------------------------------------------------
     Case(
         "cron-six-fields",

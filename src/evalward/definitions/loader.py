@@ -92,7 +92,7 @@ def load_what_loads(
                 f"root {sub!r} leads outside the repository (a symbolic link); list "
                 "folders of the repository"
             )
-        elif not (root / sub).is_dir():
+        elif not _is_folder(root / sub):
             why = f"root {sub!r} is not a folder of the repository"
         else:
             continue
@@ -112,6 +112,15 @@ def _held(result: ResourceSet, found: Iterable[Path]) -> list[Path]:
     return sorted(path for name, path in by_name.items() if name in held)
 
 
+def _is_folder(path: Path) -> bool:
+    """Whether `path` is a folder; a name the machine will not look up (longer than its file
+    system allows, where `is_dir` raises) is none."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
 def _empty_roots(root: Path, config: RepoConfig, claimed: set[Path]) -> list[Problem]:
     """Each root `evalward.yaml` lists under which no file holds a document of ours: the
     setting points where the resources are not, and a run would find nothing to gate."""
@@ -120,7 +129,7 @@ def _empty_roots(root: Path, config: RepoConfig, claimed: set[Path]) -> list[Pro
     problems: list[Problem] = []
     for index, sub in enumerate(config.roots):
         start = (root / sub).resolve() if sub != "." else root
-        if not start.is_dir() or not start.is_relative_to(root.resolve()):
+        if not _is_folder(start) or not start.is_relative_to(root.resolve()):
             continue  # reported as a root that is not a folder of the repository
         if any(path.is_relative_to(start) for path in claimed):
             continue

@@ -162,7 +162,14 @@ class RepoConfig(Model):
     @field_validator("roots")
     @classmethod
     def _inside(cls, roots: list[str]) -> list[str]:
+        if not roots:  # else nothing is searched, and the message says so without saying why
+            raise ValueError(
+                "`roots` lists no folder; list the folders that hold your resources, or remove "
+                "`roots` to search the whole repository"
+            )
         for root in roots:
+            if "\0" in root:  # no path holds one: the machine refuses to look it up
+                raise ValueError(f"root {root!r} holds a NUL character, which no folder's name can")
             parts = Path(root).parts
             if Path(root).is_absolute() or ".." in parts:
                 raise ValueError(f"root {root!r} must be a folder inside the repository")
