@@ -50,6 +50,20 @@ def test_inputs_parse_and_bad_ones_name_the_input() -> None:
 
 
 @pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("environment-timeout-seconds", "inf"),
+        ("environment-max-size-mb", "Infinity"),
+        ("max-cost-usd", "1e400"),
+    ],
+)
+def test_a_number_input_is_finite(name: str, value: str) -> None:
+    # each passed its lower bound as infinity: no bound at all, where one was asked for
+    with pytest.raises(ConfigError, match=f"action input `{name}`: .*finite number"):
+        Settings.from_env({f"INPUT_{name.upper().replace('-', '_')}": value})
+
+
+@pytest.mark.parametrize(
     ("payload", "event", "kind"),
     [
         ("pull_request.opened", "pull_request", "gate"),

@@ -44,9 +44,12 @@ class OnMissingSecrets(StrEnum):
 
 
 class Settings(BaseModel):
-    """One field per input of action.yml; the field's alias is the input's name."""
+    """One field per input of action.yml; the field's alias is the input's name. A number
+    input is finite: `inf` (or `1e400`) would pass every lower bound and mean no bound."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+    model_config = ConfigDict(
+        extra="forbid", populate_by_name=True, frozen=True, allow_inf_nan=False
+    )
 
     github_token: SecretStr = Field(default=SecretStr(""), alias="github-token")
     """Shown as `**********` wherever the settings are printed."""
