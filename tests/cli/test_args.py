@@ -13,9 +13,11 @@ from evalward.cli._args import (
     add_mock,
     add_root,
     add_selection,
+    nameable,
     output_folder,
     positive,
     positive_amount,
+    reps,
     run_output_folder,
 )
 
@@ -65,6 +67,24 @@ def test_a_folder_where_a_run_file_goes_is_refused_before_the_run(tmp_path: Path
     with pytest.raises(argparse.ArgumentTypeError, match=r"results.json is not a file"):
         run_output_folder(str(tmp_path))
     assert run_output_folder(str(tmp_path / "fresh")) == str(tmp_path / "fresh")
+
+
+def test_reps_are_bounded_as_an_evals_own() -> None:
+    # a larger count planned runs without end (1e23 of them for `--reps 99999999999999999999999`)
+    with pytest.raises(argparse.ArgumentTypeError, match="expected at most 1000"):
+        reps("99999999999999999999999")
+    assert reps("1000") == 1000
+
+
+def test_a_name_longer_than_a_file_system_holds_is_refused(tmp_path: Path) -> None:
+    # the machine refuses to look it up (ENAMETOOLONG), where a missing file is not there
+    long = "x" * 256
+    for text in (long, f"{tmp_path}/{long}/out", "é" * 128):
+        with pytest.raises(argparse.ArgumentTypeError, match=r"a name of 256 bytes"):
+            nameable(text)
+        with pytest.raises(argparse.ArgumentTypeError, match=r"a name of 256 bytes"):
+            output_folder(text)
+    assert nameable("x" * 255) == "x" * 255
 
 
 def test_the_shared_options_parse_as_a_command_line_gives_them() -> None:

@@ -371,3 +371,27 @@ def test_a_file_name_longer_than_the_file_system_allows_is_a_missing_file(
     done = evalward("validate", cwd=repo.path)
 
     refused(done, "agents/bot.yaml:6:", "x" * 300)
+
+
+RUN = ["run", "--no-history", "--mock-script", MOCK]
+
+
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [
+        (["validate", "x" * 300], "argument path: "),
+        (["status", "x" * 300], "argument path: "),
+        ([*RUN, "--output-dir", "x" * 300], "argument --output-dir: "),
+        ([*RUN, "--reps", "99999999999999999999999"], "argument --reps: expected at most 1000"),
+        ([*RUN, "--shard", "1/99999999999999999999"], "--shard: expected i/n with 1 <= i <= n"),
+    ],
+    ids=["root", "status root", "output folder", "reps", "shards"],
+)
+def test_an_argument_beyond_what_the_machine_holds_is_refused(
+    started: GitRepo, command: list[str], said: str
+) -> None:
+    # a name longer than the file system holds raised from is_dir (an internal error); a
+    # count of reps planned runs without end; a count of parts could not be held in memory
+    done = evalward(*command, cwd=started.path)
+
+    refused(done, said)

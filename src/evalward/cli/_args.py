@@ -5,10 +5,32 @@ by a command that imports it to run anyway."""
 from __future__ import annotations
 
 import argparse
+import os
 
 
 def add_root(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", nargs="?", default=".", help="repository root (default: .)")
+    parser.add_argument(
+        "path", nargs="?", default=".", type=nameable, help="repository root (default: .)"
+    )
+
+
+NAME_MAX = 255
+"""The longest name of a file or folder Linux's file systems hold, in bytes."""
+
+
+def nameable(text: str) -> str:
+    """A path whose every name a file system can hold. The machine refuses to look up a longer
+    one (ENAMETOOLONG), where a missing file is merely not there: a question about it
+    (`Path.is_dir`) raises instead of answering."""
+    from pathlib import Path
+
+    for name in Path(text).parts:
+        if len(os.fsencode(name)) > NAME_MAX:
+            raise argparse.ArgumentTypeError(
+                f"{name[:40]}…: a name of {len(os.fsencode(name))} bytes, longer than a file "
+                f"or folder's name can be ({NAME_MAX})"
+            )
+    return text
 
 
 def add_selection(parser: argparse.ArgumentParser) -> None:
@@ -28,12 +50,26 @@ def add_selection(parser: argparse.ArgumentParser) -> None:
         "--fixture", action="append", default=[], metavar="F", help="only this fixture"
     )
     parser.add_argument(
-        "--reps", type=positive, metavar="N", help="reps per fixture instead of the Eval's own"
+        "--reps", type=reps, metavar="N", help="reps per fixture instead of the Eval's own"
     )
 
 
 def add_mock(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mock-script", help="serve every model call from this mock script")
+
+
+MAX_REPS = 1000
+"""The most reps `--reps` asks of each fixture: the bound of an Eval's `repsPerFixture`."""
+
+
+def reps(text: str) -> int:
+    """`--reps`: a whole number from 1 to MAX_REPS (a larger one planned runs without end)."""
+    value = positive(text)
+    if value > MAX_REPS:
+        raise argparse.ArgumentTypeError(
+            f"expected at most {MAX_REPS} (as an Eval's repsPerFixture), got {value}"
+        )
+    return value
 
 
 def positive(text: str) -> int:
@@ -61,7 +97,7 @@ def output_folder(text: str) -> str:
     it must be is refused as the command starts, not after a run whose results it would lose."""
     from pathlib import Path
 
-    path = Path(text)
+    path = Path(nameable(text))
     for place in (path, *path.parents):
         if place.is_dir():
             break

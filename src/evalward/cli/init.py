@@ -12,6 +12,8 @@ import argparse
 import re
 from typing import TYPE_CHECKING, Any, TextIO
 
+from evalward.cli._args import nameable
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -48,7 +50,9 @@ def register(commands: Any) -> None:
     parser = commands.add_parser(
         "init", help="write a working agent, Eval, mock script and workflow to start from"
     )
-    parser.add_argument("path", nargs="?", default=".", help="the repository (default: .)")
+    parser.add_argument(
+        "path", nargs="?", default=".", type=nameable, help="the repository (default: .)"
+    )
     parser.add_argument(
         "--agent", type=_name, default="assistant", help="the agent's name (default: assistant)"
     )

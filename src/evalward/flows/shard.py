@@ -46,6 +46,9 @@ RUN_OVERHEAD = 0.05
 """Every run also costs a start-up (a process, a judge set-up), relative to the dearest run:
 so runs that make no model call (bring-your-own agents) still spread over the parts."""
 _SPEC = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
+MAX_SHARDS = 256
+"""The most parts a plan is cut into: the most jobs a GitHub Actions matrix makes. Each part
+is a slot of the cut, so a count far beyond it could not even be held in memory."""
 
 
 @dataclass(frozen=True)
@@ -57,8 +60,10 @@ class ShardSpec:
     @classmethod
     def parse(cls, text: str, where: str) -> ShardSpec:
         match = _SPEC.match(text)
-        if match is None or not 1 <= int(match[1]) <= int(match[2]):
-            raise ConfigError(f"{where}: expected i/n with 1 <= i <= n (e.g. 2/4), got {text!r}")
+        if match is None or not 1 <= int(match[1]) <= int(match[2]) <= MAX_SHARDS:
+            raise ConfigError(
+                f"{where}: expected i/n with 1 <= i <= n <= {MAX_SHARDS} (e.g. 2/4), got {text!r}"
+            )
         return cls(int(match[1]), int(match[2]))
 
     def __str__(self) -> str:
