@@ -184,6 +184,19 @@ def test_documents_that_are_not_agentv_are_not_taken() -> None:
     assert not agentv.is_agentv(["evalcases"], "x.yaml")
 
 
+def test_an_evalcases_item_that_is_no_case_is_told_not_the_file_left_out(tmp_path: Path) -> None:
+    # one stray item made the whole file not AgentV's: every case in it was silently dropped
+    conversion = convert(
+        tmp_path,
+        "evalcases:\n  - {id: a, input: hi, expected_outcome: greets}\n  - just a line\n",
+        "math.evalcases.yaml",
+    )
+    assert [path for _, path in conversion.fixtures] == [("evalcases", 0)]
+    (problem,) = conversion.problems
+    assert problem.path == ("evalcases", 1)
+    assert "'just a line'" in problem.message
+
+
 def test_an_assert_set_with_a_threshold_is_a_group_and_similar_keeps_agentv_s_rule(
     tmp_path: Path,
 ) -> None:

@@ -93,6 +93,8 @@ def is_agentv(data: Any, file: str) -> bool:
     named = name.endswith((".eval.yaml", ".eval.yml")) or name in ("eval.yaml", "eval.yml")
     for key in CASE_KEYS:
         cases = data.get(key)
+        if key != "tests" and isinstance(cases, list) and any(isinstance(c, dict) for c in cases):
+            return True  # AgentV's own key: an item that is no case is told at its path
         if isinstance(cases, list) and cases and all(_is_case(c, key) for c in cases):
             return named or any(isinstance(c, dict) for c in cases)
         if key == "tests" and isinstance(cases, str):
