@@ -257,6 +257,19 @@ EXTRA: list[Case] = [
         ("e.yaml:7:3: spec.fixtures: expected a valid list; found 'fx'",),
     ),
     Case(
+        # a model's API refuses such a tool at the first run; validate refuses it at its line
+        "tool-parameters-not-a-schema",
+        "types and fields",
+        {
+            "a.yaml": AGENT
+            + "  tools:\n    - name: look\n      mock: {output: found}\n"
+            + "      parameters: {type: object, properties: {id: {type: text}}}\n"
+        },
+        (
+            "a.yaml:9:7: spec.tools[0].parameters: invalid JSON Schema at properties/id/type: 'text' is not valid under any of the given schemas",
+        ),
+    ),
+    Case(
         # told once, where it is written, not as a problem of each Eval's `spec` line
         "default-not-a-number",
         "types and fields",

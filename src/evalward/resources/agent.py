@@ -20,7 +20,7 @@ from evalward.resources.agent_runtime import (
     argv_shorthand,
     check_env_names,
 )
-from evalward.resources.common import Metadata, Model, RepoPath, repeated
+from evalward.resources.common import Metadata, Model, RepoPath, repeated, valid_json_schema
 from evalward.resources.mcp import McpServer, check_server_names
 from evalward.resources.tool_shapes import agent_tool, tool_choice
 
@@ -78,6 +78,10 @@ class Tool(Model):
     )
 
     _command_shorthand = field_validator("command", mode="before")(argv_shorthand)
+    _parameters_schema = field_validator("parameters")(valid_json_schema)
+    """What the model is shown of the tool's arguments: one that is no JSON Schema (a text
+    under `properties`, a type no schema has) is refused here, not by the provider's API
+    at the first run."""
 
     @model_validator(mode="before")
     @classmethod

@@ -12,6 +12,7 @@ from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from evalward.resources.assertion_base import AssertionBase
 from evalward.resources.code_scorer import CodeAssertion
+from evalward.resources.common import valid_json_schema
 from evalward.resources.patterns import Pattern, compiled_pattern
 from evalward.resources.state_assertions import (
     STATE_TYPES,
@@ -79,18 +80,7 @@ class JsonSchemaAssertion(AssertionBase):
     json_schema: dict[str, Any] = Field(alias="schema")
     field: str | None = None
 
-    @field_validator("json_schema")
-    @classmethod
-    def _valid_schema(cls, schema: dict[str, Any]) -> dict[str, Any]:
-        import jsonschema  # on use: it costs ~60 ms of start-up, and most suites have none
-
-        validator = jsonschema.validators.validator_for(schema, jsonschema.Draft202012Validator)
-        try:
-            validator.check_schema(schema)
-        except jsonschema.SchemaError as exc:
-            where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
-            raise ValueError(f"invalid JSON Schema at {where}: {exc.message}") from None
-        return schema
+    _valid_schema = field_validator("json_schema")(valid_json_schema)
 
 
 class ToolCalledAssertion(AssertionBase):

@@ -45,6 +45,20 @@ def is_number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def valid_json_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` when it is a JSON Schema (of the draft its `$schema` names, else 2020-12);
+    else a ValueError saying where it is not one."""
+    import jsonschema  # on use: it costs ~60 ms of start-up, and most suites have none
+
+    validator = jsonschema.validators.validator_for(schema, jsonschema.Draft202012Validator)
+    try:
+        validator.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
+        raise ValueError(f"invalid JSON Schema at {where}: {exc.message}") from None
+    return schema
+
+
 class Model(BaseModel):
     """Base of every resource model: camelCase aliases, no unknown fields, immutable, and no
     infinite or NaN number (YAML's `.inf`, which no JSON holds: an infinite weight made its
