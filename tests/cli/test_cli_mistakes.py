@@ -395,3 +395,15 @@ def test_an_argument_beyond_what_the_machine_holds_is_refused(
     done = evalward(*command, cwd=started.path)
 
     refused(done, said)
+
+
+def test_a_program_named_with_a_nul_is_a_missing_program(repo: GitRepo) -> None:
+    # no file is named with a NUL: looking one up raised ValueError (an internal error)
+    agent = "apiVersion: evalward.dev/v1\nkind: Agent\nmetadata: { name: bot }\n"
+    agent += "spec:\n  models: [openai/gpt-4.1-mini]\n"
+    agent += '  tools: [{ name: look, command: ["python3\\0", tools/look.py] }]\n'
+    repo.commit("an agent", {"agents/bot.yaml": agent, "tools/look.py": "print('found')\n"})
+
+    done = evalward("validate", cwd=repo.path)
+
+    refused(done, "agents/bot.yaml:6:")

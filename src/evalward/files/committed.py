@@ -464,11 +464,12 @@ class RepoFiles:
 
 def _mode(real: Path) -> int | None:
     """The mode of what `real` names in the working tree, links followed; None when nothing
-    can be found there: missing, a link that loops, or a name longer than the file system
-    allows (Path.is_dir raises ENAMETOOLONG for that one, where no file can be)."""
+    can be found there: missing, a link that loops, a name holding a NUL, or one longer than
+    the file system allows (Path.is_dir raises ENAMETOOLONG for that one, where no file can
+    be)."""
     try:
         return real.stat().st_mode
-    except OSError:
+    except (OSError, ValueError):
         return None
 
 
