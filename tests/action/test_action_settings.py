@@ -49,6 +49,30 @@ def test_inputs_parse_and_bad_ones_name_the_input() -> None:
         Settings.from_env({"INPUT_ALLOW_UNTRUSTED_HEAD": "maybe"})
 
 
+@pytest.mark.parametrize("name", ["mock-script", "output-dir", "comment-template", "cache-dir"])
+def test_a_path_input_holding_a_name_no_file_system_holds_is_refused(name: str) -> None:
+    # looking it up raised ENAMETOOLONG from is_file or is_symlink: an internal error
+    with pytest.raises(ConfigError, match=f"action input `{name}`: a name of 300 bytes"):
+        Settings.from_env({f"INPUT_{name.upper().replace('-', '_')}": "out/" + "x" * 300})
+
+
+def test_a_path_input_above_the_workspace_is_outside_it(tmp_path: Path) -> None:
+    # `../out` was the workspace's path with `..` in it, inside it as compared, and git was
+    # asked about a path outside the repository (exit 3, git's own words)
+    (tmp_path / "event.json").write_text("{}")
+    context = load_context(
+        {
+            "GITHUB_EVENT_NAME": "workflow_dispatch",
+            "GITHUB_EVENT_PATH": str(tmp_path / "event.json"),
+            "GITHUB_WORKSPACE": str(tmp_path / "ws"),
+        }
+    )
+    assert context.workspace_path("../out") == tmp_path / "out"
+    assert context.workspace_path("out/../res") == tmp_path / "ws" / "res"
+    assert context.workspace_path("/abs/out") == Path("/abs/out")
+    assert context.workspace_path("") is None
+
+
 @pytest.mark.parametrize(
     ("name", "value"),
     [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,8 +43,11 @@ class WorkflowContext:
 
     def workspace_path(self, path: str) -> Path | None:
         """A path the workflow gave (an input): absolute as it is, else relative to the
-        workspace; None when it is empty."""
-        return self.workspace / path if path else None  # `/` keeps an absolute path whole
+        workspace; None when it is empty. Its `..` are taken back as written (`../out` is
+        the workspace's sibling, outside it), never through a link the checkout holds."""
+        if not path:
+            return None
+        return Path(os.path.normpath(self.workspace / path))  # `/` keeps an absolute path whole
 
 
 def load_context(env: Mapping[str, str]) -> WorkflowContext:

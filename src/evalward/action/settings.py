@@ -13,6 +13,9 @@ from evalward.resources.gate_policy import RegressionPolicy
 from evalward.rundata.cache_mode import CacheMode
 from evalward.rundata.sides import GateConfig
 
+_NAME_MAX = 255
+"""The longest name of a file or folder Linux's file systems hold, in bytes."""
+
 
 class CommentMode(StrEnum):
     """When the pull request gets the comment (input `comment`)."""
@@ -107,6 +110,20 @@ class Settings(BaseModel):
             raise ValueError("expected true or false")
         return value
 
+    @field_validator("mock_script", "output_dir", "comment_template", "cache_dir")
+    @classmethod
+    def _nameable(cls, value: str) -> str:
+        """A path input whose every name a file system can hold: the machine refuses to look
+        a longer one up (ENAMETOOLONG), where a missing file is merely not there."""
+        for name in value.split("/"):
+            size = len(name.encode(errors="surrogateescape"))
+            if size > _NAME_MAX:
+                raise ValueError(
+                    f"a name of {size} bytes ({name[:40]}…), longer than a file or folder's "
+                    f"name can be ({_NAME_MAX})"
+                )
+        return value
+
     @property
     def agent_env_names(self) -> list[str]:
         """`agent-env` as names: commas or whitespace between them."""
@@ -131,5 +148,6 @@ class Settings(BaseModel):
             first = exc.errors()[0]
             name = str(first["loc"][0])
             raise ConfigError(
-                f"action input `{name}`: {first['msg']} (got {first.get('input')!r})"
+                f"action input `{name}`: {first['msg'].removeprefix('Value error, ')} "
+                f"(got {first.get('input')!r})"
             ) from None
