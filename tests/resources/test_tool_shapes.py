@@ -59,6 +59,8 @@ def test_each_vendor_s_tool_choice_is_the_agent_s(written: object, meant: object
         {"type": "auto", "extra": 1},
         {"type": "function", "function": {"name": "x"}, "other": 2},
         7,
+        {"type": ["tool"]},  # unhashable: looking it up among the words was a TypeError
+        {"type": {"name": "x"}},
     ],
 )
 def test_a_choice_with_fields_beyond_a_vendor_s_is_left_as_written(written: object) -> None:

@@ -45,6 +45,6 @@ def tool_choice(value: Any) -> Any:
         return {"name": function.get("name")}
     if kind == "tool" and set(value) == {"type", "name"}:
         return {"name": value.get("name")}
-    if kind in ANTHROPIC_CHOICES and set(value) == {"type"}:
+    if isinstance(kind, str) and kind in ANTHROPIC_CHOICES and set(value) == {"type"}:
         return ANTHROPIC_CHOICES[kind]
     return value
