@@ -295,3 +295,29 @@ def test_a_prompt_chat_completions_would_refuse_is_refused_at_its_line(
     assert "promptfooconfig.yaml:2:5: prompts[0]: `openai:chat:gpt-4.1-mini`" in message
     assert said in message
     assert "--skip-unsupported" in message  # the column can be left out
+
+
+@pytest.mark.parametrize(
+    ("added", "said"),
+    [
+        ('      - { type: is-json, value: "**/*" }\n', "`is-json` takes a JSON Schema object"),
+        (
+            '      - { type: is-json, value: "file://a\\0b.json" }\n',
+            "holds a NUL character; name a file",
+        ),
+        (f"      - {{ type: is-json, value: 'file://{'x' * 300}.json' }}\n", "is not a file"),
+    ],
+    ids=["not YAML", "a NUL", "a name too long"],
+)
+def test_a_value_no_file_or_schema_can_be_is_refused_at_its_line(
+    tmp_path: Path, added: str, said: str
+) -> None:
+    # each ended the import with an internal error: PyYAML's ScannerError, a ValueError from
+    # resolving the path, ENAMETOOLONG from is_file
+    config = write(tmp_path, CONFIG + added)
+
+    with pytest.raises(ConfigError) as refused:
+        convert(config, root=tmp_path, shown_from=tmp_path)
+
+    assert "promptfooconfig.yaml:13:" in str(refused.value)
+    assert said in str(refused.value)

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 import regex
+import yaml
 
 from evalward.importers.promptfoo.code_asserts import LANGUAGES, code_assertion, transform_of
 from evalward.importers.promptfoo.source import Files, Node
@@ -272,7 +273,10 @@ class Converter:
             if schema.startswith("file://"):
                 schema = self.files.document(at, self.files.path_of(at, schema)).value
             else:
-                schema = yaml12.load(schema)
+                try:
+                    schema = yaml12.load(schema)
+                except yaml.YAMLError:  # a text that is neither JSON nor YAML: no schema
+                    schema = None
         if not isinstance(schema, dict):
             raise at.refuse("`is-json` takes a JSON Schema object as its value")
         return [{"type": "jsonSchema", "schema": schema}]

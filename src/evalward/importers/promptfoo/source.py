@@ -108,6 +108,8 @@ class Files:
 
     def path_of(self, node: Node, reference: str) -> Path:
         name = reference.removeprefix("file://")
+        if "\0" in name:  # no file's name holds one: resolving it raises ValueError
+            raise node.refuse(f"{name!r} holds a NUL character; name a file", droppable=False)
         try:
             path = (self.base / name).resolve()
         except (OSError, RuntimeError):  # RuntimeError: links that loop (OSError from 3.13)
@@ -120,7 +122,11 @@ class Files:
                 "files inside it, as what it reads goes into files you commit",
                 droppable=False,
             )
-        if not path.is_file():
+        try:  # a name longer than the file system holds raises ENAMETOOLONG: it is no file
+            is_file = path.is_file()
+        except OSError:
+            is_file = False
+        if not is_file:
             raise node.refuse(f"{name!r} is not a file (read from {self.base})", droppable=False)
         if path.stat().st_size > MAX_FILE_BYTES:
             raise node.refuse(f"{name!r} is larger than {MAX_FILE_BYTES} bytes", droppable=False)
