@@ -79,6 +79,19 @@ def test_defaults_and_a_full_config() -> None:
             {"pricing": {"openai/x": {"input": -1, "output": 2}}},
             "evalward.yaml: pricing.openai/x.input:",
         ),
+        # a run's cost at such a price is infinite: results.json could not be written
+        (
+            {"pricing": {"openai/x": {"input": float("inf"), "output": 2}}},
+            "evalward.yaml: pricing.openai/x.input: Input should be a finite number",
+        ),
+        (
+            {"pricing": {"openai/x": {"input": 1, "output": 1e308}}},
+            "evalward.yaml: pricing.openai/x.output: Input should be less than or equal to",
+        ),
+        (
+            {"providers": {"openai": {"timeoutSeconds": float("inf")}}},
+            "evalward.yaml: providers.openai.timeoutSeconds: Input should be a finite number",
+        ),
     ],
 )
 def test_mistakes_name_the_file_and_key(raw: dict[str, object], message: str) -> None:

@@ -40,8 +40,15 @@ NAMED = re.compile(r"^[a-z][a-z0-9-]{0,39}$")
 
 
 class _Settings(BaseModel):
+    """No infinite or NaN number (`.inf`): a price of one made a run's cost infinite, which
+    results.json cannot hold, and the run ended without its files."""
+
     model_config = ConfigDict(
-        extra="forbid", alias_generator=to_camel, populate_by_name=True, frozen=True
+        extra="forbid",
+        alias_generator=to_camel,
+        populate_by_name=True,
+        frozen=True,
+        allow_inf_nan=False,
     )
 
 
@@ -71,11 +78,16 @@ class ProviderSettings(_Settings):
     `{baseUrl}/deployments/{model}/…?api-version=…` with the key in `api-key`."""
 
 
+MAX_PRICE = 1_000_000.0
+"""The dearest price a model may be given, USD per million tokens (today's dearest are in the
+hundreds): a run's cost, its tokens at such prices, stays a number JSON can hold."""
+
+
 class Price(_Settings):
     """USD per million tokens."""
 
-    input: float = Field(ge=0)
-    output: float = Field(ge=0)
+    input: float = Field(ge=0, le=MAX_PRICE)
+    output: float = Field(ge=0, le=MAX_PRICE)
 
 
 class CacheSettings(_Settings):
