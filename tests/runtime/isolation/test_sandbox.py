@@ -349,9 +349,12 @@ def test_a_pull_request_cannot_widen_its_agents_env_list_in_the_action(repo: Git
         return {f.side: f.output for f in evaluation.fixtures}
 
     action = Sandbox(None, agent_env=["CI_ALLOWED"])
-    assert asyncio.run(evaluate(action)) == {
-        "head": "CI_ALLOWED,FEATURE_FLAG",
-        "base": "FEATURE_FLAG",
-    }
+    try:
+        assert asyncio.run(evaluate(action)) == {
+            "head": "CI_ALLOWED,FEATURE_FLAG",
+            "base": "FEATURE_FLAG",
+        }
+    finally:
+        action.close()  # as the action's job does: its folder of working copies goes
     # On the command line (no sandbox) a developer's own list is taken as it is.
     assert asyncio.run(evaluate(None))["head"] == "CI_ALLOWED,DATABASE_URL,FEATURE_FLAG"
