@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from fakes.model_server import ScriptedModelServer, text
-from support.clirun import evalward
+from support.clirun import run_for_results
 from support.gitrepo import GitRepo
 from support.suite import provider_env
 
@@ -97,22 +97,10 @@ def test_variants_that_make_no_call_still_count_against_the_budget(
     # does) and is told NEVER REFUND; each variant that lacks a guard makes no call
     repo.commit("a guarded clerk", {"agent/clerk.py": _program(GUARDS, "NEVER REFUND.")})
 
-    done = evalward(
-        "run",
-        ".",
-        "--base",
-        "main",
-        "--no-cache",
-        "--no-history",
-        "--output-dir",
-        "out",
-        cwd=repo.path,
-        **provider_env(model),
-    )
+    code, results, said = run_for_results(repo.path, "--base", "main", **provider_env(model))
 
-    assert "Traceback" not in done.stderr, done.stderr[-3000:]
-    assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-3000:]
-    section = json.loads((repo.path / "out" / "results.json").read_text())["attribution"]
+    assert code == 1, said[-3000:]
+    section = results["attribution"]
     assert section["budgetModelCalls"] == 6  # 3 × the run's two calls, base and head
     (regression,) = section["regressions"]
     # each trial needs about one call (what the gate's runs of the fixture made)
