@@ -38,8 +38,6 @@ from evalward.resources.yamlsource import (
 )
 
 CONFIG_FILE = "evalward.yaml"
-_EVAL_SECTIONS = ("judge", "scoring", "execution")
-"""The sections of an Eval's `spec` that `defaults` fill in."""
 
 
 class Defaults(Model):
@@ -113,14 +111,18 @@ class RepoConfig(Model):
         """The line and column of a key path of the file this was read from, when known."""
         return self._document.locate(loc) if self._document is not None else (None, None)
 
-    def eval_with_defaults(self, data: dict[str, Any]) -> dict[str, Any]:
-        """An Eval document with `defaults` filled in under the fields it leaves unset."""
+    def _sections(self) -> dict[str, dict[str, Any]]:
+        """The sections of an Eval's `spec` that `defaults` fill in, with their values."""
         defaults = self.defaults
-        sections = {
+        return {
             "judge": defaults.judge,
             "scoring": defaults.scoring,
             "execution": defaults.execution,
         }
+
+    def eval_with_defaults(self, data: dict[str, Any]) -> dict[str, Any]:
+        """An Eval document with `defaults` filled in under the fields it leaves unset."""
+        sections = self._sections()
         if not any(sections.values()) or not isinstance(data.get("spec"), dict):
             return data
         spec = dict(data["spec"])
@@ -136,7 +138,7 @@ class RepoConfig(Model):
         if len(loc) < 3 or loc[0] != "spec" or not isinstance(loc[2], str):
             return None
         section, key = loc[1], loc[2]
-        values = getattr(self.defaults, section) if section in _EVAL_SECTIONS else {}
+        values = self._sections().get(str(section), {})
         spec = own.get("spec")
         if key not in values or not isinstance(spec, dict):
             return None
