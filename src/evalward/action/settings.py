@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any
@@ -9,12 +10,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from evalward.errors import ConfigError
+from evalward.files.inside import NAME_MAX, overlong_name
 from evalward.resources.gate_policy import RegressionPolicy
 from evalward.rundata.cache_mode import CacheMode
 from evalward.rundata.sides import GateConfig
-
-_NAME_MAX = 255
-"""The longest name of a file or folder Linux's file systems hold, in bytes."""
 
 
 class CommentMode(StrEnum):
@@ -115,13 +114,12 @@ class Settings(BaseModel):
     def _nameable(cls, value: str) -> str:
         """A path input whose every name a file system can hold: the machine refuses to look
         a longer one up (ENAMETOOLONG), where a missing file is merely not there."""
-        for name in value.split("/"):
-            size = len(name.encode(errors="surrogateescape"))
-            if size > _NAME_MAX:
-                raise ValueError(
-                    f"a name of {size} bytes ({name[:40]}…), longer than a file or folder's "
-                    f"name can be ({_NAME_MAX})"
-                )
+        name = overlong_name(value)
+        if name is not None:
+            raise ValueError(
+                f"a name of {len(os.fsencode(name))} bytes ({name[:40]}…), longer than a file "
+                f"or folder's name can be ({NAME_MAX})"
+            )
         return value
 
     @property

@@ -14,22 +14,16 @@ def add_root(parser: argparse.ArgumentParser) -> None:
     )
 
 
-NAME_MAX = 255
-"""The longest name of a file or folder Linux's file systems hold, in bytes."""
-
-
 def nameable(text: str) -> str:
-    """A path whose every name a file system can hold. The machine refuses to look up a longer
-    one (ENAMETOOLONG), where a missing file is merely not there: a question about it
-    (`Path.is_dir`) raises instead of answering."""
-    from pathlib import Path
+    """A path whose every name a file system can hold (`files.inside.overlong_name`)."""
+    from evalward.files.inside import NAME_MAX, overlong_name
 
-    for name in Path(text).parts:
-        if len(os.fsencode(name)) > NAME_MAX:
-            raise argparse.ArgumentTypeError(
-                f"{name[:40]}…: a name of {len(os.fsencode(name))} bytes, longer than a file "
-                f"or folder's name can be ({NAME_MAX})"
-            )
+    name = overlong_name(text)
+    if name is not None:
+        raise argparse.ArgumentTypeError(
+            f"{name[:40]}…: a name of {len(os.fsencode(name))} bytes, longer than a file "
+            f"or folder's name can be ({NAME_MAX})"
+        )
     return text
 
 

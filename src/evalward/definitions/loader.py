@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import stat
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,7 +28,7 @@ from pydantic import BaseModel, ValidationError
 
 from evalward.errors import NotCommitted, Problem, ResourceError, YamlSyntaxError
 from evalward.files.committed import CommittedFile, RepoFiles
-from evalward.files.inside import leads_outside
+from evalward.files.inside import leads_outside, mode_of
 from evalward.resources.code_scorer_files import FileTexts, InlinePlaces, embed_scorers
 from evalward.resources.common import API_VERSIONS
 from evalward.resources.discover import discover, relative
@@ -92,7 +93,7 @@ def load_what_loads(
                 f"root {sub!r} leads outside the repository (a symbolic link); list "
                 "folders of the repository"
             )
-        elif not _is_folder(root / sub):
+        elif not stat.S_ISDIR(mode_of(root / sub) or 0):
             why = f"root {sub!r} is not a folder of the repository"
         else:
             continue
@@ -112,15 +113,6 @@ def _held(result: ResourceSet, found: Iterable[Path]) -> list[Path]:
     return sorted(path for name, path in by_name.items() if name in held)
 
 
-def _is_folder(path: Path) -> bool:
-    """Whether `path` is a folder; a name the machine will not look up (longer than its file
-    system allows, where `is_dir` raises) is none."""
-    try:
-        return path.is_dir()
-    except OSError:
-        return False
-
-
 def _empty_roots(root: Path, config: RepoConfig, claimed: set[Path]) -> list[Problem]:
     """Each root `evalward.yaml` lists under which no file holds a document of ours: the
     setting points where the resources are not, and a run would find nothing to gate."""
@@ -129,7 +121,7 @@ def _empty_roots(root: Path, config: RepoConfig, claimed: set[Path]) -> list[Pro
     problems: list[Problem] = []
     for index, sub in enumerate(config.roots):
         start = (root / sub).resolve() if sub != "." else root
-        if not _is_folder(start) or not start.is_relative_to(root.resolve()):
+        if not stat.S_ISDIR(mode_of(start) or 0) or not start.is_relative_to(root.resolve()):
             continue  # reported as a root that is not a folder of the repository
         if any(path.is_relative_to(start) for path in claimed):
             continue

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from evalward.errors import GitError, NotCommitted, OutsideRepository, TreeError, UnsafeFile
 from evalward.files.committable import WorkingTreeAnswers
-from evalward.files.inside import reference_candidates, repo_path
+from evalward.files.inside import mode_of, reference_candidates, repo_path
 from evalward.files.safe_files import blob_id, blob_id_of, read_regular
 from evalward.files.trees import TreeBounds, copy_tree, remove_tree, walk
 from evalward.git import LINK_MODE, Git, TreeEntry
@@ -141,7 +141,7 @@ class RepoFiles:
             real = repo_path(self.root, path.lstrip("/"))
         except OutsideRepository:
             raise NotCommitted(path, "leads out of the repository") from None
-        mode = _mode(real)
+        mode = mode_of(real)
         if mode is not None and stat.S_ISDIR(mode):
             raise NotCommitted(path, "is a folder, not a file")
         if mode is None or not stat.S_ISREG(mode):
@@ -160,7 +160,7 @@ class RepoFiles:
             real = repo_path(self.root, clean)
         except OutsideRepository:
             raise NotCommitted(path, "leads out of the repository") from None
-        mode = _mode(real)
+        mode = mode_of(real)
         if mode is None or not stat.S_ISDIR(mode):
             return self.find(path), False
         relative = real.relative_to(self.root.resolve()).as_posix()
@@ -460,17 +460,6 @@ class RepoFiles:
             return self.read(path, limit).decode("utf-8")
         except UnicodeDecodeError as exc:
             raise NotCommitted(path, f"is not UTF-8 text ({exc})") from None
-
-
-def _mode(real: Path) -> int | None:
-    """The mode of what `real` names in the working tree, links followed; None when nothing
-    can be found there: missing, a link that loops, a name holding a NUL, or one longer than
-    the file system allows (Path.is_dir raises ENAMETOOLONG for that one, where no file can
-    be)."""
-    try:
-        return real.stat().st_mode
-    except (OSError, ValueError):
-        return None
 
 
 def _under(path: str, folders: Collection[str]) -> bool:

@@ -26,6 +26,26 @@ from pathlib import Path
 from evalward.errors import OutsideRepository
 from evalward.git import MAX_LINK_HOPS
 
+NAME_MAX = 255
+"""The longest name of a file or folder Linux's file systems hold, in bytes."""
+
+
+def overlong_name(path: str) -> str | None:
+    """The first name of `path` longer than a file system holds (`NAME_MAX` bytes), else
+    None. The machine refuses to look such a path up (ENAMETOOLONG), where a missing file is
+    merely not there: a question about it (`Path.is_dir`) raises instead of answering."""
+    return next((name for name in path.split("/") if len(os.fsencode(name)) > NAME_MAX), None)
+
+
+def mode_of(path: Path) -> int | None:
+    """The mode of what `path` names in the working tree, links followed; None when nothing
+    can be found there: missing, a link that loops, a name holding a NUL, or one longer than
+    the file system allows (`overlong_name`: `Path.is_dir` raises for that one)."""
+    try:
+        return path.stat().st_mode
+    except (OSError, ValueError):
+        return None
+
 
 def repo_path(root: Path, reference: str) -> Path:
     """`reference` from the root (`/x` too), resolved; OutsideRepository when it leaves `root`."""
