@@ -11,11 +11,13 @@ from __future__ import annotations
 import csv
 import glob
 import io
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from evalward.errors import Problem, Refused, YamlSyntaxError
+from evalward.files.inside import mode_of
 from evalward.resources.problems import render_path
 from evalward.resources.yamlsource import MAX_FILE_BYTES, Document, PathKey, decode, parse_documents
 from evalward.text import jsontext
@@ -122,11 +124,8 @@ class Files:
                 "files inside it, as what it reads goes into files you commit",
                 droppable=False,
             )
-        try:  # a name longer than the file system holds raises ENAMETOOLONG: it is no file
-            is_file = path.is_file()
-        except OSError:
-            is_file = False
-        if not is_file:
+        mode = mode_of(path)  # None for a name longer than the file system holds, too
+        if mode is None or not stat.S_ISREG(mode):
             raise node.refuse(f"{name!r} is not a file (read from {self.base})", droppable=False)
         if path.stat().st_size > MAX_FILE_BYTES:
             raise node.refuse(f"{name!r} is larger than {MAX_FILE_BYTES} bytes", droppable=False)
