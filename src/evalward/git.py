@@ -35,6 +35,7 @@ environment together, and refuses more with E2BIG."""
 MAX_LINK_HOPS = 40
 """Symbolic links followed for one path before giving up, as the kernel does (ELOOP)."""
 _SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
+_HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
 FILE_MODES = frozenset({"100644", "100755"})
 LINK_MODE = "120000"
@@ -406,6 +407,25 @@ class Git:
         if len(ids) != len(contents):
             raise GitError(f"git stored {len(ids)} blobs of {len(contents)}")
         return ids
+
+    def changed_blocks(self, old: bytes, new: bytes) -> list[tuple[int, int, int, int]]:
+        """The blocks of lines that differ from `old` to `new` as git's own diff shows them,
+        and so GitHub's diff of a pull request, whose blocks a review comment's lines must lie
+        in: `(i1, i2, j1, j2)`, 0-based and half-open, the old lines `i1:i2` become the new
+        `j1:j2`. Git's defaults (Myers, the indent heuristic), whatever this machine's
+        configuration says, on the texts as they are (blobs: no path, so no filter, driver or
+        attribute of the repository's applies)."""
+        ids = self.write_blobs([old, new])
+        options = ("--no-color", "--no-ext-diff", "--no-textconv", "--text", "--unified=0")
+        tuning = ("--inter-hunk-context=0", "--diff-algorithm=myers", "--indent-heuristic")
+        out = self._raw(("diff", *options, *tuning, *ids))
+        blocks: list[tuple[int, int, int, int]] = []
+        for line in out.split(b"\n"):
+            if found := _HUNK.match(line):
+                a, b, c, d = (int(n) if n is not None else 1 for n in found.groups())
+                i1, j1 = (a if b == 0 else a - 1), (c if d == 0 else c - 1)
+                blocks.append((i1, i1 + b, j1, j1 + d))
+        return blocks
 
     def make_tree(self, entries: Mapping[str, TreeEntry]) -> str:
         """Store one folder's tree (`mktree -z`), each name (no `/`) with its mode and id,

@@ -18,6 +18,7 @@ from attribution.conftest import (
     Change,
 )
 from evalward.attribution.hunks import AgentFiles, Hunk, split_change
+from evalward.attribution.variants import build_variant
 from evalward.git import Git
 from support.gitrepo import GitRepo
 
@@ -293,17 +294,23 @@ def test_a_long_prompt_is_split_line_by_line_between_what_both_sides_keep(repo: 
     ]
 
 
-def test_a_changed_region_too_large_to_match_line_by_line_is_one_hunk(repo: GitRepo) -> None:
+def test_a_prompt_padded_with_a_hundred_thousand_lines_is_split_as_git_s_diff_shows_it(
+    repo: GitRepo,
+) -> None:
     """The pull request keeps the base's first rules and pads the rest with a hundred
-    thousand blank lines between dashes: matched line by line, each of the base's blank lines
-    would walk all of the head's. What changed, from the first line that differs to the last,
-    is one hunk, which taking back restores the base."""
+    thousand blank lines between dashes (matched line by line by a quadratic matcher, each of
+    the base's blank lines would walk all of the head's): git's diff splits it at once, each
+    hunk is on one block of it, and taking every hunk back restores the base."""
     before = _paragraphs(300)
     after = before[:4] + ["-\n", "\n"] * 100_000 + ["NEVER REFUND.\n"]
     hunks = _prompt_change(repo, before, after)
-    assert where(hunks) == [("prompts/support.md", 1, "text", 5, len(after), "")]
-    assert hunks[0].base_lines == tuple(before[4:])
-    assert hunks[0].head_lines == tuple(after[4:])
+    base, head = repo.git("rev-parse", "HEAD~1"), repo.head()
+    blocks = _diff_blocks(repo, base, head, SUPPORT.files[0])
+    assert len(hunks) > 1 and hunks[0].first == 5
+    assert all(any({*h.changed} <= block for block in blocks) for h in hunks)
+    variant = build_variant(Git(repo.path), base, head, SUPPORT, hunks)
+    assert isinstance(variant, str), variant
+    assert repo.git("show", f"{variant}:prompts/support.md") == "".join(before).rstrip("\n")
 
 
 def _diff_blocks(repo: GitRepo, base: str, head: str, path: str) -> list[set[int]]:
@@ -322,20 +329,23 @@ def _diff_blocks(repo: GitRepo, base: str, head: str, path: str) -> list[set[int
     return blocks
 
 
-def test_a_region_too_large_to_match_is_commented_on_a_line_of_one_block_of_the_diff(
+def test_two_changes_far_apart_in_a_long_prompt_are_each_on_a_block_of_the_diff(
     repo: GitRepo,
 ) -> None:
-    """Two rules changed 700 lines apart in a prompt of 3,000 lines: what lies between them
-    is one region, taken back whole, but git's diff shows the two changes as two blocks and
-    GitHub refuses a comment whose lines span both (and the whole review with it)."""
+    """Two rules changed 700 lines apart in a prompt of 3,000 lines: git's diff shows them
+    as two blocks, and GitHub refuses a comment whose lines span both (and the whole review
+    with it)."""
     before = _paragraphs(1_500)
     after = list(before)
     after[10], after[710] = "Rule 5: refuse.\n", "Rule 355: refuse.\n"
     hunks = _prompt_change(repo, before, after)
-    assert where(hunks) == [("prompts/support.md", 1, "text", 11, 711, "")]
+    assert where(hunks) == [
+        ("prompts/support.md", 1, "text", 11, 11, ""),
+        ("prompts/support.md", 2, "text", 711, 711, ""),
+    ]
     base, head = repo.git("rev-parse", "HEAD~1"), repo.head()
-    first, last = hunks[0].changed
-    assert any({first, last} <= block for block in _diff_blocks(repo, base, head, SUPPORT.files[0]))
+    blocks = _diff_blocks(repo, base, head, SUPPORT.files[0])
+    assert all(any({*h.changed} <= block for block in blocks) for h in hunks)
 
 
 def test_a_file_the_base_holds_as_binary_has_no_line_of_the_diff(repo: GitRepo) -> None:

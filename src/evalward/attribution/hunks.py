@@ -1,8 +1,9 @@
 """An agent's change between two commits, split into the hunks an author could take back one
 by one.
 
-A prompt or program file is split as a diff shows it: each contiguous changed block (no
-context) is one hunk, with the head's lines it spans, which a review comment points at. The
+A prompt or program file is split as git's diff shows it (and so GitHub's, whose lines a
+review comment must lie on): each contiguous changed block (no context) is one hunk, with the
+head's lines it spans. The
 agent's own YAML is split by field (attribution/fields.py): a changed model, temperature or
 system prompt, one tool's description or schema, one MCP server. A prompt written in the YAML
 as a block (`system: |`, a tool's `description: >`) is split as a prompt file is, into the
@@ -38,11 +39,14 @@ from evalward.git import Git
 from evalward.plan.fingerprint import referenced_files
 from evalward.plan.plan import Plan, head_targets
 from evalward.resources import Agent, Located, ResourceSet
-from evalward.text import line_diff
 
 DIFF_CONTEXT = 3
 """The unchanged lines a pull request's diff shows either side of a change (git's default,
 GitHub's patches): changes further apart are separate blocks of the diff."""
+
+Block = tuple[int, int, int, int]
+"""`(i1, i2, j1, j2)`: the base's lines `i1:i2` (0-based, half-open) became the head's
+`j1:j2`, as git's diff shows one changed block (`Git.changed_blocks`)."""
 
 HunkKind = Literal["text", "file", "field"]
 """A block of lines of a text file (or of a block of text in the agent's YAML); a whole
@@ -80,7 +84,8 @@ class Hunk:
     0 means the head has no line to point at (a file it removed or that is not text). A
     retargeted link is its one line, where it leads, as its diff shows it.
     `at` is where `head_lines` start in the head's file (0-based), for a text hunk's revert;
-    `field` is a field hunk's path, or the path of the block of text a text hunk lies in."""
+    `field` is a field hunk's path, or the path of the block of text a text hunk lies in;
+    `shown`, a field's lines that changed as one block of the diff holds them (`changed`)."""
 
     path: str
     index: int
@@ -91,6 +96,7 @@ class Hunk:
     head_lines: tuple[str, ...] = ()
     at: int = 0
     field: FieldPath = ()
+    shown: tuple[int, int] | None = None
 
     @property
     def field_name(self) -> str:
@@ -101,32 +107,9 @@ class Hunk:
     def changed(self) -> tuple[int, int]:
         """The head's lines of the hunk that differ from the base's: `first`..`last`, but for
         a field, narrowed to its lines that changed (a tool's schema of twenty lines with one
-        line changed is that line). A review comment may sit only on lines of the diff, and
-        the diff shows a few lines either side of a change: where a field's changes are
-        further apart than one block of the diff holds, the first of them."""
-        if self.kind != "field" or not self.base_lines or not self.head_lines:
-            return self._in_one_block()
-        blocks = text_hunks(self.path, "".join(self.base_lines), "".join(self.head_lines))
-        if not blocks:
-            return self.first, self.last
-        first, last = blocks[0]._in_one_block()
-        if (first, last) != (blocks[0].first, blocks[0].last):
-            return self.first + first - 1, self.first + first - 1
-        for block in blocks[1:]:
-            if block.first - last > 2 * DIFF_CONTEXT + 1:
-                break
-            last = block.last
-        return self.first + first - 1, min(self.first + last - 1, self.last)
-
-    def _in_one_block(self) -> tuple[int, int]:
-        """`first`..`last`, or only `first` for a region too large to match line by line
-        (`line_diff.MAX_CELLS`): between its first and last changed lines the diff may keep
-        lines as they were, far enough apart to be two blocks of the diff, and a review
-        comment's lines must lie in one. Its first line is always in the diff: it is the
-        first that differs after the lines both sides begin with."""
-        if len(self.base_lines) * len(self.head_lines) > line_diff.MAX_CELLS:
-            return self.first, self.first
-        return self.first, self.last
+        line changed is that line), within one block of the diff, as a review comment's lines
+        must be; (0, 0) for a field whose own lines the diff does not show."""
+        return self.shown if self.shown is not None else (self.first, self.last)
 
     def describe(self) -> str:
         """The hunk in words: `hunk 2 of prompts/support.md, lines 14-16`."""
@@ -168,9 +151,9 @@ def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hun
             # shows its lines only where the text changed too, so the hunk names none
             hunks.append(_whole(where, text_of(old_content), text_of(new_content), shown=False))
         elif path == agent.definition and old is not None and new is not None:
-            hunks += _definition_hunks(where, old_content, new_content, agent.agent)
+            hunks += _definition_hunks(git, where, old_content, new_content, agent.agent)
         else:
-            hunks += _file_hunks(where, old_content, new_content, had=old is not None)
+            hunks += _file_hunks(git, where, old_content, new_content, had=old is not None)
     return in_diff_order(hunks)
 
 
@@ -250,13 +233,15 @@ def lines_of(text: str) -> list[str]:
     return [f"{part}\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
-def _file_hunks(path: str, old: bytes | None, new: bytes | None, *, had: bool = True) -> list[Hunk]:
+def _file_hunks(
+    git: Git, path: str, old: bytes | None, new: bytes | None, *, had: bool = True
+) -> list[Hunk]:
     """The text hunks of a file both sides hold as text; else the file whole (`had`: the
     base holds the file, whatever it is)."""
     before, after = text_of(old), text_of(new)
     if old is None or new is None or before is None or after is None:
         return [_whole(path, before, after, shown=not had or before is not None)]
-    return text_hunks(path, before, after)
+    return text_hunks(path, before, after, git.changed_blocks(old, new))
 
 
 def _whole(path: str, before: str | None, after: str | None, *, shown: bool = True) -> Hunk:
@@ -268,16 +253,20 @@ def _whole(path: str, before: str | None, after: str | None, *, shown: bool = Tr
     return Hunk(path, 1, "file", 1 if last else 0, last, tuple(old), tuple(new))
 
 
-def text_hunks(path: str, before: str, after: str) -> list[Hunk]:
-    """Each contiguous changed block of lines from `before` to `after`, one hunk each (a
-    region too long to match line by line is one: `line_diff`)."""
+def text_hunks(
+    path: str, before: str, after: str, blocks: Iterable[Block], end: int | None = None
+) -> list[Hunk]:
+    """One hunk for each of `blocks`, the changed blocks of lines from `before` to `after`
+    (`Git.changed_blocks`); a deletion points at the head's line after it, or at the last
+    line at the end of the text or at `end` (1-based: the last line of a block of text)."""
     old, new = lines_of(before), lines_of(after)
+    last_line = len(new) if end is None else end
     hunks: list[Hunk] = []
-    for _, i1, i2, j1, j2 in line_diff.changed(old, new, autojunk=False):
+    for i1, i2, j1, j2 in blocks:
         if j2 > j1:
             first, last = j1 + 1, j2
-        else:  # a deletion: the head's line after it, or before it at the end
-            first = last = min(j1 + 1, len(new))
+        else:
+            first = last = min(j1 + 1, last_line)
         block = (tuple(old[i1:i2]), tuple(new[j1:j2]))
         hunks.append(Hunk(path, len(hunks) + 1, "text", first, last, *block, at=j1))
     return hunks
@@ -293,37 +282,59 @@ MAX_FIELD_BYTES = 64 * 1024
 one (a resource file may hold 5 MiB) is split as text."""
 
 
-def _definition_hunks(path: str, old: bytes | None, new: bytes | None, agent: str) -> list[Hunk]:
+def _definition_hunks(
+    git: Git, path: str, old: bytes | None, new: bytes | None, agent: str
+) -> list[Hunk]:
     """The agent's YAML by field; as a file when either side is not a YAML document of it
     that ruamel reads (then a variant that breaks it does not build, and says so), larger
     than `MAX_FIELD_BYTES`, or with more than `MAX_FIELD_HUNKS` of its fields changed."""
     before, after = text_of(old), text_of(new)
     if max(len(old or b""), len(new or b"")) > MAX_FIELD_BYTES:
-        return _file_hunks(path, old, new)
+        return _file_hunks(git, path, old, new)
     head = read_agent_yaml(after, agent) if after is not None else None
     base = read_agent_yaml(before, agent) if before is not None else None
-    if head is None or base is None:
-        return _file_hunks(path, old, new)
+    if old is None or new is None or head is None or base is None:
+        return _file_hunks(git, path, old, new)
     fields = changed_fields(base.data, head.data)
     if len(fields) > MAX_FIELD_HUNKS:
-        return _file_hunks(path, old, new)
+        return _file_hunks(git, path, old, new)
+    blocks = git.changed_blocks(old, new)
     found: list[Hunk] = []
-    blocks: list[line_diff.Opcode] | None = None
-    head_lines = lines_of(head.text)
+    head_lines = len(lines_of(head.text))
     for field in fields:
-        prose = _block_hunks(path, base, head, field)
+        prose = _block_hunks(path, base, head, field, blocks)
         if prose is not None:
             found += prose
             continue
         first, last = _lines(head, field)
         if place_of(head, field) is None:
-            if blocks is None:  # once for the file, whatever number of fields it removed
-                blocks = line_diff.changed(lines_of(base.text), head_lines, autojunk=False)
-            first = last = _removed_at(base, field, blocks, len(head_lines), first)
+            first = last = _removed_at(base, field, blocks, head_lines, first)
         text = _field_text(base, field), _field_text(head, field)
-        found.append(Hunk(path, 0, "field", first + 1, last + 1, *text, field=field))
+        shown = _shown(blocks, first, last, head_lines)
+        found.append(Hunk(path, 0, "field", first + 1, last + 1, *text, field=field, shown=shown))
     found.sort(key=lambda h: (h.first, h.last, h.field, h.at))
     return [dataclasses.replace(h, index=index) for index, h in enumerate(found, start=1)]
+
+
+def _shown(blocks: list[Block], first: int, last: int, lines: int) -> tuple[int, int]:
+    """The lines (1-based) of a field's changes, the head's lines `first`..`last` (0-based),
+    as one block of the diff holds them: from its first changed line, on through changes
+    whose unchanged lines between are few enough for the diff to show them together
+    (`DIFF_CONTEXT` either side); (0, 0) where the diff shows none of its lines."""
+    spans: list[tuple[int, int, Block]] = []
+    for block in blocks:
+        _, _, j1, j2 = block
+        start, end = (j1, j2 - 1) if j2 > j1 else (min(j1, lines - 1),) * 2
+        if start <= last and first <= end:
+            spans.append((max(start, first), min(end, last), block))
+    if not spans:
+        return 0, 0
+    start, end, previous = spans[0]
+    for _, later_end, block in spans[1:]:
+        if block[2] - previous[3] > 2 * DIFF_CONTEXT:
+            break
+        end, previous = later_end, block
+    return start + 1, end + 1
 
 
 BLOCKS = (LiteralScalarString, FoldedScalarString)
@@ -332,13 +343,14 @@ indented alike."""
 
 
 def _block_hunks(
-    path: str, base: AgentYaml, head: AgentYaml, field: FieldPath
+    path: str, base: AgentYaml, head: AgentYaml, field: FieldPath, blocks: list[Block]
 ) -> list[Hunk] | None:
     """The text hunks of a field that both sides write as the same kind of block, under the
-    same key line and indentation: taking one back puts the base's lines in place of the
-    head's, and the block still reads as text whose other lines are the head's. None where
-    the field is one hunk (not such a block on both sides, or its key line or indentation
-    changed)."""
+    same key line and indentation: the file's changed `blocks` that lie within its lines,
+    taking one back puts the base's lines in place of the head's, and the block still
+    reads as text whose other lines are the head's. None where the field is one hunk (not
+    such a block on both sides, its key line or indentation changed, or a block of the
+    diff reaching beyond its lines)."""
     old, new = value_at(base.data, field), value_at(head.data, field)
     if not isinstance(new, BLOCKS) or type(old) is not type(new):
         return None
@@ -351,13 +363,34 @@ def _block_hunks(
         return None
     if not (_holds(before, there.column, old) and _holds(after, here.column, new)):
         return None
-    start = here.first + 1  # the block's first line, after its key's
-    return [
-        dataclasses.replace(
-            hunk, first=hunk.first + start, last=hunk.last + start, at=hunk.at + start, field=field
-        )
-        for hunk in text_hunks(path, _text(before[1:]), _text(after[1:]))
-    ] or None
+    # the block's lines, after its key's (0-based, half-open)
+    inside = _within(blocks, (there.first + 1, there.last + 1), (here.first + 1, here.last + 1))
+    if not inside:
+        return None
+    hunks = text_hunks(path, base.text, head.text, inside, end=here.last + 1)
+    return [dataclasses.replace(hunk, field=field) for hunk in hunks]
+
+
+def _within(
+    blocks: list[Block], base: tuple[int, int], head: tuple[int, int]
+) -> list[Block] | None:
+    """The blocks that lie within the base's lines `base` and the head's `head` (0-based,
+    half-open); None when one reaches across their edges."""
+    inside: list[Block] = []
+    for block in blocks:
+        i1, i2, j1, j2 = block
+        if base[0] <= i1 and i2 <= base[1] and head[0] <= j1 and j2 <= head[1]:
+            inside.append(block)
+        elif _touches(i1, i2, base) or _touches(j1, j2, head):
+            return None
+    return inside
+
+
+def _touches(start: int, end: int, lines: tuple[int, int]) -> bool:
+    """Whether lines `start:end` (an empty range: a place between lines) meet `lines`."""
+    if start == end:
+        return lines[0] < start < lines[1]
+    return start < lines[1] and lines[0] < end
 
 
 def _holds(lines: list[str], column: int, value: str) -> bool:
@@ -378,10 +411,6 @@ def _indentation(lines: list[str]) -> int | None:
     return next((len(line) - len(line.lstrip(" ")) for line in lines if line.strip()), None)
 
 
-def _text(lines: list[str]) -> str:
-    return "".join(f"{line}\n" for line in lines)
-
-
 def _lines(doc: AgentYaml, field: FieldPath) -> tuple[int, int]:
     """The head's lines of `field` (0-based); where the head lacks it, the line of the
     nearest field above it that the head has."""
@@ -394,7 +423,7 @@ def _lines(doc: AgentYaml, field: FieldPath) -> tuple[int, int]:
 
 
 def _removed_at(
-    base: AgentYaml, field: FieldPath, blocks: list[line_diff.Opcode], lines: int, above: int
+    base: AgentYaml, field: FieldPath, blocks: list[Block], lines: int, above: int
 ) -> int:
     """The head's line (0-based) where the diff shows a field the head removed: the first
     line of the change (`blocks`, the file's changed blocks) that took its base lines out,
@@ -404,7 +433,7 @@ def _removed_at(
     there = place_of(base, field)
     if there is None:
         return above
-    for _, i1, i2, j1, _ in blocks:
+    for i1, i2, j1, _ in blocks:
         if i1 <= there.last and there.first < i2:
             return min(j1, lines - 1)
     return above
