@@ -414,3 +414,19 @@ def test_an_agent_yaml_with_a_hundred_changed_fields_is_split_by_field(repo: Git
     hunks = split_change(Git(repo.path), base, head, AgentFiles("desk", "agents/desk.yaml"))
     assert [h.kind for h in hunks] == ["field"] * 100
     assert hunks[0].field_name == "spec.tools[t1]"
+
+
+def test_a_field_changed_through_an_anchor_is_on_no_line_of_the_diff(repo: GitRepo) -> None:
+    """A tool's description written as an alias (`*desc`) changes with its anchor's value,
+    on a line the diff shows; the alias's own line is unchanged, and a review comment on it
+    would be refused, the whole review with it."""
+    agent = BASE_AGENT.replace(
+        "  temperature: 0\n", "  temperature: 0\n  x-words: &desc Look up an order.\n"
+    ).replace("description: Look up an order.", "description: *desc")
+    base = repo.commit("base", {"agents/support.yaml": agent, "prompts/support.md": "Hi.\n"})
+    head = repo.commit(
+        "head", {"agents/support.yaml": agent.replace("&desc Look up", "&desc Never look up")}
+    )
+    hunks = split_change(Git(repo.path), base, head, SUPPORT)
+    shown = {h.field_name: h.changed for h in hunks}
+    assert shown == {"spec.x-words": (9, 9), "spec.tools[lookup_order].description": (0, 0)}

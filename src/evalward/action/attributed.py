@@ -45,7 +45,7 @@ def findings(
         for each in (found.found if found is not None else ())
         if each.attributed is not None
         for hunk in in_diff_order(each.attributed.culprit)
-        if hunk.first
+        if hunk.changed[0]
     ]
 
 
