@@ -165,10 +165,40 @@ def test_any_github_failure_is_returned_and_nothing_is_posted_blind(github: Fake
 def test_a_line_outside_the_diff_is_refused_with_github_s_reason(github: FakeGitHub) -> None:
     pull(github)
 
-    outcome = push(github, HEAD, [RULE, LineFinding(PROMPT, 17, 17, "between the hunks")])
+    outcome = push(github, HEAD, [LineFinding(PROMPT, 17, 17, "between the hunks")])
 
     assert "HTTP 422" in outcome.failure and "Line could not be resolved" in outcome.failure
-    assert github.reviews_on(7) == []  # GitHub refuses the whole review
+    assert github.reviews_on(7) == [] and outcome.posted == 0
+
+
+def test_one_refused_comment_does_not_take_the_others_with_it(github: FakeGitHub) -> None:
+    """GitHub refuses the whole review for one comment it cannot place, and does not say
+    which: each is posted in a review of its own, and those it places stand."""
+    pull(github)
+    between = LineFinding(PROMPT, 17, 17, "between the hunks")
+
+    outcome = push(github, HEAD, [RULE, between, EXAMPLES])
+
+    assert (outcome.posted, outcome.kept) == (2, 0) and outcome.url
+    assert outcome.failure.startswith("1 of 3 findings refused (prompts/support.md line 17: ")
+    assert "Line could not be resolved" in outcome.failure
+    placed = sorted((c["line"], c.get("start_line")) for c in github.review_comments_on(7))
+    assert placed == [(14, None), (22, 20)] and len(github.reviews_on(7)) == 2
+    # the next push keeps what stands and asks again only for the refused one
+    again = push(github, NEXT, [RULE, between, EXAMPLES])
+    assert (again.posted, again.kept) == (0, 2) and "HTTP 422" in again.failure
+    assert len(github.reviews_on(7)) == 2
+
+
+def test_comments_one_by_one_are_bounded(github: FakeGitHub) -> None:
+    pull(github)
+    many = [LineFinding(PROMPT, 14, 14, f"finding {n}") for n in range(12)]
+
+    outcome = push(github, HEAD, [LineFinding(PROMPT, 17, 17, "between the hunks"), *many])
+
+    assert outcome.posted == 9 and len(github.reviews_on(7)) == 9
+    assert outcome.failure.startswith("4 of 13 findings refused (prompts/support.md line 17")
+    assert outcome.failure.endswith("; 3 more not tried one by one)")
 
 
 @pytest.mark.parametrize(

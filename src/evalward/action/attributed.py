@@ -92,10 +92,11 @@ def review(
         found,
         report_url=job.site.context.run_url,
     )
-    if outcome.failure:
-        job.console.log(command("warning", f"no review on the changed lines: {outcome.failure}"))
-    elif outcome.url:
+    if outcome.url:
         job.console.log(f"review: {outcome.url}")
+    if outcome.failure:
+        said = "some findings are not" if outcome.posted else "no review"
+        job.console.log(command("warning", f"{said} on the changed lines: {outcome.failure}"))
     if outcome.unretired:
         said = "earlier review comments still stand, not marked as no longer applying"
         fix = "resolve them on the pull request; a later run will not ask again"

@@ -1,8 +1,10 @@
 """Findings said on the changed lines: comments of one pull-request review, on the head's side
 of the diff, kept up to date across pushes.
 
-Each push posts at most one review, holding only the findings no comment of evalward's says
-yet on the same lines in the same words; a comment whose finding is gone is edited to say it
+Each push posts one review, holding only the findings no comment of evalward's says yet on
+the same lines in the same words (GitHub refuses a whole review for one comment it cannot
+place, without saying which: then each is posted in a review of its own, and those it places
+stand); a comment whose finding is gone is edited to say it
 no longer applies as of the new head. GitHub's REST API cannot resolve a review thread (only
 a person, or GraphQL's `resolveReviewThread` with a token that may write the pull request,
 can), so the thread stays open, saying so; GitHub itself shows a comment whose lines a push
@@ -35,6 +37,9 @@ ROOM = MAX_COMMENT_CHARS - 2_000
 CANNOT_WRITE = (401, 403, 404)
 """GitHub's answers for a token that may not write the pull request's reviews: every other
 write would be answered the same."""
+ALONE_AT_MOST = 10
+"""Comments posted one review each when GitHub refuses them together (422: it refuses the
+whole review for one comment it cannot place, and does not say which)."""
 
 
 @dataclass(frozen=True)
@@ -114,9 +119,14 @@ def publish_review(
             url = github.create_review(pull.number, head_sha, summary, comments)
             outcome = ReviewOutcome(posted=len(comments), kept=outcome.kept, url=url)
         except GitHubError as exc:
-            outcome = _failed(exc, pull, kept=outcome.kept)
-            if exc.status in CANNOT_WRITE:
-                return outcome
+            if exc.status == 422 and len(comments) > 1:
+                alone = redact(review_body(marker, 1, head_sha, report_url))
+                kept = outcome.kept
+                outcome = replace(_one_by_one(github, pull, head_sha, alone, comments), kept=kept)
+            else:
+                outcome = _failed(exc, pull, kept=outcome.kept)
+                if exc.status in CANNOT_WRITE:
+                    return outcome
     # each of `gone` marked as no longer applying at `head_sha` (its text redacted again, as
     # every text posted is); the first failure is said in `unretired`
     retired, unretired = 0, ""
@@ -129,6 +139,31 @@ def publish_review(
         except GitHubError as exc:
             unretired = unretired or str(exc)
     return replace(outcome, retired=retired, unretired=unretired)
+
+
+def _one_by_one(
+    github: GitHubClient,
+    pull: PullInfo,
+    head_sha: str,
+    summary: str,
+    comments: Sequence[LineComment],
+) -> ReviewOutcome:
+    """`comments`, which GitHub refused as one review, each in a review of its own (the first
+    `ALONE_AT_MOST`): those it can place stand, and what it refused is said."""
+    posted, urls, refused = 0, [], []
+    for comment in comments[:ALONE_AT_MOST]:
+        try:
+            urls.append(github.create_review(pull.number, head_sha, summary, [comment]))
+            posted += 1
+        except GitHubError as exc:
+            refused.append(f"{comment.path} line {comment.line}: {exc}")
+    untried = len(comments) - ALONE_AT_MOST
+    failure = "; ".join(
+        [*refused[:1], *([f"{untried} more not tried one by one"] if untried > 0 else [])]
+    )
+    if failure:
+        failure = f"{len(comments) - posted} of {len(comments)} findings refused ({failure})"
+    return ReviewOutcome(posted=posted, url=urls[0] if urls else "", failure=failure)
 
 
 def comment_body(marker: str, finding: LineFinding, report_url: str) -> str:
