@@ -26,8 +26,13 @@ def test_each_proven_hunk_on_a_line_becomes_one_finding_on_its_lines() -> None:
     two = Hunk("prompts/a.md", 2, "text", 9, 11)
     one = Hunk("prompts/a.md", 1, "text", 3, 3)
     removed = Hunk("prompts/gone.md", 1, "file", 0, 0)
+    # a field changed through its anchor: its own lines are not in the diff
+    aliased = Hunk("agents/a.yaml", 1, "field", 14, 14, field=("spec",), shown=(0, 0))
+    # a name that is not UTF-8: GitHub's API names files in UTF-8 text, and cannot place it
+    undecodable = Hunk("prompts/\udcff.md", 1, "text", 2, 2)
     unproven = Finding(Regression("e2", "a", ("g",)), NotAttributable("no", ()))
-    found = RunAttribution("always", (_proven(two, one, removed), unproven), Spent(4), 8)
+    proven = _proven(two, one, removed, aliased, undecodable)
+    found = RunAttribution("always", (proven, unproven), Spent(4), 8)
 
     lines = findings(found)
 

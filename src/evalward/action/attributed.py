@@ -17,6 +17,7 @@ from evalward.flows.session import RunVerdict
 from evalward.plan.request import RunRequest
 from evalward.report.attribution_text import finding_text
 from evalward.report.story import Blocking
+from evalward.text import utf8
 
 FORK = (
     "A fork's pull request gets a read-only token, so these lines are not also commented on "
@@ -38,14 +39,15 @@ def findings(
     found: RunAttribution | None, evidence: Mapping[tuple[str, str], str] = {}
 ) -> list[LineFinding]:
     """Each proven cause's hunk, on the head's lines it spans, with each regressed fixture's
-    `evidence` (`evidence_of`)."""
+    `evidence` (`evidence_of`); none on a file whose name is not UTF-8, which GitHub's API
+    cannot name (the comment lists it)."""
     return [
         # hunk.changed: the lines of the diff a review comment may take
         LineFinding(hunk.path, *hunk.changed, finding_text(each, evidence))
         for each in (found.found if found is not None else ())
         if each.attributed is not None
         for hunk in in_diff_order(each.attributed.culprit)
-        if hunk.changed[0]
+        if hunk.changed[0] and utf8.writable(hunk.path) == hunk.path
     ]
 
 
