@@ -177,8 +177,18 @@ def test_a_review_comment_the_token_may_not_mark_is_said_in_the_log_when_its_hun
     assert run.returncode == 0, run.stdout + run.stderr
     (warning,) = [line for line in run.stdout.splitlines() if "earlier review comments" in line]
     assert warning.startswith("::warning::") and "HTTP 403" in warning
-    assert "resolve them on the pull request" in warning
+    assert "resolve them on the pull request, or the next run asks again" in warning
     assert github.review_comments_on(7) == [review_comment]
+
+    # the comment no longer has findings, but says some are left to mark: the next run
+    # (a rerun, a push) marks it once GitHub lets it
+    github.failures.clear()
+    rerun = _gate(repo, github, model)
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    assert "earlier review comments" not in rerun.stdout
+    (retired,) = github.review_comments_on(7)
+    assert "No longer applies" in retired["body"] and fixed[:12] in retired["body"]
+    assert "not yet marked" not in github.comments_on(7)[0]["body"]
 
 
 @pytest.mark.usefixtures("head_strays_read")

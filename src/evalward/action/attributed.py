@@ -53,6 +53,9 @@ def findings(
 
 SECTION = "Where it regressed"
 """The comment's attribution heading: an earlier comment that has it had findings."""
+UNRETIRED = "<!-- evalward: review comments not yet marked -->"
+"""Kept in the comment while review comments whose findings are gone could not be marked so:
+the next run asks again."""
 
 
 def evidence_of(blocking: Blocking) -> dict[tuple[str, str], str]:
@@ -77,14 +80,15 @@ def review(
     attribution: RunAttribution | None,
     blocking: Blocking,
     earlier: bool,
-) -> None:
+) -> bool:
     """The review on the changed lines: posted for this head's findings, with the evidence
     of the comment's `blocking` reasons, and on a push whose findings are gone, `earlier`
-    ones (the comment had some) marked as no longer applying."""
+    ones (the comment had some) marked as no longer applying. True when some of those could
+    not be marked (the comment then keeps `UNRETIRED`)."""
     proven = attribution is not None and any(f.attributed for f in attribution.found)
     found = findings(attribution, evidence_of(blocking) if proven else {})
     if not found and not earlier:
-        return
+        return False
     outcome = publish_review(
         github,
         pull,
@@ -101,5 +105,6 @@ def review(
         job.console.log(command("warning", f"{said} on the changed lines: {outcome.failure}"))
     if outcome.unretired:
         said = "earlier review comments still stand, not marked as no longer applying"
-        fix = "resolve them on the pull request; a later run will not ask again"
+        fix = "resolve them on the pull request, or the next run asks again"
         job.console.log(command("warning", f"{said} ({outcome.unretired}): {fix}"))
+    return bool(outcome.unretired)

@@ -6,7 +6,7 @@ a warning, never the decision, the files or the summary.
 
 from __future__ import annotations
 
-from evalward.action.attributed import SECTION, attribute, review
+from evalward.action.attributed import SECTION, UNRETIRED, attribute, review
 from evalward.action.bypass import audit, check_bypass, needs_bypass
 from evalward.action.checks import annotate, report_check
 from evalward.action.evaluate import evaluate, missing_secrets
@@ -118,12 +118,8 @@ async def gate(job: Job, request: RunRequest) -> int:
 
     failure = outcome.failure
     bypassed = verdict.decision.result is GateResult.bypassed
-    if isinstance(failure, ResourceError) and not bypassed:
-        comment_unloadable(job, number, head_sha, failure)
-    elif should_comment(job.site.settings.comment, verdict.decision, existing is not None):
-        _post_comment(job, github, pull, body)
-    earlier = existing is not None and SECTION in existing.body
-    review(
+    earlier = existing is not None and (SECTION in existing.body or UNRETIRED in existing.body)
+    unretired = review(
         job,
         github,
         pull,
@@ -132,6 +128,10 @@ async def gate(job: Job, request: RunRequest) -> int:
         blocking=report.blocking,
         earlier=earlier,
     )
+    if isinstance(failure, ResourceError) and not bypassed:
+        comment_unloadable(job, number, head_sha, failure)
+    elif should_comment(job.site.settings.comment, verdict.decision, existing is not None):
+        _post_comment(job, github, pull, f"{body}\n{UNRETIRED}" if unretired else body)
     report_check(job, verdict, report, head_sha, gating=True)
     return conclude(job.console, verdict)
 
