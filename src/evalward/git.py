@@ -408,23 +408,36 @@ class Git:
             raise GitError(f"git stored {len(ids)} blobs of {len(contents)}")
         return ids
 
-    def changed_blocks(self, old: bytes, new: bytes) -> list[tuple[int, int, int, int]]:
-        """The blocks of lines that differ from `old` to `new` as git's own diff shows them,
-        and so GitHub's diff of a pull request, whose blocks a review comment's lines must lie
-        in: `(i1, i2, j1, j2)`, 0-based and half-open, the old lines `i1:i2` become the new
-        `j1:j2`. Git's defaults (Myers, the indent heuristic), whatever this machine's
-        configuration says, on the texts as they are (blobs: no path, so no filter, driver or
-        attribute of the repository's applies)."""
-        ids = self.write_blobs([old, new])
-        options = ("--no-color", "--no-ext-diff", "--no-textconv", "--text", "--unified=0")
-        tuning = ("--inter-hunk-context=0", "--diff-algorithm=myers", "--indent-heuristic")
-        out = self._raw(("diff", *options, *tuning, *ids))
-        blocks: list[tuple[int, int, int, int]] = []
+    def changed_blocks(
+        self, pairs: Sequence[tuple[str, str]]
+    ) -> list[list[tuple[int, int, int, int]]]:
+        """For each pair of blobs (their ids), the blocks of lines that differ from the first
+        to the second as git's own diff shows them, and so GitHub's diff of a pull request,
+        whose blocks a review comment's lines must lie in: `(i1, i2, j1, j2)`, 0-based and
+        half-open, the old lines `i1:i2` become the new `j1:j2`. Git's defaults (Myers, the
+        indent heuristic) whatever this machine's configuration says, on the texts as they
+        are. One diff of two trees for all the pairs, each pair a file named by its number:
+        a pull request chooses how many files an agent names."""
+        if not pairs:
+            return []
+        old, new = (
+            self.make_tree(
+                {str(n): TreeEntry("100644", pair[side]) for n, pair in enumerate(pairs)}
+            )
+            for side in (0, 1)
+        )
+        options = ("-r", "-p", "--no-renames", "--no-ext-diff", "--no-textconv", "--text")
+        tuning = ("--unified=0", "--inter-hunk-context=0", "--diff-algorithm=myers")
+        out = self._raw(("diff-tree", *options, *tuning, "--indent-heuristic", old, new))
+        blocks: list[list[tuple[int, int, int, int]]] = [[] for _ in pairs]
+        current: list[tuple[int, int, int, int]] = []
         for line in out.split(b"\n"):
-            if found := _HUNK.match(line):
+            if line.startswith(b"diff --git a/"):
+                current = blocks[int(line.split(b" ")[2][2:])]
+            elif found := _HUNK.match(line):
                 a, b, c, d = (int(n) if n is not None else 1 for n in found.groups())
                 i1, j1 = (a if b == 0 else a - 1), (c if d == 0 else c - 1)
-                blocks.append((i1, i1 + b, j1, j1 + d))
+                current.append((i1, i1 + b, j1, j1 + d))
         return blocks
 
     def make_tree(self, entries: Mapping[str, TreeEntry]) -> str:

@@ -128,11 +128,21 @@ def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hun
     before, after = RepoFiles.at_commit(git, base), RepoFiles.at_commit(git, head)
     paths = list(dict.fromkeys((agent.definition, *agent.files)))
     olds, news = read_sides(before, paths), read_sides(after, paths)
+    changed = [path for path in paths if olds.get(path) != news.get(path)]
+    # the changed blocks of every file both sides hold as text, in a few git calls for all
+    texts = [
+        (path, old.path, new.path)
+        for path in changed
+        if (old := olds.get(path)) is not None and (new := news.get(path)) is not None
+        if text_of(old.content) is not None and text_of(new.content) is not None
+    ]
+    old_ids = git.file_ids(base, [there for _, there, _ in texts])
+    new_ids = git.file_ids(head, [there for _, _, there in texts])
+    pairs = [(old_ids[there], new_ids[here]) for _, there, here in texts]
+    blocks = dict(zip([path for path, _, _ in texts], git.changed_blocks(pairs), strict=True))
     hunks: list[Hunk] = []
-    for path in paths:
+    for path in changed:
         old, new = olds.get(path), news.get(path)
-        if old == new or (old is None and new is None):
-            continue
         # the file the head's name leads to; where the head's leads nowhere (removed, or a
         # link now dangling or leading out of the repository), the name itself: taken back,
         # the base's text is written there, not at the file the base's link led to, which
@@ -151,9 +161,13 @@ def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hun
             # shows its lines only where the text changed too, so the hunk names none
             hunks.append(_whole(where, text_of(old_content), text_of(new_content), shown=False))
         elif path == agent.definition and old is not None and new is not None:
-            hunks += _definition_hunks(git, where, old_content, new_content, agent.agent)
+            hunks += _definition_hunks(
+                where, old_content, new_content, agent.agent, blocks.get(path)
+            )
         else:
-            hunks += _file_hunks(git, where, old_content, new_content, had=old is not None)
+            hunks += _file_hunks(
+                where, old_content, new_content, blocks.get(path), had=old is not None
+            )
     return in_diff_order(hunks)
 
 
@@ -234,14 +248,14 @@ def lines_of(text: str) -> list[str]:
 
 
 def _file_hunks(
-    git: Git, path: str, old: bytes | None, new: bytes | None, *, had: bool = True
+    path: str, old: bytes | None, new: bytes | None, blocks: list[Block] | None, *, had: bool = True
 ) -> list[Hunk]:
-    """The text hunks of a file both sides hold as text; else the file whole (`had`: the
-    base holds the file, whatever it is)."""
+    """The text hunks of a file both sides hold as text, its changed `blocks`; else the file
+    whole (`had`: the base holds the file, whatever it is)."""
     before, after = text_of(old), text_of(new)
-    if old is None or new is None or before is None or after is None:
+    if blocks is None or before is None or after is None:
         return [_whole(path, before, after, shown=not had or before is not None)]
-    return text_hunks(path, before, after, git.changed_blocks(old, new))
+    return text_hunks(path, before, after, blocks)
 
 
 def _whole(path: str, before: str | None, after: str | None, *, shown: bool = True) -> Hunk:
@@ -283,22 +297,21 @@ one (a resource file may hold 5 MiB) is split as text."""
 
 
 def _definition_hunks(
-    git: Git, path: str, old: bytes | None, new: bytes | None, agent: str
+    path: str, old: bytes | None, new: bytes | None, agent: str, blocks: list[Block] | None
 ) -> list[Hunk]:
     """The agent's YAML by field; as a file when either side is not a YAML document of it
     that ruamel reads (then a variant that breaks it does not build, and says so), larger
     than `MAX_FIELD_BYTES`, or with more than `MAX_FIELD_HUNKS` of its fields changed."""
     before, after = text_of(old), text_of(new)
     if max(len(old or b""), len(new or b"")) > MAX_FIELD_BYTES:
-        return _file_hunks(git, path, old, new)
+        return _file_hunks(path, old, new, blocks)
     head = read_agent_yaml(after, agent) if after is not None else None
     base = read_agent_yaml(before, agent) if before is not None else None
-    if old is None or new is None or head is None or base is None:
-        return _file_hunks(git, path, old, new)
+    if blocks is None or head is None or base is None:
+        return _file_hunks(path, old, new, blocks)
     fields = changed_fields(base.data, head.data)
     if len(fields) > MAX_FIELD_HUNKS:
-        return _file_hunks(git, path, old, new)
-    blocks = git.changed_blocks(old, new)
+        return _file_hunks(path, old, new, blocks)
     found: list[Hunk] = []
     head_lines = len(lines_of(head.text))
     for field in fields:
