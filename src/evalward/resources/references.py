@@ -158,34 +158,27 @@ def check_references(
         _check_paths(result, report)
     _check_fixture_targets(result, report)
     check_unread_settings(result, report)
+    tables: dict[str, dict[str, Any]] = {
+        "Agent": result.agents,
+        "EvalFixture": result.fixtures,
+        "JudgeCalibration": result.calibrations,
+    }
     for name, located in sorted(result.evals.items()):
         spec = located.resource.spec
-        if spec.target_agent not in result.agents:
-            end, follows = result.unresolved("Agent", spec.target_agent, result.agents)
-            report(
-                located,
-                ("spec", "targetAgent"),
-                f"Eval {name!r} targets agent {spec.target_agent!r}{end}",
-                consequence=follows,
-            )
-        for index, fixture in enumerate(spec.fixtures):
-            if fixture not in result.fixtures:
-                end, follows = result.unresolved("EvalFixture", fixture, result.fixtures)
-                report(
-                    located,
-                    ("spec", "fixtures", index),
-                    f"Eval {name!r} lists fixture {fixture!r}{end}",
-                    consequence=follows,
-                )
-        calibration = spec.judge.calibration
-        if calibration and calibration not in result.calibrations:
-            end, follows = result.unresolved("JudgeCalibration", calibration, result.calibrations)
-            report(
-                located,
-                ("spec", "judge", "calibration"),
-                f"Eval {name!r} names JudgeCalibration {calibration!r}{end}",
-                consequence=follows,
-            )
+        named: list[tuple[PathKey, str, str, str]] = [
+            (("spec", "targetAgent"), "Agent", spec.target_agent, "targets agent")
+        ]
+        named += [
+            (("spec", "fixtures", index), "EvalFixture", fixture, "lists fixture")
+            for index, fixture in enumerate(spec.fixtures)
+        ]
+        if spec.judge.calibration:
+            at: PathKey = ("spec", "judge", "calibration")
+            named.append((at, "JudgeCalibration", spec.judge.calibration, "names JudgeCalibration"))
+        for at, kind, wanted, said in named:
+            if wanted not in tables[kind]:
+                end, follows = result.unresolved(kind, wanted, tables[kind])
+                report(located, at, f"Eval {name!r} {said} {wanted!r}{end}", consequence=follows)
         selected = result.fixtures_of(located.resource)
         if not selected and all(f in result.fixtures for f in spec.fixtures):
             _no_fixture(name, located, result, report)
