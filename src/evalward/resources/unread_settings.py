@@ -71,7 +71,8 @@ def _is_set(spec: BaseModel, path: PathKey) -> bool:
     """Whether the Eval's document (with the defaults it inherits) gives this field."""
     model: BaseModel = spec
     for key in path:
-        field = _field_name(model, str(key))
+        fields = type(model).model_fields.items()
+        field = next((name for name, info in fields if key in (info.alias or name, name)), None)
         if field is None or field not in model.model_fields_set:
             return False
         value = getattr(model, field)
@@ -79,8 +80,3 @@ def _is_set(spec: BaseModel, path: PathKey) -> bool:
             return True
         model = value
     return True
-
-
-def _field_name(model: BaseModel, alias: str) -> str | None:
-    fields = type(model).model_fields.items()
-    return next((name for name, info in fields if alias in (info.alias or name, name)), None)
