@@ -1,36 +1,13 @@
-"""AgentV eval files (seed 004 and the `agentv` npm package) read as EvalFixtures.
+"""AgentV eval files (seed 004 and the `agentv` npm package) read as EvalFixtures: the older
+shape (`evalcases`, `expected_outcome`, `execution.evaluators`, `rubrics`, `sidecar`) and the
+current one (`tests`, `criteria`, `assertions`, `metadata`), mapped field by field as
+docs/resources.md ("AgentV files") tables it. Each grader becomes evalward assertions in
+`graders.py`; every problem of a test case is reported, not just the first.
 
-Both shapes are read: the older one (`evalcases`, `expected_outcome`, `input_messages`,
-`expected_messages`, `execution.evaluators`, `rubrics`, `sidecar`) and the current one
-(`tests`, `criteria`, `assertions`, `metadata`). The mapping:
-
-- `id` -> fixture name (lowercased, other characters replaced by `-`);
-- `criteria` / `expected_outcome` -> a judge rubric assertion (unless an `llm-grader` without
-  a prompt of its own already grades against it);
-- `expected_output` / `expected_messages` -> `spec.reference`, which the judge sees; an
-  `equals` evaluator without a `value` compares with it;
-- `rubrics` (and `type: rubrics` assertions) -> one judge assertion per rubric item, with the
-  item's weight;
-- `sidecar` / `metadata` -> `spec.sidecar`, metadata passed to judges;
-- `threshold` -> `spec.passThreshold` (refused beside a `required` grader);
-- `execution.target` (test, else file, else `defaults.targetAgent` of evalward.yaml, else
-  AgentV's default target, `default`) -> the fixture's `targetAgent` and its `agent` label, so
-  `matchLabels: {agent: X}` selects it (`{agent: default}` the tests that name no target).
-
-Each grader (`assertions`, `evaluators`, rubric items) becomes evalward assertions in
-`graders.py`, which refuses at load time the grader types evalward cannot evaluate
-(composite, …); every such problem of a test case is reported, not just the first.
-
-A multi-turn test (`mode: conversation`, `turns`) becomes an evalward conversation. Each of
-AgentV's turns is a scripted user turn: its `input` is what the user says, its `assert` list
-the turn's own assertions (each read against that turn alone), its `expected_output` a line of
-the judge's reference. The test's `input` may hold system messages only: they become the
-conversation's `system` instructions (the user's messages are the turns). The test's own
-`assert` list reads the whole conversation. AgentV scores a conversation by its turns' scores
-(`aggregation`: mean, min or max) and may stop at a failing turn (`on_turn_failure: stop`);
-evalward requires every assertion of every turn to pass, as it requires every AgentV grader,
-so both keys are read and neither loosens that. A key of a turn evalward does not read is
-refused at its line.
+A multi-turn test (`mode: conversation`, `turns`) becomes a scripted conversation. AgentV
+scores one by its turns' scores (`aggregation`) and may stop at a failing turn
+(`on_turn_failure: stop`); evalward requires every assertion of every turn to pass, as it
+requires every AgentV grader, so both keys are read and neither loosens that.
 """
 
 from __future__ import annotations

@@ -1,21 +1,8 @@
-"""AgentV's CSV datasets (`tests: [file://cases/magic.csv]`), read as AgentV reads them.
-
-The first row names the columns; each further row is a test. Cells follow CSV's quoting (a
-quoted cell may hold commas, newlines and doubled quotes), read by Python's `csv` module. The
-columns AgentV gives a meaning:
-
-- `id` (else `row-N`), `input` (between `__prefix` and `__suffix`), `__description` (the
-  test's criteria), `__threshold` (the test's threshold), `__metric` (every assertion's);
-- `__expected`, `__expected2`, …: one assertion each, in promptfoo's compact form
-  (`icontains:hello`, `contains-any:a,b`, `not-regex:x`, `latency(500)`, `cost(0.01)`,
-  `grade:` / `llm-rubric:` a rubric, `file://check.py` a script grader beside the CSV, or
-  a plain text the answer must equal); `__config:__expectedN:threshold` sets one's
-  `min_score`;
-- `__metadata:key` (`key[]`: a comma-separated list) goes to the test's metadata;
-- any other column is a var; `vars.a.b` nests (`vars.input` is the test's input).
-
-What AgentV refuses (`__providerOutput`, an unknown compact assertion with a value, a
-`file://` that is not a `.py` file) is refused here, at the CSV's line.
+"""AgentV's CSV datasets (`tests: [file://cases/magic.csv]`), read as AgentV's own reader
+reads them (docs/resources.md, "AgentV files", says what each column means): the first row
+names the columns and each further row is a test, its cells quoted as CSV quotes them
+(Python's `csv`). What AgentV refuses (`__providerOutput`, an unknown compact assertion with
+a value, a `file://` that is not a `.py` file) is refused here, with the CSV's row.
 """
 
 from __future__ import annotations

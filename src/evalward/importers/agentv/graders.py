@@ -1,18 +1,11 @@
-"""AgentV graders — `assertions`, `evaluators`, `rubrics` — as evalward assertions (the
-mapping `convert.py` describes).
+"""AgentV graders (`assertions`, `evaluators`, `rubrics`) as evalward assertions, each
+keeping AgentV's verdict (docs/resources.md, "AgentV files"). A grader type evalward cannot
+evaluate is an error at load time, saying what to use instead (`REFUSED`), rather than a
+check that silently never runs or fails at run time.
 
-A text check keeps AgentV's meaning: `icontains` (and `contains` with `case_sensitive: false`)
-becomes a case-insensitive `regex`; `is-json` and the trajectory checks become evalward's
-`jsonSchema` and tool-call assertions. Grader types evalward cannot evaluate (composite, …) are
-errors at load time (so `evalward validate` and the action refuse them before anything runs),
-each saying what to use instead, rather than checks that silently never run or fail at run time.
-
-Script graders (`script`, `code-grader`, `code_judge`) become code scorers with
-`protocol: script` (resources/code_scorer.py): their file is read with the eval file, from the
-same commit, so under `gate-config: base` a pull request cannot choose the grader that grades
-it. A grader's `metric` is its assertion's `axis`; `required` is what every evalward
-assertion is (a test fails when any of its assertions fails). Composite graders are refused
-(`REFUSED` says why): their aggregators (threshold, a script, an LLM) have no counterpart here.
+Script graders become code scorers with `protocol: script` (resources/code_scorer.py): their
+file is read with the eval file, from the same commit, so under `gate-config: base` a pull
+request cannot choose the grader that grades it.
 """
 
 from __future__ import annotations

@@ -1,13 +1,6 @@
-"""AgentV's current suite format, read as the `tests` format importers/agentv/convert.py converts.
-
-A suite names its `providers` (targets) and `prompts`, and its `tests` carry `vars.input`,
-`vars.expected_output` and an `assert` list (rubric strings and typed assertions, with
-`required`, `weight`, `metric`); `tests` may be a .jsonl / .yaml path, or list `file://`
-datasets beside inline tests. Each test becomes the older shape: `input`, `expected_output`,
-`assertions`, with `execution.target` its provider's name (an evalward Agent of that name);
-a suite of several providers makes one fixture per provider. Nothing of a test is ignored:
-`conversation_id` becomes the `agentv-conversation` label (the fixtures of one conversation
-are selected together), its other vars go to the fixture's `vars`, and a key evalward does not
+"""AgentV's current suite format (`providers`, `prompts`, tests with `vars` and `assert`):
+each test rewritten in the older shape importers/agentv/convert.py converts, once per provider
+(docs/resources.md, "AgentV files"). Nothing of a test is ignored: a key evalward does not
 read is refused at its line, as is a prompt it cannot render.
 """
 
