@@ -1,23 +1,11 @@
-"""The `code` assertion: a scorer written as a Python or JavaScript function; and a fixture's
-`scoringFunction`, a code scorer with another call.
+"""The `code` assertion: a scorer written as a Python or JavaScript function of the run (seed
+002: "scorers are functions"), in a file of the repository or inline; and a fixture's
+`scoringFunction`, a code scorer called `(namedScores, context)` instead of
+`(output, context)` (docs/assertions.md, "Code scorers" and "Deciding a run").
 
-A scorer is a function of the run (seed 002: "scorers are functions"). It lives in a file of
-the repository (`file`, with the function's name after a colon) or inline (`source`, as
-promptfoo writes a `javascript` / `python` assertion: an expression, or the body of a function
-that `return`s). It gets the final output, the fixture's input, its expected output
-(`reference`), its `vars` and the whole trace, and returns a bool, a number (a score) or a
-mapping `{pass, score, reason}`.
-
-Its file and the files of its `environment` (the packages it imports, an agent's
-`environment` in shape) are read with the fixture, from the fixture's commit
-(resources/code_scorer_files.py). How it runs (as the agent user, with no secret, bounded,
-with its packages) is scoring/code_scorer.py and scoring/scorer_environments.py.
-
-A scoring function decides a fixture's run from its assertions' results when "every assertion
-passes" is not the rule (scoring/run_verdict.py). promptfoo writes one on a test as
-`assertScoringFunction`: a JavaScript or Python function of the named scores that returns the
-test's verdict. It is called `(namedScores, context)` instead of `(output, context)`, and is
-read and run as code scorers are.
+Its file and its `environment`'s files are read with the fixture, from the fixture's commit
+(resources/code_scorer_files.py); how it runs (as the agent user, with no secret, bounded,
+with its packages) is scoring/code_scorer.py's and scoring/scorer_environments.py's.
 """
 
 from __future__ import annotations

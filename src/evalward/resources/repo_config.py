@@ -1,17 +1,7 @@
-"""The repository config file `evalward.yaml` at the repository root.
-
-It says where resources live (`roots`), what to skip (`exclude`) and defaults that every Eval
-inherits unless it sets the field itself. The file is optional; without it evalward scans the
-whole repository with the built-in excludes and no defaults.
-
-    roots: [evals, agents]          # folders to scan, relative to the root (default: ["."])
-    exclude: ["legacy/**", "*.tmp.yaml"]
-    defaults:
-      targetAgent: support-bot      # for AgentV files that name no `execution.target`
-      judge: { model: openai/gpt-4.1-mini, temperature: 0 }
-      scoring: { passThreshold: 0.9 }
-      execution: { parallel: 4, timeoutSeconds: 120, repsPerFixture: 1 }
-    attribution: { mode: on-block, budget: 0.5 }   # which hunk caused a regression (the default)
+"""The repository config file `evalward.yaml` at the repository root: where resources live
+(`roots`), what to skip (`exclude`), the defaults every Eval inherits unless it sets the field
+itself, and attribution (docs/resources.md, "evalward.yaml", shows one). The file is optional;
+without it evalward scans the whole repository with the built-in excludes and no defaults.
 
 A pull request's gate reads this file from the base branch, never from the pull request.
 """

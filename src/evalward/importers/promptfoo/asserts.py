@@ -1,14 +1,9 @@
-"""promptfoo assertions as evalward assertions, each with the same pass/fail on the same output.
-
-Deterministic checks become `contains`, `notContains`, `equals`, `regex`, `jsonSchema`,
-`cost` and `latency`; case-insensitive, any-of, all-of, prefix and negated forms become one
-`regex` with the values escaped (a negation is a lookahead over the whole output, so
-`not-regex` keeps promptfoo's "matches nowhere"); `equals` compares exactly. `llm-rubric`
-becomes a `judge`, `similar` evalward's `similar` (its embedding model, threshold and
-metric), an `assert-set` with a threshold an `assertSet` group; `javascript` and `python`
-become code scorers and an assertion's `transform` its own (importers/promptfoo/code_asserts.py).
-What runs other code (ruby, webhook), what needs another grading model (factuality, …) and
-what has no equivalent is refused with what to write instead.
+"""promptfoo assertions as evalward assertions, each with the same pass/fail on the same output
+(docs/cli.md, "import promptfoo", tables them). Case-insensitive, any-of, all-of, prefix and
+negated forms become one `regex` with the values escaped (a negation is a lookahead over the
+whole output, so `not-regex` keeps promptfoo's "matches nowhere"). What runs other code (ruby,
+webhook), what needs another grading model (factuality, …) and what has no equivalent is
+refused with what to write instead.
 """
 
 from __future__ import annotations

@@ -1,16 +1,9 @@
-"""Where promptfoo calls an Azure OpenAI deployment, as evalward's provider `azure` calls it.
-
-promptfoo's Azure provider takes the deployment from the id (`azure:chat:<deployment>`; a
-`config.deploymentName` beside it is not read), the resource from `config.apiBaseUrl`, else
-AZURE_API_BASE_URL, AZURE_OPENAI_API_BASE_URL or AZURE_OPENAI_BASE_URL, else the host in
-`config.apiHost`, else AZURE_API_HOST or AZURE_OPENAI_API_HOST (a base URL, wherever it is
-given, wins over a host), and the key from `config.apiKeyEnvar`, else AZURE_API_KEY or
-AZURE_OPENAI_API_KEY. It calls `<resource>/openai/deployments/<deployment>/…` with
-`?api-version=` its `config.apiVersion`, else 2024-12-01-preview, and the key in `api-key`:
-evalward's provider with that `apiVersion`, at `<resource>/openai`, sends the same request.
-A `{{ env.NAME }}` resource (promptfoo's Azure examples write one) is read from the
-environment the import runs in: a resource's URL is no secret, and is written as promptfoo
-would call it.
+"""Where promptfoo calls an Azure OpenAI deployment, as evalward's provider `azure` calls it:
+the deployment from the id (`azure:chat:<deployment>`), the resource and the key's variable
+looked up where and in the order promptfoo looks (docs/cli.md, "import promptfoo"), and
+`?api-version=` its `config.apiVersion`, else DEFAULT_API_VERSION. A `{{ env.NAME }}`
+resource is read from the environment the import runs in: a resource's URL is no secret, and
+is written as promptfoo would call it.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
-"""One evalward provider per endpoint an imported suite calls.
-
-promptfoo gives each provider its own server (`ollama:chat:llama3.2` beside `openai:gpt-4.1`,
-two `openai:chat` models behind different `apiBaseUrl`s); evalward.yaml names each server once,
-under `providers`, and model ids name it (`ollama/llama3.2`). So every distinct endpoint (the
-API it speaks, its URL, its key's variable) becomes a provider: OpenAI's or Anthropic's own
-keeps the built-in name, a vendor's server its vendor's name (`ollama`, `mistral`, `azure`),
-and another server a name made from its host (`openai-gpu-box-8000`). When a suite calls one
-server per API, that server is the built-in provider moved to its URL, as before.
+"""One evalward provider per endpoint an imported suite calls (the API it speaks, its URL, its
+key's variable): promptfoo gives each provider its own server, and evalward.yaml names each
+server once, under `providers`, its models named after it (`ollama/llama3.2`). The names are
+docs/cli.md's ("import promptfoo"): the built-in one, a vendor's, or one from the host.
 """
 
 from __future__ import annotations

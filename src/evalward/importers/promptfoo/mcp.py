@@ -1,11 +1,7 @@
-"""A promptfoo provider's `config.mcp` as the imported Agent's `mcpServers` (docs/mcp.md).
-
-promptfoo gives a provider one server (`server`) or several (`servers`), each a command
-(`command` and `args`, or a script `path`) or a `url`, and filters their tools together
-(`tools`, `exclude_tools`). evalward names each server (its `name`, else `server`,
-`server-2`, ...), filters each server's own tools, and sends no credential to a server: a
-server's `auth` or `headers` are refused, as is a filter over several servers, which
-evalward cannot split between them.
+"""A promptfoo provider's `config.mcp` as the imported Agent's `mcpServers` (docs/mcp.md,
+"Moving servers to evalward"). evalward names each server and filters each server's own
+tools, and sends no credential to a server: a server's `auth` or `headers` are refused, as is
+a tool filter over several servers, which evalward cannot split between them.
 """
 
 from __future__ import annotations

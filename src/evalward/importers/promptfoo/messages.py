@@ -1,15 +1,8 @@
-"""What promptfoo sends each model API for one rendered prompt.
-
-promptfoo renders a prompt to text, and each provider reads that text its own way. OpenAI's
-Chat Completions (and every OpenAI-compatible server, Azure's too) gets text starting
-`- role:` as YAML and any other text that parses as JSON as the parsed value, sent as the
-request's `messages` whatever it is; other text is one user message. Anthropic's Messages
-API gets a JSON list of messages as a conversation (its first system message as `system`);
-any other text is read line by line, each line trimmed and blank ones dropped, `system:`,
-`user:` and `assistant:` opening turns. A completion (`ollama:<model>`) gets the text. The
-import writes what each is sent, so that both tools put the same question; where promptfoo
-sends what the API refuses (`messages` that is not a list), the part is refused with the
-rewrite that both tools send alike.
+"""What promptfoo sends each model API for one rendered prompt, each provider reading the text
+its own way (docs/cli.md, "What each provider is sent"). The import writes what each is sent,
+so that both tools put the same question; where promptfoo sends what the API refuses
+(`messages` that is not a list), the part is refused with the rewrite that both tools send
+alike.
 """
 
 from __future__ import annotations
