@@ -65,16 +65,10 @@ def parse_cron(expression: str) -> Cron:
             f"found {len(fields)} field{'s' if len(fields) != 1 else ''} in {expression!r}"
         )
     sets = [_field(text.lower(), *spec) for text, spec in zip(fields, _FIELDS, strict=True)]
-    return Cron(
-        " ".join(fields),
-        sets[0],
-        sets[1],
-        sets[2],
-        sets[3],
-        frozenset(0 if d == 7 else d for d in sets[4]),
-        days_restricted=fields[2] != "*",
-        weekdays_restricted=fields[4] != "*",
-    )
+    minutes, hours, days, months, weekdays = sets
+    weekdays = frozenset(0 if d == 7 else d for d in weekdays)  # 7 is Sunday too
+    restricted = (fields[2] != "*", fields[4] != "*")  # day of month, day of week
+    return Cron(" ".join(fields), minutes, hours, days, months, weekdays, *restricted)
 
 
 def _field(text: str, name: str, low: int, high: int, names: tuple[str, ...]) -> frozenset[int]:
