@@ -32,7 +32,7 @@ from evalward.files.inside import leads_outside, mode_of
 from evalward.resources.code_scorer_files import FileTexts, InlinePlaces, embed_scorers
 from evalward.resources.common import API_VERSIONS
 from evalward.resources.discover import discover, relative
-from evalward.resources.models import KINDS, Agent, Eval, EvalFixture
+from evalward.resources.models import KINDS, Eval, EvalFixture
 from evalward.resources.problems import did_you_mean, located_messages, render_path
 from evalward.resources.references import check_references
 from evalward.resources.repo_config import CONFIG_FILE, RepoConfig, load_config
@@ -164,13 +164,9 @@ def load_changed_resources(
     config = config if config is not None else load_config(root)
     run = _Run(root, config, door)
     again = changed | previous.depending_on(changed)
-    for table, mine in (
-        (previous.agents, run.result.agents),
-        (previous.fixtures, run.result.fixtures),
-        (previous.evals, run.result.evals),
-        (previous.calibrations, run.result.calibrations),
-    ):
-        mine.update((name, r) for name, r in table.items() if r.file not in again)  # type: ignore[misc]
+    mine = run.result.tables()
+    for kind, table in previous.tables().items():
+        mine[kind].update((name, r) for name, r in table.items() if r.file not in again)
     run.result.agentv_files = previous.agentv_files - again
     run.result.reads = {f: paths for f, paths in previous.reads.items() if f not in again}
     paths = sorted(p for p in discover(root, config) if relative(p, root) in again)
@@ -423,11 +419,8 @@ class _Run:
 
     def _add(self, located: Located[Any], at: PathKey = ()) -> None:
         resource = share_field_sets(located.resource)
-        table: dict[str, Located[Any]]
-        if isinstance(resource, Agent):
-            table = self.result.agents
-        elif isinstance(resource, EvalFixture):
-            table = self.result.fixtures
+        table = self.result.tables()[resource.kind]
+        if isinstance(resource, EvalFixture):
             fixture, problems, reads = embed_scorers(
                 resource, self.result.files, self._scorer_texts
             )
@@ -439,10 +432,6 @@ class _Run:
                 self.result.reads.setdefault(located.file, set()).update(reads)
             for loc, message in problems:  # an AgentV test's own path: its graders have none
                 self.problem(located.file, located.document, located.line, at or loc, message)
-        elif isinstance(resource, Eval):
-            table = self.result.evals
-        else:
-            table = self.result.calibrations
         name = resource.metadata.name
         if name in table:
             first = table[name]

@@ -158,11 +158,7 @@ def check_references(
         _check_paths(result, report)
     _check_fixture_targets(result, report)
     check_unread_settings(result, report)
-    tables: dict[str, dict[str, Any]] = {
-        "Agent": result.agents,
-        "EvalFixture": result.fixtures,
-        "JudgeCalibration": result.calibrations,
-    }
+    tables = result.tables()
     for name, located in sorted(result.evals.items()):
         spec = located.resource.spec
         named: list[tuple[PathKey, str, str, str]] = [

@@ -88,6 +88,15 @@ class ResourceSet:
             self.door = RepoFiles.working_tree(self.root)
         return self.door
 
+    def tables(self) -> dict[str, dict[str, Located[Any]]]:
+        """Its resources by kind (as `kind:` names it), then by name."""
+        return {
+            "Agent": self.agents,
+            "EvalFixture": self.fixtures,
+            "Eval": self.evals,
+            "JudgeCalibration": self.calibrations,
+        }
+
     def note_not_loaded(self, data: dict[str, Any], file: str, problems: list[Problem]) -> None:
         """Note a document of a known kind and name that does not load, at its first problem,
         when it names both and says why it does not load."""
