@@ -390,16 +390,10 @@ def listed(value: Any, path: PathKey, what: str) -> list[Any]:
 
 
 def rubric_item(item: Any, path: PathKey, weight: float) -> dict[str, Any]:
-    """One rubric item as a judge assertion: one criterion, one judge.
-
-    An item is a text, or a mapping with its criterion as `outcome` (or `description`), its
-    `weight` and `min_score`; `required` is what every evalward assertion already is. AgentV's
-    current `llm-rubric` grader lists them under `value`, and adds two shapes: an `operator`
-    (`correctness`: the answer states the outcome; `contradiction`: it does not contradict
-    it) and `score_ranges` (labels of the 0–10 scale the judge scores on, with the item's `id`
-    as the criterion). Each becomes the rubric text the judge reads; a key evalward would not
-    honour is refused at its line.
-    """
+    """One rubric item (a text, or a mapping: `outcome`, `operator`, `score_ranges`, `weight`,
+    `min_score`, as docs/resources.md tables them) as a judge assertion: one criterion, one
+    judge, its rubric the criterion as the item states it. A key evalward would not honour is
+    refused at its line."""
     if isinstance(item, str):
         if not item.strip():
             raise AgentVProblem(path, "a rubric item is empty")
@@ -592,14 +586,10 @@ def _script_assertion(
     locate: Callable[[str, PathKey], str],
 ) -> dict[str, Any]:
     """One script grader as a code assertion; `locate` turns a path relative to the eval
-    file into a repository path (or raises).
-
-    AgentV runs a command, `[python3, check.py]` or `[uv, run, check.py]`, in the eval file's
-    folder (or its `cwd`). evalward runs the Python or JavaScript file that command names,
-    with the command's other arguments, as it runs every code scorer: its text read from the
-    same commit as the eval file, as the agent user, with no secret, bounded. A command whose
-    program is not such a file (TypeScript, a shell line) is refused at its line, saying why.
-    """
+    file into a repository path (or raises). AgentV runs a command (`[uv, run, check.py]`) in
+    the eval file's folder (or its `cwd`); evalward runs the Python or JavaScript file it names,
+    with its other arguments, as it runs every code scorer. A command whose program is not
+    such a file (TypeScript, a shell line) is refused at its line, saying why."""
     key = "command" if "command" in item else "script"
     command = item.get(key)
     if isinstance(command, str):
