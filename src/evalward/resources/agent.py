@@ -181,15 +181,18 @@ class AgentEnvironment(Model):
             raise ValueError("name a `python` requirements file or project, or a `node` package")
         return self
 
+    def named(self) -> dict[str, str]:
+        """The file each installer it sets reads (`python`, `node`), as written."""
+        return {kind: path for kind, path in (("python", self.python), ("node", self.node)) if path}
+
     def files(self) -> list[str]:
         """Repository paths the environment is built from, lock files included (they may
         not exist): what its fingerprint and its key hash."""
         paths: list[str] = []
-        for named in (self.python, self.node):
-            if named is not None:
-                path = posixpath.normpath(named.lstrip("/"))
-                folder, name = posixpath.split(path)
-                paths += [path, *(posixpath.join(folder, n) for n in LOCK_FILES.get(name, ()))]
+        for named in self.named().values():
+            path = posixpath.normpath(named.lstrip("/"))
+            folder, name = posixpath.split(path)
+            paths += [path, *(posixpath.join(folder, n) for n in LOCK_FILES.get(name, ()))]
         return paths
 
     def folders(self) -> list[str]:

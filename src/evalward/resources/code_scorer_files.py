@@ -93,12 +93,8 @@ class _Reading:
         spec = assertion.environment
         assert spec is not None
         files: FileTexts = {}
-        for field in ("python", "node"):
-            if getattr(spec, field) is None:
-                continue
-            alone = spec.model_copy(
-                update={"python": None, "node": None, field: getattr(spec, field)}
-            )
+        for field, named in spec.named().items():
+            alone = spec.model_copy(update={"python": None, "node": None, field: named})
             at: PathKey = (*where, "environment", field)
             for number, path in enumerate(alone.files()):  # the file it names, then its locks
                 self.reads.update(looked_up(self.door.root, path))

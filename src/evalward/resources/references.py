@@ -39,17 +39,11 @@ def _check_paths(result: ResourceSet, report: ProblemReporter) -> None:
             _check_system_file(located, spec.system_file, result.files, report)
         for program in spec.programs():
             _check_program(located, program, result.files, report)
-        if spec.environment is not None:
-            for kind, name in (
-                ("python", spec.environment.python),
-                ("node", spec.environment.node),
-            ):
-                if name is None:
-                    continue
-                try:  # a file this side may read (files/committed.py)
-                    result.files.find(name)
-                except NotCommitted as exc:
-                    report(located, ("spec", "environment", kind), _refused(name, exc))
+        for kind, name in (spec.environment.named() if spec.environment else {}).items():
+            try:  # a file this side may read (files/committed.py)
+                result.files.find(name)
+            except NotCommitted as exc:
+                report(located, ("spec", "environment", kind), _refused(name, exc))
 
 
 def _named_files(result: ResourceSet) -> list[str]:
@@ -60,8 +54,7 @@ def _named_files(result: ResourceSet) -> list[str]:
         if spec.system_file:
             named += reference_candidates(located.file, spec.system_file)
         named += [p.argv[0] for p in spec.programs() if not p.argv[0].startswith("/")]
-        if spec.environment is not None:
-            named += [n for n in (spec.environment.python, spec.environment.node) if n]
+        named += spec.environment.named().values() if spec.environment else []
     return named
 
 
