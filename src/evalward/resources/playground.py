@@ -1,11 +1,7 @@
-"""A playground: the world a fixture's agent acts on, provisioned fresh for every run.
-
-An EvalFixture (or an Eval, for all its fixtures) names one under `playground`, as a test
-names a pytest fixture; up to three parts, each real: a folder seeded from the repository
-(`files`), a SQLite database seeded from SQL or a fixtures file (`sqlite`) and a program
-serving an API on a port evalward picks (`service`). Every path is relative to the
-repository root of the gate's side (the base commit under `gate-config: base`), never to the
-pull request's. docs/playgrounds.md describes it all.
+"""A playground: the world a fixture's agent acts on, provisioned fresh for every run
+(docs/playgrounds.md): a folder (`files`), a SQLite database (`sqlite`) and a program serving
+an API (`service`). Every path is relative to the repository root of the gate's side (the base
+commit under `gate-config: base`), never to the pull request's.
 
 Each part's settings answer what the definition alone decides of it (`PartSettings`). How a
 run's part is seeded, provisioned, read and torn down is its module's in runtime/playground/,

@@ -1,11 +1,6 @@
-"""State criteria: assertions on the state a fixture's playground is left in after the run.
-
-A playground's state is one document (docs/playgrounds.md): `files` (each file of the files
-playground by its path), `db` (each table of the SQLite playground, its rows by primary key)
-and `service` (what the service's state endpoint answered). A path into it is dotted
-(`db.orders.A-1042.status`); a key that holds dots itself (`files.out/refund.json`) is found
-whole, and `*` stands for any one key in `except` lists.
-"""
+"""State criteria: assertions on the state a fixture's playground is left in after the run, one
+document (`files`, `db`, `service`) read at dotted paths (docs/playgrounds.md, "State
+criteria")."""
 
 from __future__ import annotations
 
