@@ -1,10 +1,6 @@
-"""A fixture that holds a conversation: the user's turns given in order, or a simulated user.
-
-`conversation.turns` scripts the user: each turn's text, and assertions on the agent's reply
-to it. `conversation.user` describes a user a model plays instead (a persona and a goal, as
-tau-bench and ADK's user simulation write them): what they know and say only when asked,
-when they are satisfied, and the model that plays them. Either way `maxTurns` bounds the
-conversation and `handoffTools` name the tools that hand it to a human (it ends there).
+"""A fixture that holds a conversation: the user's turns given in order (`turns`), or a user a
+model plays (`user`: a persona and a goal, as tau-bench and ADK's user simulation write them);
+docs/conversations.md.
 """
 
 from __future__ import annotations

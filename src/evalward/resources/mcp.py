@@ -1,11 +1,7 @@
 """An Agent's MCP servers (`mcpServers`): where a declarative agent's tools come from when a
-Model Context Protocol server lists them.
-
-A server is a program of the repository speaking MCP on stdin/stdout (`command`), a server
-already listening (`url`, streamable HTTP), or the run's playground service (`service`, a path
-on it). Its tools are offered to the model beside the agent's own `tools`, filtered by
-`tools.allow` / `tools.deny`; a tool whose name another server or tool also has is offered as
-`<server>__<tool>`. docs/mcp.md describes it all.
+Model Context Protocol server lists them: a program of the repository (`command`), a server
+already listening (`url`) or the run's playground service (`service`). docs/mcp.md describes
+how they are named, filtered and bounded.
 """
 
 from __future__ import annotations
