@@ -136,8 +136,8 @@ def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hun
         if (old := olds.get(path)) is not None and (new := news.get(path)) is not None
         if text_of(old.content) is not None and text_of(new.content) is not None
     ]
-    old_ids = git.file_ids(base, [there for _, there, _ in texts])
-    new_ids = git.file_ids(head, [there for _, _, there in texts])
+    old_ids = before.blob_ids([there for _, there, _ in texts])
+    new_ids = after.blob_ids([there for _, _, there in texts])
     pairs = [(old_ids[there], new_ids[here]) for _, there, here in texts]
     blocks = dict(zip([path for path, _, _ in texts], git.changed_blocks(pairs), strict=True))
     hunks: list[Hunk] = []

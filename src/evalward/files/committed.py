@@ -349,6 +349,13 @@ class RepoFiles:
             if oid in sizes
         }
 
+    def blob_ids(self, paths: list[str]) -> dict[str, str]:
+        """On a commit side, git's blob id of each of `paths` that is a file of the commit
+        (links followed in its tree), for git to compare them as it does (`Git.changed_blocks`);
+        on the working tree it is a bug."""
+        git, commit = self._commit_side()
+        return git.file_ids(commit, paths)
+
     def contents(self, paths: list[str]) -> dict[str, bytes]:
         """On a commit side, the content of each of `paths` that is a file of the commit (a
         link followed while it stays in the commit's tree), in one git call for all; missing
