@@ -282,7 +282,7 @@ EXTRA: list[Case] = [
             "e3.yaml": EVAL.replace("{name: ev}", "{name: ev3}") + "  execution: {parallel: 2}\n",
         },
         (
-            "evalward.yaml:2:15: defaults.execution.parallel: expected a valid integer, unable to parse string as an integer; found 'many' (a default: every Eval that does not set `execution.parallel` inherits it, Eval 'ev' among them)",
+            "evalward.yaml:2:15: defaults.execution.parallel: expected a valid integer; found 'many' (a default: every Eval that does not set `execution.parallel` inherits it, Eval 'ev' among them)",
         ),
     ),
     Case(

@@ -385,8 +385,7 @@ CASES: list[tuple[str, dict[str, str], str | tuple[str, ...]]] = [
     (
         "parallel-not-int",
         {"a.yaml": AGENT, "e.yaml": eval_with("  execution: {parallel: many}\n")},
-        "e.yaml:7:15: spec.execution.parallel: expected a valid integer, unable to parse string as an"
-        " integer; found 'many'",
+        "e.yaml:7:15: spec.execution.parallel: expected a valid integer; found 'many'",
     ),
     (
         "agent-unknown-field",

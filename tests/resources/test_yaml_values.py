@@ -137,3 +137,32 @@ def test_an_infinite_number_is_refused_at_its_line(
     assert done.returncode == 2, said[-2500:]
     assert f"{where}: expected a finite number; found inf" in said, said[-2500:]
     assert "greeter.yaml:" in said, said[-2500:]
+
+
+@pytest.mark.parametrize(
+    ("weight", "execution", "where", "written"),
+    [
+        ("true", "{}", "spec.assertions[0].weight", "true"),
+        ("1", "{ timeoutSeconds: false }", "spec.execution.timeoutSeconds", "false"),
+        ("1", "{ parallel: 2.5 }", "spec.execution.parallel", "2.5"),
+    ],
+    ids=["weight", "timeout", "fraction"],
+)
+def test_a_number_is_taken_as_it_is_written_or_refused_at_its_line(
+    repo: GitRepo, weight: str, execution: str, where: str, written: str
+) -> None:
+    # pydantic takes `true` as 1 where a number is expected, and 2.5 as an integer's 2: a
+    # weight or a timeout written as `true` ran as 1, saying nothing
+    suite = documents(
+        greeter_agent("openai/gpt-4.1-mini"),
+        greeter_eval(f"execution: {execution}"),
+        greeting_fixture(f"{{ type: contains, value: Hello, weight: {weight} }}"),
+    )
+    repo.commit("a greeter", {"greeter.yaml": suite, "mock.yaml": MOCK})
+
+    done = evalward("validate", cwd=repo.path)
+
+    said = done.stdout + done.stderr
+    assert done.returncode == 2, said[-2500:]
+    assert f"{where}: expected a valid " in said and f"; found {written}" in said, said[-2500:]
+    assert "greeter.yaml:" in said, said[-2500:]

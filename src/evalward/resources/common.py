@@ -5,8 +5,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any, TypeGuard
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
 from pydantic.alias_generators import to_camel
+from pydantic_core import CoreSchema
 
 API_VERSION = "evalward.dev/v1"
 API_VERSIONS = (API_VERSION, "pai.io/v1")
@@ -77,6 +78,28 @@ class Model(BaseModel):
         defer_build=True,
         allow_inf_nan=False,
     )
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: type[BaseModel], handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        """Numbers strict: where one is expected, pydantic would take `true` as 1, saying
+        nothing; an integer is written as one (`2`, not `2.0`)."""
+        schema = handler(source)
+        _strict_numbers(schema)
+        return schema
+
+
+def _strict_numbers(schema: object) -> None:
+    """Make every integer and number in a core schema strict."""
+    if isinstance(schema, dict):
+        if schema.get("type") in ("int", "float"):
+            schema["strict"] = True
+        for value in schema.values():
+            _strict_numbers(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            _strict_numbers(value)
 
 
 class Severity(StrEnum):

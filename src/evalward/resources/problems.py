@@ -39,6 +39,8 @@ def found(value: Any) -> str:
         return "a list"
     if value is None:
         return "nothing (null)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
 
