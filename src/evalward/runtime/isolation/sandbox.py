@@ -164,30 +164,24 @@ class Sandbox:
         *,
         unavailable: str = "",
         not_copied: Iterable[str] = NOT_COPIED,
-        shared: _Shared | None = None,
         agent_env: Iterable[str] = (),
-        side: str = "head",
-        packages: Packages | None = None,
-        run: RunProcesses | None = None,
     ) -> None:
-        """Keyword parameters past `user`, each with a default, so a caller names only what
-        differs from evalward's own sandbox; a parameter object would only rename them."""
+        """evalward's own sandbox (the head side's, no environment, no run): its variants
+        (`for_side`, `with_packages`, `in_run`) share what it makes."""
         self.user = user
         self.unavailable = unavailable
         self.not_copied = frozenset(not_copied)
         self.agent_env = frozenset(agent_env)
         """Variables the workflow lets any agent's `env:` list name (input `agent-env`)."""
-        self.side = side
-        self.packages = packages
-        self.run = run
+        self.side = "head"
+        self.packages: Packages | None = None
+        self.run: RunProcesses | None = None
         """The run whose programs this sandbox starts (None: no run's, such as an http
         agent's server or a code scorer)."""
-        if shared is None:  # evalward's own sandbox: its variants share what it makes
-            sessions = Sessions()
-            users = (user, user.base_side()) if user is not None else ()
-            shared = _Shared(sessions, Apart(sessions, users), users[0].name if users else "")
-        self._shared = shared
-        self._apart = shared.apart
+        sessions = Sessions()
+        users = (user, user.base_side()) if user is not None else ()
+        self._shared = _Shared(sessions, Apart(sessions, users), users[0].name if users else "")
+        self._apart = self._shared.apart
 
     def for_side(self, side: str) -> Sandbox:
         """The sandbox of one side's programs. The base side's run as another user than the
