@@ -114,7 +114,7 @@ def read_database(
         else:  # the same bytes: the same tables, and the same integrity, already checked
             state.document["db"] = known.tables
             if queries:
-                _answer(_open_known(live, image), queries, state, known)
+                _answer(_open_read_only(live, image, known=True)[0], queries, state, known)
     elif image is None:  # too large to read in memory, or with a write-ahead log: copied
         private = Path(tempfile.mkdtemp(prefix="evalward-state-"))
         try:
@@ -308,20 +308,24 @@ def _copy_nofollow(live: LivePlayground, name: str, target: Path, *, required: b
             out.write(chunk)
 
 
+_TABLES = (
+    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+)
+
+
 def _open_read_only(
-    live: LivePlayground, copy: Path | bytes
+    live: LivePlayground, copy: Path | bytes, *, known: bool = False
 ) -> tuple[sqlite3.Connection, list[tuple[str, str]]]:
     """The copy (a file, or an image in memory), opened so that nothing but reading is
-    allowed, and its tables with the expression each one's rows are labelled by (`_key`)."""
+    allowed, and its tables with the expression each one's rows are labelled by (`_key`).
+    `known`: an image whose integrity was checked and tables read already (none listed)."""
     connection = sqlite3.connect(":memory:" if isinstance(copy, bytes) else copy)
     try:
         _bound(connection, copy)
-        _check_integrity(connection)
+        if not known:
+            _check_integrity(connection)
         connection.execute("PRAGMA query_only = ON")
-        names = connection.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
-            "ORDER BY name"
-        ).fetchall()
+        names = [] if known else connection.execute(_TABLES).fetchall()
         schema = [(str(name), _key(connection, name)) for (name,) in names]
     except sqlite3.Error as exc:
         connection.close()
@@ -346,20 +350,6 @@ def _check_integrity(connection: sqlite3.Connection) -> None:
     check = connection.execute("PRAGMA integrity_check(1)").fetchone()
     if check is None or check[0] != "ok":
         raise sqlite3.DatabaseError(check[0] if check else "no answer")
-
-
-def _open_known(live: LivePlayground, image: bytes) -> sqlite3.Connection:
-    """An image whose integrity was checked when its tables were read, opened so that
-    nothing but reading is allowed."""
-    connection = sqlite3.connect(":memory:")
-    try:
-        _bound(connection, image)
-        connection.execute("PRAGMA query_only = ON")
-    except sqlite3.Error as exc:
-        connection.close()
-        raise live.error(_unreadable(exc, f"its database is corrupt ({exc})")) from None
-    connection.set_authorizer(_read_only)
-    return connection
 
 
 def _read_only(
