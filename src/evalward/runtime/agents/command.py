@@ -63,13 +63,6 @@ def _group_gone(process: asyncio.subprocess.Process) -> bool:
     return False
 
 
-def _close_pipes(process: asyncio.subprocess.Process) -> None:
-    """Stop reading what a process left behind still writes into the agent's pipes."""
-    transport = getattr(process, "_transport", None)
-    if process.returncode is not None and transport is not None:
-        transport.close()
-
-
 @dataclass
 class CommandOutput:
     """What the agent writes, as it arrives: events into the trace, other stdout text kept
@@ -241,7 +234,10 @@ async def run_command_agent(
         timed_out = True
     finally:
         await stop_agent(process, stderr_task, launch, trace)
-        _close_pipes(process)
+        # stop reading what a process left behind still writes into the agent's pipes
+        transport = getattr(process, "_transport", None)
+        if process.returncode is not None and transport is not None:
+            transport.close()
         events.close()
     _end(trace, output, process.returncode, timeout_seconds if timed_out else None)
     return output.answer()
