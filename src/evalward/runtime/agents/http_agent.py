@@ -66,7 +66,8 @@ class HttpAgentServer:
         self.runtime = runtime
         self.proxy = proxy
         self.sandbox = sandbox
-        self._grant: Grant | None = None
+        self.grant: Grant | None = None
+        """The model proxy's key the server was started with (None before it starts)."""
         self.name = name
         self.root = root
         self.env = env
@@ -102,8 +103,8 @@ class HttpAgentServer:
         extra = {"PORT": str(self.port)}
         if self.proxy is not None:
             await self.proxy.ensure_started()
-            self._grant = self.proxy.open_grant(RunLabels(agent=self.name), None)
-            extra = {**self._grant.env, **extra}
+            self.grant = self.proxy.open_grant(RunLabels(agent=self.name), None)
+            extra = {**self.grant.env, **extra}
         env = limited_env(self.env, self.runtime.env, extra, sandbox=self.sandbox)
         holders = self._key_holders()
         self._process = await spawn(argv, cwd=self.root, env=env, stdin=False, sandbox=self.sandbox)
@@ -141,11 +142,11 @@ class HttpAgentServer:
     def _key_holders(self) -> KeyHolders | None:
         """Where the sandbox tracks programs: the server's own key works only from the
         server's processes (none, until it has started), never from a run's."""
-        if self._grant is None or self.sandbox is None:
+        if self.grant is None or self.sandbox is None:
             return None
         uid = self.sandbox.user.uid if self.sandbox.user is not None else None
-        self._grant.holders = KeyHolders(RunProcesses(uid), self.sandbox.sessions)
-        return self._grant.holders
+        self.grant.holders = KeyHolders(RunProcesses(uid), self.sandbox.sessions)
+        return self.grant.holders
 
     def checked_url(self) -> str:
         """The URL to POST to. In the action, only after checking that the agent's server is
@@ -181,8 +182,8 @@ class HttpAgentServer:
         except AgentRunError as exc:
             trace.add(StepType.error, content=f"the agent server could not start: {exc}")
             return ""
-        if grant is not None and self._grant is not None:
-            self._grant.serve(grant)  # its own key's calls are blamed on the runs under way
+        if grant is not None and self.grant is not None:
+            self.grant.serve(grant)  # its own key's calls are blamed on the runs under way
         if grant is not None and grant.holders is not None and self._process is not None:
             grant.holders.servers.add(self._process.pid)  # it presents the run's key
         try:
@@ -215,21 +216,16 @@ class HttpAgentServer:
             trace.add(StepType.error, content=f"the agent's reply is not a trace: {exc}")
         return ""
 
-    @property
-    def grant(self) -> Grant | None:
-        """The model proxy's key the server was started with (None before it starts)."""
-        return self._grant
-
     async def stop(self) -> None:
-        if self.proxy is not None and self._grant is not None:
-            self.proxy.revoke(self._grant)
+        if self.proxy is not None and self.grant is not None:
+            self.proxy.revoke(self.grant)
         process, self._process = self._process, None
         if process is not None:
             await kill_group(process, self.kill_grace, sandbox=self.sandbox)
-        if self._grant is not None:
+        if self.grant is not None:
             # the server is gone: a model call it left in flight (an upstream that stalls)
             # ends now, not at the provider's timeout, which would hold the run's end
-            await self._grant.end_calls(within=0)
+            await self.grant.end_calls(within=0)
         for task in self._logs:
             task.cancel()
         await asyncio.gather(*self._logs, return_exceptions=True)
