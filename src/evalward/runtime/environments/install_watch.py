@@ -51,11 +51,11 @@ def measure_apart(
     apart = str(folder / scratch) if scratch else ""
     count = _Count(most, skip=apart)
     count.walk(str(folder))
-    kept = count.entries, count.size
+    kept = len(count.seen), count.size
     if apart:
         count.skip = ""
         count.walk(apart)
-    return kept, (count.entries - kept[0], count.size - kept[1])
+    return kept, (len(count.seen) - kept[0], count.size - kept[1])
 
 
 class _Count:
@@ -66,10 +66,6 @@ class _Count:
         self.skip = skip
         self.seen: set[tuple[int, int]] = set()
         self.size = 0
-
-    @property
-    def entries(self) -> int:
-        return len(self.seen)
 
     def walk(self, top: str) -> None:
         pending = [top]
