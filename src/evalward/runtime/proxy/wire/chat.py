@@ -37,6 +37,7 @@ from evalward.runtime.proxy.wire.base import (
     Kind,
     SeenResult,
     Turn,
+    TypedEvents,
     chat_request,
     event_object,
     index_of,
@@ -51,10 +52,7 @@ from evalward.runtime.proxy.wire.base import (
 
 class ChatCompletions:
     kind = Kind.chat
-
-    @staticmethod
-    def streamed(body: Mapping[str, Any]) -> bool:
-        return body.get("stream") is True
+    streamed = staticmethod(TypedEvents.streamed)
 
     @staticmethod
     def upstream(body: dict[str, Any]) -> dict[str, Any]:
