@@ -44,11 +44,6 @@ program chooses its requests and a stream it cuts is not kept, so it could keep 
 likes to a request a push's run of the same agent will send, were the two one side."""
 
 
-def kept_as(labels: RunLabels) -> str:
-    """The side a forwarded call's reply is kept under (`COMPARED_HEAD`)."""
-    return COMPARED_HEAD if labels.compared else labels.side
-
-
 class MeteredProvider:
     """A provider plus cost on every reply, the run's tally of what it spent (`spent`), the
     ceiling its calls are held to (`ceiling`, shared by every provider of the run) and, when
@@ -86,7 +81,7 @@ class MeteredProvider:
         """The stored reply to this exact request body on `route`, made by a run of the same
         side and rep, when the response cache has it (a streamed call's is the whole reply
         its stream made). The head of a comparison reads what a push's run kept, then its
-        own; nothing else reads what it keeps (`kept_as`)."""
+        own; nothing else reads what it keeps (`store_forward`)."""
         if self._cache is None:
             return None
         read_as = (labels.side, COMPARED_HEAD) if labels.compared else (labels.side,)
@@ -100,7 +95,8 @@ class MeteredProvider:
         self, route: str, body: Mapping[str, Any], labels: RunLabels, reply: Mapping[str, Any]
     ) -> None:
         if self._cache is not None:
-            self._cache.put_raw(self._raw_key(route, body, labels.rep, kept_as(labels)), reply)
+            side = COMPARED_HEAD if labels.compared else labels.side
+            self._cache.put_raw(self._raw_key(route, body, labels.rep, side), reply)
 
     def _raw_key(self, route: str, body: Mapping[str, Any], rep: int, side: str) -> str:
         assert self._cache is not None
@@ -301,7 +297,11 @@ def _provider(
     credentials = _credentials(name, settings, env)
     key_env, base_url = credentials.key_env, credentials.base_url
     api_key = (env.get(key_env) or None) if key_env else None
-    client = _client(settings)
+    client = HttpClient(
+        timeout_seconds=settings.timeout_seconds,
+        connect_timeout_seconds=min(10.0, settings.timeout_seconds),
+        max_connections=settings.max_concurrency,
+    )
     retry = RetryPolicy(
         settings.retry.attempts, settings.retry.base_delay_seconds, settings.retry.max_delay_seconds
     )
@@ -362,15 +362,6 @@ def _env_url(env: Mapping[str, str], name: str) -> str | None:
             f"http://localhost:8080/v1; add the scheme"
         )
     return value
-
-
-def _client(settings: ProviderSettings) -> HttpClient:
-    """One pooled client per provider, sized to its concurrency limit."""
-    return HttpClient(
-        timeout_seconds=settings.timeout_seconds,
-        connect_timeout_seconds=min(10.0, settings.timeout_seconds),
-        max_connections=settings.max_concurrency,
-    )
 
 
 def repo_providers(root: Path) -> ProvidersConfig:
