@@ -65,21 +65,19 @@ FLAGS = {
 field of its name (`timed-out`: `timed_out`), so each filter's count is the one the comment
 shows."""
 
-_RANK = {
-    "regressed": 0,
-    "errored": 1,
-    "timed-out": 2,
-    "failing": 3,
-    "flaky": 4,
-    "judges-disagree": 5,
-    "fixed": 6,
-    "new": 7,
-    "removed": 8,
-    "advisory": 9,
-}
-
-_RANKED_BITS = sorted(((FLAGS[name], rank) for name, rank in _RANK.items()), key=lambda b: b[1])
-"""Each flag's bit, best rank first: a pair's rank is that of the first it has."""
+_RANKED = (
+    "regressed",
+    "errored",
+    "timed-out",
+    "failing",
+    "flaky",
+    "judges-disagree",
+    "fixed",
+    "new",
+    "removed",
+    "advisory",
+)
+"""The flags best rank first: a pair's rank is that of the first it has."""
 
 
 @dataclass
@@ -106,7 +104,8 @@ class Pair:
 
     @property
     def rank(self) -> int:
-        return next((r for bit, r in _RANKED_BITS if self.flags & bit), len(_RANK))
+        ranked = (rank for rank, name in enumerate(_RANKED) if self.flags & FLAGS[name])
+        return next(ranked, len(_RANKED))
 
 
 def _status(runs: list[FixtureResult], outcome: FixtureOutcome | None) -> Status | None:
