@@ -1,24 +1,7 @@
 """The `mock` provider: scripted replies from a file, for dry runs with no key and no network.
 
-A script is YAML (docs/providers.md#the-mock-provider says it all):
-
-    replies:
-      - match: { agent: support-bot, fixture: refund-must-clarify }
-        turns:                       # one per model call within a run, in order
-          - toolCalls: [{ name: lookup_order, arguments: { id: "12345" } }]
-          - content: "Your order has shipped."
-      - match: { fixture: flaky }
-        reps:                        # rep 0, 1, 2, ...: each its own turns, cycling
-          - turns: [{ content: "right" }]
-          - turns: [{ content: "wrong" }]
-      - match: { purpose: judge }    # replies to the LLM judge
-        turns:
-          - content: '{"score": 1, "confidence": 0.9, "summary": "ok", "violations": []}'
-      - match: { agent: support-bot, side: head }   # the pull request's side only
-        turns: [{ content: "I cannot help with that." }]
-      - match: { purpose: user, contains: reason }  # a simulated user, asked for the reason
-        always: { content: "It arrived broken." }
-    default: "Default output from the mock provider."
+A script is YAML: `replies`, each a `match` and its `turns`, `reps` or `always`, and a
+`default` (docs/providers.md#the-mock-provider says it all, with an example).
 
 The first entry whose `match` keys all fit answers (keys: agent, fixture, eval, purpose, rep,
 side, sha and `contains`, a substring of the last user message). `side` and `sha` answer the
