@@ -379,32 +379,24 @@ def _run(result: FixtureResult, trace: Trace) -> dict[str, Any]:
 
 def _step(step: Step) -> dict[str, Any]:
     """One trace step: short keys, only what is set."""
-    record: dict[str, Any] = {"n": step.index, "t": step.type.value}
-    if step.content:
-        record["c"] = step.content
-    if step.tool:
-        record["tool"] = step.tool
-    if step.arguments is not None:
-        record["args"] = step.arguments
-    if step.output is not None:
-        record["out"] = step.output
-    if step.is_error:
-        record["err"] = True
-    if round(step.duration_ms, 1):
-        record["ms"] = round(step.duration_ms, 1)
-    if step.usage is not None:
-        record["u"] = [step.usage.input_tokens, step.usage.output_tokens, step.usage.cost_usd]
-    if step.model:
-        record["model"] = step.model
-    if step.source:
-        record["src"] = step.source
-    if step.via:
-        record["via"] = step.via
-    if step.cached:
-        record["cached"] = True
-    if step.turn is not None:
-        record["tn"] = step.turn
-    return record
+    usage = step.usage
+    fields = {
+        "n": step.index,
+        "t": step.type.value,
+        "c": step.content or None,
+        "tool": step.tool or None,
+        "args": step.arguments,
+        "out": step.output,
+        "err": True if step.is_error else None,
+        "ms": round(step.duration_ms, 1) or None,
+        "u": None if usage is None else [usage.input_tokens, usage.output_tokens, usage.cost_usd],
+        "model": step.model or None,
+        "src": step.source or None,
+        "via": step.via or None,
+        "cached": True if step.cached else None,
+        "tn": step.turn,
+    }
+    return {key: value for key, value in fields.items() if value is not None}
 
 
 def _state_diff(record: PlaygroundRecord) -> dict[str, Any]:
