@@ -3,7 +3,7 @@
 difflib's matching grows faster than the product of the two texts' lengths wherever lines
 repeat (blank lines between paragraphs, a value listed many times): 500 lines against 500
 take it about two seconds at worst, a million blank lines hours. The texts compared here are
-the pull request's (a prompt attribution splits, the state an agent leaves), so the work is
+the pull request's (the state an agent leaves, shown as a diff), so the work is
 bounded: texts whose lines, multiplied, are over `MAX_CELLS` are first narrowed to what lies
 between the lines both begin and end with, and a changed region still larger is one block
 whole (every base line of it replaced by every head line). Within the bound the answer is
@@ -47,11 +47,6 @@ def opcodes(old: Sequence[str], new: Sequence[str], *, autojunk: bool) -> list[O
     before: list[Opcode] = [("equal", 0, start, 0, start)] if start else []
     after: list[Opcode] = [("equal", i2, len(old), j2, len(new))] if end else []
     return before + inner + after
-
-
-def changed(old: Sequence[str], new: Sequence[str], *, autojunk: bool) -> list[Opcode]:
-    """The blocks that differ (`opcodes` without the equal ones)."""
-    return [op for op in opcodes(old, new, autojunk=autojunk) if op[0] != "equal"]
 
 
 class _Given(difflib.SequenceMatcher[str]):
