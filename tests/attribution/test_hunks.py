@@ -110,7 +110,7 @@ def test_a_removed_tool_is_commented_on_a_line_of_the_diff_not_far_above_it(
     (hunk,) = split_change(Git(repo.path), base, head, SUPPORT)
     assert (hunk.field_name, hunk.first, hunk.last) == ("spec.tools[clarify]", 17, 17)
     first, last = hunk.changed
-    (block,) = _diff_blocks(repo, base, head, "agents/support.yaml")
+    (block,) = diff_blocks(repo, base, head, "agents/support.yaml")
     assert {first, last} <= block, (hunk.changed, block)
 
 
@@ -305,7 +305,7 @@ def test_a_prompt_padded_with_a_hundred_thousand_lines_is_split_as_git_s_diff_sh
     after = before[:4] + ["-\n", "\n"] * 100_000 + ["NEVER REFUND.\n"]
     hunks = _prompt_change(repo, before, after)
     base, head = repo.git("rev-parse", "HEAD~1"), repo.head()
-    blocks = _diff_blocks(repo, base, head, SUPPORT.files[0])
+    blocks = diff_blocks(repo, base, head, SUPPORT.files[0])
     assert len(hunks) > 1 and hunks[0].first == 5
     assert all(any({*h.changed} <= block for block in blocks) for h in hunks)
     variant = build_variant(Git(repo.path), base, head, SUPPORT, hunks)
@@ -313,7 +313,7 @@ def test_a_prompt_padded_with_a_hundred_thousand_lines_is_split_as_git_s_diff_sh
     assert repo.git("show", f"{variant}:prompts/support.md") == "".join(before).rstrip("\n")
 
 
-def _diff_blocks(repo: GitRepo, base: str, head: str, path: str) -> list[set[int]]:
+def diff_blocks(repo: GitRepo, base: str, head: str, path: str) -> list[set[int]]:
     """The head's lines of each block of git's diff of `path` (added and context lines):
     where GitHub lets a review comment sit, its first and last line in one block."""
     (entry,) = [f for f in repo.pull_files(base, head) if f["filename"] == path]
@@ -344,7 +344,7 @@ def test_two_changes_far_apart_in_a_long_prompt_are_each_on_a_block_of_the_diff(
         ("prompts/support.md", 2, "text", 711, 711, ""),
     ]
     base, head = repo.git("rev-parse", "HEAD~1"), repo.head()
-    blocks = _diff_blocks(repo, base, head, SUPPORT.files[0])
+    blocks = diff_blocks(repo, base, head, SUPPORT.files[0])
     assert all(any({*h.changed} <= block for block in blocks) for h in hunks)
 
 
@@ -358,7 +358,7 @@ def test_a_file_the_base_holds_as_binary_has_no_line_of_the_diff(repo: GitRepo) 
     files = AgentFiles("support", "agents/support.yaml", ("tools/refund",))
     hunks = split_change(Git(repo.path), base, head, files)
     assert where(hunks) == [("tools/refund", 1, "file", 0, 0, "")]
-    assert _diff_blocks(repo, base, head, "tools/refund") == []
+    assert diff_blocks(repo, base, head, "tools/refund") == []
     assert len(hunks[0].head_lines) == 2  # taken back whole all the same
 
 

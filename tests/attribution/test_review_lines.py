@@ -6,10 +6,9 @@ show, and the whole review with it."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
+from attribution.test_hunks import diff_blocks
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer
 from support.actionrun import pull_request_event, run_action
@@ -24,20 +23,6 @@ BASE = (
     "Greet people with hello.\n"
 )
 HEAD = BASE.replace("\n\n\n\n\n", "\n\n\n\n\n\nNEVER REFUND anything.\n\n\n\n\n")
-
-
-def _shown(patch: str) -> list[set[int]]:
-    """The head's lines of each block of a diff entry's patch (added and context lines)."""
-    blocks: list[set[int]] = []
-    line = 0
-    for text in patch.splitlines():
-        if found := re.match(r"@@ -\d+(?:,\d+)? \+(\d+)", text):
-            line = int(found[1])
-            blocks.append(set())
-        elif not text.startswith(("-", "\\")):
-            blocks[-1].add(line)
-            line += 1
-    return blocks
 
 
 def test_a_paragraph_added_between_blank_lines_is_commented_where_the_diff_shows_it(
@@ -70,8 +55,8 @@ def test_a_paragraph_added_between_blank_lines_is_commented_where_the_diff_shows
     assert run.returncode == 1, run.stdout + run.stderr  # NEVER REFUND regresses refunds
     assert "no review on the changed lines" not in run.stdout, run.stdout
     (line,) = github.review_comments_on(7)
-    (patch,) = [f["patch"] for f in files if f["filename"] == "prompts/clerk.md"]
     first = line.get("start_line") or line["line"]
     assert line["path"] == "prompts/clerk.md"
-    assert any({first, line["line"]} <= block for block in _shown(patch)), (line, patch)
+    blocks = diff_blocks(repo, base, head, "prompts/clerk.md")
+    assert any({first, line["line"]} <= block for block in blocks), (line, blocks)
     assert "NEVER REFUND anything." in HEAD.splitlines()[first - 1 : line["line"]]
