@@ -578,3 +578,40 @@ def test_a_signal_between_two_variants_stops_the_search_there(
     # the second variant never ran: its prompt (NEVER REFUND taken back) reached no model
     assert not any(VARIANTS["second variant"](json.dumps(body)) for body in model.requests)
     assert "Blocked" in github.comments_on(7)[0]["body"]
+
+
+PARAGRAPHS = (
+    "You are a refund clerk.\n\n\n\n\nSay approved when you approve one.\n"
+    "Greet people with hello.\n"
+)
+"""A prompt whose paragraphs are kept apart by runs of blank lines: a paragraph added with
+blank lines around it can be aligned in more than one way."""
+
+
+def test_the_review_is_on_the_lines_git_s_diff_shows_where_lines_repeat(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """NEVER REFUND added between blank lines: a matcher of our own put it on lines 2-7 while
+    git, and so GitHub, shows it on lines 6-12; GitHub refused the comment on line 2 and the
+    whole review with it."""
+    script(model)
+    _clerk_base(repo, config=ROOMY)
+    base = repo.commit("paragraphs", {"prompts/clerk.md": PARAGRAPHS})
+    head = repo.commit(
+        "never refund",
+        {"prompts/clerk.md": PARAGRAPHS.replace("\n\n\n\n\n", "\n\n\n\n\n\n" + NEVER + "\n\n\n\n")},
+    )
+    files = repo.pull_files(base, head)
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base, files=files))
+
+    run = _gate(repo, github, model)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "no review on the changed lines" not in run.stdout, run.stdout
+    (line,) = github.review_comments_on(7)
+    first = line.get("start_line") or line["line"]
+    blocks = repo.diff_blocks(base, head, "prompts/clerk.md")
+    assert line["path"] == "prompts/clerk.md"
+    assert any({first, line["line"]} <= block for block in blocks), (line, blocks)
+    shown = repo.git("show", f"{head}:prompts/clerk.md").split("\n")[first - 1 : line["line"]]
+    assert NEVER.strip() in shown

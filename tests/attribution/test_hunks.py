@@ -3,8 +3,6 @@ hunks with the head's lines a review comment points at, the agent's YAML by fiel
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from attribution.conftest import (
@@ -110,7 +108,7 @@ def test_a_removed_tool_is_commented_on_a_line_of_the_diff_not_far_above_it(
     (hunk,) = split_change(Git(repo.path), base, head, SUPPORT)
     assert (hunk.field_name, hunk.first, hunk.last) == ("spec.tools[clarify]", 17, 17)
     first, last = hunk.changed
-    (block,) = diff_blocks(repo, base, head, "agents/support.yaml")
+    (block,) = repo.diff_blocks(base, head, "agents/support.yaml")
     assert {first, last} <= block, (hunk.changed, block)
 
 
@@ -305,28 +303,12 @@ def test_a_prompt_padded_with_a_hundred_thousand_lines_is_split_as_git_s_diff_sh
     after = before[:4] + ["-\n", "\n"] * 100_000 + ["NEVER REFUND.\n"]
     hunks = _prompt_change(repo, before, after)
     base, head = repo.git("rev-parse", "HEAD~1"), repo.head()
-    blocks = diff_blocks(repo, base, head, SUPPORT.files[0])
+    blocks = repo.diff_blocks(base, head, SUPPORT.files[0])
     assert len(hunks) > 1 and hunks[0].first == 5
     assert all(any({*h.changed} <= block for block in blocks) for h in hunks)
     variant = build_variant(Git(repo.path), base, head, SUPPORT, hunks)
     assert isinstance(variant, str), variant
     assert repo.git("show", f"{variant}:prompts/support.md") == "".join(before).rstrip("\n")
-
-
-def diff_blocks(repo: GitRepo, base: str, head: str, path: str) -> list[set[int]]:
-    """The head's lines of each block of git's diff of `path` (added and context lines):
-    where GitHub lets a review comment sit, its first and last line in one block."""
-    (entry,) = [f for f in repo.pull_files(base, head) if f["filename"] == path]
-    blocks: list[set[int]] = []
-    line = 0
-    for text in entry["patch"].splitlines():
-        if found := re.match(r"@@ -\d+(?:,\d+)? \+(\d+)", text):
-            line = int(found[1])
-            blocks.append(set())
-        elif not text.startswith(("-", "\\")):
-            blocks[-1].add(line)
-            line += 1
-    return blocks
 
 
 def test_two_changes_far_apart_in_a_long_prompt_are_each_on_a_block_of_the_diff(
@@ -344,7 +326,7 @@ def test_two_changes_far_apart_in_a_long_prompt_are_each_on_a_block_of_the_diff(
         ("prompts/support.md", 2, "text", 711, 711, ""),
     ]
     base, head = repo.git("rev-parse", "HEAD~1"), repo.head()
-    blocks = diff_blocks(repo, base, head, SUPPORT.files[0])
+    blocks = repo.diff_blocks(base, head, SUPPORT.files[0])
     assert all(any({*h.changed} <= block for block in blocks) for h in hunks)
 
 
@@ -358,7 +340,7 @@ def test_a_file_the_base_holds_as_binary_has_no_line_of_the_diff(repo: GitRepo) 
     files = AgentFiles("support", "agents/support.yaml", ("tools/refund",))
     hunks = split_change(Git(repo.path), base, head, files)
     assert where(hunks) == [("tools/refund", 1, "file", 0, 0, "")]
-    assert diff_blocks(repo, base, head, "tools/refund") == []
+    assert repo.diff_blocks(base, head, "tools/refund") == []
     assert len(hunks[0].head_lines) == 2  # taken back whole all the same
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -77,3 +78,19 @@ class GitRepo:
                 {"filename": name, "status": status.get(letter, "modified"), "patch": patch}
             )
         return files
+
+    def diff_blocks(self, base: str, head: str, path: str) -> list[set[int]]:
+        """The head's lines of each block of GitHub's diff of `path` (`pull_files`: added and
+        context lines): where GitHub lets a review comment sit, its first and last line in
+        one block."""
+        (entry,) = [f for f in self.pull_files(base, head) if f["filename"] == path]
+        blocks: list[set[int]] = []
+        line = 0
+        for text in entry["patch"].splitlines():
+            if found := re.match(r"@@ -\d+(?:,\d+)? \+(\d+)", text):
+                line = int(found[1])
+                blocks.append(set())
+            elif not text.startswith(("-", "\\")):
+                blocks[-1].add(line)
+                line += 1
+        return blocks
