@@ -694,7 +694,7 @@ EXTRA: list[Case] = [
             "evalward.yaml": "defaults: {targetAgent: bot}\nproviders:\n  openai: {baseURL: x}\n",
             "a.yaml": AGENT,
         },
-        ("evalward.yaml:3:12: providers.openai.baseURL: Extra inputs are not permitted",),
+        ("evalward.yaml:3:12: providers.openai.baseURL: unknown field 'baseURL'",),
     ),
 ]
 

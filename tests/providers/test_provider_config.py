@@ -50,11 +50,11 @@ def test_defaults_and_a_full_config() -> None:
         ),
         (
             {"providers": {"ollama": {"api": "gemini", "baseUrl": "http://h/v1"}}},
-            "providers.ollama.api: Input should be 'openai' or 'anthropic'",
+            "providers.ollama.api: expected one of: openai, anthropic; found 'gemini'",
         ),
         (
             {"providers": {"ollama": {"api": "openai", "baseUrl": "localhost:11434"}}},
-            "providers.ollama.baseUrl: String should match pattern",
+            "providers.ollama.baseUrl: expected a string matching '^https?://'",
         ),
         (
             {"providers": {"My_Server": {"api": "openai", "baseUrl": "http://h/v1"}}},
@@ -67,13 +67,24 @@ def test_defaults_and_a_full_config() -> None:
         ),
         (
             {"providers": {"openai": {"baseURL": "x"}}},
-            "evalward.yaml: providers.openai.baseURL: Extra inputs are not permitted",
+            "evalward.yaml: providers.openai.baseURL: unknown field 'baseURL'",
         ),
         (
             {"providers": {"openai": {"apiKey": "sk-123"}}},
-            "evalward.yaml: providers.openai.apiKey: Extra inputs",
+            "evalward.yaml: providers.openai.apiKey: unknown field 'apiKey'",
         ),
-        ({"cache": {"mode": "sometimes"}}, "evalward.yaml: cache.mode: Input should be"),
+        (
+            {"providers": {"anthropic": None}},
+            "evalward.yaml: providers.anthropic: expected a mapping; found nothing (null)",
+        ),
+        (
+            {"providers": {"openai": {"retry": {"attempts": True}}}},
+            "evalward.yaml: providers.openai.retry.attempts: expected a valid integer; found true",
+        ),
+        (
+            {"cache": {"mode": "sometimes"}},
+            "evalward.yaml: cache.mode: expected one of: read-write, read-only, refresh, off",
+        ),
         ({"pricing": {"gpt-4o": {"input": 1, "output": 2}}}, "evalward.yaml: pricing.gpt-4o:"),
         (
             {"pricing": {"openai/x": {"input": -1, "output": 2}}},
@@ -82,15 +93,15 @@ def test_defaults_and_a_full_config() -> None:
         # a run's cost at such a price is infinite: results.json could not be written
         (
             {"pricing": {"openai/x": {"input": float("inf"), "output": 2}}},
-            "evalward.yaml: pricing.openai/x.input: Input should be a finite number",
+            "evalward.yaml: pricing.openai/x.input: expected a finite number; found inf",
         ),
         (
             {"pricing": {"openai/x": {"input": 1, "output": 1e308}}},
-            "evalward.yaml: pricing.openai/x.output: Input should be less than or equal to",
+            "evalward.yaml: pricing.openai/x.output: expected a number less than or equal to",
         ),
         (
             {"providers": {"openai": {"timeoutSeconds": float("inf")}}},
-            "evalward.yaml: providers.openai.timeoutSeconds: Input should be a finite number",
+            "evalward.yaml: providers.openai.timeoutSeconds: expected a finite number; found inf",
         ),
     ],
 )

@@ -280,8 +280,7 @@ CASES: list[tuple[str, dict[str, str], str | tuple[str, ...]]] = [
                 "  targetAgent: bot\n  toolReplay:\n    - {tool: search, output: [1]}\n",
             )
         },
-        "f.yaml:9:22: spec.toolReplay[0].output: expected a valid string or a valid dictionary;"
-        " found a list",
+        "f.yaml:9:22: spec.toolReplay[0].output: expected a valid string or a mapping; found a list",
     ),
     (
         "shadow-tools-not-list",

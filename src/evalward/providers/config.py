@@ -19,10 +19,13 @@ import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, ValidationError
 from pydantic.alias_generators import to_camel
+from pydantic_core import CoreSchema
 
 from evalward.errors import Problem, ResourceError
+from evalward.resources.common import strict_numbers
+from evalward.resources.problems import located_messages
 from evalward.rundata.cache_mode import CacheMode
 
 if TYPE_CHECKING:
@@ -41,7 +44,8 @@ NAMED = re.compile(r"^[a-z][a-z0-9-]{0,39}$")
 
 class _Settings(BaseModel):
     """No infinite or NaN number (`.inf`): a price of one made a run's cost infinite, which
-    results.json cannot hold, and the run ended without its files."""
+    results.json cannot hold, and the run ended without its files. Numbers strict, as a
+    resource's are (`resources.common.Model`)."""
 
     model_config = ConfigDict(
         extra="forbid",
@@ -50,6 +54,14 @@ class _Settings(BaseModel):
         frozen=True,
         allow_inf_nan=False,
     )
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: type[BaseModel], handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        schema = handler(source)
+        strict_numbers(schema)
+        return schema
 
 
 class RetrySettings(_Settings):
@@ -150,8 +162,7 @@ def provider_config(raw: Mapping[str, Any] | None, locate: Locate | None = None)
         try:
             return ProvidersConfig.model_validate(data)
         except ValidationError as exc:
-            for error in exc.errors():
-                found.append((tuple(error["loc"]), f"{error['msg']} (got {error.get('input')!r})"))
+            found += located_messages(exc, data, ProvidersConfig)
     problems = []
     for loc, message in found:
         line, column = locate(loc) if locate is not None else (None, None)

@@ -86,20 +86,20 @@ class Model(BaseModel):
         """Numbers strict: where one is expected, pydantic would take `true` as 1, saying
         nothing; an integer is written as one (`2`, not `2.0`)."""
         schema = handler(source)
-        _strict_numbers(schema)
+        strict_numbers(schema)
         return schema
 
 
-def _strict_numbers(schema: object) -> None:
-    """Make every integer and number in a core schema strict."""
+def strict_numbers(schema: object) -> None:
+    """Make every integer and number in a core schema strict (`Model`'s)."""
     if isinstance(schema, dict):
         if schema.get("type") in ("int", "float"):
             schema["strict"] = True
         for value in schema.values():
-            _strict_numbers(value)
+            strict_numbers(value)
     elif isinstance(schema, list):
         for value in schema:
-            _strict_numbers(value)
+            strict_numbers(value)
 
 
 class Severity(StrEnum):

@@ -133,6 +133,8 @@ def _message(errors: list[dict[str, Any]], loc: PathKey, model: type[BaseModel],
 
 def _expectation(message: str) -> str:
     text = message.removeprefix("Input should be ")
+    if text.startswith("a valid dictionary"):  # "… or instance of ProviderSettings"
+        return "a mapping"
     if text.startswith(("greater", "less")):
         return f"a number {text}"
     if text.startswith("String should match pattern "):
