@@ -280,21 +280,24 @@ def _decision(
     no_verdict = evals.failing or not_run or evals.inconclusive
     if (evals.down or evals.unscored) and outage and not no_verdict:
         return _unavailable(evals.down + evals.unscored, bypass, refusal)
-    decision = _decision_of(evals, not_run)
+    decision = GateDecision(  # naming what fails and what was unavailable; its result set below
+        GateResult.passed,
+        unavailable_evals=[
+            c.name for c in evals.down + evals.unscored if c.head.provider_unavailable
+        ],
+        inconclusive_evals=[c.name for c in evals.inconclusive],
+        failing_evals=[c.name for c in evals.failing] + sorted(not_run),
+        failing_fixtures={c.name: blocked.failing_fixtures(c) for c in evals.failing},
+    )
     undecided = evals.unscored or evals.inconclusive
     if not decision.failing_evals and not facts.blocking and not undecided:
         return _passed(decision, evals.advisory, facts)
-    if bypass is not None:
-        return _bypassed(decision, bypass)
+    if bypass is not None:  # something fails or is unfinished, and a bypass honours it
+        decision.result = GateResult.bypassed
+        decision.bypass = bypass
+        decision.reason = f"failing Evals bypassed by the {bypass.label!r} label"
+        return decision
     return _not_passed(decision, evals, refusal, facts)
-
-
-def _bypassed(decision: GateDecision, bypass: Bypass) -> GateDecision:
-    """Something fails or is unfinished, and a bypass honours it."""
-    decision.result = GateResult.bypassed
-    decision.bypass = bypass
-    decision.reason = f"failing Evals bypassed by the {bypass.label!r} label"
-    return decision
 
 
 def _not_passed(
@@ -318,19 +321,6 @@ def _not_passed(
     if refused := decision.refusal:
         decision.reason += f"; the {refused.label!r} label was refused: {refused.reason}"
     return decision
-
-
-def _decision_of(evals: Verdicts, not_run: Mapping[str, str]) -> GateDecision:
-    """A decision naming what fails and what was unavailable (its result set later)."""
-    return GateDecision(
-        GateResult.passed,
-        unavailable_evals=[
-            c.name for c in evals.down + evals.unscored if c.head.provider_unavailable
-        ],
-        inconclusive_evals=[c.name for c in evals.inconclusive],
-        failing_evals=[c.name for c in evals.failing] + sorted(not_run),
-        failing_fixtures={c.name: blocked.failing_fixtures(c) for c in evals.failing},
-    )
 
 
 def _failures(evals: Verdicts, facts: _RunFacts) -> list[str]:
@@ -393,7 +383,7 @@ def _skipped_text(facts: _RunFacts) -> str:
 def _passed(
     decision: GateDecision, advisory: list[EvalComparison], facts: _RunFacts
 ) -> GateDecision:
-    skipped_runs, undefined, budget = facts.skipped_runs, facts.undefined, facts.budget
+    budget = facts.budget
     decision.reason = (
         "every affected Eval that gates meets its threshold; " + _advisory(advisory)
         if advisory
@@ -405,11 +395,11 @@ def _passed(
             "budget cannot hold the base's own runs (allowed by allow-incomplete)"
         )
         decision.reason += f" without them: {decision.uncovered}"
-    if skipped_runs > budget.runs:
-        decision.reason += f" ({skipped_runs} runs skipped by the budget, allowed)"
-    if undefined:
+    if facts.skipped_runs > budget.runs:
+        decision.reason += f" ({facts.skipped_runs} runs skipped by the budget, allowed)"
+    if facts.undefined:
         decision.result = GateResult.skipped
-        decision.reason = f"{undefined}; {decision.reason} (they gate once merged)"
+        decision.reason = f"{facts.undefined}; {decision.reason} (they gate once merged)"
     return decision
 
 
