@@ -18,7 +18,7 @@ from evalward.execute.execute import Execution, execute
 from evalward.execute.pairs import PairJudging
 from evalward.past.flaky import main_history
 from evalward.past.status import identity_of
-from evalward.plan.estimate import budget_estimate
+from evalward.plan.estimate import budget_total
 from evalward.plan.plan import MoreRuns, Plan, PlannedRun
 from evalward.plan.run_context import RunContext
 from evalward.resources.gate_policy import FlakyOnMain
@@ -106,10 +106,7 @@ async def run_rounds(
         if not extra:
             break
         if budget.limited:
-            prices, resources = context.providers.prices, context.resources
-            cost = sum(
-                (budget_estimate(run, plan, resources, prices) for run in extra), Estimate(0, 0.0)
-            )
+            cost = budget_total(extra, plan, context.resources, context.providers.prices)
             refused = _over(budget, committed, cost)
             if refused:
                 notes.append(

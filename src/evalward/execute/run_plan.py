@@ -18,12 +18,10 @@ from evalward.execute.plan_scores import EvalsBySide
 from evalward.execute.rounds import Rounds, flaky_on_main, run_rounds
 from evalward.past.status import AgentIdentity, identity_of
 from evalward.plan.changes import ChangeSet
-from evalward.plan.estimate import budget_estimate, estimate_meanwhile, estimate_plan, over_budget
+from evalward.plan.estimate import budget_total, estimate_meanwhile, estimate_plan, over_budget
 from evalward.plan.plan import Plan, PlannedRun, head_targets, private_runs
 from evalward.plan.planned import Planned
-from evalward.plan.result_cache import CacheKeys
 from evalward.plan.run_context import RunContext
-from evalward.resources import ResourceSet
 from evalward.rundata.results import FixtureResult
 from evalward.rundata.sides import Side
 from evalward.rundata.spending import Allowance, Estimate
@@ -101,6 +99,7 @@ async def execute(planned: Planned) -> Ran:
 
     def ran(fixtures: list[FixtureResult], estimate: Estimate | None, **failed: Exception) -> Ran:
         resources = context.resources
+        head = resources[Side.head]  # its agents' identities taken while their files are there
         return Ran(
             changes=planned.changes,
             plan=context.plan,
@@ -110,8 +109,11 @@ async def execute(planned: Planned) -> Ran:
             base_over=base_over,
             estimate=estimate,
             private=private_runs(context.plan, resources),
-            agents=_head_agents(context.plan, resources[Side.head], context.keys),
-            agent_files=targets_files(context.plan, resources[Side.head]),
+            agents={
+                name: identity_of(head.agents[name], context.keys.agent(Side.head, name))
+                for name in head_targets(context.plan, head)
+            },
+            agent_files=targets_files(context.plan, head),
             head_commit=context.checkouts[Side.head].sha,
             evals={side: r.evals for side, r in resources.items()},
             flaky=flaky,
@@ -170,12 +172,8 @@ def _base_over(context: RunContext, own: Estimate, start: int, left_out: list[Pl
     if not theirs:
         return False
     added = [run for run in plan.runs[start:] if plan.base_gates(run)]
-    for run in added:
-        own += budget_estimate(run, plan, context.resources, prices)
-    more = sum(
-        (budget_estimate(r, plan, context.resources, prices) for r in theirs), Estimate(0, 0.0)
-    )
-    return over_budget(context.budget, own, more)
+    own += budget_total(added, plan, context.resources, prices)
+    return over_budget(context.budget, own, budget_total(theirs, plan, context.resources, prices))
 
 
 def _estimating(context: RunContext) -> asyncio.Future[Estimate]:
@@ -194,13 +192,3 @@ async def _estimate_after(
     if estimating is not None:
         estimating.cancel()
     return estimate_plan(context.plan, context.resources, context.providers.prices, reused)
-
-
-def _head_agents(plan: Plan, head: ResourceSet, keys: CacheKeys) -> dict[str, AgentIdentity]:
-    """The identities of the agents the head side's Evals target, taken while their files are
-    there to hash (a worktree is gone once the run ends). The result cache's keys already
-    hold their fingerprints."""
-    return {
-        name: identity_of(head.agents[name], keys.agent(Side.head, name))
-        for name in head_targets(plan, head)
-    }

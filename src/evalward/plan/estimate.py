@@ -318,6 +318,13 @@ def budget_estimate(
     return estimate_run(run, resources[run.side], prices, _budget_agent(run, plan, resources))
 
 
+def budget_total(
+    runs: list[PlannedRun], plan: Plan, resources: dict[Side, ResourceSet], prices: PriceTable
+) -> Estimate:
+    """What a budget counts for `runs` (`budget_estimate`), together."""
+    return sum((budget_estimate(r, plan, resources, prices) for r in runs), Estimate(0, 0.0))
+
+
 def _budget_agent(
     run: PlannedRun, plan: Plan, resources: dict[Side, ResourceSet]
 ) -> AgentSpec | None:
@@ -383,9 +390,7 @@ def trim_to_budget(
     skipped: list[PlannedRun] = []
     for group in sorted(groups, key=lambda g: (tier(g), -severity(g), g)):
         runs = [run for run in groups[group] if cached is None or not cached(run)]
-        cost = sum(
-            (budget_estimate(run, plan, resources, prices) for run in runs), Estimate(0, 0.0)
-        )
+        cost = budget_total(runs, plan, resources, prices)
         if over_budget(budget, counted, cost):
             skipped += groups[group]
             continue
