@@ -326,12 +326,9 @@ def read_globs(located: Located[Agent], index: FileIndex) -> list[str]:
     runs the package there; "." names them all)."""
     named = referenced_files(located)
     folders = [path for path in named if index.is_folder(path)]
-    return [*located.resource.spec.watch, *(_everything_under(folder) for folder in folders)]
-
-
-def _everything_under(folder: str) -> str:
-    """The glob of every path under `folder` (`**` for the root, "."), its name escaped."""
-    return "**" if folder == "." else f"{glob.escape(folder)}/**"
+    # every path under each folder (`**` for the root, "."), its name escaped
+    under = ("**" if folder == "." else f"{glob.escape(folder)}/**" for folder in folders)
+    return [*located.resource.spec.watch, *under]
 
 
 def agent_reads(located: Located[Agent], index: FileIndex) -> list[str]:
