@@ -1,30 +1,14 @@
 """Estimate a plan's model calls and cost before it runs, and trim it to a budget.
 
 The estimate of a run is built from the sizes of what its calls will carry, at four
-characters a token (`CHARS_PER_TOKEN`):
+characters a token (`CHARS_PER_TOKEN`): its agent's calls turn by turn and its judges' calls,
+as docs/cli.md ("The estimate") sets out, with its ratio to what runs spent. Besides those:
 
-- A declarative agent makes one model call per turn; its turns are one more than the
-  distinct tools its fixture's assertions name, or than one when it is offered tools and
-  the assertions name none (capped at `maxTurns`).
-- Each call sends the system prompt, the fixture's input as the agent receives it and the
-  enabled tools' names, descriptions and JSON schemas, plus the conversation so far: each
-  earlier turn's tool call (`TOOL_CALL_TOKENS`) and its result (the tool's mock output or the
-  fixture's replayed output for it, else `TOOL_RESULT_TOKENS`). Each message adds
-  `MESSAGE_TOKENS` of framing.
-- A call that calls a tool replies with `TOOL_CALL_TOKENS`; the last one with the answer: as
-  long as the fixture's `reference` when it has one, else `REPLY_TOKENS`, and never more
-  than the agent's `maxTokens`.
-- Each judge assertion adds one call per judge model (the primary and any cross-check):
-  the judge's instructions, the rubric and the run as the judge sees it (the input, the
-  reference, each step's text), answered with `JUDGE_REPLY_TOKENS`.
 - Each `similar` assertion adds one embeddings call to its model: the texts and the answer.
 - A head run of a fixture judged pairwise adds two calls of the pairwise judge (its pair
   with the base's run, in both orders), each reading the rubric and both runs.
-- An agent whose kind makes no model call evalward can foresee (`AgentKind.calls_estimated`:
-  bring-your-own agents call their models themselves) counts only its judges' calls, and
-  its answer as `REPLY_TOKENS`. Runs the result cache will answer cost nothing.
-
-docs/cli.md ("The estimate") gives its ratio to what runs spent.
+- An agent whose kind makes no model call evalward can foresee (`AgentKind.calls_estimated`)
+  counts its answer as `REPLY_TOKENS`.
 
 What the estimate leaves of the budget is the `Allowance` of the calls that cannot be
 estimated: those bring-your-own agents (and command tools) make through the model proxy.

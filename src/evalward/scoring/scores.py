@@ -1,20 +1,7 @@
-"""Fixture and Eval scores, exactly as seed 003 and seed 001 define them.
+"""Fixture and Eval scores, exactly as seed 003 and seed 001 define them: docs/assertions.md
+("Scores") gives the rules (a run's score, verdict and status, errors failing closed, reps,
+an Eval's score and pass, seed 001's run score).
 
-- An assertion scores in [0, 1]: deterministic ones 0 or 1, a judge its `score`.
-- Fixture score: the weighted mean of its assertion scores, each weighing `weight` × the
-  severity multiplier of its own `severity` (default: the fixture's). `skipped` and advisory
-  assertions are left out of both sums. Verdict pass (≥ 0.9) / partial (> 0) / fail.
-- Fixture status: `skipped` when the run reached no terminal event before
-  `execution.timeoutSeconds` (seed 003's Skip row, below), else `error` when the run failed
-  or a gating assertion could not be evaluated (errors fail closed), else `fail` when a gating
-  assertion failed, else `pass` when at least one gating assertion passed, else `skipped`
-  (nothing was evaluated: never a pass).
-- Over reps: a fixture passes when its share of passing reps reaches
-  `scoring.minRepPassRate` (default 0.6: 2 of 2 or 3, 3 of 4 or 5); reps with nothing
-  evaluated are not counted, timed-out reps count as not passing.
-- Eval score: the severity-weighted pass rate of its fixtures, those with nothing evaluated
-  left out; a timed-out (Skip) fixture is in it as one that did not pass. Pass iff at least
-  one fixture reached a verdict (pass, fail or error) and score ≥ passThreshold.
 - An Eval whose judge could not be calibrated (the replay's calls failed: errors, timeouts,
   an outage) has no verdict: its judge assertions are errors that say why, and the Eval is
   incomplete (unavailable when it was an outage), never passing.
@@ -27,8 +14,6 @@
   run it scored only reports, e.g. a `latency` without `maxMs` — is `advisory`: reported, and
   neither passes nor fails the gate. A run that failed (an error) is a verdict, so such an
   Eval whose agent crashes still fails.
-- Seed 001's run score: the mean of the scored fixtures' scores, with its verdict and the mean
-  of the fixtures' per-axis scores (reported beside the gating score, never gating).
 
 Seed 003's Skip row ("The runner couldn't reach a terminal status event before timeout") is
 not a pass, so it weighs in the score's denominator and not its numerator: an agent that hangs
