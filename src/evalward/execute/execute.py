@@ -52,7 +52,6 @@ from evalward.scoring.scorer_environments import ScorerEnvironments
 from evalward.scoring.scores import score_fixture
 from evalward.text.escaping import printable
 
-ProgressCallback = Callable[[FixtureResult], None]
 UNSCORED_PER_SLOT = 4
 SIDES_IN_TURN = (Side.base, Side.head)
 """The base's runs first, each side's in its own turn: the head's programs start once every
@@ -64,7 +63,7 @@ class Execution:
     """Where a plan's results go and what its agents' own calls may spend; what runs, with
     what concurrency, cache, sandbox and environment, is its `RunContext`."""
 
-    on_result: ProgressCallback | None = None
+    on_result: Callable[[FixtureResult], None] | None = None
     traces: TraceSpool | None = None
     """Where each result's trace moves once it is scored and cached, before `on_result`."""
     allowance: Allowance | None = None

@@ -71,12 +71,12 @@ def judged_fixtures(plan: Plan, head: ResourceSet, name: str) -> dict[str, Fixtu
         r.fixture for r in plan.runs if r.eval == name and r.side is Side.head and plan.gates(r)
     }
     fixtures |= set(plan.adaptive.get(name, ()))
-    pairings = {
-        f: pairing_of(located, head.fixtures[f].resource.spec)
+    return {
+        f: pairing
         for f in sorted(fixtures)
         if f in head.fixtures
+        and (pairing := pairing_of(located, head.fixtures[f].resource.spec)) is not None
     }
-    return {fixture: pairing for fixture, pairing in pairings.items() if pairing is not None}
 
 
 @dataclass

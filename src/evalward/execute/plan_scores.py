@@ -28,21 +28,14 @@ def score_evals(plan: Plan, evals: EvalsBySide, results: list[FixtureResult]) ->
     for result in results:
         runs_of.setdefault((result.side, result.eval), []).append(result)
     out: list[EvalResult] = []
+    unrun = (plan.skipped_base, plan.adaptive, plan.base_when_failing)  # on the base side
     for side in (Side.head, Side.base):
         definitions = evals.get(side)
         if definitions is None:
             continue
         for name in plan.evals:
             runs = runs_of.get((side.value, name), [])
-            if (
-                side is Side.base
-                and not runs
-                and (
-                    name in plan.skipped_base
-                    or name in plan.adaptive
-                    or name in plan.base_when_failing
-                )
-            ):
+            if side is Side.base and not runs and any(name in found for found in unrun):
                 continue
             located = definitions.get(name)
             if located is not None:

@@ -90,19 +90,17 @@ async def run_rounds(
     skipped: list[PlannedRun] = []
     committed = rounds.estimate
     batch = context  # the plan's runs first, then each round's
-    first = True
     while True:
         results += await execute(batch, how)
         if pairs is not None:
             await pairs.judge(results)
         if later is not None:
             await later.ask(results)
-        held = base_where_read(plan, results) if first else []
+        held = base_where_read(plan, results) if batch is context else []
         adaptive = next_round(context, results, rounds.flaky, pairs) if plan.adaptive else []
         extra = held + adaptive
         if pairs is not None and plan.adaptive:
             extra += [run for run in pairs.next_round(results) if run not in extra]
-        first = False
         if not extra:
             break
         if budget.limited:
