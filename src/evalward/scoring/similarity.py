@@ -63,24 +63,14 @@ def _one(
         distance = math.dist(found, expected)
         near = distance <= threshold + EPSILON
         passed = distance >= threshold - EPSILON if negate else near
-        normal = 1 / (1 + distance)
-        relation = "≤" if near else ">"
-        return (
-            passed,
-            1 - normal if negate else normal,
-            (f"distance {distance:.2f} {relation} threshold {threshold:g}"),
-        )
-    dot = sum(a * b for a, b in zip(found, expected, strict=True))
-    if assertion.metric is SimilarityMetric.cosine:
-        norms = math.sqrt(sum(a * a for a in found)) * math.sqrt(sum(b * b for b in expected))
-        similarity = dot / norms if norms else 0.0
+        score = 1 / (1 + distance)
+        said = f"distance {distance:.2f} {'≤' if near else '>'} threshold {threshold:g}"
     else:
-        similarity = dot
-    high = similarity >= threshold - EPSILON
-    passed = similarity <= threshold + EPSILON if negate else high
-    relation = "≥" if high else "<"
-    return (
-        passed,
-        1 - similarity if negate else similarity,
-        (f"similarity {similarity:.2f} {relation} threshold {threshold:g}"),
-    )
+        score = sum(a * b for a, b in zip(found, expected, strict=True))  # dot
+        if assertion.metric is SimilarityMetric.cosine:
+            norms = math.sqrt(sum(a * a for a in found)) * math.sqrt(sum(b * b for b in expected))
+            score = score / norms if norms else 0.0
+        high = score >= threshold - EPSILON
+        passed = score <= threshold + EPSILON if negate else high
+        said = f"similarity {score:.2f} {'≥' if high else '<'} threshold {threshold:g}"
+    return passed, 1 - score if negate else score, said

@@ -32,7 +32,7 @@ from typing import Any
 from evalward.errors import Problem
 from evalward.files.committed import RepoFiles
 from evalward.resources import ResourceSet
-from evalward.resources.agent import AgentEnvironment, AgentSpec
+from evalward.resources.agent import AgentEnvironment
 from evalward.resources.locate import Locator
 from evalward.resources.resource_set import Located
 from evalward.resources.yamlsource import PathKey
@@ -112,16 +112,14 @@ def _agent_programs(resources: ResourceSet, agents: Iterable[str] | None) -> Ite
     for name in sorted(names):
         located = resources.agents[name]
         spec = located.resource.spec
-        for what, at, argv in _programs(spec):
+        for program in spec.programs():  # each a run may start (a disabled tool never is)
+            if not program.starts:
+                continue
+            at = program.at
             # `command: [...]` is short for `command: {run: [...]}`: either may hold argv
             forms = (at, (*at, "run"), at[:-1]) if at[-1] == "run" else (at, (*at, "run"))
-            yield _Program(located, f"agent {name!r}: {what}", forms, argv, spec.environment)
-
-
-def _programs(spec: AgentSpec) -> Iterator[tuple[str, PathKey, list[str]]]:
-    """(what, where its argv is set, the argv) of each program a run may start (a disabled
-    tool is never started)."""
-    return ((p.what, p.at, p.argv) for p in spec.programs() if p.starts)
+            what = f"agent {name!r}: {program.what}"
+            yield _Program(located, what, forms, program.argv, spec.environment)
 
 
 def _service_programs(resources: ResourceSet) -> Iterator[_Program]:
@@ -168,14 +166,11 @@ def _absent(
         looks_like_a_file = "/" in argument or SCRIPT_SUFFIX.search(argument)
         if looks_like_a_file and "{" not in argument and not files.is_file(argument):
             side = files.describe() if files.committed else "the repository"
-            yield (
-                index,
-                (
-                    f"which is not a file of {side} (paths are from its root; an untracked or "
-                    "git-ignored file is never run)"
-                ),
-                True,
+            why = (
+                f"which is not a file of {side} (paths are from its root; an untracked or "
+                "git-ignored file is never run)"
             )
+            yield index, why, True
         return
 
 
