@@ -8,17 +8,10 @@ from everything the side *may* run (every Eval and fixture of the plan, whatever
 from the first round alone, and written before the first run: what a run reads is then there
 whenever it starts, and the result cache hashes the same files the run reads.
 
-What a definition reads:
-
-- a declarative agent: its `systemFile`, and the files its `environment` is built from with
-  their folder (a project's own sources);
-- a program (an agent's `runtime`, a command tool, a stdio MCP server): the files its `watch`
-  globs match, which is how an agent declares its code; one that names no `watch` may import
-  anything, so the whole commit is checked out;
-- a playground: its seeds (a file or a folder) and the snapshots its fixtures compare with,
-  and a service's program — the whole commit, as for an agent's program;
-- code scorers, AgentV cases, grader prompts and the like are read with their fixture, from
-  git, and need no checkout.
+What a definition reads is docs/github.md's "What the base side reads" (a program that names
+no `watch`, or a playground's service, may read anything: the whole commit). Code scorers,
+AgentV cases, grader prompts and the like are read with their fixture, from git, and need no
+checkout.
 """
 
 from __future__ import annotations

@@ -1,20 +1,15 @@
-"""The pairwise judge: two runs of one fixture, labelled only A and B, judged in both orders.
+"""The pairwise judge: two runs of one fixture, labelled only A and B, judged in both orders
+(MT-Bench's position swap; docs/assertions.md, "One pair, both orders", says how a pair is
+asked and its orders combined: a run's pairs, `swap_when_tied=False`, ask the swapped order
+only to confirm a preference, a calibration asks both orders of every pair).
 
 The prompt is guarded as the absolute judge's is (scoring/judge.py, `encode_data`), so no
 agent text can close its data and pose as instructions. Neither run is named: the judge sees
-`A_final`, `A_steps`, `B_final`, `B_steps`, never which side is the pull request's.
-
-A pair is asked in both orders, the base shown as A and the head shown as A (MT-Bench's
-position swap). An order's answer is kept only as far as it can be checked: a preference for A
-or B must cite at least one step of each run whose quote stands in that step, or it counts as a
-tie (`unsupported`). The pair's preference is the side both orders prefer; orders that
-disagree, or a preference and a tie, make it a tie. So a first order that ties settles the
-pair, whatever the second would say: a run's pairs (`swap_when_tied=False`) ask the swapped
-order only to confirm a preference, which leaves every pair's preference what both orders
-would have made it, and halves the calls of a pair two equal runs make. A calibration asks
-both orders of every pair, ties too: it measures the judge. A reply that is not the JSON asked
-for gets one repair retry, then the pair is `unavailable` (as is one whose provider is down):
-never a tie, never a preference.
+`A_final`, `A_steps`, `B_final`, `B_steps`, never which side is the pull request's. An order's
+answer is kept only as far as it can be checked: a preference must cite a step of each run
+whose quote stands in that step, or it counts as a tie (`unsupported`). A reply that is not
+the JSON asked for gets one repair retry, then the pair is `unavailable` (as is one whose
+provider is down): never a tie, never a preference.
 """
 
 from __future__ import annotations

@@ -15,11 +15,8 @@ timeouts, an outage) — says nothing of the judge: a κ over the examples that 
 be steered by which ones failed. Such a judge scores nothing: its assertions are errors that
 say why (`NOT_SCORED`), and the Eval is incomplete, or unavailable when it was an outage.
 
-`judge.crossCheck` adds judges that grade every judge assertion beside the primary one (seed
-003: "gemini-2.5-flash as a cross-vendor sanity check on top of an Anthropic primary judge").
-The primary alone gates; each cross-check verdict is shown with its distance from the
-primary's score, and flagged when that distance is beyond `crossCheck.margin`. A cross-check
-judge's κ on the calibration is reported when the calibration lists it.
+`judge.crossCheck` adds judges that grade every judge assertion beside the primary one, which
+alone gates (docs/assertions.md, "A second judge: `crossCheck`").
 """
 
 from __future__ import annotations

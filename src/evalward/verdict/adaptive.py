@@ -11,13 +11,10 @@ An Eval with `execution.reps: {min, max}` is decided by sequential tests
 Whatever the number of fixtures and however the reps were spent, a pull request that changed
 nothing is blocked at most alpha of the time (Ville's inequality, Bonferroni over the tests).
 
-Every fixture starts at `min` reps on the head (one, by default: at the default rates a single
-pass settles a fixture working). A fixture gets another head rep while its own test is open.
-Once no fixture's own test is open, the pooled test, if it is open and something failed, asks
-for just the reps that could settle it working if they all passed, given to the settled
-fixtures with the fewest reps. The base side runs a fixture only when the head's verdict reads
-it: its head test settled broken, or ended open leaning broken, or the pooled test settled (or
-ended leaning) broken and the fixture failed on the head. The base's runs then say whether the
+Which head runs come next is docs/github.md's ("Noise": a fixture's own open test first, then
+the pooled test's). The base side runs a fixture only when the head's verdict reads it: its
+head test settled broken, or ended open leaning broken, or the pooled test settled (or ended
+leaning) broken and the fixture failed on the head. The base's runs then say whether the
 head's failure is a regression, was failing already, or is noise in an unreliable baseline.
 """
 
