@@ -80,8 +80,7 @@ def detect_changes(
     agents the change touches: an Eval the base branch gained since still gates them.
     `index` lists the head's checkout (the one the result cache's keys read, when given)."""
     result = ChangeSet(changed_files=changed_files)
-    touched = changed_paths(changed_files)
-    _agents(result, touched, head, base, index or FileIndex(head.root))
+    _agents(result, changed_paths(changed_files), head, base, index or FileIndex(head.root))
     if base is not None:
         _gate_resources(result, head, base)
     # An Eval the pull request deleted or renamed still covers the agent it changed: the base's
@@ -187,9 +186,7 @@ def _reads(
 
 def _below(ordered: list[str], named: str) -> list[str]:
     """The paths of the sorted `ordered` under the folder `named` ("." for the root)."""
-    if named == ".":
-        return ordered
-    return [p for p in paths_under(ordered, named) if p != named]
+    return ordered if named == "." else [p for p in paths_under(ordered, named) if p != named]
 
 
 def _moved_elsewhere(before: Located[Agent], after: Located[Agent]) -> bool:

@@ -116,8 +116,7 @@ def estimate_run(
             for key in _TOOL_FIELDS:
                 value = vars(assertion).get(key)  # a field, if the type has it
                 named.update([value] if isinstance(value, str) else value or [])
-        offered = any(t.enabled for t in agent.tools)
-        turns = min(max(len(named), int(offered)) + 1, agent.max_turns)
+        turns = min(max(len(named), int(any(t.enabled for t in agent.tools))) + 1, agent.max_turns)
         result_chars = _tool_result_chars(agent, fixture, named)
         prompt = len(agent.system or "") + given + _tool_schema_chars(agent)
         messages = len(opening_messages(fixture)) + 1
@@ -172,8 +171,7 @@ def _pairwise_calls(spec: EvalSpec, fixture: EvalFixtureSpec, seen: int) -> list
     rubric = (fixture.pairwise.rubric if fixture.pairwise else None) or (
         pairwise.rubric if pairwise else None
     )
-    chars = len(PAIRWISE_PROMPT) + len(rubric or "") + 2 * seen
-    call = _judge_call(model, chars)
+    call = _judge_call(model, len(PAIRWISE_PROMPT) + len(rubric or "") + 2 * seen)
     return [call, call]
 
 
@@ -366,8 +364,7 @@ def trim_to_budget(
 
     def severity(group: tuple[str, str]) -> float:
         side = Side.head if any(r.side is Side.head for r in groups[group]) else Side.base
-        fixture = resources[side].fixtures[group[1]].resource.spec
-        return DEFAULT_SEVERITY_WEIGHTS[fixture.severity]
+        return DEFAULT_SEVERITY_WEIGHTS[resources[side].fixtures[group[1]].resource.spec.severity]
 
     total = counted = own = Estimate(0, 0.0)
     kept: list[PlannedRun] = []

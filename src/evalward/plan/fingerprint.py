@@ -333,8 +333,7 @@ def read_globs(located: Located[Agent], index: FileIndex) -> list[str]:
 
 def agent_reads(located: Located[Agent], index: FileIndex) -> list[str]:
     """Every repository path the agent depends on (the module's rule), as it names them."""
-    watched = index.matching(read_globs(located, index))
-    return sorted(set(referenced_files(located)) | set(watched))
+    return sorted(set(referenced_files(located)) | set(index.matching(read_globs(located, index))))
 
 
 def agent_fingerprint(located: Located[Agent], index: FileIndex) -> dict[str, Any]:

@@ -285,8 +285,7 @@ def undefined(resources: ResourceSet, whose: str, config: RepoConfig | None) -> 
     """When the definitions that gate hold no Eval at all: that, and where evalward looked."""
     if resources.evals:
         return ""
-    searched = (config or RepoConfig()).searched()
-    return f"{whose} defines no Eval: evalward looked in {searched}"
+    return f"{whose} defines no Eval: evalward looked in {(config or RepoConfig()).searched()}"
 
 
 def _base_fixtures(

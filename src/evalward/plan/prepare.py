@@ -309,8 +309,7 @@ def _head_files(git: Git, head: str | None, root: Path) -> RepoFiles:
 
 def config_at(git: Git, commit: str) -> RepoConfig:
     """The `evalward.yaml` of a commit (defaults when it has none)."""
-    door = RepoFiles.at_commit(git, commit)
-    return parse_config(door.contents([CONFIG_FILE]).get(CONFIG_FILE))
+    return parse_config(RepoFiles.at_commit(git, commit).contents([CONFIG_FILE]).get(CONFIG_FILE))
 
 
 def _unloadable(exc: ResourceError, commit: str) -> ResourceError:

@@ -318,8 +318,7 @@ def planned_models(plan: Plan, checkouts: Mapping[Side, Checkout]) -> list[str]:
         if run.eval not in resources.evals or run.fixture not in resources.fixtures:
             continue
         eval_def = resources.evals[run.eval].resource
-        agent = resources.agents[eval_def.spec.target_agent]
-        models.update(agent.resource.spec.models[:1])
+        models.update(resources.agents[eval_def.spec.target_agent].resource.spec.models[:1])
         models.update(eval_def.spec.judge.models)
         pairwise = eval_def.spec.judge.pairwise
         models.update([pairwise.model] if pairwise is not None and pairwise.model else [])

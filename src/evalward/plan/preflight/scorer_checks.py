@@ -178,9 +178,7 @@ def _node_check(node: str, name: str, text: str) -> Failure | None:
             )
         except (OSError, subprocess.TimeoutExpired):
             return None
-    if done.returncode == 0:
-        return None
-    return _node_failure(done.stderr, str(path))
+    return None if done.returncode == 0 else _node_failure(done.stderr, str(path))
 
 
 def _node_failure(said: str, path: str) -> Failure:

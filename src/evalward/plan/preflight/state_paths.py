@@ -124,9 +124,7 @@ def _held_in_file(file: str, at: str, state: Mapping[str, Any]) -> str | None:
     provisioned with it (nothing said of a file the run writes, or one that is not data)."""
     files = state.get("files")
     text = files.get(file.strip("/")) if isinstance(files, dict) else None
-    if not isinstance(text, str):
-        return None
-    if not file.endswith((".json", ".yaml", ".yml")):
+    if not isinstance(text, str) or not file.endswith((".json", ".yaml", ".yml")):
         return None
     # lazy: PyYAML costs about 10 ms of start-up, and only a YAML file needs it
     import yaml
