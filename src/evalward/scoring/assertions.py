@@ -149,9 +149,8 @@ def _tool_not_called(a: ToolNotCalledAssertion, trace: Trace) -> CheckOutcome:
 def _tool_sequence(a: ToolSequenceAssertion, trace: Trace) -> CheckOutcome:
     calls = _calls(trace, *a.tools)
     remaining = iter(calls)
-    ok = all(any(name == wanted for name in remaining) for wanted in a.tools)
     return pass_or_fail(
-        ok,
+        all(any(name == wanted for name in remaining) for wanted in a.tools),
         f"calls follow {' → '.join(a.tools)}",
         f"expected {' → '.join(a.tools)} in order; calls were {_listing(calls)}"
         + "".join(tool_names.hint(t, calls) for t in dict.fromkeys(a.tools) if t not in calls),

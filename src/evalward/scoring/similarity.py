@@ -48,8 +48,7 @@ async def check_similar(
     passed, score, said = chosen
     if len(values) > 1 and not assertion.negate and not passed:
         said = f"none of the {len(values)} texts is similar enough (the closest: {said})"
-    clamped = min(1.0, max(0.0, score))
-    return JudgeOutcome(Status.passed if passed else Status.failed, clamped, said)
+    return JudgeOutcome(Status.passed if passed else Status.failed, min(1.0, max(0.0, score)), said)
 
 
 def _one(

@@ -77,9 +77,8 @@ def with_final_output(trace: Trace, text: str) -> Trace:
 def _context(spec: EvalFixtureSpec) -> dict[str, Any]:
     """promptfoo's transform context (`vars`, `prompt`) and evalward's `input`, `expected`."""
     said = input_text(input_messages(spec.input)) if spec.input is not None else ""
-    variables = {**(spec.input.payload if spec.input is not None else {}), **spec.vars}
     return {
-        "vars": variables,
+        "vars": {**(spec.input.payload if spec.input is not None else {}), **spec.vars},
         "prompt": {"raw": said, "label": said},
         "input": said,
         "expected": spec.reference,
