@@ -96,14 +96,13 @@ class BaseJudging:
         located = base.resources.evals[result.eval]
         judge_of = await self.panel.for_eval(located, base.resources, Side.base.value)
         trace = self.trace_of(result)
-        labels = RunLabels(eval=result.eval, rep=result.rep, side=result.side, sha=base.sha)
         judged = await judge_deferred(
             base.resources.fixtures[result.fixture],
             result,
             trace,
             located.resource.spec.scoring,
             judge_of,
-            run=labels,
+            run=RunLabels(eval=result.eval, rep=result.rep, side=result.side, sha=base.sha),
         )
         self.asked += 1
         cache = self.context.options.cache

@@ -476,13 +476,12 @@ class _Run:
                 judge = self.judges.deferred(located_eval)
             else:
                 judge = await self.judges.for_eval(located_eval, checkout.resources, run.side.value)
-            labels = RunLabels(eval=run.eval, rep=run.rep, side=run.side.value, sha=checkout.sha)
             result = await score_fixture(
                 checkout.resources.fixtures[run.fixture],
                 trace,
                 located_eval.resource.spec.scoring,
                 judge,
-                run=labels,
+                run=RunLabels(eval=run.eval, rep=run.rep, side=run.side.value, sha=checkout.sha),
                 playground=playground,
                 scorers=self.gate_scorers
                 if run.side is Side.head and run.fixture in checkout.gate_fixtures

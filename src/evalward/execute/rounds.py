@@ -47,8 +47,7 @@ def flaky_on_main(context: RunContext) -> tuple[dict[str, dict[str, float]], lis
         agent = located.resource.spec.target_agent if located is not None else ""
         if agent not in base.resources.agents:
             continue
-        fingerprint = context.keys.agent(Side.base, agent)
-        identity = identity_of(base.resources.agents[agent], fingerprint)
+        identity = identity_of(base.resources.agents[agent], context.keys.agent(Side.base, agent))
         found = main_history(directory, name, agent=identity.fingerprint, version=__version__)
         if found.stale:
             notes.append(
@@ -184,9 +183,8 @@ def next_round(
         gates = [f for f in head if f not in plan.pending.get(name, ())]
         paired = rounds_pairs is not None and name in rounds_pairs.fixtures
         share = pass_rate_share(spec, paired)
-        tests = SequentialTests.of(spec.scoring.gate, reps, len(gates), share)
         asked = more_runs(
-            tests,
+            SequentialTests.of(spec.scoring.gate, reps, len(gates), share),
             head,
             base,
             gating=gates,
