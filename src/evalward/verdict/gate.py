@@ -412,12 +412,8 @@ def _unavailable(
     down: list[EvalComparison], bypass: Bypass | None, refusal: BypassRefusal | None
 ) -> GateDecision:
     names = [c.name for c in down]
-    runs = [c.name for c in down if not c.head.incomplete_reason]
-    said = (
-        [f"every run of {', '.join(runs)} failed to reach its model provider after retries"]
-        if runs
-        else []
-    )
+    runs = ", ".join(c.name for c in down if not c.head.incomplete_reason)
+    said = [f"every run of {runs} failed to reach its model provider after retries"] if runs else []
     said += [_unscored(c) for c in down if c.head.incomplete_reason]
     decision = GateDecision(
         GateResult.unavailable,

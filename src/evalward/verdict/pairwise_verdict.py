@@ -35,9 +35,8 @@ def settle_pairwise(result: EvalResult, located: Located[Eval], judged: Judged) 
     spec = located.resource.spec
     judge = judged.judge
     gating = [o.name for o in result.fixture_results if o.gates and o.name in judged.fixtures]
-    tests = PreferenceTests.of(spec.scoring.gate, judge.margin, preference_share(spec))
     record = decide(
-        tests,
+        PreferenceTests.of(spec.scoring.gate, judge.margin, preference_share(spec)),
         judged.pairs,
         gating,
         model=judge.model,

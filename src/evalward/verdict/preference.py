@@ -230,8 +230,7 @@ def length_bias(pairs: Sequence[PairRecord]) -> list[LengthBucket]:
     for pair in pairs:
         if pair.preferred not in ("head", "base"):
             continue
-        longest = max(pair.head_chars, pair.base_chars, 1)
-        difference = (pair.head_chars - pair.base_chars) / longest
+        difference = (pair.head_chars - pair.base_chars) / max(pair.head_chars, pair.base_chars, 1)
         name = (
             "about as long"
             if abs(difference) <= ABOUT_AS_LONG

@@ -77,9 +77,8 @@ def _settle(
         base_runs = outcomes(base_result.fixtures) if base_result is not None else {}
         gates = [name for name in head_runs if name not in result.pending]
         share = pass_rate_share(located.resource.spec, result.eval in pairs)
-        tests = SequentialTests.of(policy, reps, len(gates), share)
         call = judge(
-            tests,
+            SequentialTests.of(policy, reps, len(gates), share),
             head_runs,
             base_runs,
             gating=gates,
