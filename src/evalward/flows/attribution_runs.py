@@ -220,10 +220,9 @@ def head_commit(request: RunRequest) -> tuple[str, str]:
     they are (`Git.working_tree_commit`: nothing of the checkout changes). A file git does
     not track (and does not ignore) the head's runs may have read, and no commit holds it;
     its name is anyone's bytes, said as `printable` says a name."""
-    setup = request.setup
-    git = setup.git
-    if setup.revisions.head is not None:
-        return git.resolve(setup.revisions.head), ""
+    git, head = request.setup.git, request.setup.revisions.head
+    if head is not None:
+        return git.resolve(head), ""
     untracked = [p for p in git.untracked() if p.split("/")[0] != EVALWARDS_OWN]
     if untracked:
         shown = ", ".join(map(printable, untracked[:3]))
@@ -250,8 +249,7 @@ async def attribute_regression(
     regressing fixtures run on one variant of the head, while `budget` affords one. The
     agent's files are the ones the run (`evaluation`) loaded at the head; `head` the commit
     the variants are made from (the run's head, `head_commit`)."""
-    setup = request.setup
-    git, revisions = setup.git, setup.revisions
+    git, revisions = request.setup.git, request.setup.revisions
     assert revisions.base is not None, "a regression is measured against a base"
     base = git.merge_base(git.resolve(revisions.base), head)
     files = evaluation.agent_files.get(regression.agent)
@@ -294,9 +292,6 @@ async def variant_trial(
     variant a refused call cut short is not built (a run stopped by the budget says nothing
     of the agent), and the budget is `short`."""
     setup = request.setup
-    # no estimate decides what a variant runs: its runs are the regressing fixtures, all of
-    # them, and the ceiling holds what they spend
-    options = dataclasses.replace(setup.options, run_all=True, budget=Budget())
 
     def head_runs(plan: Plan, resources: Mapping[Side, ResourceSet]) -> Plan:
         return plan.with_runs([run for run in plan.runs if _asked(run, regression)])
@@ -306,7 +301,9 @@ async def variant_trial(
         revisions=Revisions(base=setup.revisions.base, head=commit),
         select=lambda name: name == regression.eval,
         shape=compose(setup.shape, head_runs),
-        options=options,
+        # no estimate decides what a variant runs: its runs are the regressing fixtures, all
+        # of them, and the ceiling holds what they spend
+        options=dataclasses.replace(setup.options, run_all=True, budget=Budget()),
         started=None,
         sandbox_setup=None,  # readied once, for the run: the variants run in it as the head
     )
@@ -336,8 +333,7 @@ async def variant_trial(
         )
         for fixture in regression.fixtures
     )
-    regressed = any(not verdicts.get(fixture, False) for fixture in regression.fixtures)
-    return Trial(regressed, scores)
+    return Trial(any(not verdicts.get(fixture, False) for fixture in regression.fixtures), scores)
 
 
 def _asked(run: PlannedRun, regression: Regression) -> bool:

@@ -155,9 +155,8 @@ async def run(request: RunRequest) -> Outcome:
     front ends decide what it means: a key the plan lacks may skip the gate, an error before
     anything ran is said without files, one after is written and reported first."""
     try:
-        if request.parts is not None:
-            return merge(request)
-        return await run_change(request)
+        ready_sandbox(request.setup)
+        return merge(request) if request.parts is not None else await run_change(request)
     except Exception as exc:
         return Outcome.stopped(exc, request)
 
@@ -189,7 +188,6 @@ async def run_change(request: RunRequest) -> Outcome:
     finished. An error once runs finished comes back in the phases' `Ran`; one before is
     raised to `run`, which makes it the Outcome's too."""
     setup, progress = request.setup, request.progress
-    ready_sandbox(setup)
     ran = await until_signalled(pipeline.run_change(request), progress)
     evaluation = partial(progress) if ran is None else pipeline.evaluated(ran, progress.traces)
     failure = ran.failure if ran is not None else None
@@ -211,7 +209,6 @@ def merge(request: RunRequest) -> Outcome:
     of the head in it once the merge has decided."""
     setup, progress, parts = request.setup, request.progress, request.parts
     assert parts is not None, "a merge is a request with parts"
-    ready_sandbox(setup)
     with expected(setup) as plan:
         evaluation = merge_parts(parts.paths, plan, parts.key, parts.check)
     progress.plan, progress.done = evaluation.plan, list(evaluation.fixtures)
