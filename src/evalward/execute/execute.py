@@ -53,9 +53,7 @@ from evalward.scoring.scores import score_fixture
 from evalward.text.escaping import printable
 
 UNSCORED_PER_SLOT = 4
-SIDES_IN_TURN = (Side.base, Side.head)
-"""The base's runs first, each side's in its own turn: the head's programs start once every
-base run is done (or taken from the cache), so none of them can change what a base run reads."""
+SIDES_IN_TURN = (Side.base, Side.head)  # the base's turn first: the module's docstring says why
 
 
 @dataclass(frozen=True)

@@ -212,8 +212,7 @@ def _reads_below(folder: str, located: Located[Agent], read: set[str]) -> bool:
     `packages/core`."""
     if not folder:
         return bool(referenced_files(located) or located.resource.spec.watch)
-    below = f"{folder}/"
-    if any(p.startswith(below) for p in (*referenced_files(located), *read)):
+    if any(p.startswith(f"{folder}/") for p in (*referenced_files(located), *read)):
         return True
     return may_cover(folder, located.resource.spec.watch)
 

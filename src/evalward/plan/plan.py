@@ -340,9 +340,8 @@ def private_runs(plan: Plan, resources: Mapping[Side, ResourceSet]) -> set[tuple
     private: set[tuple[str, str]] = set()
     for run in plan.runs:
         found = resources[run.side]
-        eval_def = found.evals[run.eval].resource
         fixture = found.fixtures[run.fixture].resource
-        if "private" in (eval_def.spec.visibility, fixture.spec.visibility):
+        if "private" in (found.evals[run.eval].resource.spec.visibility, fixture.spec.visibility):
             private.add((run.eval, run.fixture))
     return private
 

@@ -154,13 +154,12 @@ class CacheKeys:
     def _key(self, run: PlannedRun) -> str:
         """A hash of the Eval's shared material, the fixture and the rep, each as canonical
         JSON text (which holds no line break) on a line of its own."""
-        resources = self._checkouts[run.side].resources
         shared = self._evals.get((run.side, run.eval))
         if shared is None:
             shared = self._evals[(run.side, run.eval)] = _canonical(
                 {"evalward": __version__, **self._shared(run.side, run.eval)}
             )
-        definition = resources.fixtures[run.fixture].resource
+        definition = self._checkouts[run.side].resources.fixtures[run.fixture].resource
         fixture = _fixture_text(definition)
         conversation = definition.spec.conversation
         user = conversation.user if conversation is not None else None

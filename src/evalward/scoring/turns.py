@@ -19,12 +19,11 @@ def turn_trace(trace: Trace, turn: int) -> Trace | None:
     if not steps:
         return None
     first, last = steps[0].index, steps[-1].index
-    calls = [c for c in trace.proxy_calls if first - 1 <= c.after_step < last]
     timed = trace.turn_durations_ms
     return Trace(
         steps=steps,
         duration_ms=timed[turn - 1] if turn <= len(timed) else sum(s.duration_ms for s in steps),
-        proxy_calls=calls,
+        proxy_calls=[c for c in trace.proxy_calls if first - 1 <= c.after_step < last],
         end_reason=trace.end_reason,
     )
 

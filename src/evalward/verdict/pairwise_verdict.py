@@ -34,11 +34,10 @@ def settle_pairwise(result: EvalResult, located: Located[Eval], judged: Judged) 
     when its judge cannot decide an Eval that would otherwise pass."""
     spec = located.resource.spec
     judge = judged.judge
-    gating = [o.name for o in result.fixture_results if o.gates and o.name in judged.fixtures]
     record = decide(
         PreferenceTests.of(spec.scoring.gate, judge.margin, preference_share(spec)),
         judged.pairs,
-        gating,
+        [o.name for o in result.fixture_results if o.gates and o.name in judged.fixtures],
         model=judge.model,
         margin=judge.margin,
         length_controlled=judge.length_controlled,

@@ -231,13 +231,9 @@ def length_bias(pairs: Sequence[PairRecord]) -> list[LengthBucket]:
         if pair.preferred not in ("head", "base"):
             continue
         difference = (pair.head_chars - pair.base_chars) / max(pair.head_chars, pair.base_chars, 1)
-        name = (
-            "about as long"
-            if abs(difference) <= ABOUT_AS_LONG
-            else "head longer"
-            if difference > 0
-            else "head shorter"
-        )
+        name = "head longer" if difference > 0 else "head shorter"
+        if abs(difference) <= ABOUT_AS_LONG:
+            name = "about as long"
         buckets[name].append(pair.preferred == "head")
     return [
         LengthBucket(bucket=name, decided=len(wins), head_wins=sum(wins))
@@ -282,14 +278,8 @@ def cited(pairs: Sequence[PairRecord]) -> str:
     if pair is None or pair.private:
         return ""
     steps = [e for order in pair.orders for e in order.evidence if e.supported]
-    shown = [
-        _quote(step)
-        for step in (
-            next((e for e in steps if e.side == "base"), None),
-            next((e for e in steps if e.side == "head"), None),
-        )
-        if step is not None
-    ]
+    firsts = (next((e for e in steps if e.side == side), None) for side in ("base", "head"))
+    shown = [_quote(step) for step in firsts if step is not None]
     return f"; the judge cites (rep {pair.rep}) " + " against ".join(shown) if shown else ""
 
 
