@@ -38,9 +38,8 @@ async def evaluate_change(setup: RunSetup, progress: RunProgress | None = None) 
 
 
 def evaluated(ran: Ran, traces: TraceSpool) -> Evaluation:
-    """The record of the runs, its Evals scored per side and compared."""
-    # Scoring reads only the Evals: the checkouts and every loaded fixture are gone by now,
-    # so a large suite's definitions and its results are not in memory together.
+    """The record of the runs, its Evals scored per side and compared (from `ran.evals`
+    alone: `Ran` says why)."""
     evaluation = Evaluation(
         changes=ran.changes,
         plan=ran.plan,
