@@ -139,8 +139,7 @@ class PairJudging:
 
     async def _judge_of(self, name: str) -> PairwiseJudge:
         if name not in self.judges:
-            head = self.head
-            self.judges[name] = await self.panel.for_eval(head.evals[name], head)
+            self.judges[name] = await self.panel.for_eval(self.head.evals[name], self.head)
         return self.judges[name]
 
     async def _pair(

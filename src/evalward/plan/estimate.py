@@ -229,12 +229,8 @@ def estimate_plan(
 ) -> Estimate:
     """The estimate of every run of the plan but those `skip` marks (runs the result cache
     answered, in plan order)."""
-    total = Estimate(0, 0.0)
-    for index, run in enumerate(plan.runs):
-        if index < len(skip) and skip[index]:
-            continue
-        total += estimate_run(run, resources[run.side], prices)
-    return total
+    ran = [run for index, run in enumerate(plan.runs) if not (index < len(skip) and skip[index])]
+    return sum((estimate_run(run, resources[run.side], prices) for run in ran), Estimate(0, 0.0))
 
 
 async def estimate_meanwhile(

@@ -191,9 +191,7 @@ def _fixture_result(
     spec = fixture.resource.spec
     score = weighted_mean(results)
     status, message = fixture_status(results, trace)
-    note = truncation_note(trace)
-    if note:
-        message = f"{message}; {note}" if message else note
+    message = "; ".join(said for said in (message, truncation_note(trace)) if said)
     return FixtureResult(
         eval=run.eval,
         fixture=fixture.resource.metadata.name,
