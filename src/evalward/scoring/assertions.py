@@ -1,15 +1,7 @@
 """Deterministic assertions over a trace. Each returns pass / fail (score 1 / 0) or error.
 
-The exact semantics of every type are documented in docs/assertions.md; the short version of
-the ordering rules (over the trace's tool calls, in order):
-
-- `toolCalled tool before: [X]`: some call of `tool` comes before the first call of each X;
-  an X that is never called does not prevent the pass.
-- `toolCalled tool after: [Y]`: some call of `tool` comes after the first call of each Y;
-  a Y that is never called makes it fail.
-- With both, one and the same call of `tool` must satisfy every condition.
-- `toolNotCalled tool after: [Y]`: no call of `tool` comes after the first call of any Y.
-- `toolSequence tools`: the list appears in the calls as a subsequence (gaps allowed).
+The exact semantics of every type, the ordering rules over the trace's tool calls among them,
+are documented in docs/assertions.md.
 
 An assertion that cannot be evaluated (a `field` that is not there, a regex that runs out of
 time) is `error`, never a silent pass or fail.

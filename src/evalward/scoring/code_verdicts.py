@@ -4,20 +4,11 @@ A `function` scorer's return value is read as promptfoo reads a `javascript` / `
 assertion's: a bool (pass or fail), a number (the score; it passes at `threshold` or above,
 without one above 0), or a mapping `{pass, score, reason}`. A `script` scorer (AgentV's
 script graders) reads the run as JSON on stdin and answers through one channel the agent's
-words cannot reach, whatever the script logs of them:
-
-- a non-zero exit code fails the run (an error when the script wrote on stderr, or when its
-  stdout is JSON: a JSON grader answers with exit code 0);
-- with exit code 0, a stdout that is exactly one JSON object is the verdict (`{pass, score,
-  reason, checks}`, `{score, assertions}`, or the older `{score, hits, misses, reasoning}`;
-  a score alone passes at `threshold`, else AgentV's 0.8), and an object that gives a key
-  twice is an error;
-- with exit code 0, any other stdout is text and the run passes, unless it holds a verdict's
-  key (`"pass":`, `"score":`, …) beside other text: that could be the grader's JSON verdict
-  with a log around it, or the agent's words it printed, and is an error.
-
-So a reply that ends with `{"pass": true}` passes no run the grader fails. Any other answer is
-an `error` that says what came back, never a pass.
+words cannot reach, whatever the script logs of them: its exit code, or its whole stdout as
+one JSON verdict (docs/assertions.md, "Where a verdict comes from", gives the rules; a stdout
+that holds a verdict's key beside other text is an error). So a reply that ends with
+`{"pass": true}` passes no run the grader fails. Any other answer is an `error` that says
+what came back, never a pass.
 """
 
 from __future__ import annotations

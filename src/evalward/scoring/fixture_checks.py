@@ -2,12 +2,10 @@
 transform), then its kind's check — a judge, a code scorer, embeddings, a state criterion, a
 deterministic check, or a group (`assertSet`) of them.
 
-A group's score is the weighted mean of its members' scores (their `weight`s); it passes when
-that reaches its `threshold`, or, without one, when every member passes (promptfoo's and
-AgentV's `assert-set`). A member in error makes the group an error (errors fail closed);
-advisory and skipped members are left out, and a group with nothing left is skipped. A member
-whose judge cannot decide is left out too, but the group carries why (`cannot_decide`): its
-Eval is inconclusive unless other evidence fails it.
+A group is promptfoo's and AgentV's `assert-set` (docs/assertions.md, "Groups": a member in
+error makes it an error, errors failing closed). A member whose judge cannot decide is left
+out, but the group carries why (`cannot_decide`): its Eval is inconclusive unless other
+evidence fails it.
 """
 
 from __future__ import annotations

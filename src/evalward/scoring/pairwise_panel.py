@@ -1,19 +1,14 @@
 """Which fixtures an Eval judges pairwise, with what, and whether that judge may gate.
 
-A pairwise judge decides only when it is calibrated: its `calibration` names a JudgeCalibration
-whose `pairs` it is replayed on (both orders, as in a run), its Cohen's κ against the human
-preferences (three classes: A, B, tie) is shown to reach `calibrationFloor` (the lower
-confidence bound of its agreement, `kappa_bounds`), and the share of pairs it judged alike in
-both orders is not shown to be below `consistencyFloor` (its one-sided upper confidence bound,
-`consistency_below`). A judge shown below a floor cannot decide, and its Eval is
-*inconclusive*: shown, never passing, unless its evidence of a worse head is significant anyway
-(then it blocks). A judge that cannot decide never turns the gate green. A calibration whose
-pairs are too few to show κ either at or below the floor (three never show it at it) leaves the
-judge *out of the gate*: it judges no pair, and the rest of its Eval decides; the comment says
-how many pairs it needs. A calibration some of
-whose pairs got no answer (an error, an outage) says nothing of the judge: it then judges
-nothing, and its Eval has no pairwise verdict (`unscored`), as for the absolute judge
-(`scoring.panel`).
+A pairwise judge decides only when it is calibrated, as docs/assertions.md ("Calibrated, or
+inconclusive") sets out: its κ against people's preferences read on its confidence bounds
+(`kappa_bounds`), its consistency across orders on its upper one (`consistency_below`). A
+judge shown below a floor cannot decide, and its Eval is *inconclusive*: shown, never passing,
+unless its evidence of a worse head is significant anyway (then it blocks). A judge that
+cannot decide never turns the gate green. A calibration too small to tell leaves the judge
+*out of the gate*; one some of whose pairs got no answer (an error, an outage) says nothing of
+the judge: it then judges nothing, and its Eval has no pairwise verdict (`unscored`), as for
+the absolute judge (`scoring.panel`).
 """
 
 from __future__ import annotations

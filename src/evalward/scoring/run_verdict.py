@@ -6,13 +6,9 @@ did not complete, timed out, had nothing to evaluate or has an assertion in `err
 that status, so neither rule can turn an error into a pass. Advisory and skipped assertions
 are not shown to either: they never gate.
 
-A scoring function is called as promptfoo calls an `assertScoringFunction`:
-`(namedScores, context)`, where `namedScores` holds each `axis`'s (promptfoo's `metric`'s)
-weighted mean score, as promptfoo computes it, and `context` holds `threshold` (the
-`passThreshold`), `componentResults` (each gating assertion's `pass`, `score`, `reason` and
-`assertion`: its `type`, `metric`, `weight`), `tokensUsed`, and evalward's `namedScores`,
-`output`, `vars` and `config`. It answers as a code scorer does; a crash, a hang or another
-shape makes the run `error`, never a pass.
+A scoring function is called as promptfoo calls an `assertScoringFunction`,
+`(namedScores, context)`, with what that section lists. It answers as a code scorer does; a
+crash, a hang or another shape makes the run `error`, never a pass.
 """
 
 from __future__ import annotations

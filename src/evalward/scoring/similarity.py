@@ -3,15 +3,8 @@ by the embeddings of both (promptfoo's `similar`, `similar:dot`, `similar:euclid
 
 The embeddings come from the assertion's `model` through evalward's own metered, cached
 embeddings calls (runtime/proxy/embedding_calls.py), one call for the output and every expected
-text. The numbers are promptfoo's:
-
-- cosine (default) and dot: the similarity passes at `threshold` or above (its score is the
-  similarity); negated, at `threshold` or below (its score is 1 − the similarity);
-- euclidean: the distance passes at `threshold` or below (its score is 1 / (1 + distance));
-  negated, at `threshold` or above (its score is 1 − that);
-- several expected texts: it passes when any one passes (negated: when every one does).
-
-A score outside [0, 1] (a negative cosine) counts as its nearest end.
+text. The numbers are promptfoo's, as docs/assertions.md gives them. A score outside [0, 1]
+(a negative cosine) counts as its nearest end.
 """
 
 from __future__ import annotations

@@ -32,11 +32,9 @@ Ville 1939). Pairs are independent given the runs: each is a fresh pair of runs,
 A fixture's **not worse** verdict is the margin's test on all its pairs (its lower line, at
 beta): it stops asking for pairs, and blocks nothing.
 
-The tests spend the Eval's `scoring.gate` rates: under adaptive reps three quarters of
-`falseBlockRate` (the pass-rate tests keep a quarter, which costs them little: a broken fixture
-settles in four failures at either share), under fixed reps all of it (no other rule there
-spends it). Of that share the pooled test spends a third, the fixtures that lean worse two
-thirds: at init's defaults 0.005 (as before this split) and 0.01.
+The tests spend the Eval's `scoring.gate` rates as docs/assertions.md ("The test") says:
+`PREFERENCE_SHARE` of `falseBlockRate` beside adaptive reps, all of it with fixed reps, of
+which the pooled test spends `POOLED_PART`.
 """
 
 from __future__ import annotations

@@ -2,19 +2,11 @@
 tell.
 
 The state (docs/playgrounds.md) is one document: `files`, `db` and `service`, each there when
-the playground has that part. Its seeds tell some of its shape: the tables and columns the
-SQLite seed makes, the files of the files seed, the top-level keys of the service's JSON or
-YAML seed (or of the state the service served, after `validate --playgrounds`). The rest —
-rows and their keys, values, the files the agent writes — is the run's to make. So a path the
-seeds do not have is a warning that names the nearest one, never an error; and a file is
-named only when a file of the seed is close to it, since an agent writes most of the files a
-criterion asks about.
-
-Once `validate --playgrounds` has provisioned the playground, the state it was made in is
-walked too (`held_warnings`), below the top: a key a record does not have where it has one
-close to it (`service.orders.A-1042.statuz`), a path that goes on through a text or a number,
-a key of a JSON or YAML file of the seed (`stateValue`'s `file` and `at`). A key with no near
-name is still the run's to add (a new order, a new row).
+the playground has that part. Its seeds tell some of its shape; the rest — rows and their keys,
+values, the files the agent writes — is the run's to make. So a path the seeds do not have is a
+warning that names the nearest one, never an error (docs/playgrounds.md says which, and what
+`validate --playgrounds` adds: the state the playground was made in, walked by
+`held_warnings`).
 """
 
 from __future__ import annotations
