@@ -459,10 +459,8 @@ def audit_record(
     pr_number: int | None,
     head_sha: str,
     run_url: str,
-    now: dt.datetime | None = None,
 ) -> dict[str, Any]:
     """The structured record of an honoured or refused bypass. `event` stays the first key."""
-    moment = (now or dt.datetime.now(dt.UTC)).isoformat(timespec="seconds")
     labelled: Bypass | BypassRefusal | None = decision.bypass or decision.refusal
     if labelled is None:
         raise ValueError("audit_record needs a decision with a bypass or a refusal")
@@ -486,7 +484,7 @@ def audit_record(
         failing_evals=decision.failing_evals,
         failing_fixtures=decision.failing_fixtures,
         inconclusive_evals=decision.inconclusive_evals,
-        timestamp=moment,
+        timestamp=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     )
     if decision.error:
         record["error"] = decision.error
