@@ -259,9 +259,8 @@ def _contains(a: ContainsAssertion, trace: Trace) -> CheckOutcome:
 
 
 def _not_contains(a: NotContainsAssertion, trace: Trace) -> CheckOutcome:
-    text = _target_text(a.field, trace)
     return pass_or_fail(
-        a.value not in text,
+        a.value not in _target_text(a.field, trace),
         f"does not contain {a.value!r}",
         f"{a.value!r} found in {_where(a.field)}",
     )

@@ -67,8 +67,7 @@ class CodeScorers:
         self._environments = environments or ScorerEnvironments(self.env, self.sandbox)
 
     async def score(self, assertion: CodeAssertion, case: ScorerCase) -> JudgeOutcome:
-        script = assertion.protocol is ScorerProtocol.script
-        stdin = script_stdin(case) if script else None
+        stdin = script_stdin(case) if assertion.protocol is ScorerProtocol.script else None
         return await self.call(assertion, (case.output, _context(assertion, case)), stdin)
 
     async def value(self, code: CodeAssertion, arguments: tuple[Any, Mapping[str, Any]]) -> Any:
@@ -127,8 +126,7 @@ class CodeScorers:
         except ScorerEnvironmentError as exc:
             raise _Failed(str(exc)) from None
         memory = assertion.memory_mb * 1024 * 1024
-        cpu = math.ceil(assertion.timeout_seconds) + 1
-        limits = [memory, cpu, MAX_FILE_BYTES]
+        limits = [memory, math.ceil(assertion.timeout_seconds) + 1, MAX_FILE_BYTES]
         request = {
             "source": code,
             "inline": assertion.source is not None,

@@ -188,7 +188,6 @@ def _assertion_result(
 def _fixture_result(
     fixture: Located[EvalFixture], run: RunLabels, trace: Trace, results: list[AssertionResult]
 ) -> FixtureResult:
-    spec = fixture.resource.spec
     score = weighted_mean(results)
     status, message = fixture_status(results, trace)
     message = "; ".join(said for said in (message, truncation_note(trace)) if said)
@@ -200,7 +199,7 @@ def _fixture_result(
         status=status,
         score=score,
         verdict=Verdict.of(score),
-        severity=spec.severity,
+        severity=fixture.resource.spec.severity,
         message=message,
         output=cap_output(trace.final_output),
         assertions=results,
