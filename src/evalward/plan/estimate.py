@@ -151,12 +151,11 @@ def _similar_calls(agent: AgentSpec, fixture: EvalFixtureSpec, estimated: bool) 
     """Each `similar` assertion's one embeddings call: its texts and the run's answer (as
     long as the agent's definition bounds it, when its kind's calls are `estimated`)."""
     answer = _answer_tokens(agent, fixture) if estimated else REPLY_TOKENS
-    calls = []
-    for check in flatten(fixture.assertions):
-        if isinstance(check, SimilarAssertion):
-            texts = [check.value] if isinstance(check.value, str) else check.value
-            calls.append(_Call(check.model, sum(map(len, texts)) // CHARS_PER_TOKEN + answer, 0))
-    return calls
+    return [
+        _Call(check.model, sum(map(len, check.values)) // CHARS_PER_TOKEN + answer, 0)
+        for check in flatten(fixture.assertions)
+        if isinstance(check, SimilarAssertion)
+    ]
 
 
 def _pairwise_calls(spec: EvalSpec, fixture: EvalFixtureSpec, seen: int) -> list[_Call]:
