@@ -1,6 +1,6 @@
 """A sharded gate: the matrix jobs run the parts, and the merge job merges them, comments and
-gates. The merge runs no agent of its own, so it never readies the sandbox
-(`session.merge` does not call `ready_sandbox`); but once it has decided, attribution runs
+gates. The merge runs no agent of its own, so it once never readied the sandbox; but once
+it has decided, attribution runs
 the head's variants in it (`attribution_runs.variant_trial`, with `sandbox_setup=None`:
 "readied once, for the run"), and a variant that keeps the hunk that regressed is the pull
 request's program, run in the merge job. The workspace is then still open to the agent user
