@@ -216,6 +216,7 @@ class _Run:
         if store is None or own is None:
             return None
         base = self.checkouts.get(Side.base)
+        judged = side is Side.head and (base is not None or store.untrusted_head)
         before = base.resources.agents.get(name) if base is not None else None
         gate = before.resource.spec.environment if before is not None else None
         gate_at = ""
@@ -228,7 +229,7 @@ class _Run:
             name,
             own,
             gate,
-            judged=side is Side.head and (base is not None or store.untrusted_head),
+            judged=judged,
             inputs=store.limits,
             own_at=place_of(resources, resources.agents[name], ("spec", "environment")),
             gate_at=gate_at,

@@ -182,8 +182,9 @@ def next_round(
         base = outcomes([r for r in mine if r.side == Side.base.value])
         gates = [f for f in head if f not in plan.pending.get(name, ())]
         paired = rounds_pairs is not None and name in rounds_pairs.fixtures
+        share = pass_rate_share(spec, paired)
         asked = more_runs(
-            SequentialTests.of(spec.scoring.gate, reps, len(gates), pass_rate_share(spec, paired)),
+            SequentialTests.of(spec.scoring.gate, reps, len(gates), share),
             head,
             base,
             gating=gates,

@@ -113,7 +113,8 @@ class CallBudget:
     def count(self, before: int, need: int) -> None:
         """Count a trial that began when `before` calls were spent and was expected to
         need about `need` (`counted`; at least one call, as `stop` asks)."""
-        self.counted = max(self.counted, before) + max(self.spent_since().calls - before, need, 1)
+        made = self.spent_since().calls - before
+        self.counted = max(self.counted, before) + max(made, need, 1)
 
     def stop(self, need: int = 1) -> str:
         """Why no more variant may run ("": one may), when one needs about `need` calls, and

@@ -116,7 +116,8 @@ def estimate_run(
             for key in _TOOL_FIELDS:
                 value = vars(assertion).get(key)  # a field, if the type has it
                 named.update([value] if isinstance(value, str) else value or [])
-        turns = min(max(len(named), int(any(t.enabled for t in agent.tools))) + 1, agent.max_turns)
+        offered = any(t.enabled for t in agent.tools)
+        turns = min(max(len(named), int(offered)) + 1, agent.max_turns)
         result_chars = _tool_result_chars(agent, fixture, named)
         prompt = len(agent.system or "") + given + _tool_schema_chars(agent)
         messages = len(opening_messages(fixture)) + 1

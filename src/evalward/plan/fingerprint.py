@@ -333,7 +333,8 @@ def read_globs(located: Located[Agent], index: FileIndex) -> list[str]:
 
 def agent_reads(located: Located[Agent], index: FileIndex) -> list[str]:
     """Every repository path the agent depends on (the module's rule), as it names them."""
-    return sorted(set(referenced_files(located)) | set(index.matching(read_globs(located, index))))
+    watched = index.matching(read_globs(located, index))
+    return sorted(set(referenced_files(located)) | set(watched))
 
 
 def agent_fingerprint(located: Located[Agent], index: FileIndex) -> dict[str, Any]:

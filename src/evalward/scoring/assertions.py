@@ -141,8 +141,9 @@ def _tool_not_called(a: ToolNotCalledAssertion, trace: Trace) -> CheckOutcome:
 def _tool_sequence(a: ToolSequenceAssertion, trace: Trace) -> CheckOutcome:
     calls = _calls(trace, *a.tools)
     remaining = iter(calls)
+    ok = all(any(name == wanted for name in remaining) for wanted in a.tools)
     return pass_or_fail(
-        all(any(name == wanted for name in remaining) for wanted in a.tools),
+        ok,
         f"calls follow {' → '.join(a.tools)}",
         f"expected {' → '.join(a.tools)} in order; calls were {_listing(calls)}"
         + "".join(tool_names.hint(t, calls) for t in dict.fromkeys(a.tools) if t not in calls),
@@ -259,8 +260,9 @@ def _contains(a: ContainsAssertion, trace: Trace) -> CheckOutcome:
 
 
 def _not_contains(a: NotContainsAssertion, trace: Trace) -> CheckOutcome:
+    text = _target_text(a.field, trace)
     return pass_or_fail(
-        a.value not in _target_text(a.field, trace),
+        a.value not in text,
         f"does not contain {a.value!r}",
         f"{a.value!r} found in {_where(a.field)}",
     )

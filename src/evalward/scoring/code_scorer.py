@@ -67,7 +67,8 @@ class CodeScorers:
         self._environments = environments or ScorerEnvironments(self.env, self.sandbox)
 
     async def score(self, assertion: CodeAssertion, case: ScorerCase) -> JudgeOutcome:
-        stdin = script_stdin(case) if assertion.protocol is ScorerProtocol.script else None
+        script = assertion.protocol is ScorerProtocol.script
+        stdin = script_stdin(case) if script else None
         return await self.call(assertion, (case.output, _context(assertion, case)), stdin)
 
     async def value(self, code: CodeAssertion, arguments: tuple[Any, Mapping[str, Any]]) -> Any:
@@ -126,7 +127,8 @@ class CodeScorers:
         except ScorerEnvironmentError as exc:
             raise _Failed(str(exc)) from None
         memory = assertion.memory_mb * 1024 * 1024
-        limits = [memory, math.ceil(assertion.timeout_seconds) + 1, MAX_FILE_BYTES]
+        cpu = math.ceil(assertion.timeout_seconds) + 1
+        limits = [memory, cpu, MAX_FILE_BYTES]
         request = {
             "source": code,
             "inline": assertion.source is not None,

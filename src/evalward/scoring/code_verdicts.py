@@ -111,9 +111,11 @@ def script_verdict(assertion: CodeAssertion, value: Any) -> JudgeOutcome:
         return error_verdict("the scorer's answer is not the harness's")
     if value.get("truncated"):
         return error_verdict("the script wrote more than 256 KiB on its stdout")
-    out = str(value.get("stdout", "")).strip()
-    err = str(value.get("stderr", ""))
-    code = value["exit"]
+    out, err, code = (
+        str(value.get("stdout", "")).strip(),
+        str(value.get("stderr", "")),
+        value["exit"],
+    )
     if code != 0:
         return _failed_exit(out, err, code)
     try:

@@ -105,7 +105,8 @@ class FixtureChecks:
         if isinstance(assertion, CodeAssertion):
             if self.scorers is None:
                 return JudgeOutcome(Status.error, 0.0, "code scorers are not run here")
-            return await self.scorers.score(assertion, scorer_case(self.spec, trace, read.value))
+            case = scorer_case(self.spec, trace, read.value)
+            return await self.scorers.score(assertion, case)
         if isinstance(assertion, SimilarAssertion):
             text = output_text(assertion.field, trace)
             if isinstance(text, tuple):
@@ -126,7 +127,8 @@ class FixtureChecks:
 
     async def _group(self, group: AssertSetAssertion) -> JudgeOutcome:
         members = group.assertions
-        return group_outcome(group, list(zip(members, await self.outcomes(members), strict=True)))
+        outcomes = await self.outcomes(members)
+        return group_outcome(group, list(zip(members, outcomes, strict=True)))
 
 
 _WAITING = (JudgeAssertion, CodeAssertion, SimilarAssertion, AssertSetAssertion)

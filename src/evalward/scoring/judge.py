@@ -281,6 +281,7 @@ def normalise(text: str) -> str:
 def check_evidence(raw: RawVerdict, trace: Trace, *, model: str, min_score: float) -> JudgeVerdict:
     """The stored verdict: evidence checked, reasoning and violations capped."""
     checked = [_check_one(v, trace) for v in raw.violations]
+    failing = raw.score < min_score
     return JudgeVerdict(
         score=raw.score,
         confidence=raw.confidence,
@@ -289,7 +290,7 @@ def check_evidence(raw: RawVerdict, trace: Trace, *, model: str, min_score: floa
         violations_dropped=max(0, len(checked) - MAX_VIOLATIONS),
         what_would_raise_score=cap_bytes(raw.what_would_raise_score, ADVICE_CAP_BYTES),
         model=model,
-        all_violations_unsupported=raw.score < min_score
+        all_violations_unsupported=failing
         and bool(checked)
         and not any(v.supported for v in checked),
     )

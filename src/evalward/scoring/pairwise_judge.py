@@ -162,7 +162,8 @@ def check_order(
     raw: RawPreference, shown_first: Literal["base", "head"], case: PairCase
 ) -> OrderRecord:
     """An order's answer as a side's preference, its evidence checked against each run."""
-    side_of = {"A": shown_first, "B": "head" if shown_first == "base" else "base"}
+    second = "head" if shown_first == "base" else "base"
+    side_of = {"A": shown_first, "B": second}
     traces = {"base": case.base, "head": case.head}
     cited = [_check(e, side_of[e.run], traces[side_of[e.run]]) for e in raw.evidence]
     preferred: Preferred = "tie" if raw.preference == "tie" else side_of[raw.preference]  # type: ignore[assignment]
@@ -277,7 +278,8 @@ def first_shown(fixture: str, rep: int) -> Literal["base", "head"]:
     pairs each way, fixed by the fixture and rep (a repeat run asks the same, so the response
     cache answers it). A judge swayed to tie whenever one side is shown first then still
     shows, on the pairs asked the other way first, as a preference the swap contradicts."""
-    return "base" if hashlib.sha256(f"{fixture}\0{rep}".encode()).digest()[0] % 2 == 0 else "head"
+    digest = hashlib.sha256(f"{fixture}\0{rep}".encode()).digest()
+    return "base" if digest[0] % 2 == 0 else "head"
 
 
 def combine(orders: list[OrderRecord]) -> Literal["head", "base", "tie", "unavailable"]:

@@ -168,11 +168,12 @@ class EvalJudge:
                 unavailable=exc.unavailable,
                 cannot_decide=undecided,
             )
+        passed = verdict.score >= assertion.min_score
         message = _score_message(verdict, assertion.min_score)
         if advisory:
             message = f"advisory ({self.advisory_reason}): {message}"
         return JudgeOutcome(
-            Status.passed if verdict.score >= assertion.min_score else Status.failed,
+            Status.passed if passed else Status.failed,
             verdict.score,
             message,
             verdict,
@@ -191,9 +192,10 @@ class EvalJudge:
             return CrossCheck(
                 model=judge.model, status=Status.error, margin=self.margin, message=str(exc)
             )
+        passed = verdict.score >= assertion.min_score
         return CrossCheck(
             model=judge.model,
-            status=Status.passed if verdict.score >= assertion.min_score else Status.failed,
+            status=Status.passed if passed else Status.failed,
             score=verdict.score,
             margin=self.margin,
             message=_score_message(verdict, assertion.min_score),

@@ -188,6 +188,7 @@ def _assertion_result(
 def _fixture_result(
     fixture: Located[EvalFixture], run: RunLabels, trace: Trace, results: list[AssertionResult]
 ) -> FixtureResult:
+    spec = fixture.resource.spec
     score = weighted_mean(results)
     status, message = fixture_status(results, trace)
     message = "; ".join(said for said in (message, truncation_note(trace)) if said)
@@ -199,7 +200,7 @@ def _fixture_result(
         status=status,
         score=score,
         verdict=Verdict.of(score),
-        severity=fixture.resource.spec.severity,
+        severity=spec.severity,
         message=message,
         output=cap_output(trace.final_output),
         assertions=results,

@@ -41,7 +41,8 @@ async def check_similar(
     passed, score, said = chosen
     if len(values) > 1 and not assertion.negate and not passed:
         said = f"none of the {len(values)} texts is similar enough (the closest: {said})"
-    return JudgeOutcome(Status.passed if passed else Status.failed, min(1.0, max(0.0, score)), said)
+    clamped = min(1.0, max(0.0, score))
+    return JudgeOutcome(Status.passed if passed else Status.failed, clamped, said)
 
 
 def _one(

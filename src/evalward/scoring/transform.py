@@ -77,8 +77,9 @@ def with_final_output(trace: Trace, text: str) -> Trace:
 def _context(spec: EvalFixtureSpec) -> dict[str, Any]:
     """promptfoo's transform context (`vars`, `prompt`) and evalward's `input`, `expected`."""
     said = input_text(input_messages(spec.input)) if spec.input is not None else ""
+    variables = {**(spec.input.payload if spec.input is not None else {}), **spec.vars}
     return {
-        "vars": {**(spec.input.payload if spec.input is not None else {}), **spec.vars},
+        "vars": variables,
         "prompt": {"raw": said, "label": said},
         "input": said,
         "expected": spec.reference,

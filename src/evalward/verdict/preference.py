@@ -315,7 +315,8 @@ def more_pairs(
     for name in sorted(fixtures):
         head, base = runs[Side.head].get(name, 0), runs[Side.base].get(name, 0)
         if head != base:
-            asked += [(Side.base if base < head else Side.head, name)] * abs(head - base)
+            side = Side.base if base < head else Side.head
+            asked += [(side, name)] * abs(head - base)
             continue
         mine = grouped.get(name, [])
         counts = PairCounts.of(mine)

@@ -31,4 +31,5 @@ def mcnemar_drop(worse: int, better: int) -> McNemar:
     n = worse + better
     if n == 0:
         return McNemar(worse, better, 1.0)
-    return McNemar(worse, better, min(1.0, sum(comb(n, k) for k in range(worse, n + 1)) / 2**n))
+    tail = sum(comb(n, k) for k in range(worse, n + 1))
+    return McNemar(worse, better, min(1.0, tail / 2**n))

@@ -87,7 +87,8 @@ def tree_problems(resources: ResourceSet, asked: TreeCheck) -> list[Problem]:
     for eval_name, fixture_name in sorted(scope.pairs):
         checks.seeds(tree, PlannedRun(Side.head, eval_name, fixture_name))
     for calibration in resources.calibrations.values():
-        checks.models(calibration, ("spec", "judgeModels"), calibration.resource.spec.judge_models)
+        spec = calibration.resource.spec
+        checks.models(calibration, ("spec", "judgeModels"), spec.judge_models)
     programs = missing_programs(resources, asked.env, services=True)
     problems = sorted([*checks.found(), *programs.problems], key=Problem.order)
     resources.warnings += checks.static.warnings + programs.warnings
