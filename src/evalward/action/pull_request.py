@@ -24,7 +24,7 @@ from evalward.errors import (
 )
 from evalward.flows.session import Outcome, decide
 from evalward.plan.request import RunRequest
-from evalward.report.markdown import render_unloadable
+from evalward.report.markdown import MAX_COMMENT_CHARS, render_unloadable
 from evalward.verdict.gate import BypassRecord, GateDecision, GateResult, LabelWeighed
 
 
@@ -131,7 +131,9 @@ async def gate(job: Job, request: RunRequest) -> int:
     if isinstance(failure, ResourceError) and not bypassed:
         comment_unloadable(job, number, head_sha, failure)
     elif should_comment(job.site.settings.comment, verdict.decision, existing is not None):
-        _post_comment(job, github, pull, f"{body}\n{UNRETIRED}" if unretired else body)
+        marked = f"{body}\n{UNRETIRED}"  # unless the comment is at GitHub's limit already
+        fits = unretired and len(marked) <= MAX_COMMENT_CHARS
+        _post_comment(job, github, pull, marked if fits else body)
     report_check(job, verdict, report, head_sha, gating=True)
     return conclude(job.console, verdict)
 
