@@ -615,3 +615,33 @@ def test_the_review_is_on_the_lines_git_s_diff_shows_where_lines_repeat(
     assert any({first, line["line"]} <= block for block in blocks), (line, blocks)
     shown = repo.git("show", f"{head}:prompts/clerk.md").split("\n")[first - 1 : line["line"]]
     assert NEVER.strip() in shown
+
+
+def test_a_prompt_the_pull_request_renames_is_taken_back_with_its_old_name(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """The pull request renames the clerk's prompt and adds NEVER REFUND to it. The head's
+    agent no longer names the old file, which was no hunk: the head with every hunk taken
+    back named a prompt it lacked, did not run, and no variant could say anything."""
+    script(model)
+    base = _clerk_base(repo, config=ROOMY)
+    repo.remove("prompts/clerk.md")
+    head = repo.commit(
+        "the desk's prompt",
+        {
+            "prompts/desk.md": BASE_PROMPT.replace("Say approved", NEVER + "Say approved"),
+            "agents/clerk.yaml": CLERK.replace("prompts/clerk.md", "prompts/desk.md"),
+        },
+    )
+    github.add_pull(
+        FakePull(number=7, head_sha=head, base_sha=base, files=repo.pull_files(base, head))
+    )
+
+    run = _gate(repo, github, model)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    (regression,) = _results(repo)["attribution"]["regressions"]
+    named = [hunk["path"] for hunk in regression["hunks"]]
+    assert named == ["agents/clerk.yaml", "prompts/clerk.md", "prompts/desk.md"], regression
+    every = [t for t in regression["trials"] if len(t["hunks"]) == len(named)]
+    assert every and not every[0]["regressed"] and not every[0]["notBuilt"], regression

@@ -7,6 +7,7 @@ import pytest
 
 from attribution.conftest import (
     BASE_AGENT,
+    BASE_PROMPT,
     HEAD_AGENT,
     HEAD_PROMPT,
     INLINE,
@@ -412,3 +413,44 @@ def test_a_field_changed_through_an_anchor_is_on_no_line_of_the_diff(repo: GitRe
     hunks = split_change(Git(repo.path), base, head, SUPPORT)
     shown = {h.field_name: h.changed for h in hunks}
     assert shown == {"spec.x-words": (9, 9), "spec.tools[lookup_order].description": (0, 0)}
+
+
+def test_a_prompt_renamed_with_a_change_is_on_the_lines_the_rename_s_diff_shows(
+    repo: GitRepo,
+) -> None:
+    """The head renames the prompt and adds a rule to it: GitHub's diff shows the file as
+    renamed, with that one line changed. The base has no file at the new name, so it is one
+    hunk, taken back whole, but commented on that line (on all nine it was refused, and the
+    whole review with it); the file the base named is a hunk of its own, taken back too."""
+    base = repo.commit(
+        "base", {"agents/support.yaml": BASE_AGENT, "prompts/support.md": BASE_PROMPT}
+    )
+    repo.remove("prompts/support.md")
+    head = repo.commit(
+        "renamed",
+        {
+            "prompts/desk.md": BASE_PROMPT.replace("Rule 5.\n", "Rule 5.\nNever refund.\n"),
+            "agents/support.yaml": BASE_AGENT.replace("support.md", "desk.md"),
+        },
+    )
+    assert {f["filename"]: f["status"] for f in repo.pull_files(base, head)} == {
+        "agents/support.yaml": "modified",
+        "prompts/desk.md": "renamed",
+    }
+    # as targets_files gives them: the head's files, then those the base named
+    agent = AgentFiles("support", "agents/support.yaml", ("prompts/desk.md", "prompts/support.md"))
+    git = Git(repo.path)
+
+    hunks = split_change(git, base, head, agent)
+
+    shown = {h.path: (h.kind, h.first, h.last, h.changed) for h in hunks}
+    assert shown == {
+        "agents/support.yaml": ("field", 9, 9, (9, 9)),
+        "prompts/desk.md": ("file", 1, 11, (6, 6)),
+        "prompts/support.md": ("file", 0, 0, (0, 0)),
+    }
+    blocks = repo.diff_blocks(base, head, "prompts/desk.md")
+    assert any({6} <= block for block in blocks)
+    everything = build_variant(git, base, head, agent, hunks)
+    assert isinstance(everything, str), everything
+    assert repo.git("diff", "--name-only", base, everything) == ""

@@ -61,22 +61,25 @@ class GitRepo:
     def pull_files(self, base: str, head: str) -> list[dict[str, str]]:
         """The files of a pull request from `base` to `head` as GitHub's API lists them: each
         changed path's status and patch (git's diff from its first `@@`, three lines of
-        context, no renames), what the fake GitHub takes a review comment's lines from."""
-        listed = self.git("diff", "--no-renames", "--name-status", base, head)
-        status = {"A": "added", "D": "removed"}
+        context; a file renamed is listed at its new name, `previous_filename` the old, its
+        patch the lines the rename changed), what the fake GitHub takes a review comment's
+        lines from."""
+        listed = self.git("diff", "--find-renames", "--name-status", base, head)
+        status = {"A": "added", "D": "removed", "R": "renamed"}
         files = []
         for row in listed.splitlines():
-            letter, name = row.split("\t", 1)
+            letter, *names = row.split("\t")
             diff = subprocess.run(
-                ["git", "-C", str(self.path), "diff", "--no-renames", base, head, "--", name],
+                ["git", "-C", str(self.path), "diff", "--find-renames", base, head, "--", *names],
                 capture_output=True,
                 text=True,
                 check=True,
             ).stdout
             patch = diff[diff.index("@@") :].rstrip("\n") if "@@" in diff else ""
-            files.append(
-                {"filename": name, "status": status.get(letter, "modified"), "patch": patch}
-            )
+            entry = {"filename": names[-1], "status": status.get(letter[0], "modified")}
+            if letter.startswith("R"):
+                entry["previous_filename"] = names[0]
+            files.append({**entry, "patch": patch})
         return files
 
     def diff_blocks(self, base: str, head: str, path: str) -> list[set[int]]:

@@ -39,6 +39,7 @@ from evalward.git import Git
 from evalward.plan.fingerprint import referenced_files
 from evalward.plan.plan import Plan, head_targets
 from evalward.resources import Agent, Located, ResourceSet
+from evalward.rundata.sides import Side
 
 DIFF_CONTEXT = 3
 """The unchanged lines a pull request's diff shows either side of a change (git's default,
@@ -69,10 +70,23 @@ class AgentFiles:
         return cls(agent, located.file, tuple(referenced_files(located)))
 
 
-def targets_files(plan: Plan, head: ResourceSet) -> dict[str, AgentFiles]:
+def targets_files(plan: Plan, resources: Mapping[Side, ResourceSet]) -> dict[str, AgentFiles]:
     """The files of each agent the plan's Evals target at the head, as the run loaded them:
-    what attribution splits, with no second load of the head's definitions."""
-    return {name: AgentFiles.of(head.agents[name]) for name in head_targets(plan, head)}
+    what attribution splits, with no second load of the head's definitions. With them, the
+    files its base definition names that the head's no longer does (a prompt renamed or
+    removed): taken back, they are the base's again, else the head with every hunk taken
+    back is not the base, and names a file it lacks."""
+    head, base = resources[Side.head], resources.get(Side.base)
+    found: dict[str, AgentFiles] = {}
+    for name in head_targets(plan, head):
+        files = AgentFiles.of(head.agents[name])
+        if base is not None and name in base.agents:
+            was = AgentFiles.of(base.agents[name])
+            named = {files.definition, *files.files}
+            gone = tuple(p for p in dict.fromkeys((was.definition, *was.files)) if p not in named)
+            files = dataclasses.replace(files, files=files.files + gone)
+        found[name] = files
+    return found
 
 
 @dataclass(frozen=True)
@@ -129,11 +143,14 @@ def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hun
     paths = list(dict.fromkeys((agent.definition, *agent.files)))
     olds, news = read_sides(before, paths), read_sides(after, paths)
     changed = [path for path in paths if olds.get(path) != news.get(path)]
+    added = {path: news[path] for path in changed if path not in olds and path in news}
+    moved = _moved_from(git, base, head, before, added)
     # the changed blocks of every file both sides hold as text, in a few git calls for all
     texts = [
         (path, old.path, new.path)
         for path in changed
-        if (old := olds.get(path)) is not None and (new := news.get(path)) is not None
+        if (old := olds.get(path) or moved.get(path)) is not None
+        if (new := news.get(path)) is not None
         if text_of(old.content) is not None and text_of(new.content) is not None
     ]
     old_ids = before.blob_ids([there for _, there, _ in texts])
@@ -164,11 +181,31 @@ def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hun
             hunks += _definition_hunks(
                 where, old_content, new_content, agent.agent, blocks.get(path)
             )
+        elif path in moved:
+            # taken back whole (the base has no file at the name), on the lines the diff of
+            # the rename shows: none where only the name changed
+            whole = _whole(where, None, text_of(new_content))
+            shown = _shown(blocks.get(path, []), 0, whole.last - 1, whole.last)
+            hunks.append(dataclasses.replace(whole, shown=shown))
         else:
             hunks += _file_hunks(
                 where, old_content, new_content, blocks.get(path), had=old is not None
             )
     return in_diff_order(hunks)
+
+
+def _moved_from(
+    git: Git, base: str, head: str, before: RepoFiles, added: Mapping[str, SideFile]
+) -> dict[str, SideFile]:
+    """The base's file each file the head adds is renamed from, as git's diff (and GitHub's,
+    whose lines a review comment must lie on) pairs them: its diff shows only the lines the
+    rename changed."""
+    if not added:
+        return {}
+    renamed = {c.path: c.old_path for c in git.changed_files(base, head) if c.status == "R"}
+    sources = {path: old for path, new in added.items() if (old := renamed.get(new.path))}
+    found = read_sides(before, list(sources.values()))
+    return {path: found[old] for path, old in sources.items() if old in found}
 
 
 def _retargeted(before: RepoFiles, path: str, old: SideFile | None, new: SideFile) -> bool:

@@ -113,7 +113,7 @@ async def execute(planned: Planned) -> Ran:
                 name: identity_of(head.agents[name], context.keys.agent(Side.head, name))
                 for name in head_targets(context.plan, head)
             },
-            agent_files=targets_files(context.plan, head),
+            agent_files=targets_files(context.plan, resources),
             head_commit=context.checkouts[Side.head].sha,
             evals={side: r.evals for side, r in resources.items()},
             flaky=flaky,

@@ -142,7 +142,7 @@ def merge(parts: Sequence[Part], plan: Expected, key: str | None) -> Evaluation:
         base_over_budget=excused,
         traces=traces,
         spent_elsewhere=spent,
-        agent_files=targets_files(plan.plan, plan.resources[Side.head]),
+        agent_files=targets_files(plan.plan, plan.resources),
     )
 
 
