@@ -592,7 +592,7 @@ def test_the_review_is_on_the_lines_git_s_diff_shows_where_lines_repeat(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:
     """NEVER REFUND added between blank lines: a matcher of our own put it on lines 2-7 while
-    git, and so GitHub, shows it on lines 6-12; GitHub refused the comment on line 2 and the
+    git, and so GitHub, shows it on lines 6-11; GitHub refused the comment on line 2 and the
     whole review with it."""
     script(model)
     _clerk_base(repo, config=ROOMY)
