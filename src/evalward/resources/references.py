@@ -110,6 +110,15 @@ def _check_program(
     argv[0]: a runtime's own, a tool's or server's command."""
     at = (*named.at, 0) if named.runtime else named.at
     program = named.argv[0]
+    held = next((n for n, arg in enumerate(named.argv) if "\0" in arg), None)
+    if held:  # argv[0], a path, is refused below as no file of the repository
+        report(
+            located,
+            at,
+            f"argument {held} of {named.what} holds a NUL character (`\\0`), which no "
+            "program can be given; remove it",
+        )
+        return
     try:
         path = program_path(files.root, program)
     except OutsideRepository:

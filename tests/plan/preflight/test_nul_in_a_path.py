@@ -80,3 +80,20 @@ def test_in_the_action_too(
     output = run.stdout + run.stderr
     assert "internal error" not in output and "Traceback" not in output, output[-3000:]
     assert run.returncode == 2, output[-3000:]
+
+
+def test_a_nul_in_a_programs_argument_is_refused_before_anything_runs(repo: GitRepo) -> None:
+    """Not a path, an argument (`python3 -c "…\\0"`): validate passed it, and every run of the
+    agent failed to start ("embedded null byte"); it is refused at its line as a path is."""
+    tools = (
+        "  tools:\n    - name: lookup\n      description: Look up.\n"
+        '      command: [python3, -c, "print(1)\\0"]\n'
+    )
+    repo.commit("a tool", {"greeter.yaml": suite(tools), "mock.yaml": MOCK})
+
+    done = evalward("validate", cwd=repo.path)
+
+    said = done.stdout + done.stderr
+    assert done.returncode == 2, said[-2500:]
+    assert "greeter.yaml:" in said and "spec.tools[0].command" in said, said[-2500:]
+    assert "argument 2 of the command tool 'lookup' holds a NUL character" in said, said
