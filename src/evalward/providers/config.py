@@ -19,12 +19,10 @@ import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, ValidationError
-from pydantic.alias_generators import to_camel
-from pydantic_core import CoreSchema
+from pydantic import Field, ValidationError
 
 from evalward.errors import Problem, ResourceError
-from evalward.resources.common import strict_numbers
+from evalward.resources.common import StrictModel
 from evalward.resources.problems import located_messages
 from evalward.rundata.cache_mode import CacheMode
 
@@ -42,36 +40,14 @@ NAMED = re.compile(r"^[a-z][a-z0-9-]{0,39}$")
 """The name of a provider evalward.yaml adds (`ollama`, `azure`, `local-vllm`)."""
 
 
-class _Settings(BaseModel):
-    """No infinite or NaN number (`.inf`): a price of one made a run's cost infinite, which
-    results.json cannot hold, and the run ended without its files. Numbers strict, as a
-    resource's are (`resources.common.Model`)."""
-
-    model_config = ConfigDict(
-        extra="forbid",
-        alias_generator=to_camel,
-        populate_by_name=True,
-        frozen=True,
-        allow_inf_nan=False,
-    )
-
-    @classmethod
-    def __get_pydantic_core_schema__(
-        cls, source: type[BaseModel], handler: GetCoreSchemaHandler
-    ) -> CoreSchema:
-        schema = handler(source)
-        strict_numbers(schema)
-        return schema
-
-
-class RetrySettings(_Settings):
+class RetrySettings(StrictModel):
     attempts: int = Field(default=4, ge=1, le=20)
     base_delay_seconds: float = Field(default=0.5, ge=0)
     max_delay_seconds: float = Field(default=30.0, ge=0)
     """Also the cap on a server's Retry-After."""
 
 
-class ProviderSettings(_Settings):
+class ProviderSettings(StrictModel):
     api: Literal["openai", "anthropic"] | None = None
     """The wire a provider evalward.yaml adds speaks: OpenAI's Chat Completions or Anthropic's
     Messages (the built-in providers speak their own)."""
@@ -95,19 +71,20 @@ MAX_PRICE = 1_000_000.0
 hundreds): a run's cost, its tokens at such prices, stays a number JSON can hold."""
 
 
-class Price(_Settings):
-    """USD per million tokens."""
+class Price(StrictModel):
+    """USD per million tokens; never infinite (`StrictModel`): an infinite price made a run's
+    cost infinite, which results.json cannot hold, and the run ended without its files."""
 
     input: float = Field(ge=0, le=MAX_PRICE)
     output: float = Field(ge=0, le=MAX_PRICE)
 
 
-class CacheSettings(_Settings):
+class CacheSettings(StrictModel):
     mode: CacheMode = CacheMode.off
     dir: str = ".evalward/cache"
 
 
-class ProvidersConfig(_Settings):
+class ProvidersConfig(StrictModel):
     providers: dict[str, ProviderSettings] = Field(default_factory=dict)
     pricing: dict[str, Price] = Field(default_factory=dict)
     cache: CacheSettings = Field(default_factory=CacheSettings)

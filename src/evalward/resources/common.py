@@ -60,22 +60,29 @@ def valid_json_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-class Model(BaseModel):
-    """Base of every resource model: camelCase aliases, no unknown fields, immutable, and no
-    infinite or NaN number (YAML's `.inf`, which no JSON holds: an infinite weight made its
-    fixture's score NaN and results.json unreadable to a strict JSON reader).
+def _strict_numbers(schema: object) -> None:
+    """Make every integer and number in a core schema strict."""
+    if isinstance(schema, dict):
+        if schema.get("type") in ("int", "float"):
+            schema["strict"] = True
+        for value in schema.values():
+            _strict_numbers(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            _strict_numbers(value)
 
-    A field's `description` is its description in the JSON Schema (editors show it) and in
-    docs/reference.md. (Attribute docstrings would say the same, but pydantic reads them by
-    parsing each model's source at import, 40 ms of every start.)
-    """
+
+class StrictModel(BaseModel):
+    """What every model of a file a user writes shares (a resource, evalward.yaml's provider
+    settings): camelCase aliases, no unknown fields, immutable, no infinite or NaN number
+    (YAML's `.inf`, which no JSON holds: an infinite weight made its fixture's score NaN and
+    results.json unreadable to a strict JSON reader), and numbers as they are written."""
 
     model_config = ConfigDict(
         extra="forbid",
         alias_generator=to_camel,
         populate_by_name=True,
         frozen=True,
-        defer_build=True,
         allow_inf_nan=False,
     )
 
@@ -86,20 +93,19 @@ class Model(BaseModel):
         """Numbers strict: where one is expected, pydantic would take `true` as 1, saying
         nothing; an integer is written as one (`2`, not `2.0`)."""
         schema = handler(source)
-        strict_numbers(schema)
+        _strict_numbers(schema)
         return schema
 
 
-def strict_numbers(schema: object) -> None:
-    """Make every integer and number in a core schema strict (`Model`'s)."""
-    if isinstance(schema, dict):
-        if schema.get("type") in ("int", "float"):
-            schema["strict"] = True
-        for value in schema.values():
-            strict_numbers(value)
-    elif isinstance(schema, list):
-        for value in schema:
-            strict_numbers(value)
+class Model(StrictModel):
+    """Base of every resource model (`StrictModel`'s rules), built when first used.
+
+    A field's `description` is its description in the JSON Schema (editors show it) and in
+    docs/reference.md. (Attribute docstrings would say the same, but pydantic reads them by
+    parsing each model's source at import, 40 ms of every start.)
+    """
+
+    model_config = ConfigDict(defer_build=True)
 
 
 class Severity(StrEnum):
