@@ -36,6 +36,9 @@ MAX_LINK_HOPS = 40
 """Symbolic links followed for one path before giving up, as the kernel does (ELOOP)."""
 _SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+Block = tuple[int, int, int, int]
+"""`(i1, i2, j1, j2)`: the old text's lines `i1:i2` (0-based, half-open) became the new
+text's `j1:j2`, one changed block as git's diff shows it (`Git.changed_blocks`)."""
 
 FILE_MODES = frozenset({"100644", "100755"})
 LINK_MODE = "120000"
@@ -408,9 +411,7 @@ class Git:
             raise GitError(f"git stored {len(ids)} blobs of {len(contents)}")
         return ids
 
-    def changed_blocks(
-        self, pairs: Sequence[tuple[str, str]]
-    ) -> list[list[tuple[int, int, int, int]]]:
+    def changed_blocks(self, pairs: Sequence[tuple[str, str]]) -> list[list[Block]]:
         """For each pair of blobs (their ids), the blocks of lines that differ from the first
         to the second as git's own diff shows them, and so GitHub's diff of a pull request,
         whose blocks a review comment's lines must lie in: `(i1, i2, j1, j2)`, 0-based and
@@ -429,8 +430,8 @@ class Git:
         options = ("-r", "-p", "--no-renames", "--no-ext-diff", "--no-textconv", "--text")
         tuning = ("--unified=0", "--inter-hunk-context=0", "--diff-algorithm=myers")
         out = self._raw(("diff-tree", *options, *tuning, "--indent-heuristic", old, new))
-        blocks: list[list[tuple[int, int, int, int]]] = [[] for _ in pairs]
-        current: list[tuple[int, int, int, int]] = []
+        blocks: list[list[Block]] = [[] for _ in pairs]
+        current: list[Block] = []
         for line in out.split(b"\n"):
             if line.startswith(b"diff --git a/"):
                 current = blocks[int(line.split(b" ")[2][2:])]

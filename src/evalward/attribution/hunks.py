@@ -35,7 +35,7 @@ from evalward.attribution.fields import (
 )
 from evalward.errors import NotCommitted
 from evalward.files.committed import MAX_SYSTEM_BYTES, RepoFiles
-from evalward.git import Git
+from evalward.git import Block, Git
 from evalward.plan.fingerprint import referenced_files
 from evalward.plan.plan import Plan, head_targets
 from evalward.resources import Agent, Located, ResourceSet
@@ -44,10 +44,6 @@ from evalward.rundata.sides import Side
 DIFF_CONTEXT = 3
 """The unchanged lines a pull request's diff shows either side of a change (git's default,
 GitHub's patches): changes further apart are separate blocks of the diff."""
-
-Block = tuple[int, int, int, int]
-"""`(i1, i2, j1, j2)`: the base's lines `i1:i2` (0-based, half-open) became the head's
-`j1:j2`, as git's diff shows one changed block (`Git.changed_blocks`)."""
 
 HunkKind = Literal["text", "file", "field"]
 """A block of lines of a text file (or of a block of text in the agent's YAML); a whole
