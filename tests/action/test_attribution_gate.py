@@ -617,12 +617,13 @@ def test_the_review_is_on_the_lines_git_s_diff_shows_where_lines_repeat(
     assert NEVER.strip() in shown
 
 
-def test_a_prompt_the_pull_request_renames_is_taken_back_with_its_old_name(
+def test_the_rule_a_renamed_prompt_gained_is_named_on_its_line_of_the_rename(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:
-    """The pull request renames the clerk's prompt and adds NEVER REFUND to it. The head's
-    agent no longer names the old file, which was no hunk: the head with every hunk taken
-    back named a prompt it lacked, did not run, and no variant could say anything."""
+    """The pull request renames the clerk's prompt and adds NEVER REFUND to it. The rename
+    and the rule are hunks apart: taken back alone, the rule leaves the renamed prompt with
+    the base's text; applied alone to the base, it is written at the base's name. The rule
+    is proven the cause and commented on its line of the rename's diff."""
     script(model)
     base = _clerk_base(repo, config=ROOMY)
     repo.remove("prompts/clerk.md")
@@ -633,15 +634,23 @@ def test_a_prompt_the_pull_request_renames_is_taken_back_with_its_old_name(
             "agents/clerk.yaml": CLERK.replace("prompts/clerk.md", "prompts/desk.md"),
         },
     )
-    github.add_pull(
-        FakePull(number=7, head_sha=head, base_sha=base, files=repo.pull_files(base, head))
-    )
+    pull_files = repo.pull_files(base, head)
+    assert {f["filename"]: f["status"] for f in pull_files}["prompts/desk.md"] == "renamed"
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base, files=pull_files))
 
     run = _gate(repo, github, model)
 
     assert run.returncode == 1, run.stdout + run.stderr
     (regression,) = _results(repo)["attribution"]["regressions"]
-    named = [hunk["path"] for hunk in regression["hunks"]]
-    assert named == ["agents/clerk.yaml", "prompts/clerk.md", "prompts/desk.md"], regression
-    every = [t for t in regression["trials"] if len(t["hunks"]) == len(named)]
-    assert every and not every[0]["regressed"] and not every[0]["notBuilt"], regression
+    assert regression["result"] == "attributed", regression
+    named = [(h["path"], h["kind"], h["renamedFrom"]) for h in regression["hunks"]]
+    assert named == [
+        ("agents/clerk.yaml", "field", ""),
+        ("prompts/desk.md", "rename", "prompts/clerk.md"),
+        ("prompts/desk.md", "text", ""),
+    ], regression
+    (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
+    assert (culprit["path"], culprit["kind"], culprit["first"]) == ("prompts/desk.md", "text", 5)
+    (review_comment,) = github.review_comments_on(7)
+    assert (review_comment["path"], review_comment["line"]) == ("prompts/desk.md", 5)
+    assert f"/blob/{head}/prompts/desk.md#L5)" in github.comments_on(7)[0]["body"]

@@ -415,21 +415,24 @@ def test_a_field_changed_through_an_anchor_is_on_no_line_of_the_diff(repo: GitRe
     assert shown == {"spec.x-words": (9, 9), "spec.tools[lookup_order].description": (0, 0)}
 
 
-def test_a_prompt_renamed_with_a_change_is_on_the_lines_the_rename_s_diff_shows(
+def test_a_prompt_renamed_with_a_change_is_the_rename_and_the_change_on_its_diff_s_lines(
     repo: GitRepo,
 ) -> None:
     """The head renames the prompt and adds a rule to it: GitHub's diff shows the file as
-    renamed, with that one line changed. The base has no file at the new name, so it is one
-    hunk, taken back whole, but commented on that line (on all nine it was refused, and the
-    whole review with it); the file the base named is a hunk of its own, taken back too."""
+    renamed, with that one line changed. The rename is one hunk (on no line: the diff shows
+    none for a name) and the rule another, on its line; the file the base named is taken
+    back with the rename, not apart. Each can be taken back alone: the rule alone leaves
+    the renamed file with the base's text, the rename alone puts the head's text back at
+    the base's name, both make the base."""
     base = repo.commit(
         "base", {"agents/support.yaml": BASE_AGENT, "prompts/support.md": BASE_PROMPT}
     )
     repo.remove("prompts/support.md")
+    ruled = BASE_PROMPT.replace("Rule 5.\n", "Rule 5.\nNever refund.\n")
     head = repo.commit(
         "renamed",
         {
-            "prompts/desk.md": BASE_PROMPT.replace("Rule 5.\n", "Rule 5.\nNever refund.\n"),
+            "prompts/desk.md": ruled,
             "agents/support.yaml": BASE_AGENT.replace("support.md", "desk.md"),
         },
     )
@@ -443,14 +446,23 @@ def test_a_prompt_renamed_with_a_change_is_on_the_lines_the_rename_s_diff_shows(
 
     hunks = split_change(git, base, head, agent)
 
-    shown = {h.path: (h.kind, h.first, h.last, h.changed) for h in hunks}
-    assert shown == {
-        "agents/support.yaml": ("field", 9, 9, (9, 9)),
-        "prompts/desk.md": ("file", 1, 11, (6, 6)),
-        "prompts/support.md": ("file", 0, 0, (0, 0)),
-    }
+    shown = [(h.path, h.kind, h.first, h.last, h.changed, h.renamed_from) for h in hunks]
+    assert shown == [
+        ("agents/support.yaml", "field", 9, 9, (9, 9), ""),
+        ("prompts/desk.md", "rename", 0, 0, (0, 0), "prompts/support.md"),
+        ("prompts/desk.md", "text", 6, 6, (6, 6), ""),
+    ]
     blocks = repo.diff_blocks(base, head, "prompts/desk.md")
     assert any({6} <= block for block in blocks)
+    field, rename, rule = hunks
+    assert rename.describe() == "hunk 1 of prompts/desk.md (renamed from prompts/support.md)"
     everything = build_variant(git, base, head, agent, hunks)
     assert isinstance(everything, str), everything
     assert repo.git("diff", "--name-only", base, everything) == ""
+    without_rule = build_variant(git, base, head, agent, [rule])
+    assert isinstance(without_rule, str), without_rule
+    assert repo.git("show", f"{without_rule}:prompts/desk.md") == BASE_PROMPT.rstrip("\n")
+    only_rule = build_variant(git, base, head, agent, [field, rename])
+    assert isinstance(only_rule, str), only_rule
+    assert repo.git("diff", "--name-only", base, only_rule) == "prompts/support.md"
+    assert repo.git("show", f"{only_rule}:prompts/support.md") == ruled.rstrip("\n")

@@ -89,12 +89,15 @@ def populated(annotation: Any, name: str = "x") -> Any:
 
 def an_attribution() -> RunAttribution:
     """Attribution with every field of its record set: a field hunk proven the cause, beside
-    a variant that did not build."""
+    a variant that did not build (a renamed prompt's edit and its rename taken back)."""
     culprit = Hunk("agents/a.yaml", 1, "field", 4, 5, field=("spec", "models"))
     other = Hunk("prompts/a.md", 2, "text", 3, 3, ("old\n",), ("new\n",), at=2)
+    rename = Hunk("prompts/a.md", 1, "rename", 0, 0, renamed_from="prompts/old.md")
     score = (FixtureScore("fx", 1, 1),)
     removed = Tried("reverted", frozenset({culprit}), Trial(False, score))
-    broken = Tried("reverted", frozenset({other}), Trial(False, score, not_built="no YAML"))
+    broken = Tried(
+        "reverted", frozenset({other, rename}), Trial(False, score, not_built="no YAML")
+    )
     reproduced = Tried("applied", frozenset({culprit}), Trial(True, score))
     attributed = Attributed(
         frozenset({culprit}), removed, reproduced, (broken, removed, reproduced)
@@ -166,8 +169,13 @@ def test_results_json_read_back_is_what_was_written_every_field_set(tmp_path: Pa
     assert record.bypass.by_author is True
     assert record.skipped_runs[0].side == "base" and record.unavailable_evals == ["down-eval"]
     assert (record.not_run, record.pending) == (evaluation.plan.not_run, evaluation.plan.pending)
-    # every field of the record's models was set, so every one made the round trip
-    assert _unset(record) == []
+    # every field of the record's models was set, so every one made the round trip; a
+    # hunk's `renamedFrom`, which only a rename has (and results.json files written before
+    # it lack), where a rename's hunk sets it
+    assert set(_unset(record)) <= {".attribution.regressions.hunks.renamed_from"}
+    assert record.attribution is not None
+    (regression,) = record.attribution.regressions
+    assert [h.renamed_from for h in regression.hunks if h.kind == "rename"] == ["prompts/old.md"]
 
 
 def test_a_shard_part_read_back_is_what_was_written(tmp_path: Path) -> None:

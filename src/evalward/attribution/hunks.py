@@ -45,9 +45,10 @@ DIFF_CONTEXT = 3
 """The unchanged lines a pull request's diff shows either side of a change (git's default,
 GitHub's patches): changes further apart are separate blocks of the diff."""
 
-HunkKind = Literal["text", "file", "field"]
+HunkKind = Literal["text", "file", "field", "rename"]
 """A block of lines of a text file (or of a block of text in the agent's YAML); a whole
-file; one field of the agent's YAML."""
+file; one field of the agent's YAML; a file's new name (taken back, the file is at the
+base's name again, with whatever the variant's text of it is)."""
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,8 @@ class Hunk:
     retargeted link is its one line, where it leads, as its diff shows it.
     `at` is where `head_lines` start in the head's file (0-based), for a text hunk's revert;
     `field` is a field hunk's path, or the path of the block of text a text hunk lies in;
-    `shown`, a field's lines that changed as one block of the diff holds them (`changed`)."""
+    `shown`, a field's lines that changed as one block of the diff holds them (`changed`);
+    `renamed_from`, a rename's name in the base (its file's text hunks are at `path`)."""
 
     path: str
     index: int
@@ -107,6 +109,7 @@ class Hunk:
     at: int = 0
     field: FieldPath = ()
     shown: tuple[int, int] | None = None
+    renamed_from: str = ""
 
     @property
     def field_name(self) -> str:
@@ -124,6 +127,8 @@ class Hunk:
     def describe(self) -> str:
         """The hunk in words: `hunk 2 of prompts/support.md, lines 14-16`."""
         what = f" ({self.field_name})" if self.field else ""
+        if self.renamed_from:
+            what = f" (renamed from {self.renamed_from})"
         if not self.first:
             where = ""
         elif self.first == self.last:
@@ -141,6 +146,7 @@ def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hun
     changed = [path for path in paths if olds.get(path) != news.get(path)]
     added = {path: news[path] for path in changed if path not in olds and path in news}
     moved = _moved_from(git, base, head, before, added)
+    renames = _renames(agent, olds, news, moved)
     # the changed blocks of every file both sides hold as text, in a few git calls for all
     texts = [
         (path, old.path, new.path)
@@ -155,6 +161,8 @@ def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hun
     blocks = dict(zip([path for path, _, _ in texts], git.changed_blocks(pairs), strict=True))
     hunks: list[Hunk] = []
     for path in changed:
+        if path in renames.values():
+            continue  # the rename of its file takes it back
         old, new = olds.get(path), news.get(path)
         # the file the head's name leads to; where the head's leads nowhere (removed, or a
         # link now dangling or leading out of the repository), the name itself: taken back,
@@ -177,6 +185,12 @@ def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hun
             hunks += _definition_hunks(
                 where, old_content, new_content, agent.agent, blocks.get(path)
             )
+        elif path in renames:
+            # the rename, then the changed blocks of the text, on the lines its diff shows
+            rename = Hunk(path, 1, "rename", 0, 0, renamed_from=renames[path])
+            texts_of = text_of(moved[path].content) or "", text_of(new_content) or ""
+            blocked = text_hunks(path, *texts_of, blocks.get(path, []))
+            hunks += [rename, *(dataclasses.replace(h, index=h.index + 1) for h in blocked)]
         elif path in moved:
             # taken back whole (the base has no file at the name), on the lines the diff of
             # the rename shows: none where only the name changed
@@ -202,6 +216,29 @@ def _moved_from(
     sources = {path: old for path, new in added.items() if (old := renamed.get(new.path))}
     found = read_sides(before, list(sources.values()))
     return {path: found[old] for path, old in sources.items() if old in found}
+
+
+def _renames(
+    agent: AgentFiles,
+    olds: Mapping[str, SideFile],
+    news: Mapping[str, SideFile],
+    moved: Mapping[str, SideFile],
+) -> dict[str, str]:
+    """The head's name of each file of the agent renamed from one its base named, with the
+    base's name: split as the rename and the changed blocks of its text (a prompt renamed
+    and edited, the edit taken back alone, or applied alone to the base's name). Only where
+    both sides are text under their own names (no link), of the same mode, and not the
+    agent's YAML itself; any other rename is the new file whole and the old one gone."""
+    found: dict[str, str] = {}
+    for path, old in moved.items():
+        new, was = news[path], olds.get(old.path)
+        if path == agent.definition or new.path != path or was is None or old.path in news:
+            continue
+        if was.path != old.path or old.executable != new.executable:
+            continue
+        if text_of(old.content) is not None and text_of(new.content) is not None:
+            found[path] = old.path
+    return found
 
 
 def _retargeted(before: RepoFiles, path: str, old: SideFile | None, new: SideFile) -> bool:

@@ -68,7 +68,13 @@ def build_variant(
     try:
         for where, hunks in by_path.items():
             files[where] = _reverted(sides, where, hunks, agent.agent)
-            if files[where] is not None and any(h.kind == "file" for h in hunks):
+            renamed = next((h.renamed_from for h in hunks if h.kind == "rename"), "")
+            if renamed:
+                # the rename taken back: the file is at the base's name, with the base's
+                # mode, and holds what the head's does but for the text hunks taken back
+                files[renamed], files[where] = files[where], None
+                where = renamed
+            if files[where] is not None and (renamed or any(h.kind == "file" for h in hunks)):
                 # a file taken back whole is the base's, mode and all: a program the head
                 # deleted, or made not executable, runs again
                 modes[where] = "100755" if before.is_executable(where) else "100644"

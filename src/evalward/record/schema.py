@@ -155,7 +155,8 @@ class FixtureEntry(FixtureResult):
 
 class HunkRecord(_Record):
     """One hunk of the change: where it is in the head (`first`..`last`, 1-based; 0 where the
-    head has no line), and for a field of the agent's YAML, which field."""
+    head has no line), for a field of the agent's YAML, which field, and for a rename, the
+    file's name in the base."""
 
     path: str
     index: int
@@ -163,6 +164,7 @@ class HunkRecord(_Record):
     field: str
     first: int
     last: int
+    renamed_from: str = Field(default="", alias="renamedFrom")
 
 
 class ScoreRecord(_Record):

@@ -102,6 +102,7 @@ def attribution_record(found: RunAttribution | None) -> AttributionRecord | None
                         field=h.field_name,
                         first=h.first,
                         last=h.last,
+                        renamed_from=h.renamed_from,
                     )
                     for h in hunks
                 ],
