@@ -263,6 +263,54 @@ def test_a_model_field_that_regresses_is_named_on_its_yaml_line_not_the_prompt_b
     assert "spec.models" in github.comments_on(7)[0]["body"]
 
 
+def test_a_cause_on_a_file_github_shows_no_diff_of_leaves_the_other_comment_standing(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """The clerk refuses refunds only on the cheaper model with the briefer prompt: the pair
+    is the cause. GitHub lists the prompt with no patch (as it does a diff too large to
+    show), so a comment on it is refused, and with it the review of both: each is then
+    posted alone, the model's stands, and the log names the refused one."""
+
+    def cheap_and_brief(body: dict[str, Any]) -> bool:
+        sent = json.dumps(body)
+        return "gpt-4.1-nano" in sent and "Be very brief." in sent
+
+    model.script(cheap_and_brief, text("hello"))
+    model.script(lambda body: True, text("approved, hello"))
+    base = _clerk_base(repo, config=ROOMY)
+    head = repo.commit(
+        "a cheaper model, a briefer clerk",
+        {
+            "agents/clerk.yaml": AGENT.format(model="openai/gpt-4.1-nano"),
+            "prompts/clerk.md": BASE_PROMPT.replace("Be brief.", "Be very brief."),
+        },
+    )
+    listed = repo.pull_files(base, head)
+    for entry in listed:
+        if entry["filename"] == "prompts/clerk.md":
+            del entry["patch"]
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base, files=listed))
+
+    run = _gate(repo, github, model)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    (regression,) = _results(repo)["attribution"]["regressions"]
+    assert regression["result"] == "attributed", regression
+    culprit = sorted(
+        (regression["hunks"][i]["path"], regression["hunks"][i]["first"])
+        for i in regression["culprit"]
+    )
+    assert culprit == [("agents/clerk.yaml", 5), ("prompts/clerk.md", 2)]
+    (review_comment,) = github.review_comments_on(7)
+    assert (review_comment["path"], review_comment["line"]) == ("agents/clerk.yaml", 5)
+    (warning,) = [line for line in run.stdout.splitlines() if "changed lines" in line]
+    assert warning.startswith("::warning::some findings are not on the changed lines: ")
+    assert "1 of 2 findings refused (prompts/clerk.md line 2: " in warning
+    assert "Path could not be resolved" in warning
+    body = github.comments_on(7)[0]["body"]
+    assert "agents/clerk.yaml:5" in body and "prompts/clerk.md:2" in body
+
+
 def test_one_changed_line_of_a_long_tool_schema_gets_the_review_comment_on_that_line(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:
