@@ -143,9 +143,9 @@ class ReplSession:
 
 
 def _event(line: bytes) -> dict[str, Any] | None:
-    """A stdout line that is a trace event, else None (text of the reply)."""
-    if not line.strip().startswith(b"{"):
-        return None
+    """A stdout line that is a trace event, else None (text of the reply): read as a
+    one-shot command agent's line is (`CommandOutput.take`), a byte order mark before it
+    and all."""
     try:
         event = jsontext.loads(line, max_depth=jsontext.AGENT_DEPTH)
     except ValueError:

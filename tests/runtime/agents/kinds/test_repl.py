@@ -67,3 +67,30 @@ def test_a_program_without_its_prompt_ends_the_conversation_before_it_starts(
     assert where.trace.error is not None and "showed no prompt '> '" in where.trace.error
     assert where.trace.end_reason == EndReason.error.value
     assert not any(s.type is StepType.input for s in where.trace.steps)
+
+
+BOM_FINAL = """\
+import json, sys
+while True:
+    sys.stdout.write("> "); sys.stdout.flush()
+    if not sys.stdin.readline():
+        break
+    final = json.dumps({"type": "final", "content": "done"})
+    sys.stdout.buffer.write(b"\\xef\\xbb\\xbf" + final.encode() + b"\\n")
+    sys.stdout.flush()
+"""
+
+
+def test_an_event_after_a_byte_order_mark_is_an_event_as_a_command_agent_reads_it(
+    tmp_path: Path,
+) -> None:
+    """A program whose output starts with a byte order mark (a runtime that writes UTF-8
+    so): its `final` event is the reply, as a one-shot command agent takes the same line,
+    not the event's JSON as the reply's text."""
+    kind = ReplKind(setup(tmp_path, RUNTIME, BOM_FINAL))
+    where = place(kind.setup, prompt="status?")
+
+    ran(kind, where)
+
+    assert where.trace.final_output == "done", where.trace.final_output
+    assert where.trace.error is None
