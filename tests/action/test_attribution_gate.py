@@ -701,4 +701,4 @@ def test_the_rule_a_renamed_prompt_gained_is_named_on_its_line_of_the_rename(
     assert (culprit["path"], culprit["kind"], culprit["first"]) == ("prompts/desk.md", "text", 5)
     (review_comment,) = github.review_comments_on(7)
     assert (review_comment["path"], review_comment["line"]) == ("prompts/desk.md", 5)
-    assert f"/blob/{head}/prompts/desk.md#L5)" in github.comments_on(7)[0]["body"]
+    assert f"/blob/{head}/prompts/desk.md" + "#L5)" in github.comments_on(7)[0]["body"]
