@@ -12,6 +12,7 @@ from evalward.attribution.found import Finding, Regression, RunAttribution
 from evalward.attribution.hunks import Hunk
 from evalward.attribution.search import Attributed, FixtureScore, NotAttributable, Trial, Tried
 from evalward.report.attribution_text import attribution_markdown, finding_text, hunk_link
+from evalward.report.html import Page, html_chunks
 from evalward.rundata.spending import Spent
 
 pytestmark = pytest.mark.unit
@@ -50,6 +51,23 @@ def test_without_a_repository_the_lines_are_plain_code_and_a_fork_says_why() -> 
 
     assert "`prompts/clerk.md:5-7`" in text and "](" not in text
     assert text.rstrip().endswith("No review: a fork.")
+
+
+def test_a_rename_proven_the_cause_says_the_name_it_had() -> None:
+    rename = Hunk("prompts/desk.md", 1, "rename", 0, 0, renamed_from="prompts/clerk.md")
+
+    found = RunAttribution("always", (_found(rename),), Spent(1), 2)
+    text = attribution_markdown(
+        found,
+        server="https://github.com",
+        repository="acme/agents",
+        head_sha="abc123",
+    )
+
+    assert "`prompts/desk.md` (renamed from `prompts/clerk.md`) — taken back" in text
+    page = Page("fail", "r", [], [], set(), attribution=found)
+    shown = "".join(html_chunks(page))
+    assert "<code>prompts/desk.md</code> (renamed from <code>prompts/clerk.md</code>)" in shown
 
 
 def test_not_attributable_says_why_and_how_many_variants_ran() -> None:

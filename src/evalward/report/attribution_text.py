@@ -87,6 +87,11 @@ class RegressedAt:
         return (self.hunk.field_name or "") if self.hunk is not None else ""
 
     @property
+    def renamed_from(self) -> str:
+        """A rename's name in the base, as `printable` shows a name; "" for any other hunk."""
+        return printable(self.hunk.renamed_from) if self.hunk is not None else ""
+
+    @property
     def tried_text(self) -> str:
         """ "1 variant run", "4 variants run"."""
         return f"{self.tried} variant{'' if self.tried == 1 else 's'} run"
@@ -144,6 +149,8 @@ def attribution_markdown(
             continue
         where = hunk_link(line.hunk, server=server, repository=repository, head_sha=head_sha)
         field = f" ({code_span(line.field)})" if line.field else ""
+        if line.renamed_from:
+            field = f" (renamed from {code_span(line.renamed_from, 120)})"
         out.append(
             f"- {name} ({fixtures}): {where}{field} — taken back, "
             f"{inline(line.removed)}, as on the base; the base with "
