@@ -95,9 +95,7 @@ def an_attribution() -> RunAttribution:
     rename = Hunk("prompts/a.md", 1, "rename", 0, 0, renamed_from="prompts/old.md")
     score = (FixtureScore("fx", 1, 1),)
     removed = Tried("reverted", frozenset({culprit}), Trial(False, score))
-    broken = Tried(
-        "reverted", frozenset({other, rename}), Trial(False, score, not_built="no YAML")
-    )
+    broken = Tried("reverted", frozenset({other, rename}), Trial(False, score, not_built="no YAML"))
     reproduced = Tried("applied", frozenset({culprit}), Trial(True, score))
     attributed = Attributed(
         frozenset({culprit}), removed, reproduced, (broken, removed, reproduced)
