@@ -695,10 +695,46 @@ def test_the_rule_a_renamed_prompt_gained_is_named_on_its_line_of_the_rename(
     assert named == [
         ("agents/clerk.yaml", "field", ""),
         ("prompts/desk.md", "rename", "prompts/clerk.md"),
-        ("prompts/desk.md", "text", ""),
+        ("prompts/desk.md", "text", "prompts/clerk.md"),
     ], regression
     (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
     assert (culprit["path"], culprit["kind"], culprit["first"]) == ("prompts/desk.md", "text", 5)
     (review_comment,) = github.review_comments_on(7)
     assert (review_comment["path"], review_comment["line"]) == ("prompts/desk.md", 5)
     assert f"/blob/{head}/prompts/desk.md" + "#L5)" in github.comments_on(7)[0]["body"]
+
+
+def test_the_model_a_moved_agent_s_yaml_changed_is_named_on_its_line_of_the_move(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """The pull request moves the clerk's YAML into a folder of its own and switches it to
+    the cheaper model: the move and the model are hunks apart, and the model is proven the
+    cause, on its line of the moved file (the move taken back alone, the agent loads from
+    its old name and still regresses)."""
+    script(model)
+    base = _clerk_base(repo, config=ROOMY)
+    repo.remove("agents/clerk.yaml")
+    head = repo.commit(
+        "the clerk's own folder",
+        {"agents/clerk/clerk.yaml": AGENT.format(model="openai/gpt-4.1-nano")},
+    )
+    pull_files = repo.pull_files(base, head)
+    assert [(f["filename"], f["status"]) for f in pull_files] == [
+        ("agents/clerk/clerk.yaml", "renamed")
+    ]
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base, files=pull_files))
+
+    run = _gate(repo, github, model)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    (regression,) = _results(repo)["attribution"]["regressions"]
+    assert regression["result"] == "attributed", regression
+    (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
+    assert (culprit["path"], culprit["field"], culprit["first"]) == (
+        "agents/clerk/clerk.yaml",
+        "spec.models",
+        5,
+    )
+    assert culprit["renamedFrom"] == "agents/clerk.yaml"
+    (review_comment,) = github.review_comments_on(7)
+    assert (review_comment["path"], review_comment["line"]) == ("agents/clerk/clerk.yaml", 5)

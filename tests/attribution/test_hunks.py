@@ -450,7 +450,7 @@ def test_a_prompt_renamed_with_a_change_is_the_rename_and_the_change_on_its_diff
     assert shown == [
         ("agents/support.yaml", "field", 9, 9, (9, 9), ""),
         ("prompts/desk.md", "rename", 0, 0, (0, 0), "prompts/support.md"),
-        ("prompts/desk.md", "text", 6, 6, (6, 6), ""),
+        ("prompts/desk.md", "text", 6, 6, (6, 6), "prompts/support.md"),
     ]
     blocks = repo.diff_blocks(base, head, "prompts/desk.md")
     assert any({6} <= block for block in blocks)
@@ -466,3 +466,45 @@ def test_a_prompt_renamed_with_a_change_is_the_rename_and_the_change_on_its_diff
     assert isinstance(only_rule, str), only_rule
     assert repo.git("diff", "--name-only", base, only_rule) == "prompts/support.md"
     assert repo.git("show", f"{only_rule}:prompts/support.md") == ruled.rstrip("\n")
+
+
+def test_an_agent_s_yaml_renamed_with_a_change_is_the_rename_and_its_changed_field(
+    repo: GitRepo,
+) -> None:
+    """The head moves the agent's YAML and raises its temperature: the rename and the field
+    are hunks apart. The field alone taken back leaves the moved YAML as the base wrote it;
+    the rename alone puts the head's YAML, temperature and all, back at the base's name,
+    where the variant's agent still loads."""
+    base = repo.commit(
+        "base", {"agents/support.yaml": BASE_AGENT, "prompts/support.md": BASE_PROMPT}
+    )
+    repo.remove("agents/support.yaml")
+    warmer = BASE_AGENT.replace("temperature: 0", "temperature: 0.7")
+    head = repo.commit("moved", {"agents/desk/support.yaml": warmer})
+    assert {f["filename"]: f["status"] for f in repo.pull_files(base, head)} == {
+        "agents/desk/support.yaml": "renamed",
+    }
+    # as targets_files gives them: the head's definition and files, then the base's
+    agent = AgentFiles(
+        "support", "agents/desk/support.yaml", ("prompts/support.md", "agents/support.yaml")
+    )
+    git = Git(repo.path)
+
+    hunks = split_change(git, base, head, agent)
+
+    shown = [(h.path, h.kind, h.field_name, h.changed, h.renamed_from) for h in hunks]
+    assert shown == [
+        ("agents/desk/support.yaml", "rename", "", (0, 0), "agents/support.yaml"),
+        ("agents/desk/support.yaml", "field", "spec.temperature", (8, 8), "agents/support.yaml"),
+    ]
+    rename, field = hunks
+    everything = build_variant(git, base, head, agent, hunks)
+    assert isinstance(everything, str), everything
+    assert repo.git("diff", "--name-only", base, everything) == ""
+    cooler = build_variant(git, base, head, agent, [field])
+    assert isinstance(cooler, str), cooler
+    assert repo.git("show", f"{cooler}:agents/desk/support.yaml") == BASE_AGENT.rstrip("\n")
+    back = build_variant(git, base, head, agent, [rename])
+    assert isinstance(back, str), back
+    assert repo.git("diff", "--name-only", base, back) == "agents/support.yaml"
+    assert repo.git("show", f"{back}:agents/support.yaml") == warmer.rstrip("\n")

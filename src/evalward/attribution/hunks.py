@@ -97,7 +97,8 @@ class Hunk:
     `at` is where `head_lines` start in the head's file (0-based), for a text hunk's revert;
     `field` is a field hunk's path, or the path of the block of text a text hunk lies in;
     `shown`, a field's lines that changed as one block of the diff holds them (`changed`);
-    `renamed_from`, a rename's name in the base (its file's text hunks are at `path`)."""
+    `renamed_from`, the file's name in the base where git pairs it as renamed (the rename's
+    own hunk, kind `rename`, takes the name back; the others change its text)."""
 
     path: str
     index: int
@@ -127,7 +128,7 @@ class Hunk:
     def describe(self) -> str:
         """The hunk in words: `hunk 2 of prompts/support.md, lines 14-16`."""
         what = f" ({self.field_name})" if self.field else ""
-        if self.renamed_from:
+        if self.kind == "rename":
             what = f" (renamed from {self.renamed_from})"
         if not self.first:
             where = ""
@@ -146,7 +147,7 @@ def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hun
     changed = [path for path in paths if olds.get(path) != news.get(path)]
     added = {path: news[path] for path in changed if path not in olds and path in news}
     moved = _moved_from(git, base, head, before, added)
-    renames = _renames(agent, olds, news, moved)
+    renames = _renames(olds, news, moved)
     # the changed blocks of every file both sides hold as text, in a few git calls for all
     texts = [
         (path, old.path, new.path)
@@ -186,11 +187,20 @@ def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hun
                 where, old_content, new_content, agent.agent, blocks.get(path)
             )
         elif path in renames:
-            # the rename, then the changed blocks of the text, on the lines its diff shows
-            rename = Hunk(path, 1, "rename", 0, 0, renamed_from=renames[path])
-            texts_of = text_of(moved[path].content) or "", text_of(new_content) or ""
-            blocked = text_hunks(path, *texts_of, blocks.get(path, []))
-            hunks += [rename, *(dataclasses.replace(h, index=h.index + 1) for h in blocked)]
+            # the rename, then the change of its text as any file's (the agent's YAML by
+            # field), against the base's file at its old name, on the lines its diff shows
+            was = moved[path].content
+            if path == agent.definition:
+                inner = _definition_hunks(where, was, new_content, agent.agent, blocks.get(path))
+            else:
+                inner = _file_hunks(where, was, new_content, blocks.get(path))
+            hunks += [
+                Hunk(path, 1, "rename", 0, 0, renamed_from=renames[path]),
+                *(
+                    dataclasses.replace(h, index=h.index + 1, renamed_from=renames[path])
+                    for h in inner
+                ),
+            ]
         elif path in moved:
             # taken back whole (the base has no file at the name), on the lines the diff of
             # the rename shows: none where only the name changed
@@ -219,20 +229,17 @@ def _moved_from(
 
 
 def _renames(
-    agent: AgentFiles,
-    olds: Mapping[str, SideFile],
-    news: Mapping[str, SideFile],
-    moved: Mapping[str, SideFile],
+    olds: Mapping[str, SideFile], news: Mapping[str, SideFile], moved: Mapping[str, SideFile]
 ) -> dict[str, str]:
     """The head's name of each file of the agent renamed from one its base named, with the
-    base's name: split as the rename and the changed blocks of its text (a prompt renamed
-    and edited, the edit taken back alone, or applied alone to the base's name). Only where
-    both sides are text under their own names (no link), of the same mode, and not the
-    agent's YAML itself; any other rename is the new file whole and the old one gone."""
+    base's name: split as the rename and the change of its text (a prompt renamed and
+    edited, the edit taken back alone, or applied alone to the base's name). Only where
+    both sides are text under their own names (no link) and of the same mode; any other
+    rename is the new file whole and the old one gone."""
     found: dict[str, str] = {}
     for path, old in moved.items():
         new, was = news[path], olds.get(old.path)
-        if path == agent.definition or new.path != path or was is None or old.path in news:
+        if new.path != path or was is None or old.path in news:
             continue
         if was.path != old.path or old.executable != new.executable:
             continue

@@ -59,27 +59,34 @@ def build_variant(
     for hunk in in_diff_order(taken):
         by_path.setdefault(hunk.path, []).append(hunk)
     definition = read_side(after, agent.definition)
-    # every file's two sides read at once: a change to thousands of files is a few git calls
+    # every file's two sides read at once: a change to thousands of files is a few git calls;
+    # a renamed file's base side is the file at its base name
     paths = list(by_path)
-    sides = _Sides(before.contents(paths), after.contents(paths))
+    named = {path: hunks[0].renamed_from or path for path, hunks in by_path.items()}
+    found = before.contents(list(dict.fromkeys(named.values())))
+    olds = {path: found[there] for path, there in named.items() if there in found}
+    sides = _Sides(olds, after.contents(paths))
     files: dict[str, bytes | None] = {}
     modes: dict[str, str] = {}
+    moved_back: dict[str, str] = {}
     where = ""
     try:
         for where, hunks in by_path.items():
             files[where] = _reverted(sides, where, hunks, agent.agent)
-            renamed = next((h.renamed_from for h in hunks if h.kind == "rename"), "")
-            if renamed:
+            if any(h.kind == "rename" for h in hunks):
                 # the rename taken back: the file is at the base's name, with the base's
-                # mode, and holds what the head's does but for the text hunks taken back
-                files[renamed], files[where] = files[where], None
-                where = renamed
-            if files[where] is not None and (renamed or any(h.kind == "file" for h in hunks)):
+                # mode, and holds what the head's does but for the other hunks taken back
+                moved_back[where] = named[where]
+                files[named[where]], files[where] = files[where], None
+                where = named[where]
+            if files[where] is not None and (
+                where in moved_back.values() or any(h.kind == "file" for h in hunks)
+            ):
                 # a file taken back whole is the base's, mode and all: a program the head
                 # deleted, or made not executable, runs again
                 modes[where] = "100755" if before.is_executable(where) else "100644"
         if definition is not None and definition.path in files:
-            where = definition.path
+            where = moved_back.get(definition.path, definition.path)
             _check_agent(files[where], agent.agent)
     except _Unbuildable as exc:
         return NotBuildable(f"{where}: {exc}")

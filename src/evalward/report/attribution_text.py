@@ -89,7 +89,8 @@ class RegressedAt:
     @property
     def renamed_from(self) -> str:
         """A rename's name in the base, as `printable` shows a name; "" for any other hunk."""
-        return printable(self.hunk.renamed_from) if self.hunk is not None else ""
+        hunk = self.hunk
+        return printable(hunk.renamed_from) if hunk is not None and hunk.kind == "rename" else ""
 
     @property
     def tried_text(self) -> str:
