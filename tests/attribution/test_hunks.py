@@ -4,6 +4,7 @@ hunks with the head's lines a review comment points at, the agent's YAML by fiel
 from __future__ import annotations
 
 import pytest
+import yaml
 
 from attribution.conftest import (
     BASE_AGENT,
@@ -19,6 +20,7 @@ from attribution.conftest import (
 from evalward.attribution.hunks import AgentFiles, Hunk, split_change
 from evalward.attribution.variants import build_variant
 from evalward.git import Git
+from evalward.resources import Agent, Located
 from support.gitrepo import GitRepo
 
 pytestmark = pytest.mark.integration
@@ -508,3 +510,49 @@ def test_an_agent_s_yaml_renamed_with_a_change_is_the_rename_and_its_changed_fie
     assert isinstance(back, str), back
     assert repo.git("diff", "--name-only", base, back) == "agents/support.yaml"
     assert repo.git("show", f"{back}:agents/support.yaml") == warmer.rstrip("\n")
+
+
+def test_the_files_an_agent_s_watch_covers_are_its_hunks_and_no_others(repo: GitRepo) -> None:
+    """A program agent names `agent/main.py` and watches `agent/*.py` (its own modules) and,
+    through a folder its command line names, `web/`: a change there is the agent's, a
+    change beside them (a README, another agent's module) is not, and a module renamed
+    within the watched folder is its rename."""
+    desk = (
+        "apiVersion: evalward.dev/v1\nkind: Agent\nmetadata: { name: desk }\nspec:\n"
+        "  runtime: { command: { run: [python3, agent/main.py, --static, web/] } }\n"
+        "  watch: ['agent/*.py']\n"
+    )
+    agent = AgentFiles.of(
+        Located(Agent.model_validate(yaml.safe_load(desk)), "agents/desk.yaml", 1)
+    )
+    assert agent.watch == ("agent/*.py", "agent/main.py/**", "web/**")
+    files = {
+        "agents/desk.yaml": desk,
+        "agent/main.py": "print('main')\n",
+        "agent/rules.py": "RULES = 'approve'\n",
+        "agent/old_name.py": "A = 1\nB = 2\nC = 3\nD = 4\n",
+        "web/index.html": "<p>hi</p>\n",
+        "README.md": "desk\n",
+        "other/agent.py": "x = 1\n",
+    }
+    base = repo.commit("base", files)
+    repo.remove("agent/old_name.py")
+    head = repo.commit(
+        "head",
+        {
+            "agent/rules.py": "RULES = 'refuse'\n",
+            "agent/new_name.py": "A = 1\nB = 2\nC = 3\nD = 5\n",
+            "web/index.html": "<p>hello</p>\n",
+            "README.md": "the desk\n",
+            "other/agent.py": "x = 2\n",
+        },
+    )
+
+    hunks = split_change(Git(repo.path), base, head, agent)
+
+    assert [(h.path, h.kind, h.first, h.renamed_from) for h in hunks] == [
+        ("agent/new_name.py", "rename", 0, "agent/old_name.py"),
+        ("agent/new_name.py", "text", 4, "agent/old_name.py"),
+        ("agent/rules.py", "text", 1, ""),
+        ("web/index.html", "text", 1, ""),
+    ]

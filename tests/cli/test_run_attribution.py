@@ -21,6 +21,7 @@ import pytest
 
 from fakes.model_server import Rule, ScriptedModelServer, text
 from support.clerk import AGENT, BASE_PROMPT, HEAD_PROMPT, SUITE, git_on_commit_tree, script
+from support.byoagent import one_agent_suite
 from support.clirun import SOURCE, evalward
 from support.gitrepo import GitRepo
 from support.limits import subprocess_limit
@@ -302,3 +303,63 @@ def test_attribution_that_cannot_run_is_a_warning_and_the_decision_stands(
     (warning,) = [line for line in done.stderr.splitlines() if "did not finish" in line]
     assert warning.startswith("evalward: warning: attribution did not finish: ")
     assert "the disk is full" in warning, warning
+
+
+PROGRAM = """\
+import json, os, sys, urllib.request
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rules import RULES
+json.loads(sys.stdin.readline())
+messages = [{"role": "system", "content": RULES}, {"role": "user", "content": "refund order 1"}]
+request = urllib.request.Request(
+    os.environ["OPENAI_BASE_URL"].rstrip("/") + "/chat/completions",
+    data=json.dumps({"model": "gpt-4.1-mini", "messages": messages}).encode(),
+    headers={"authorization": "Bearer " + os.environ["OPENAI_API_KEY"],
+             "content-type": "application/json"},
+)
+reply = json.load(urllib.request.urlopen(request))
+print(json.dumps({"type": "final", "content": reply["choices"][0]["message"]["content"]}))
+"""
+RULES = 'RULES = """\\\nYou are a refund clerk.\nRefunds are approved for orders.\n"""\n'
+"""The module the clerk's program imports: a file it does not name, which its `watch` does."""
+
+
+def test_a_change_in_a_module_the_program_imports_is_traced_to_its_line(
+    tmp_path: Path, model: ScriptedModelServer
+) -> None:
+    """The clerk is a program of its own, `agent/main.py`, which imports its rules from
+    `agent/rules.py`: a file its definition does not name but its `watch` does (as a
+    framework agent's graph, nodes and prompts are). The pull request adds NEVER REFUND to
+    the rules: the hunk proven to cause the regression is that line of `agent/rules.py`."""
+    script(model)
+    repo = GitRepo(tmp_path / "repo")
+    suite = one_agent_suite(
+        "clerk",
+        "refund-a",
+        command=f"{{ run: [{sys.executable}, agent/main.py] }}",
+        prompt="refund order 1",
+        assertion="{ type: contains, value: approved }",
+    )
+    repo.commit(
+        "the clerk, a program",
+        {
+            "agents.yaml": suite,
+            "agent/main.py": PROGRAM,
+            "agent/rules.py": RULES,
+            ".gitignore": ".evalward/\nout/\n__pycache__/\n",
+            "evalward.yaml": ROOMY,
+        },
+    )
+    repo.git("branch", "-M", "main")
+    repo.branch("stricter")
+    never = RULES.replace("orders.\n", "orders.\nNEVER REFUND anything.\n")
+    repo.commit("a stricter clerk", {"agent/rules.py": never})
+
+    code, stdout, stderr, results = _run(repo, model)
+
+    assert code == 1, stdout + stderr
+    (regression,) = results["attribution"]["regressions"]
+    assert regression["result"] == "attributed", regression
+    (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
+    assert (culprit["path"], culprit["kind"], culprit["first"]) == ("agent/rules.py", "text", 4)
+    assert "agent/rules.py:4" in stdout

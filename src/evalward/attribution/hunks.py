@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from fnmatch import fnmatch
 from typing import Literal
 
 from ruamel.yaml.error import YAMLError
@@ -35,8 +36,8 @@ from evalward.attribution.fields import (
 )
 from evalward.errors import NotCommitted
 from evalward.files.committed import MAX_SYSTEM_BYTES, RepoFiles
-from evalward.git import Block, Git
-from evalward.plan.fingerprint import referenced_files
+from evalward.git import Block, FileChange, Git
+from evalward.plan.fingerprint import referenced_files, under_globs
 from evalward.plan.plan import Plan, head_targets
 from evalward.resources import Agent, Located, ResourceSet
 from evalward.rundata.sides import Side
@@ -53,18 +54,22 @@ base's name again, with whatever the variant's text of it is)."""
 
 @dataclass(frozen=True)
 class AgentFiles:
-    """What an agent is made of: its name, the YAML file that defines it, and the files it
-    reads (its system prompt's file, its programs), repository paths."""
+    """What an agent is made of: its name, the YAML file that defines it, the files it
+    reads (its system prompt's file, its programs), repository paths, and the globs of what
+    else it reads (`watch`: a program's own modules, the files under a folder it names),
+    which the change's paths are matched against as the fingerprint matches them."""
 
     agent: str
     definition: str
     files: tuple[str, ...] = ()
+    watch: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, located: Located[Agent]) -> AgentFiles:
         """An agent's files as its loaded definition names them."""
-        agent = located.resource.metadata.name
-        return cls(agent, located.file, tuple(referenced_files(located)))
+        agent, named = located.resource.metadata.name, referenced_files(located)
+        watch = (*located.resource.spec.watch, *under_globs(named))
+        return cls(agent, located.file, tuple(named), watch)
 
 
 def targets_files(plan: Plan, resources: Mapping[Side, ResourceSet]) -> dict[str, AgentFiles]:
@@ -72,7 +77,8 @@ def targets_files(plan: Plan, resources: Mapping[Side, ResourceSet]) -> dict[str
     what attribution splits, with no second load of the head's definitions. With them, the
     files its base definition names that the head's no longer does (a prompt renamed or
     removed): taken back, they are the base's again, else the head with every hunk taken
-    back is not the base, and names a file it lacks."""
+    back is not the base, and names a file it lacks. What either side's `watch` covers is
+    the agent's too."""
     head, base = resources[Side.head], resources.get(Side.base)
     found: dict[str, AgentFiles] = {}
     for name in head_targets(plan, head):
@@ -81,7 +87,8 @@ def targets_files(plan: Plan, resources: Mapping[Side, ResourceSet]) -> dict[str
             was = AgentFiles.of(base.agents[name])
             named = {files.definition, *files.files}
             gone = tuple(p for p in dict.fromkeys((was.definition, *was.files)) if p not in named)
-            files = dataclasses.replace(files, files=files.files + gone)
+            watched = tuple(dict.fromkeys((*files.watch, *was.watch)))
+            files = dataclasses.replace(files, files=files.files + gone, watch=watched)
         found[name] = files
     return found
 
@@ -142,11 +149,22 @@ class Hunk:
 def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hunk, ...]:
     """Every hunk of `agent`'s change from `base` to `head`, by path then position."""
     before, after = RepoFiles.at_commit(git, base), RepoFiles.at_commit(git, head)
-    paths = list(dict.fromkeys((agent.definition, *agent.files)))
+    named = (agent.definition, *agent.files)
+    # the change's paths, asked of git once: those `watch` covers, and renames
+    listed = git.changed_files(base, head) if agent.watch else None
+    watched = [
+        path
+        for change in listed or ()
+        for path in (change.path, change.old_path)
+        if path is not None and any(fnmatch(path, glob) for glob in agent.watch)
+    ]
+    paths = list(dict.fromkeys((*named, *watched)))
     olds, news = read_sides(before, paths), read_sides(after, paths)
     changed = [path for path in paths if olds.get(path) != news.get(path)]
     added = {path: news[path] for path in changed if path not in olds and path in news}
-    moved = _moved_from(git, base, head, before, added)
+    if added and listed is None:
+        listed = git.changed_files(base, head)
+    moved = _moved_from(listed or [], before, added)
     renames = _renames(olds, news, moved)
     # the changed blocks of every file both sides hold as text, in a few git calls for all
     texts = [
@@ -215,14 +233,14 @@ def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hun
 
 
 def _moved_from(
-    git: Git, base: str, head: str, before: RepoFiles, added: Mapping[str, SideFile]
+    listed: list[FileChange], before: RepoFiles, added: Mapping[str, SideFile]
 ) -> dict[str, SideFile]:
     """The base's file each file the head adds is renamed from, as git's diff (and GitHub's,
-    whose lines a review comment must lie on) pairs them: its diff shows only the lines the
-    rename changed."""
+    whose lines a review comment must lie on) pairs them (`listed`): its diff shows only the
+    lines the rename changed."""
     if not added:
         return {}
-    renamed = {c.path: c.old_path for c in git.changed_files(base, head) if c.status == "R"}
+    renamed = {c.path: c.old_path for c in listed if c.status == "R"}
     sources = {path: old for path, new in added.items() if (old := renamed.get(new.path))}
     found = read_sides(before, list(sources.values()))
     return {path: found[old] for path, old in sources.items() if old in found}

@@ -324,11 +324,14 @@ def read_globs(located: Located[Agent], index: FileIndex) -> list[str]:
     """The globs of what the agent reads besides the paths it names: its `watch`, and every
     file under a named path that is a folder of the checkout (`npm --prefix agents/web`
     runs the package there; "." names them all)."""
-    named = referenced_files(located)
-    folders = [path for path in named if index.is_folder(path)]
-    # every path under each folder (`**` for the root, "."), its name escaped
-    under = ("**" if folder == "." else f"{glob.escape(folder)}/**" for folder in folders)
-    return [*located.resource.spec.watch, *under]
+    folders = [path for path in referenced_files(located) if index.is_folder(path)]
+    return [*located.resource.spec.watch, *under_globs(folders)]
+
+
+def under_globs(folders: Iterable[str]) -> list[str]:
+    """A glob of every path under each of `folders` (`**` for the root, "."), its name
+    escaped: a file's matches nothing."""
+    return ["**" if folder == "." else f"{glob.escape(folder)}/**" for folder in folders]
 
 
 def agent_reads(located: Located[Agent], index: FileIndex) -> list[str]:
