@@ -330,7 +330,10 @@ def test_a_change_in_a_module_the_program_imports_is_traced_to_its_line(
     """The clerk is a program of its own, `agent/main.py`, which imports its rules from
     `agent/rules.py`: a file its definition does not name but its `watch` does (as a
     framework agent's graph, nodes and prompts are). The pull request adds NEVER REFUND to
-    the rules: the hunk proven to cause the regression is that line of `agent/rules.py`."""
+    the rules: the hunk proven to cause the regression is that line of `agent/rules.py`.
+    Python writes `agent/__pycache__/` in the working tree as the runs import the rules,
+    which git does not track: a file the runs left, not one they read, so the variants
+    (commits) lack nothing the head's runs had."""
     script(model)
     repo = GitRepo(tmp_path / "repo")
     suite = one_agent_suite(
@@ -346,7 +349,7 @@ def test_a_change_in_a_module_the_program_imports_is_traced_to_its_line(
             "agents.yaml": suite,
             "agent/main.py": PROGRAM,
             "agent/rules.py": RULES,
-            ".gitignore": ".evalward/\nout/\n__pycache__/\n",
+            ".gitignore": ".evalward/\nout/\n",  # not __pycache__/: the runs write it
             "evalward.yaml": ROOMY,
         },
     )
@@ -363,3 +366,4 @@ def test_a_change_in_a_module_the_program_imports_is_traced_to_its_line(
     (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
     assert (culprit["path"], culprit["kind"], culprit["first"]) == ("agent/rules.py", "text", 4)
     assert "agent/rules.py:4" in stdout
+    assert (repo.path / "agent" / "__pycache__").is_dir()

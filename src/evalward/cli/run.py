@@ -125,7 +125,8 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     # The clients are built here, once, and passed in: nothing below builds one.
     setup = RunSetup(
         git=git,
-        revisions=Revisions(base=args.base),
+        # what the working tree holds that no commit does, before a run writes in it
+        revisions=Revisions(args.base, untracked=tuple(git.untracked()) if args.base else None),
         providers=providers,
         env=env,
         options=options,

@@ -218,12 +218,14 @@ def head_commit(request: RunRequest) -> tuple[str, str]:
     """The commit whose variants attribution builds, or why there is none ("" and why): the
     run's head; a head that is the working tree is HEAD, or a commit of its tracked files as
     they are (`Git.working_tree_commit`: nothing of the checkout changes). A file git does
-    not track (and does not ignore) the head's runs may have read, and no commit holds it;
-    its name is anyone's bytes, said as `printable` says a name."""
-    git, head = request.setup.git, request.setup.revisions.head
-    if head is not None:
-        return git.resolve(head), ""
-    untracked = [p for p in git.untracked() if p.split("/")[0] != EVALWARDS_OWN]
+    not track (and does not ignore) as the run began (`Revisions.untracked`) the head's
+    runs may have read, and no commit holds it; its name is anyone's bytes, said as
+    `printable` says a name."""
+    git, revisions = request.setup.git, request.setup.revisions
+    if revisions.head is not None:
+        return git.resolve(revisions.head), ""
+    listed = git.untracked() if revisions.untracked is None else revisions.untracked
+    untracked = [p for p in listed if p.split("/")[0] != EVALWARDS_OWN]
     if untracked:
         shown = ", ".join(map(printable, untracked[:3]))
         shown += f" and {len(untracked) - 3} more" if len(untracked) > 3 else ""
