@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from fakes.model_server import Rule, ScriptedModelServer, text
-from support.clerk import AGENT, BASE_PROMPT, HEAD_PROMPT, SUITE, git_on_commit_tree, script
 from support.byoagent import one_agent_suite
+from support.clerk import AGENT, BASE_PROMPT, HEAD_PROMPT, SUITE, git_on_commit_tree, script
 from support.clirun import SOURCE, evalward
 from support.gitrepo import GitRepo
 from support.limits import subprocess_limit
