@@ -3,6 +3,8 @@ hunks with the head's lines a review comment points at, the agent's YAML by fiel
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import pytest
 import yaml
 
@@ -28,6 +30,13 @@ pytestmark = pytest.mark.integration
 
 def where(hunks: tuple[Hunk, ...]) -> list[tuple[str, int, str, int, int, str]]:
     return [(h.path, h.index, h.kind, h.first, h.last, h.field_name) for h in hunks]
+
+
+def built(repo: GitRepo, base: str, head: str, agent: AgentFiles, hunks: Iterable[Hunk]) -> str:
+    """The commit of the head with `hunks` taken back, which must build."""
+    variant = build_variant(Git(repo.path), base, head, agent, hunks)
+    assert isinstance(variant, str), variant
+    return variant
 
 
 def test_a_prompt_splits_into_its_changed_blocks_and_the_yaml_into_fields(change: Change) -> None:
@@ -309,8 +318,7 @@ def test_a_prompt_padded_with_a_hundred_thousand_lines_is_split_as_git_s_diff_sh
     blocks = repo.diff_blocks(base, head, SUPPORT.files[0])
     assert len(hunks) > 1 and hunks[0].first == 5
     assert all(any({*h.changed} <= block for block in blocks) for h in hunks)
-    variant = build_variant(Git(repo.path), base, head, SUPPORT, hunks)
-    assert isinstance(variant, str), variant
+    variant = built(repo, base, head, SUPPORT, hunks)
     assert repo.git("show", f"{variant}:prompts/support.md") == "".join(before).rstrip("\n")
 
 
@@ -458,14 +466,11 @@ def test_a_prompt_renamed_with_a_change_is_the_rename_and_the_change_on_its_diff
     assert any({6} <= block for block in blocks)
     field, rename, rule = hunks
     assert rename.describe() == "hunk 1 of prompts/desk.md (renamed from prompts/support.md)"
-    everything = build_variant(git, base, head, agent, hunks)
-    assert isinstance(everything, str), everything
+    everything = built(repo, base, head, agent, hunks)
     assert repo.git("diff", "--name-only", base, everything) == ""
-    without_rule = build_variant(git, base, head, agent, [rule])
-    assert isinstance(without_rule, str), without_rule
+    without_rule = built(repo, base, head, agent, [rule])
     assert repo.git("show", f"{without_rule}:prompts/desk.md") == BASE_PROMPT.rstrip("\n")
-    only_rule = build_variant(git, base, head, agent, [field, rename])
-    assert isinstance(only_rule, str), only_rule
+    only_rule = built(repo, base, head, agent, [field, rename])
     assert repo.git("diff", "--name-only", base, only_rule) == "prompts/support.md"
     assert repo.git("show", f"{only_rule}:prompts/support.md") == ruled.rstrip("\n")
 
@@ -500,14 +505,11 @@ def test_an_agent_s_yaml_renamed_with_a_change_is_the_rename_and_its_changed_fie
         ("agents/desk/support.yaml", "field", "spec.temperature", (8, 8), "agents/support.yaml"),
     ]
     rename, field = hunks
-    everything = build_variant(git, base, head, agent, hunks)
-    assert isinstance(everything, str), everything
+    everything = built(repo, base, head, agent, hunks)
     assert repo.git("diff", "--name-only", base, everything) == ""
-    cooler = build_variant(git, base, head, agent, [field])
-    assert isinstance(cooler, str), cooler
+    cooler = built(repo, base, head, agent, [field])
     assert repo.git("show", f"{cooler}:agents/desk/support.yaml") == BASE_AGENT.rstrip("\n")
-    back = build_variant(git, base, head, agent, [rename])
-    assert isinstance(back, str), back
+    back = built(repo, base, head, agent, [rename])
     assert repo.git("diff", "--name-only", base, back) == "agents/support.yaml"
     assert repo.git("show", f"{back}:agents/support.yaml") == warmer.rstrip("\n")
 
