@@ -117,6 +117,20 @@ def test_ddmin_narrows_many_hunks_to_the_pair_in_few_trials() -> None:
     assert len(agent.asked) == len(set(agent.asked))
 
 
+@pytest.mark.parametrize("culprit", [1, 35, 40])
+def test_a_cause_among_many_hunks_is_bisected_to_within_the_runs_cap(culprit: int) -> None:
+    """Forty hunks (a program's modules changed across its files): one at a time, the
+    search would spend its cap of 24 trials (the gate's, flows/attribution_runs.py) before
+    the 35th; more than the cap can take one at a time, they are bisected from the start,
+    and the cause is found and proven in about a dozen."""
+    agent = Agent(lambda present: culprit in present, change=hunks(40))
+    found = search(agent, max_trials=24)
+    assert isinstance(found, Attributed), found
+    assert indexes(found.culprit) == {culprit}
+    assert len(found.attempts) <= 13
+    assert len(agent.asked) == len(set(agent.asked))
+
+
 def test_a_regression_no_hunk_causes_is_not_attributable_with_every_trial() -> None:
     agent = Agent(lambda present: True)
     found = search(agent)
@@ -153,10 +167,12 @@ def test_the_search_stops_at_its_cap_with_what_it_tried() -> None:
     assert isinstance(found, NotAttributable)
     assert "cap of 5 trials" in found.reason
     assert len(found.attempts) == len(agent.asked) == 5
-    # one hunk found to fix the head, but no trial left to prove it on the base
-    capped = search(Agent(lambda present: 2 in present), max_trials=2)
-    assert isinstance(capped, NotAttributable)
-    assert [indexes(a.hunks) for a in capped.attempts] == [{1}, {2}]
+    # more hunks than the cap lets it take back one at a time, with the proof: bisected
+    # from the start (every hunk out, then the head keeping half, then a quarter), and
+    # stopped there with what it tried
+    capped = search(Agent(lambda present: 2 in present), max_trials=3)
+    assert isinstance(capped, NotAttributable) and "cap of 3 trials" in capped.reason
+    assert [indexes(a.hunks) for a in capped.attempts] == [{1, 2, 3, 4}, {3, 4}, {2, 3, 4}]
 
 
 def test_a_variant_that_does_not_build_is_recorded_and_skipped() -> None:

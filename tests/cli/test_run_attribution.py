@@ -324,8 +324,9 @@ RULES = 'RULES = """\\\nYou are a refund clerk.\nRefunds are approved for orders
 """The module the clerk's program imports: a file it does not name, which its `watch` does."""
 
 
+@pytest.mark.parametrize("helpers", [0, 30])
 def test_a_change_in_a_module_the_program_imports_is_traced_to_its_line(
-    tmp_path: Path, model: ScriptedModelServer
+    tmp_path: Path, model: ScriptedModelServer, helpers: int
 ) -> None:
     """The clerk is a program of its own, `agent/main.py`, which imports its rules from
     `agent/rules.py`: a file its definition does not name but its `watch` does (as a
@@ -333,7 +334,9 @@ def test_a_change_in_a_module_the_program_imports_is_traced_to_its_line(
     the rules: the hunk proven to cause the regression is that line of `agent/rules.py`.
     Python writes `agent/__pycache__/` in the working tree as the runs import the rules,
     which git does not track: a file the runs left, not one they read, so the variants
-    (commits) lack nothing the head's runs had."""
+    (commits) lack nothing the head's runs had. With thirty other modules changed beside
+    it, the rules are the last of 32 hunks, more than the search's 24 variants could take
+    back one at a time: it bisects the change, and finds them all the same."""
     script(model)
     repo = GitRepo(tmp_path / "repo")
     suite = one_agent_suite(
@@ -350,13 +353,15 @@ def test_a_change_in_a_module_the_program_imports_is_traced_to_its_line(
             "agent/main.py": PROGRAM,
             "agent/rules.py": RULES,
             ".gitignore": ".evalward/\nout/\n",  # not __pycache__/: the runs write it
-            "evalward.yaml": ROOMY,
+            "evalward.yaml": "attribution: { mode: on-block, budget: 10 }\n",
+            **{f"agent/helper_{n:02}.py": "VERSION = 1\n" for n in range(helpers)},
         },
     )
     repo.git("branch", "-M", "main")
     repo.branch("stricter")
     never = RULES.replace("orders.\n", "orders.\nNEVER REFUND anything.\n")
-    repo.commit("a stricter clerk", {"agent/rules.py": never})
+    bumped = {f"agent/helper_{n:02}.py": "VERSION = 2\n" for n in range(helpers)}
+    repo.commit("a stricter clerk", {"agent/rules.py": never, **bumped})
 
     code, stdout, stderr, results = _run(repo, model)
 
@@ -365,5 +370,6 @@ def test_a_change_in_a_module_the_program_imports_is_traced_to_its_line(
     assert regression["result"] == "attributed", regression
     (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
     assert (culprit["path"], culprit["kind"], culprit["first"]) == ("agent/rules.py", "text", 4)
+    assert len(regression["hunks"]) == helpers + 1  # every hunk in some variant
     assert "agent/rules.py:4" in stdout
     assert (repo.path / "agent" / "__pycache__").is_dir()

@@ -2,8 +2,9 @@
 
 Each trial costs the regressing fixtures' runs on one variant, so the search asks as few as
 it can: first each hunk taken back alone (a regression one hunk causes is found in as many
-trials as there are hunks); when no single hunk settles it, delta debugging (Zeller's ddmin)
-narrows the hunks the head keeps to a set from which no hunk can be dropped. ddmin starts
+trials as there are hunks); when no single hunk settles it, or there are more than the cap
+of trials lets it try one by one, delta debugging (Zeller's ddmin) narrows the hunks the
+head keeps to a set from which no hunk can be dropped. ddmin starts
 from the hunks each of which alone removed the regression, where the head with only those
 still regresses: hunks that break it only together then cost a few trials more, not a
 search over them all. A set is called the cause only when both are shown: the head without
@@ -159,7 +160,12 @@ class _Search:
         return not trial.not_built and trial.regressed
 
     async def run(self) -> Attribution:
-        for hunk in self.hunks:  # one hunk out: settles a regression one hunk causes
+        # one hunk at a time where every hunk and the proof fit in the cap; a change of more
+        # (a program's modules, changed across many files) is bisected from the start (ddmin
+        # from every hunk: two trials a halving at most), where one at a time would spend
+        # the cap before it reached a late hunk
+        one_by_one = len(self.hunks) + 2 <= self.max_trials
+        for hunk in self.hunks if one_by_one else ():  # settles what one hunk causes
             proven = await self.prove(frozenset({hunk}))
             if proven is not None:
                 return proven
@@ -172,7 +178,7 @@ class _Search:
                 "with every hunk of the agent taken back the regression is still there: it is "
                 "not in these hunks"
             )
-        kept = await self.ddmin(await self.start())
+        kept = await self.ddmin(await self.start() if one_by_one else list(self.hunks))
         proven = await self.prove(frozenset(kept))
         if proven is not None:
             return proven
