@@ -116,6 +116,10 @@ def test_a_commit_of_the_working_tree_holds_its_tracked_files_and_changes_nothin
     assert (repo.path / ".git" / "index").read_bytes() == index
     assert repo.git("for-each-ref") == refs
     assert git.untracked() == ["untracked.md"]
+    (repo.path / "deps" / "pkg").mkdir(parents=True)
+    (repo.path / "deps" / "pkg" / "index.js").write_text("x\n")
+    (repo.path / "empty").mkdir()
+    assert git.untracked() == ["deps/", "untracked.md"]  # a folder once; an empty one not
 
 
 def test_a_working_tree_as_its_commit_has_it_is_that_commit(repo: GitRepo) -> None:
