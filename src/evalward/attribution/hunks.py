@@ -166,6 +166,7 @@ def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hun
         listed = git.changed_files(base, head)
     moved = _moved_from(listed or [], before, added)
     renames = _renames(olds, news, moved)
+    renamed = set(renames.values())
     # the changed blocks of every file both sides hold as text, in a few git calls for all
     texts = [
         (path, old.path, new.path)
@@ -180,7 +181,7 @@ def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hun
     blocks = dict(zip([path for path, _, _ in texts], git.changed_blocks(pairs), strict=True))
     hunks: list[Hunk] = []
     for path in changed:
-        if path in renames.values():
+        if path in renamed:
             continue  # the rename of its file takes it back
         old, new = olds.get(path), news.get(path)
         # the file the head's name leads to; where the head's leads nowhere (removed, or a
