@@ -164,7 +164,7 @@ def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hun
     added = {path: news[path] for path in changed if path not in olds and path in news}
     if added and listed is None:
         listed = git.changed_files(base, head)
-    moved = _moved_from(listed or [], before, added)
+    moved = _moved_from(listed or [], before, added, olds)
     renames = _renames(olds, news, moved)
     renamed = set(renames.values())
     # the changed blocks of every file both sides hold as text, in a few git calls for all
@@ -234,16 +234,20 @@ def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hun
 
 
 def _moved_from(
-    listed: list[FileChange], before: RepoFiles, added: Mapping[str, SideFile]
+    listed: list[FileChange],
+    before: RepoFiles,
+    added: Mapping[str, SideFile],
+    olds: Mapping[str, SideFile],
 ) -> dict[str, SideFile]:
     """The base's file each file the head adds is renamed from, as git's diff (and GitHub's,
     whose lines a review comment must lie on) pairs them (`listed`): its diff shows only the
-    lines the rename changed."""
+    lines the rename changed. A source the split read already (`olds`: the agent's files,
+    a watched folder moved whole) is not read again."""
     if not added:
         return {}
     renamed = {c.path: c.old_path for c in listed if c.status == "R"}
     sources = {path: old for path, new in added.items() if (old := renamed.get(new.path))}
-    found = read_sides(before, list(sources.values()))
+    found = {**read_sides(before, [s for s in sources.values() if s not in olds]), **olds}
     return {path: found[old] for path, old in sources.items() if old in found}
 
 
