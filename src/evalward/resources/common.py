@@ -61,7 +61,9 @@ def valid_json_schema(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def _strict_numbers(schema: object) -> None:
-    """Make every integer and number in a core schema strict."""
+    """Make every integer and number in a core schema strict. Pydantic's own `strict=True`
+    would make the rest strict too: an enum field would take only the enum's members, and
+    YAML gives every one as a string (`severity: low` refused)."""
     if isinstance(schema, dict):
         if schema.get("type") in ("int", "float"):
             schema["strict"] = True
