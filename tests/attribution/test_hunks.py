@@ -3,6 +3,7 @@ hunks with the head's lines a review comment points at, the agent's YAML by fiel
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 
 import pytest
@@ -557,4 +558,26 @@ def test_the_files_an_agent_s_watch_covers_are_its_hunks_and_no_others(repo: Git
         ("agent/new_name.py", "text", 4, "agent/old_name.py"),
         ("agent/rules.py", "text", 1, ""),
         ("web/index.html", "text", 1, ""),
+    ]
+
+
+def test_a_pull_request_s_hostile_watch_globs_split_every_change_they_match_and_no_more(
+    repo: GitRepo,
+) -> None:
+    """The pull request's agent watches everything (`**`), with a glob that is not one (`[`)
+    and one made to backtrack (`*a*a…b`), and its change holds a file whose name is not
+    UTF-8: each changed file is a hunk once, the name as git gives it, and nothing fails."""
+    base = repo.commit("base", {"agents/desk.yaml": "x: 1\n", "evals/e.yaml": "a: 1\n"})
+    with open(os.fsencode(repo.path) + b"/caf\xe9.md", "wb") as stream:
+        stream.write(b"new\n")
+    head = repo.commit("head", {"agents/desk.yaml": "x: 2\n", "evals/e.yaml": "a: 2\n"})
+    watch = ("**", "[", "*a" * 200 + "b")
+    agent = AgentFiles("desk", "agents/desk.yaml", (), watch)
+
+    hunks = split_change(Git(repo.path), base, head, agent)
+
+    assert sorted(os.fsencode(h.path) for h in hunks) == [
+        b"agents/desk.yaml",
+        b"caf\xe9.md",
+        b"evals/e.yaml",
     ]
