@@ -21,6 +21,8 @@ medians.
                 `--parallel 1`. Targets: <= 1 ms of CPU per run and <= 10 % of the wall
                 added at 32 in flight.
   service       a service playground's cost per run (bench/playgrounds.py): reported.
+  events        one run of a program agent that prints 9,000 `tool_call` events and its
+                answer (under the 10,000 steps a run keeps): its CPU, reported.
 
     python bench/speed.py [--runs 5] [--only p1,startup] [--before [LABEL=]OTHER/src ...]
 """
@@ -338,12 +340,60 @@ def service_playground(server: ModelServer, versions: Versions, runs: int, work:
     )
 
 
+EVENTS = 9000
+EVENTS_AGENT = f"""\
+import json, sys
+sys.stdin.readline()
+for i in range({EVENTS}):
+    print(json.dumps({{"type": "tool_call", "tool": "ping", "id": f"c{{i}}", "arguments": {{}}}}))
+print(json.dumps({{"type": "final", "content": "all done"}}))
+"""
+EVENTS_SUITE = f"""\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: {{ name: chatty }}
+spec:
+  runtime: {{ command: {{ run: [{sys.executable}, chatty.py] }} }}
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: {{ name: chatty-eval }}
+spec: {{ targetAgent: chatty, fixtures: [steps] }}
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: steps }}
+spec:
+  targetAgent: chatty
+  input: {{ type: prompt, payload: {{ prompt: go }} }}
+  assertions: [{{ type: contains, value: all done }}]
+"""
+
+
+def events(server: ModelServer, versions: Versions, runs: int, work: Path) -> None:
+    """A program's printed events, each read against the model replies of its run."""
+    repo = work / "events"
+    repo.mkdir()
+    (repo / "chatty.py").write_text(EVENTS_AGENT)
+    (repo / "suite.yaml").write_text(EVENTS_SUITE)
+    init_git(repo)
+    command = [*EVALWARD, "run", str(repo), "--no-cache", "--no-history"]
+    command += ["--output-dir", str(work / "events-out")]
+    series = alternate(versions, runs, lambda v: measure(command, v, None))
+    row(
+        f"A program printing {EVENTS:,} events: the run's wall / CPU",
+        "—",
+        {k: f"{s.wall():.2f} s / {s.cpu():.2f} s" for k, s in series.items()},
+    )
+
+
 WORKLOADS = {
     "p1": p1,
     "startup": startup,
     "conversations": conversations,
     "playgrounds": playgrounds,
     "service": service_playground,
+    "events": events,
 }
 
 

@@ -21,7 +21,12 @@ from typing import Any
 from evalward.errors import AgentRunError, ProtocolError
 from evalward.resources.agent_runtime import CommandRuntime
 from evalward.rundata.trace import StepType, Trace
-from evalward.runtime.agents.command import MAX_TRACE_BYTES, command_argv, model_said, stop_agent
+from evalward.runtime.agents.command import (
+    MAX_TRACE_BYTES,
+    ModelWords,
+    command_argv,
+    stop_agent,
+)
 from evalward.runtime.agents.process import Launch, limited_env, read_tail, spawn
 from evalward.runtime.telemetry.protocol import EVENT_TYPES, apply_event
 from evalward.text import jsontext
@@ -36,6 +41,7 @@ class ReplSession:
         self.prompt = runtime.repl.prompt.encode()
         self.launch = launch
         self.trace = trace
+        self.model_words = ModelWords(trace)
         self.process: asyncio.subprocess.Process | None = None
         self.pending = bytearray()
         self.received = 0
@@ -124,7 +130,7 @@ class ReplSession:
         lines = bytes(self.pending).split(b"\n")
         for line in lines[:-1]:
             event = _event(line)
-            if event is None or model_said(self.trace, line):
+            if event is None or self.model_words.said(line):
                 text.extend(line + b"\n")
             else:
                 apply_event(self.trace, event)
