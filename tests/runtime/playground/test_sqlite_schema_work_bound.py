@@ -1,8 +1,9 @@
 """A playground's database is read within a time bound, whatever its schema makes SQLite
 compute: a seed (the pull request's file) that gives a table a virtual generated column,
 recomputed for every row each time the table is checked or read, fails its run as an error
-naming the playground and the bound (READ_SECONDS; this test sets it shorter), as a state criterion's query that never
-ends does (QUERY_SECONDS), and never holds the job until the runner's own timeout."""
+naming the playground and the bound (READ_SECONDS, which this test sets shorter), as a state
+criterion's query that never ends does (QUERY_SECONDS), and never holds the job until the
+runner's own timeout."""
 
 from __future__ import annotations
 
