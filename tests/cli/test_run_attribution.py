@@ -373,3 +373,60 @@ def test_a_change_in_a_module_the_program_imports_is_traced_to_its_line(
     assert len(regression["hunks"]) == helpers + 1  # every hunk in some variant
     assert "agent/rules.py:4" in stdout
     assert (repo.path / "agent" / "__pycache__").is_dir()
+
+
+POLITE = "{ type: judge, rubric: Was the clerk polite? }"
+JUDGED = (
+    SUITE.replace("value: approved }]", f"value: approved }}, {POLITE}]")
+    .replace("value: hello }]", f"value: hello }}, {POLITE}]")
+    .replace("greet]\n", "greet]\n  judge: { model: openai/judge-model }\n")
+)
+"""The clerk's suite with a judge on every fixture: as many calls of the judge as of the agent."""
+
+
+def test_a_rerun_read_from_the_result_cache_gets_the_budget_the_first_run_had(
+    tmp_path: Path, model: ScriptedModelServer
+) -> None:
+    """Attribution's budget is a share of the run's own calls, as if none had been reused:
+    a rerun whose results come from the result cache counts what they made when they ran,
+    their judges' calls too (each result keeps its own), so the same change gets the same
+    budget, however warm the cache, and the same answer."""
+    verdict = json.dumps({"score": 1.0, "confidence": 0.9, "summary": "polite", "violations": []})
+    model.script(lambda body: body.get("model") == "judge-model", text(verdict))
+    script(model)
+    repo = _clerk(tmp_path / "repo", "attribution: { mode: on-block, budget: 2 }\n")
+    repo.commit("a judge on every fixture", {"evals/suite.yaml": JUDGED})
+    repo.git("checkout", "-q", "main")
+    repo.commit("a judge on every fixture", {"evals/suite.yaml": JUDGED})
+    repo.git("checkout", "-q", "stricter")
+
+    def run() -> tuple[dict[str, Any], int]:
+        before = len(model.requests)
+        done = evalward(
+            "run",
+            ".",
+            "--base",
+            "main",
+            "--no-history",
+            "--output-dir",
+            "out",
+            cwd=repo.path,
+            **provider_env(model),
+        )
+        assert done.returncode == 1 and "Traceback" not in done.stderr, done.stdout + done.stderr
+        results = json.loads((repo.path / "out" / "results.json").read_text())
+        return results, len(model.requests) - before
+
+    cold, cold_calls = run()
+    warm, warm_calls = run()
+
+    assert cold_calls > 0 and warm_calls == 0  # every run, and every variant's, reused
+    assert all(f["cached"] for f in warm["fixtures"])
+    assert warm["attribution"]["budgetModelCalls"] == cold["attribution"]["budgetModelCalls"]
+    made = sum(f["trace"]["model_calls"] + f.get("judge_calls", 0) for f in cold["fixtures"])
+    assert cold["attribution"]["budgetModelCalls"] == 2 * made
+    head = [f for f in cold["fixtures"] if f["side"] == "head"]
+    assert [f["judge_calls"] for f in head] == [1, 1, 1], head
+    (found,) = warm["attribution"]["regressions"]
+    assert found["result"] == "attributed", found
+    assert found == cold["attribution"]["regressions"][0]

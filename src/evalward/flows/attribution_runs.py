@@ -39,7 +39,7 @@ from evalward.record.evaluation import Evaluation
 from evalward.record.schema import SpentInfo
 from evalward.resources import ResourceSet
 from evalward.resources.repo_config import AttributionMode
-from evalward.rundata.results import Status
+from evalward.rundata.results import FixtureResult, Status
 from evalward.rundata.sides import Side
 from evalward.rundata.spending import Budget, Spent
 from evalward.verdict.compare import Change
@@ -58,23 +58,28 @@ def regressions_of(evaluation: Evaluation) -> list[Regression]:
 
 def run_calls(evaluation: Evaluation, spent: SpentInfo | None) -> int:
     """The model calls the run's results took, as if none had been reused: what the run
-    `spent`, and what each result it read from the result cache made when it ran. A rerun
-    that reads every run from the cache gets the budget the first run had, and reads its
-    variants' runs from the cache too."""
-    reused = (evaluation.trace_of(r) for r in evaluation.fixtures if r.cached)
-    made = sum(trace.model_calls + trace.user_calls for trace in reused)
+    `spent`, and what each result it read from the result cache made when it ran, its
+    agent's, simulated user's and judges' (`result_calls`). A rerun that reads every run
+    from the cache gets the budget the first run had, and reads its variants' runs from the
+    cache too."""
+    made = sum(result_calls(evaluation, r) for r in evaluation.fixtures if r.cached)
     return (spent.model_calls if spent is not None else 0) + made
 
 
+def result_calls(evaluation: Evaluation, result: FixtureResult) -> int:
+    """The model calls one run made, its agent's, its simulated user's and its judges'."""
+    trace = evaluation.trace_of(result)
+    return trace.model_calls + trace.user_calls + result.judge_calls
+
+
 def gate_calls(evaluation: Evaluation, regression: Regression) -> int:
-    """The model calls the gate's runs of the regression's fixtures made, agents' and
-    simulated users', on the side that made more: about what a variant's runs of them make,
-    whichever of the two it behaves like (its judges' calls come on top)."""
+    """The model calls the gate's runs of the regression's fixtures made, agents', simulated
+    users' and judges', on the side that made more: about what a variant's runs of them
+    make, whichever of the two it behaves like."""
     made = {Side.head.value: 0, Side.base.value: 0}
     for result in evaluation.fixtures:
         if result.eval == regression.eval and result.fixture in regression.fixtures:
-            trace = evaluation.trace_of(result)
-            made[result.side] = made.get(result.side, 0) + trace.model_calls + trace.user_calls
+            made[result.side] = made.get(result.side, 0) + result_calls(evaluation, result)
     return max(made.values())
 
 

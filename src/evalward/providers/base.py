@@ -41,6 +41,14 @@ class ToolSpec:
     parameters: dict[str, Any]
 
 
+@dataclass
+class CallTally:
+    """The calls the providers answered for one run's scoring: what a result records of its
+    judges' calls (`FixtureResult.judge_calls`), for a rerun that reads it from the cache."""
+
+    calls: int = 0
+
+
 @dataclass(frozen=True)
 class RunLabels:
     """Who is asking: lets the mock provider script replies per agent and fixture."""
@@ -59,6 +67,9 @@ class RunLabels:
     compared: bool = False
     """A head run of a comparison: a pull request's program, whose forwarded calls the
     response cache keeps apart from a push's (`ResponseCache.raw_key`)."""
+    tally: CallTally | None = field(default=None, compare=False, repr=False)
+    """Where the calls a provider answers for these labels are counted, if anywhere (one
+    run's judges'); no part of who is asking."""
 
 
 @dataclass(frozen=True)

@@ -140,6 +140,8 @@ class MeteredProvider:
             raise ProviderUnavailable(refused)  # like an outage, it says nothing of the agent
         response = await self.inner.complete(request)
         usage = self.meter(request.model, response.usage, request.labels.purpose)
+        if request.labels.tally is not None:
+            request.labels.tally.calls += 1
         response = dataclasses.replace(response, usage=usage)
         if key is not None and self._cache is not None:
             self._cache.put(key, response)

@@ -177,6 +177,10 @@ class FixtureResult(RecordModel):
     judges_disagree: bool = False
     """A cross-check judge's score differs from the primary judge's by more than
     `judge.crossCheck.margin` on a judge assertion of this run."""
+    judge_calls: int = 0
+    """The model calls this run's scoring made of its judges (each judge assertion's,
+    cross-checks and repair retries included; a reply from the response cache is none). A
+    result read from the result cache keeps what it made when it ran."""
     turns: int = 0
     """In a conversation, how many user turns it held (0: no conversation)."""
     end_reason: str | None = None

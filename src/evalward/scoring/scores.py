@@ -28,7 +28,7 @@ import dataclasses
 import statistics
 from collections.abc import Collection
 
-from evalward.providers.base import RunLabels
+from evalward.providers.base import CallTally, RunLabels
 from evalward.resources import Eval, EvalFixture, Located
 from evalward.resources.assertions import Assertion, JudgeAssertion
 from evalward.resources.common import Severity
@@ -93,6 +93,7 @@ async def score_fixture(
         for assertion, outcome in zip(assertions, outcomes, strict=True)
     ]
     result = _fixture_result(fixture, run, trace, results)
+    result.judge_calls = _calls(labels)
     await decide_run(spec, result, trace, scorers)
     if playground is not None:
         result.playground = playground.record()
@@ -113,7 +114,8 @@ async def judge_deferred(
     as it is (`judged_later`) is deferred, so nothing else needs asking again."""
     spec = fixture.resource.spec
     read = Transformed(trace, trace.final_output)
-    checks = FixtureChecks(spec, read, judge, _judge_labels(fixture, run), REGEX_TIMEOUT_SECONDS)
+    labels = _judge_labels(fixture, run)
+    checks = FixtureChecks(spec, read, judge, labels, REGEX_TIMEOUT_SECONDS)
     assertions = spec.every_assertion
     if len(assertions) != len(result.assertions):
         raise ValueError(f"{result.fixture}: its result does not match its assertions")
@@ -134,13 +136,19 @@ async def judge_deferred(
     fresh = _fixture_result(fixture, run, trace, results)
     await decide_run(spec, fresh, trace, None)
     kept = ("cached", "trace", "playground", "file", "line", "usage", "duration_ms", "output")
-    return fresh.model_copy(update={name: getattr(result, name) for name in kept})
+    update = {name: getattr(result, name) for name in kept}
+    update["judge_calls"] = result.judge_calls + _calls(labels)
+    return fresh.model_copy(update=update)
 
 
 def _judge_labels(fixture: Located[EvalFixture], run: RunLabels) -> RunLabels:
-    """What the calls of a fixture's judges are labelled with."""
+    """What the calls of a fixture's judges are labelled with, and counted in."""
     agent, name = fixture.resource.spec.target_agent, fixture.resource.metadata.name
-    return dataclasses.replace(run, agent=agent, fixture=name, purpose="judge")
+    return dataclasses.replace(run, agent=agent, fixture=name, purpose="judge", tally=CallTally())
+
+
+def _calls(labels: RunLabels) -> int:
+    return labels.tally.calls if labels.tally is not None else 0
 
 
 def judged_later(spec: EvalFixtureSpec) -> bool:
