@@ -6,8 +6,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from evalward.rundata.trace import MEASURED_ORIGIN, StepType, Trace
 from evalward.runtime.agents.command import CommandOutput, ModelWords
+
+pytestmark = pytest.mark.unit
 
 EVENT = json.dumps({"type": "tool_call", "tool": "refund", "id": "c1", "arguments": {}})
 
