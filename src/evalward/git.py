@@ -106,6 +106,8 @@ class Git:
         self.repo = repo
         self._git = shutil.which(executable) or executable
         self._trees: dict[str, dict[str, TreeEntry]] = {}
+        self._commits: dict[str, str] = {}
+        """The commit each full object id asked of names (`commit_of`)."""
         self._known: dict[str, dict[str, TreeEntry | None]] = {}
         """Entries looked up one by one (`entry`), folders included; None: not in the tree."""
         self._sizes: dict[str, int] = {}
@@ -183,9 +185,17 @@ class Git:
         return b"".join(self._raw((*args, "--", *batch)) for batch in batches)
 
     def commit_of(self, ref: str) -> str | None:
-        """The full SHA of a commit-ish; None when there is none (HEAD before a first commit)."""
+        """The full SHA of a commit-ish; None when there is none (HEAD before a first commit).
+        What a full object id names never changes, so git is asked of each once (a job
+        asked of its two commits eight times)."""
+        known = self._commits.get(ref)
+        if known is not None:
+            return known
         out = self.run("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
-        return out.strip() or None
+        sha = out.strip() or None
+        if sha is not None and _SHA.fullmatch(ref):
+            self._commits[ref] = sha
+        return sha
 
     def resolve(self, ref: str) -> str:
         """The full SHA of a commit-ish, or a GitError that says it is missing."""

@@ -6,6 +6,8 @@ and a commit of the working tree leaves the checkout as it was."""
 from __future__ import annotations
 
 import os
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -127,3 +129,30 @@ def test_a_working_tree_as_its_commit_has_it_is_that_commit(repo: GitRepo) -> No
     (repo.path / "ignored.log").write_text("untracked: in no commit\n")
 
     assert Git(repo.path).working_tree_commit(head) == head
+
+
+def test_a_full_object_id_is_asked_of_git_once_and_a_ref_every_time(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """What a full object id names never changes; what a ref names may (a branch moves), and
+    an id git lacks now may be fetched later: those are asked each time."""
+    first = repo.commit("first", {"a.md": "a\n"})
+    asked = tmp_path / "asked"
+    wrapper = tmp_path / "git"
+    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {asked}\nexec {shutil.which("git")} "$@"\n')
+    wrapper.chmod(0o755)
+    git = Git(repo.path, executable=str(wrapper))
+    missing = "0" * 40
+
+    assert [git.commit_of(first) for _ in range(3)] == [first] * 3
+    assert git.commit_of("HEAD") == first
+    second = repo.commit("second", {"a.md": "b\n"})
+    assert git.commit_of("HEAD") == second
+    assert git.commit_of(missing) is None and git.commit_of(missing) is None
+
+    asked_of = [line.split()[-1] for line in asked.read_text().splitlines()]
+    assert asked_of == [
+        f"{first}^{{commit}}",
+        *["HEAD^{commit}"] * 2,
+        *[f"{missing}^{{commit}}"] * 2,
+    ]
