@@ -22,7 +22,9 @@ medians.
                 added at 32 in flight.
   service       a service playground's cost per run (bench/playgrounds.py): reported.
   events        one run of a program agent that prints 9,000 `tool_call` events and its
-                answer (under the 10,000 steps a run keeps): its CPU, reported.
+                answer (under the 10,000 steps a run keeps), and one of a REPL agent whose
+                reply is 200,000 lines of text (5 MB, past the 65,536 characters a reply may
+                hold: the run is an error once they are read): their CPU, reported.
 
     python bench/speed.py [--runs 5] [--only p1,startup] [--before [LABEL=]OTHER/src ...]
 """
@@ -370,8 +372,21 @@ spec:
 """
 
 
+REPL_LINES = 200_000
+REPL_AGENT = f"""\
+import sys
+while True:
+    try:
+        input("> ")
+    except EOFError:
+        break
+    sys.stdout.write("".join(f"line {{n}} of the answer\\n" for n in range({REPL_LINES})))
+    sys.stdout.write("all done\\n")
+"""
+
+
 def events(server: ModelServer, versions: Versions, runs: int, work: Path) -> None:
-    """A program's printed events, each read against the model replies of its run."""
+    """What a program prints, each line read as an event or as its reply's text."""
     repo = work / "events"
     repo.mkdir()
     (repo / "chatty.py").write_text(EVENTS_AGENT)
@@ -382,6 +397,21 @@ def events(server: ModelServer, versions: Versions, runs: int, work: Path) -> No
     series = alternate(versions, runs, lambda v: measure(command, v, None))
     row(
         f"A program printing {EVENTS:,} events: the run's wall / CPU",
+        "—",
+        {k: f"{s.wall():.2f} s / {s.cpu():.2f} s" for k, s in series.items()},
+    )
+    repl = work / "repl"
+    repl.mkdir()
+    (repl / "chatty.py").write_text(REPL_AGENT)
+    runtime = "{ run: [" + sys.executable + ", chatty.py], stdin: text, repl: { prompt: '> ' } }"
+    suite = EVENTS_SUITE.replace(f"{{ run: [{sys.executable}, chatty.py] }}", runtime)
+    (repl / "suite.yaml").write_text(suite)
+    init_git(repl)
+    command = [*EVALWARD, "run", str(repl), "--no-cache", "--no-history"]
+    command += ["--output-dir", str(work / "repl-out")]
+    series = alternate(versions, runs, lambda v: measure(command, v, None))
+    row(
+        f"A REPL agent's reply of {REPL_LINES:,} lines: the run's wall / CPU",
         "—",
         {k: f"{s.wall():.2f} s / {s.cpu():.2f} s" for k, s in series.items()},
     )

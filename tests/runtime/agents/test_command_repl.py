@@ -112,3 +112,35 @@ def test_a_program_that_ends_mid_conversation_is_the_turns_error(tmp_path: Path)
     assert reply == ""
     assert trace.error == "the agent ended (exit status 0)"
     assert not trace.timed_out
+
+
+PIECES = """\
+import json, sys, time
+event = json.dumps({"type": "tool_call", "tool": "lookup", "id": "c1", "arguments": {}})
+while True:
+    sys.stdout.write("> "); sys.stdout.flush()
+    if not sys.stdin.readline():
+        break
+    for n in range(3000):  # 60 KB: more than one read of the pipe
+        sys.stdout.write(f"line {n:05}\\n")
+    for half in (event[:20], event[20:] + "\\nlast line\\n"):  # an event cut between reads
+        sys.stdout.write(half); sys.stdout.flush(); time.sleep(0.05)
+"""
+
+
+def test_a_reply_read_in_pieces_keeps_its_text_in_order_and_each_event_once(
+    tmp_path: Path,
+) -> None:
+    """The lines of a reply are read as they complete, each once: text lines kept in order
+    across reads, a line cut between two reads taken whole, the event applied once in
+    each turn however many reads follow it."""
+
+    async def talk(session: ReplSession) -> list[str]:
+        assert await session.start(30) == ""
+        return [await session.turn("go", {}, 30), await session.turn("again", {}, 30)]
+
+    replies, trace = session_with(tmp_path, PIECES)(talk)
+
+    text = "\n".join(f"line {n:05}" for n in range(3000)) + "\nlast line"
+    assert replies == [text, text]
+    assert [s.type for s in trace.steps] == [StepType.tool_call] * 2

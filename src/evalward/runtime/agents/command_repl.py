@@ -44,6 +44,10 @@ class ReplSession:
         self.model_words = ModelWords(trace)
         self.process: asyncio.subprocess.Process | None = None
         self.pending = bytearray()
+        """What the agent printed since the turn began that is no event: the reply's text
+        lines, then the line it is still writing."""
+        self.read_to = 0
+        """Where in `pending` the lines not yet read begin (the text before it is read)."""
         self.received = 0
         self._stderr: asyncio.Task[bytes] | None = None
 
@@ -87,6 +91,7 @@ class ReplSession:
             self.trace.add(StepType.error, content="the agent stopped reading its input")
             return ""
         self.pending.clear()
+        self.read_to = 0
         before = len(self.trace.steps)
         problem = await self._until_reply(timeout)
         if problem is not None:
@@ -124,19 +129,25 @@ class ReplSession:
             return f"wrote a line that is no trace event: {exc}"
 
     def _events(self, steps_before: int) -> bool:
-        """Apply the complete lines of `pending` that are trace events (the rest is the
-        reply's text); whether a `final` event came."""
+        """Apply the lines of `pending` completed since the last look that are trace events
+        (the rest is the reply's text); whether a `final` event came. Each line is read
+        once: the reply's text lines were read again with every 64 KiB that came, the
+        square of the reply's length on the event loop."""
+        end = self.pending.rfind(b"\n", self.read_to) + 1
+        if end == 0:
+            return False
         text = bytearray()
-        lines = bytes(self.pending).split(b"\n")
-        for line in lines[:-1]:
+        applied = False
+        for line in bytes(self.pending[self.read_to : end]).split(b"\n")[:-1]:
             event = _event(line)
             if event is None or self.model_words.said(line):
-                text.extend(line + b"\n")
+                text += line + b"\n"
             else:
                 apply_event(self.trace, event)
-        text.extend(lines[-1])
-        self.pending[:] = text
-        return any(s.type is StepType.final for s in self.trace.steps[steps_before:])
+                applied = True
+        self.pending[self.read_to : end] = text
+        self.read_to += len(text)
+        return applied and any(s.type is StepType.final for s in self.trace.steps[steps_before:])
 
     async def close(self) -> None:
         process = self.process
