@@ -387,34 +387,28 @@ while True:
 
 def events(server: ModelServer, versions: Versions, runs: int, work: Path) -> None:
     """What a program prints, each line read as an event or as its reply's text."""
-    repo = work / "events"
-    repo.mkdir()
-    (repo / "chatty.py").write_text(EVENTS_AGENT)
-    (repo / "suite.yaml").write_text(EVENTS_SUITE)
-    init_git(repo)
-    command = [*EVALWARD, "run", str(repo), "--no-cache", "--no-history"]
-    command += ["--output-dir", str(work / "events-out")]
-    series = alternate(versions, runs, lambda v: measure(command, v, None))
-    row(
-        f"A program printing {EVENTS:,} events: the run's wall / CPU",
-        "—",
-        {k: f"{s.wall():.2f} s / {s.cpu():.2f} s" for k, s in series.items()},
-    )
-    repl = work / "repl"
-    repl.mkdir()
-    (repl / "chatty.py").write_text(REPL_AGENT)
-    runtime = "{ run: [" + sys.executable + ", chatty.py], stdin: text, repl: { prompt: '> ' } }"
-    suite = EVENTS_SUITE.replace(f"{{ run: [{sys.executable}, chatty.py] }}", runtime)
-    (repl / "suite.yaml").write_text(suite)
-    init_git(repl)
-    command = [*EVALWARD, "run", str(repl), "--no-cache", "--no-history"]
-    command += ["--output-dir", str(work / "repl-out")]
-    series = alternate(versions, runs, lambda v: measure(command, v, None))
-    row(
-        f"A REPL agent's reply of {REPL_LINES:,} lines: the run's wall / CPU",
-        "—",
-        {k: f"{s.wall():.2f} s / {s.cpu():.2f} s" for k, s in series.items()},
-    )
+    repl = "{ run: [" + sys.executable + ", chatty.py], stdin: text, repl: { prompt: '> ' } }"
+    cases = {
+        f"A program printing {EVENTS:,} events": (EVENTS_AGENT, EVENTS_SUITE),
+        f"A REPL agent's reply of {REPL_LINES:,} lines": (
+            REPL_AGENT,
+            EVENTS_SUITE.replace(f"{{ run: [{sys.executable}, chatty.py] }}", repl),
+        ),
+    }
+    for number, (figure, (agent, suite)) in enumerate(cases.items()):
+        repo = work / f"events-{number}"
+        repo.mkdir()
+        (repo / "chatty.py").write_text(agent)
+        (repo / "suite.yaml").write_text(suite)
+        init_git(repo)
+        command = [*EVALWARD, "run", str(repo), "--no-cache", "--no-history"]
+        command += ["--output-dir", str(work / f"events-{number}-out")]
+        series = alternate(versions, runs, lambda v, c=command: measure(c, v, None))
+        row(
+            f"{figure}: the run's wall / CPU",
+            "—",
+            {k: f"{s.wall():.2f} s / {s.cpu():.2f} s" for k, s in series.items()},
+        )
 
 
 WORKLOADS = {
