@@ -1,8 +1,9 @@
 """Attribution's split of an agent's change into hunks (`attribution.hunks.split_change`), on
 a real repository: an agent whose prompt of 200 paragraphs gains a rule, alone and beside
 `--files` changed files its programs name. Each split runs in a fresh process of this tree's
-evalward and each `--before` tree's, alternated, and times only the split (no import); the
-median of each.
+evalward and each `--before` tree's, alternated, and times only the split (no import), then
+the commit of a variant with every hunk but the first taken back (the only one, where there
+is one; `build_variant`: every file's blob written); the median of each.
 
     python bench/attribution_split.py [--rounds 5] [--files 10000] [--before NAME=SRC ...]
 """
@@ -32,12 +33,17 @@ SPLIT = """\
 import sys, time
 from pathlib import Path
 from evalward.attribution.hunks import AgentFiles, split_change
+from evalward.attribution.variants import build_variant
 from evalward.git import Git
 repo, base, head, count = Path(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
 files = (*(f"lib/m{n}.py" for n in range(count)), "prompts/desk.md")
+git, agent = Git(repo), AgentFiles("desk", "agents/desk.yaml", files)
 started = time.perf_counter()
-hunks = split_change(Git(repo), base, head, AgentFiles("desk", "agents/desk.yaml", files))
-print(time.perf_counter() - started, len(hunks))
+hunks = split_change(git, base, head, agent)
+split = time.perf_counter() - started
+started = time.perf_counter()
+assert isinstance(build_variant(git, base, head, agent, hunks[1:] or hunks), str)
+print(split, len(hunks), time.perf_counter() - started)
 """
 
 
@@ -77,6 +83,7 @@ def main() -> None:
     args = parser.parse_args()
     trees = before_and_this(args.before)
     times: dict[tuple[str, int], list[float]] = {}
+    variants: dict[tuple[str, int], list[float]] = {}
     with tempfile.TemporaryDirectory() as folder:
         repo = Path(folder) / "repo"
         repo.mkdir()
@@ -90,12 +97,17 @@ def main() -> None:
                         env=env, check=True, text=True, capture_output=True,
                     )  # fmt: skip
                     if round_:
-                        times.setdefault((name, count), []).append(float(done.stdout.split()[0]))
+                        split, _, variant = done.stdout.split()
+                        times.setdefault((name, count), []).append(float(split))
+                        variants.setdefault((name, count), []).append(float(variant))
     for (name, count), seconds in times.items():
         what = f"the prompt and {count:,} files" if count else "the prompt alone"
+        built = variants[(name, count)]
         print(
             f"{name}: {what} split in {statistics.median(seconds) * 1000:.0f} ms median "
-            f"(fastest {min(seconds) * 1000:.0f} ms) over {args.rounds} alternated rounds"
+            f"(fastest {min(seconds) * 1000:.0f} ms), a variant of all but one taken back "
+            f"built in {statistics.median(built) * 1000:.0f} ms (fastest "
+            f"{min(built) * 1000:.0f} ms) over {args.rounds} alternated rounds"
         )
 
 

@@ -403,23 +403,25 @@ class Git:
 
     def write_blobs(self, contents: Sequence[bytes]) -> list[str]:
         """Store each of `contents` as a blob and return their ids in order, in one
-        `hash-object -w --stdin-paths` over files of a folder of its own (`--no-filters`: as
-        they are): a variant of tens of thousands of files is not as many git calls."""
+        `git fast-import` (each a mark, the ids read back from the marks it exports): a
+        variant of tens of thousands of files is not as many git calls, nor as many files
+        written first (10,000 took 4.4 s to write on a virtual machine's disk)."""
         if len(contents) < 2:
             return [self.write_blob(content) for content in contents]
+        stream = bytearray()
+        for mark, content in enumerate(contents, 1):
+            stream += b"blob\nmark :%d\ndata %d\n" % (mark, len(content))
+            stream += content + b"\n"
+        stream += b"done\n"
         with tempfile.TemporaryDirectory(prefix="evalward-blobs-") as folder:
-            if "\n" in folder:  # the names are read a line each
-                return [self.write_blob(content) for content in contents]
-            names = []
-            for number, content in enumerate(contents):
-                name = Path(folder) / str(number)
-                name.write_bytes(content)
-                names.append(f"{name}\n")
-            args = ("hash-object", "-w", "--no-filters", "--stdin-paths")
-            ids = self._raw(args, "".join(names).encode()).decode().split()
+            marks = Path(folder) / "marks"
+            args = ("fast-import", "--quiet", "--done", f"--export-marks={marks}")
+            self._raw(args, bytes(stream))
+            exported = marks.read_text(encoding="ascii").split()
+        ids = dict(zip(exported[::2], exported[1::2], strict=True))
         if len(ids) != len(contents):
             raise GitError(f"git stored {len(ids)} blobs of {len(contents)}")
-        return ids
+        return [ids[f":{mark}"] for mark in range(1, len(contents) + 1)]
 
     def changed_blocks(self, pairs: Sequence[tuple[str, str]]) -> list[list[Block]]:
         """For each pair of blobs (their ids), the blocks of lines that differ from the first

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -156,3 +157,27 @@ def test_a_full_object_id_is_asked_of_git_once_and_a_ref_every_time(
         *["HEAD^{commit}"] * 2,
         *[f"{missing}^{{commit}}"] * 2,
     ]
+
+
+def test_blobs_written_together_are_each_its_own_content(repo: GitRepo, tmp_path: Path) -> None:
+    """Whatever a pull request's files hold (nothing, a NUL, lines that read like the stream
+    they are written in, the same bytes twice), each blob is its content, in order."""
+    repo.commit("first", {"a.md": "a\n"})
+    contents = [
+        b"",
+        b"\0binary\xff",
+        b"blob\nmark :1\ndata 3\nabc\ndone\n",
+        b"no line end",
+        b"same\n",
+        b"same\n",
+        b"x" * 100_000,
+    ]
+    ids = Git(repo.path).write_blobs(contents)
+
+    for oid, content in zip(ids, contents, strict=True):
+        (tmp_path / "one").write_bytes(content)
+        assert oid == repo.git("hash-object", str(tmp_path / "one"))
+        shown = subprocess.run(
+            ["git", "-C", str(repo.path), "cat-file", "blob", oid], capture_output=True, check=True
+        )
+        assert shown.stdout == content
