@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from evalward.git import Git
+from evalward.git import STREAMED_BLOBS, Git
 from support.gitrepo import GitRepo
 
 pytestmark = pytest.mark.integration
@@ -159,11 +159,15 @@ def test_a_full_object_id_is_asked_of_git_once_and_a_ref_every_time(
     ]
 
 
-def test_blobs_written_together_are_each_its_own_content(repo: GitRepo, tmp_path: Path) -> None:
+@pytest.mark.parametrize("count", [7, STREAMED_BLOBS])
+def test_blobs_written_together_are_each_its_own_content(
+    repo: GitRepo, tmp_path: Path, count: int
+) -> None:
     """Whatever a pull request's files hold (nothing, a NUL, lines that read like the stream
-    they are written in, the same bytes twice), each blob is its content, in order."""
+    they are written in, the same bytes twice), each blob is its content, in order: written
+    as files (a few) or streamed (many)."""
     repo.commit("first", {"a.md": "a\n"})
-    contents = [
+    hostile = [
         b"",
         b"\0binary\xff",
         b"blob\nmark :1\ndata 3\nabc\ndone\n",
@@ -172,11 +176,14 @@ def test_blobs_written_together_are_each_its_own_content(repo: GitRepo, tmp_path
         b"same\n",
         b"x" * 100_000,
     ]
+    contents = [*hostile, *(b"%d\n" % n for n in range(count - len(hostile)))]
     ids = Git(repo.path).write_blobs(contents)
 
+    assert len(ids) == count
     for oid, content in zip(ids, contents, strict=True):
         (tmp_path / "one").write_bytes(content)
         assert oid == repo.git("hash-object", str(tmp_path / "one"))
+    for oid, content in zip(ids, hostile, strict=False):
         shown = subprocess.run(
             ["git", "-C", str(repo.path), "cat-file", "blob", oid], capture_output=True, check=True
         )
