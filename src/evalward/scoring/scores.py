@@ -84,7 +84,8 @@ async def score_fixture(
     spec = fixture.resource.spec
     judge = judge or EvalJudge(eval=run.eval)
     read, failed = await fixture_read(spec, trace, scorers)
-    labels = _judge_labels(fixture, run)
+    tally = CallTally()
+    labels = _judge_labels(fixture, run, tally)
     checks = FixtureChecks(spec, read, judge, labels, regex_timeout, playground, scorers, failed)
     assertions = spec.every_assertion
     outcomes = await checks.outcomes(assertions)
@@ -93,7 +94,7 @@ async def score_fixture(
         for assertion, outcome in zip(assertions, outcomes, strict=True)
     ]
     result = _fixture_result(fixture, run, trace, results)
-    result.judge_calls = _calls(labels)
+    result.judge_calls = tally.calls
     await decide_run(spec, result, trace, scorers)
     if playground is not None:
         result.playground = playground.record()
@@ -114,8 +115,10 @@ async def judge_deferred(
     as it is (`judged_later`) is deferred, so nothing else needs asking again."""
     spec = fixture.resource.spec
     read = Transformed(trace, trace.final_output)
-    labels = _judge_labels(fixture, run)
-    checks = FixtureChecks(spec, read, judge, labels, REGEX_TIMEOUT_SECONDS)
+    tally = CallTally()
+    checks = FixtureChecks(
+        spec, read, judge, _judge_labels(fixture, run, tally), REGEX_TIMEOUT_SECONDS
+    )
     assertions = spec.every_assertion
     if len(assertions) != len(result.assertions):
         raise ValueError(f"{result.fixture}: its result does not match its assertions")
@@ -137,18 +140,14 @@ async def judge_deferred(
     await decide_run(spec, fresh, trace, None)
     kept = ("cached", "trace", "playground", "file", "line", "usage", "duration_ms", "output")
     update = {name: getattr(result, name) for name in kept}
-    update["judge_calls"] = result.judge_calls + _calls(labels)
+    update["judge_calls"] = result.judge_calls + tally.calls
     return fresh.model_copy(update=update)
 
 
-def _judge_labels(fixture: Located[EvalFixture], run: RunLabels) -> RunLabels:
-    """What the calls of a fixture's judges are labelled with, and counted in."""
+def _judge_labels(fixture: Located[EvalFixture], run: RunLabels, tally: CallTally) -> RunLabels:
+    """What the calls of a fixture's judges are labelled with, and counted in (`tally`)."""
     agent, name = fixture.resource.spec.target_agent, fixture.resource.metadata.name
-    return dataclasses.replace(run, agent=agent, fixture=name, purpose="judge", tally=CallTally())
-
-
-def _calls(labels: RunLabels) -> int:
-    return labels.tally.calls if labels.tally is not None else 0
+    return dataclasses.replace(run, agent=agent, fixture=name, purpose="judge", tally=tally)
 
 
 def judged_later(spec: EvalFixtureSpec) -> bool:
