@@ -4,29 +4,29 @@ nothing of the tests: `argv` is its socket's path and `cli` or `action`."""
 
 from __future__ import annotations
 
+import gc
+import importlib
 import io
 import json
 import os
+import pkgutil
 import selectors
 import signal
 import socket
 import sys
 from typing import Any
 
-PRELOADED = ("evalward.action.run", "evalward.cli", "evalward.resources.yaml12")
-"""Not `evalward.__main__`: `-m` runs it as `__main__`, with no copy imported before. PyYAML
-(`yaml12`) is what a run with a playground's state or a scorer's file imports as it reads them."""
-
-ACTION_PRELOADED = ("github", "evalward.report.html", "evalward.report.junit")
-"""What an action run imports once it is under way: PyGithub where it makes its GitHub client
-(0.2 s of each run's CPU), the report's writers as it writes its files."""
+ON_USE = ("github", "jsonschema", "orjson", "aiohttp.web")
+"""What runs import from other packages as they go, beside evalward's own modules (`_on_use`):
+PyGithub where an action run makes its GitHub client (0.2 s of each run's CPU), a schema's
+check, a trace's JSON, the model proxy's server."""
 
 
-def serve(address: str, kind: str) -> tuple[dict[str, Any], list[int]]:
+def serve(address: str) -> tuple[dict[str, Any], list[int]]:
     """Serve until this server's parent ends; returns only in a child, with its request."""
-    for name in PRELOADED + (ACTION_PRELOADED if kind == "action" else ()):
-        __import__(name)
+    _on_use()
     _built_models()
+    gc.freeze()  # what every child shares: its collections need not walk it again
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(address)
     listener.listen(64)
@@ -78,6 +78,23 @@ def serve(address: str, kind: str) -> tuple[dict[str, Any], list[int]]:
             conn = running.pop(pid)
             conn.sendall(json.dumps({"status": os.waitstatus_to_exitcode(status)}).encode() + b"\n")
             conn.close()
+
+
+def _on_use() -> None:
+    """Import every module of evalward and what its runs import when they first need it,
+    the way they import it (aiohttp through `evalward.http.aio`: its CA store left unloaded).
+    Imported on use, they are most of a short run's CPU: about 0.1 s with aiohttp, 0.5 s
+    more with the MCP SDK. Not `evalward.__main__`: `-m` runs it as `__main__`, with no copy
+    imported before."""
+    import evalward
+    from evalward.http.aio import load
+
+    load()
+    for module in pkgutil.walk_packages(evalward.__path__, "evalward."):
+        if module.name != "evalward.__main__":
+            importlib.import_module(module.name)
+    for name in ON_USE:
+        importlib.import_module(name)
 
 
 def _built_models() -> None:
@@ -148,7 +165,7 @@ def _new_stdio() -> None:
 
 if __name__ == "__main__":
     address, kind = sys.argv[1], sys.argv[2]
-    request, fds = serve(address, kind)
+    request, fds = serve(address)
     become(request, fds, kind == "cli")
     import runpy
 
