@@ -37,7 +37,7 @@ UNIX = PROC / "net" / "unix"
 NETLINK_SOCK_DIAG = 4
 SOCK_DIAG_BY_FAMILY = 20
 NLM_F_REQUEST, NLM_F_DUMP = 0x1, 0x300
-NLMSG_ERROR, NLMSG_DONE = 2, 3
+NLMSG_DONE = 3
 UDIAG_SHOW_UID = 0x40
 UNIX_DIAG_UID = 7
 _HEADER = struct.Struct("=IHHII")  # nlmsghdr: length, type, flags, sequence, port
