@@ -121,7 +121,10 @@ def unix_sockets() -> dict[int, str]:
 def socket_makers() -> dict[int, int] | None:
     """inode → the uid that made it, of every Unix socket of this network namespace, as the
     kernel's socket diagnostics say; None when they say nothing (no netlink, a kernel before
-    5.3 that gives no uid) or their answer is not whole."""
+    5.3 that gives no uid) or their answer is not whole. Read here, not through pyroute2:
+    its 0.9.7 calls its sock_diag request work in progress, does not name UNIX_DIAG_UID
+    (its attribute comes back as UNKNOWN), and costs 150-200 ms to import against this
+    whole dump's 0.05 ms (its own dump: 2.5 ms), for four short structs."""
     try:
         diagnostics = socket.socket(
             socket.AF_NETLINK, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC, NETLINK_SOCK_DIAG
