@@ -375,6 +375,48 @@ def test_a_change_in_a_module_the_program_imports_is_traced_to_its_line(
     assert (repo.path / "agent" / "__pycache__").is_dir()
 
 
+def test_an_eval_changed_beside_the_agent_is_no_hunk_of_an_agent_that_watches_everything(
+    tmp_path: Path, model: ScriptedModelServer
+) -> None:
+    """The clerk watches every file (`watch: ['**']`), and the pull request edits its Evals'
+    file beside its prompt: the Eval's change is no part of the agent (the base's Evals gate,
+    and an Eval's change is not where an agent regressed), so it is no hunk and no variant
+    takes it back; a module the clerk reads is one. The prompt's line is found as ever."""
+    script(model)
+    repo = GitRepo(tmp_path / "repo")
+    repo.commit(
+        "the clerk, watching everything",
+        {
+            "agents/clerk.yaml": AGENT.format(model="openai/gpt-4.1-mini") + "  watch: ['**']\n",
+            "prompts/clerk.md": BASE_PROMPT,
+            "lib/rules.txt": "refunds: yes\n",
+            "evals/suite.yaml": SUITE,
+            ".gitignore": ".evalward/\nout/\n",
+            "evalward.yaml": ROOMY,
+        },
+    )
+    repo.git("branch", "-M", "main")
+    repo.branch("stricter")
+    edited_suite = "# the clerk's Evals, reviewed\n" + SUITE
+    repo.commit(
+        "a stricter clerk, its Evals reviewed",
+        {
+            "prompts/clerk.md": HEAD_PROMPT,
+            "lib/rules.txt": "refunds: rarely\n",
+            "evals/suite.yaml": edited_suite,
+        },
+    )
+
+    code, stdout, stderr, results = _run(repo, model)
+
+    assert code == 1, stdout + stderr
+    (regression,) = results["attribution"]["regressions"]
+    assert {hunk["path"] for hunk in regression["hunks"]} == {"prompts/clerk.md", "lib/rules.txt"}
+    assert regression["result"] == "attributed", regression
+    (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
+    assert (culprit["path"], culprit["first"]) == ("prompts/clerk.md", 5)
+
+
 POLITE = "{ type: judge, rubric: Was the clerk polite? }"
 JUDGED = (
     SUITE.replace("value: approved }]", f"value: approved }}, {POLITE}]")

@@ -63,6 +63,11 @@ class AgentFiles:
     definition: str
     files: tuple[str, ...] = ()
     watch: tuple[str, ...] = ()
+    not_its_own: frozenset[str] = frozenset()
+    """Files `watch` may cover that define other resources (Evals, fixtures, another agent):
+    never the agent's hunks. Taken back, an Eval's change changes nothing where the base's
+    Evals gate, and is no part of the agent where the head's do, so a trial of one (`watch:
+    ['**']`) would cost runs and name no cause."""
 
     @classmethod
     def of(cls, located: Located[Agent]) -> AgentFiles:
@@ -71,6 +76,10 @@ class AgentFiles:
         watch = (*located.resource.spec.watch, *under_globs(named))
         return cls(agent, located.file, tuple(named), watch)
 
+    def watches(self, path: str) -> bool:
+        """Whether the change of `path` is the agent's through its `watch`."""
+        return path not in self.not_its_own and any(fnmatch(path, g) for g in self.watch)
+
 
 def targets_files(plan: Plan, resources: Mapping[Side, ResourceSet]) -> dict[str, AgentFiles]:
     """The files of each agent the plan's Evals target at the head, as the run loaded them:
@@ -78,8 +87,9 @@ def targets_files(plan: Plan, resources: Mapping[Side, ResourceSet]) -> dict[str
     files its base definition names that the head's no longer does (a prompt renamed or
     removed): taken back, they are the base's again, else the head with every hunk taken
     back is not the base, and names a file it lacks. What either side's `watch` covers is
-    the agent's too."""
+    the agent's too, but for the files either side's resources are defined in."""
     head, base = resources[Side.head], resources.get(Side.base)
+    defined = _definition_files(resources.values())
     found: dict[str, AgentFiles] = {}
     for name in head_targets(plan, head):
         files = AgentFiles.of(head.agents[name])
@@ -89,8 +99,23 @@ def targets_files(plan: Plan, resources: Mapping[Side, ResourceSet]) -> dict[str
             gone = tuple(p for p in dict.fromkeys((was.definition, *was.files)) if p not in named)
             watched = tuple(dict.fromkeys((*files.watch, *was.watch)))
             files = dataclasses.replace(files, files=files.files + gone, watch=watched)
-        found[name] = files
+        own = {files.definition, *files.files}
+        found[name] = dataclasses.replace(files, not_its_own=frozenset(defined - own))
     return found
+
+
+def _definition_files(sides: Iterable[ResourceSet]) -> set[str]:
+    """Every file a resource of these sides is defined in, or read from (an AgentV suite's
+    cases)."""
+    return {
+        path
+        for side in sides
+        for path in (
+            *(located.file for table in side.tables().values() for located in table.values()),
+            *side.agentv_files,
+            *(read for reads in side.reads.values() for read in reads),
+        )
+    }
 
 
 @dataclass(frozen=True)
@@ -156,7 +181,7 @@ def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hun
         path
         for change in listed or ()
         for path in (change.path, change.old_path)
-        if path is not None and any(fnmatch(path, glob) for glob in agent.watch)
+        if path is not None and agent.watches(path)
     ]
     paths = list(dict.fromkeys((*named, *watched)))
     olds, news = read_sides(before, paths), read_sides(after, paths)
