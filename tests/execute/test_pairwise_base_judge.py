@@ -2,7 +2,8 @@
 action: asked only on the base runs of a fixture the head fails, before its verdict is
 settled, so the words "regression" and "still failing" stay true; and a base run stored in
 the result cache unjudged is never served as judged to a run that reads its judge (fixed reps,
-which compare the sides' scores)."""
+which compare the sides' scores), and its judge's calls, asked later, count once in
+attribution's budget."""
 
 from __future__ import annotations
 
@@ -210,3 +211,41 @@ def test_fixed_reps_keep_the_base_judge_on_a_base_left_unjudged_before(
     assert all(f["status"] == "pass" and not judge_of(f)["deferred"] for f in base_runs)
     [comment] = github.comments_on(5)
     assert "not judged" not in comment["body"]
+
+
+def test_a_cached_base_run_judged_now_counts_its_judge_once_in_attribution_s_budget(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """A pull request beside which no fixture broke leaves the base's runs in the result
+    cache unjudged; the next, on the same base, breaks question 0, so the base runs it reads
+    from the cache are judged now. Attribution's budget is a share of the run's calls as if
+    none were reused: those judge calls count once (they are in what the run spent, and in
+    the result's `judge_calls`), so a rerun, every run read from the cache, gets the same
+    budget."""
+    script(model, head_prompt="Reply. Please.")
+    repo.commit("start", {".gitignore": ".evalward/\n"})
+    base = repo.commit("base", {"helper.yaml": suite("Reply.", pairwise=True)})
+    repo.branch("kindly")
+    kindly = repo.commit("reworded", {"helper.yaml": suite("Reply. Kindly.", pairwise=True)})
+    github.add_pull(FakePull(number=4, head_sha=kindly, base_sha=base))
+    first = run_action(
+        repo.path, github, pull_request_event(github.repository, 4, base, kindly), env=env
+    )
+    assert first.results()["result"] == "pass", first.stdout + first.stderr
+    repo.checkout("main")
+    repo.branch("please")
+    please = repo.commit("reworded", {"helper.yaml": suite("Reply. Please.", pairwise=True)})
+    github.add_pull(FakePull(number=5, head_sha=please, base_sha=base))
+    event = pull_request_event(github.repository, 5, base, please)
+
+    broke = run_action(repo.path, github, event, env=env).results()
+    again = run_action(repo.path, github, event, env=env).results()
+
+    assert broke["result"] == again["result"] == "fail"
+    judged_now = [
+        f for f in broke["fixtures"] if f["side"] == "base" and f["cached"] and f["judge_calls"]
+    ]
+    assert judged_now  # read from the cache unjudged, then judged
+    assert all(f["cached"] for f in again["fixtures"])
+    budget = broke["attribution"]["budgetModelCalls"]
+    assert budget == again["attribution"]["budgetModelCalls"] > 0

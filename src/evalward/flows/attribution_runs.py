@@ -59,10 +59,13 @@ def regressions_of(evaluation: Evaluation) -> list[Regression]:
 def run_calls(evaluation: Evaluation, spent: SpentInfo | None) -> int:
     """The model calls the run's results took, as if none had been reused: what the run
     `spent`, and what each result it read from the result cache made when it ran, its
-    agent's, simulated user's and judges' (`result_calls`). A rerun that reads every run
-    from the cache gets the budget the first run had, and reads its variants' runs from the
-    cache too."""
-    made = sum(result_calls(evaluation, r) for r in evaluation.fixtures if r.cached)
+    agent's, simulated user's and judges' (`result_calls`), but for the judge calls a
+    deferred judge made of it in this run, which `spent` holds already. A rerun that reads
+    every run from the cache gets the budget the first run had, and reads its variants'
+    runs from the cache too."""
+    made = sum(
+        result_calls(evaluation, r) - r.judge_calls_now for r in evaluation.fixtures if r.cached
+    )
     return (spent.model_calls if spent is not None else 0) + made
 
 

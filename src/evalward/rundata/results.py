@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import Field, computed_field
+from pydantic import Field, PrivateAttr, computed_field
 
 from evalward.resources.gate_policy import RegressionPolicy
 from evalward.resources.models import Severity
@@ -181,12 +181,26 @@ class FixtureResult(RecordModel):
     """The model calls this run's scoring made of its judges (each judge assertion's,
     cross-checks and repair retries included; a reply from the response cache is none). A
     result read from the result cache keeps what it made when it ran."""
+    _judge_calls_now: int = PrivateAttr(default=0)
+    """Of `judge_calls`, those a deferred judge made in this process (`judge_deferred`): in
+    what the run spent already, and never written, so a later run that reads the result
+    from the cache counts them as the result's own."""
     turns: int = 0
     """In a conversation, how many user turns it held (0: no conversation)."""
     end_reason: str | None = None
     """In a conversation, why it ended: user done, turn limit, handoff, error, timeout."""
     playground: PlaygroundRecord | None = None
     """The run's playground: its state before and after the run, bounded (docs/playgrounds.md)."""
+
+    @property
+    def judge_calls_now(self) -> int:
+        return self._judge_calls_now
+
+    def judged_now(self, calls: int) -> FixtureResult:
+        """This result, `calls` more of its judge's made in this process."""
+        judged = self.model_copy(update={"judge_calls": self.judge_calls + calls})
+        judged._judge_calls_now = self._judge_calls_now + calls
+        return judged
 
     @property
     def passed(self) -> bool:

@@ -140,8 +140,8 @@ async def judge_deferred(
     await decide_run(spec, fresh, trace, None)
     kept = ("cached", "trace", "playground", "file", "line", "usage", "duration_ms", "output")
     update = {name: getattr(result, name) for name in kept}
-    update["judge_calls"] = result.judge_calls + tally.calls
-    return fresh.model_copy(update=update)
+    update["judge_calls"] = result.judge_calls
+    return fresh.model_copy(update=update).judged_now(tally.calls)
 
 
 def _judge_labels(fixture: Located[EvalFixture], run: RunLabels, tally: CallTally) -> RunLabels:
