@@ -581,3 +581,69 @@ def test_a_pull_request_s_hostile_watch_globs_split_every_change_they_match_and_
         b"caf\xe9.md",
         b"evals/e.yaml",
     ]
+
+
+def _link(repo: GitRepo, path: str, target: str) -> None:
+    where = repo.path / path
+    where.parent.mkdir(parents=True, exist_ok=True)
+    if where.is_symlink():
+        where.unlink()
+    where.symlink_to(target)
+
+
+def test_a_change_reached_through_a_link_the_watch_covers_is_a_hunk_of_its_target(
+    repo: GitRepo,
+) -> None:
+    """The desk watches `agent/**`: `agent/rules.md` leads to `shared/rules.md`, through
+    `shared/firm.md` to `common/firm.md`, and `agent/prompts` to the folder `lib/prompts`. A
+    change at each target is the desk's hunk, named at the file the change touched, as its
+    diff shows it; a change beside them (a file no link leads to) and a link that leads out
+    of the repository are none."""
+    files = {
+        "agents/desk.yaml": "x: 1\n",
+        "shared/rules.md": "one\ntwo\n",
+        "common/firm.md": "firm\n",
+        "lib/prompts/greet.md": "hello\n",
+        "lib/other.md": "other\n",
+        "agent/node_modules/pkg/cli.js": "run()\n",
+    }
+    repo.write(files)
+    _link(repo, "shared/firm.md", "../common/firm.md")
+    _link(repo, "agent/rules.md", "../shared/rules.md")
+    _link(repo, "agent/firm.md", "../shared/firm.md")
+    _link(repo, "agent/prompts", "../lib/prompts")
+    _link(repo, "agent/out.md", "../../outside.md")
+    _link(repo, "agent/node_modules/.bin/cli", "../pkg/cli.js")
+    base = repo.commit("base")
+    head = repo.commit(
+        "head",
+        {
+            "shared/rules.md": "one\nTWO\n",
+            "common/firm.md": "firmer\n",
+            "lib/prompts/greet.md": "hello there\n",
+            "lib/other.md": "another\n",
+        },
+    )
+    agent = AgentFiles("desk", "agents/desk.yaml", (), ("agent/**",))
+
+    hunks = split_change(Git(repo.path), base, head, agent)
+
+    assert [(h.path, h.kind, h.first) for h in hunks] == [
+        ("common/firm.md", "text", 1),
+        ("lib/prompts/greet.md", "text", 1),
+        ("shared/rules.md", "text", 2),
+    ]
+
+
+def test_a_file_watched_by_its_name_and_through_a_link_is_one_change(repo: GitRepo) -> None:
+    """`watch: ['**']` covers `shared/rules.md` itself and `agent/rules.md`, a link to it:
+    its change is one set of hunks, taken back once."""
+    repo.write({"agents/desk.yaml": "x: 1\n", "shared/rules.md": "one\ntwo\n"})
+    _link(repo, "agent/rules.md", "../shared/rules.md")
+    base = repo.commit("base")
+    head = repo.commit("head", {"shared/rules.md": "ONE\ntwo\n"})
+    agent = AgentFiles("desk", "agents/desk.yaml", (), ("**",))
+
+    hunks = split_change(Git(repo.path), base, head, agent)
+
+    assert [(h.path, h.index, h.first) for h in hunks] == [("shared/rules.md", 1, 1)]

@@ -375,6 +375,50 @@ def test_a_change_in_a_module_the_program_imports_is_traced_to_its_line(
     assert (repo.path / "agent" / "__pycache__").is_dir()
 
 
+def test_a_change_at_the_target_of_a_link_the_agent_s_watch_covers_is_traced_to_its_line(
+    tmp_path: Path, model: ScriptedModelServer
+) -> None:
+    """The clerk's program imports its rules from `agent/rules.py`, which its `watch` covers:
+    a symbolic link to `shared/rules.py`, outside the watched folder, which other agents may
+    share. The pull request adds NEVER REFUND there, and changes nothing under `agent/`: the
+    hunk proven to cause the regression is that line of `shared/rules.py`, the file the
+    change touched."""
+    script(model)
+    repo = GitRepo(tmp_path / "repo")
+    suite = one_agent_suite(
+        "clerk",
+        "refund-a",
+        command=f"{{ run: [{sys.executable}, agent/main.py] }}",
+        prompt="refund order 1",
+        assertion="{ type: contains, value: approved }",
+    )
+    (repo.path / "agent").mkdir(parents=True)
+    (repo.path / "agent" / "rules.py").symlink_to("../shared/rules.py")
+    repo.commit(
+        "the clerk, its rules shared",
+        {
+            "agents.yaml": suite,
+            "agent/main.py": PROGRAM,
+            "shared/rules.py": RULES,
+            ".gitignore": ".evalward/\nout/\n",
+            "evalward.yaml": ROOMY,
+        },
+    )
+    repo.git("branch", "-M", "main")
+    repo.branch("stricter")
+    never = RULES.replace("orders.\n", "orders.\nNEVER REFUND anything.\n")
+    repo.commit("stricter shared rules", {"shared/rules.py": never})
+
+    code, stdout, stderr, results = _run(repo, model)
+
+    assert code == 1, stdout + stderr
+    (regression,) = results["attribution"]["regressions"]
+    assert regression["result"] == "attributed", regression
+    (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
+    assert (culprit["path"], culprit["kind"], culprit["first"]) == ("shared/rules.py", "text", 4)
+    assert "shared/rules.py:4" in stdout
+
+
 def test_an_eval_changed_beside_the_agent_is_no_hunk_of_an_agent_that_watches_everything(
     tmp_path: Path, model: ScriptedModelServer
 ) -> None:

@@ -9,13 +9,16 @@ system prompt, one tool's description or schema, one MCP server. A prompt writte
 as a block (`system: |`, a tool's `description: >`) is split as a prompt file is, into the
 changed blocks of its lines: most agents keep their prompt there, and "the system prompt" is
 no answer to where a change of it broke them. A file that is not UTF-8 text, or is on one
-side only, is one hunk whole. Every file is read from the commits through RepoFiles, the
-door to a commit's files.
+side only, is one hunk whole. What `watch` reaches through a symbolic link is split where the
+link leads, as the fingerprint watches it. Every file is read from the commits through
+RepoFiles, the door to a commit's files.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
+import posixpath
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatch
@@ -36,8 +39,13 @@ from evalward.attribution.fields import (
 )
 from evalward.errors import NotCommitted
 from evalward.files.committed import MAX_SYSTEM_BYTES, RepoFiles
-from evalward.git import Block, FileChange, Git
-from evalward.plan.fingerprint import referenced_files, under_globs
+from evalward.git import Block, FileChange, Git, TreeEntry
+from evalward.plan.fingerprint import (
+    folders_of,
+    referenced_files,
+    under_globs,
+    watched_folders,
+)
 from evalward.plan.plan import Plan, head_targets
 from evalward.resources import Agent, Located, ResourceSet
 from evalward.rundata.sides import Side
@@ -183,9 +191,12 @@ def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hun
         for path in (change.path, change.old_path)
         if path is not None and agent.watches(path)
     ]
+    if listed:
+        touched = {p for change in listed for p in (change.path, change.old_path) if p}
+        watched += _watched_through_links(git, (before, after), agent, touched)
     paths = list(dict.fromkeys((*named, *watched)))
     olds, news = read_sides(before, paths), read_sides(after, paths)
-    changed = [path for path in paths if olds.get(path) != news.get(path)]
+    changed = _once_each([path for path in paths if olds.get(path) != news.get(path)], olds, news)
     added = {path: news[path] for path in changed if path not in olds and path in news}
     if added and listed is None:
         listed = git.changed_files(base, head)
@@ -256,6 +267,88 @@ def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hun
                 where, old_content, new_content, blocks.get(path), had=old is not None
             )
     return in_diff_order(hunks)
+
+
+def _watched_through_links(
+    git: Git, sides: tuple[RepoFiles, RepoFiles], agent: AgentFiles, touched: set[str]
+) -> list[str]:
+    """The paths `watch` covers through a symbolic link whose target the change `touched`,
+    named under the link as the fingerprint watches them: a prompt or module shared from
+    outside the agent's folder (`agent/rules.py` leading to `shared/rules.py`), or a file
+    under a linked folder. Either side's links count (one the change removed, too)."""
+    folders = watched_folders(list(agent.watch))
+    found: list[str] = []
+    for files in sides:
+        assert files.commit is not None, "attribution reads commits"
+        listed = git.under(files.commit, folders)
+        links = {path: entry.oid for path, entry in listed.items() if entry.is_link}
+        for above in {a for folder in folders for a in folders_of(f"{folder}/")} - {""}:
+            entry = git.entry(files.commit, above)
+            if entry is not None and entry.is_link:
+                links[above] = entry.oid  # a watched folder reached through a link
+        targets = git.blobs(set(links.values()))
+        around = _Around(listed, {f for p in listed for f in folders_of(p)}, touched)
+        for link, oid in sorted(links.items()):
+            if not around.may_reach(link, targets.get(oid)):
+                continue
+            try:
+                real, folder = files.place(link)
+            except NotCommitted:
+                continue  # leads nowhere, or out of the repository
+            if not folder:
+                found += [link] if real in touched and agent.watches(link) else []
+                continue
+            prefix = f"{real}/" if real else ""
+            named = (f"{link}/{p[len(prefix) :]}" for p in touched if p.startswith(prefix))
+            found += [path for path in named if agent.watches(path)]
+    return found
+
+
+@dataclass(frozen=True)
+class _Around:
+    """What the watched folders hold (`listed`, and the folders they are in) and what the
+    change touched (paths, and the folders they are in)."""
+
+    listed: Mapping[str, TreeEntry]
+    listed_folders: set[str]
+    touched: set[str]
+    touched_folders: set[str] = dataclasses.field(init=False)
+
+    def __post_init__(self) -> None:
+        touched_folders = {f for p in self.touched for f in folders_of(p)}
+        object.__setattr__(self, "touched_folders", touched_folders)
+
+    def may_reach(self, link: str, target: bytes | None) -> bool:
+        """Whether `link` may lead to a path the change touched, by its first step alone:
+        not where it leads to a file or folder of the watched folders that the change left
+        alone (a committed `node_modules/.bin` is hundreds of such links), so only the rest
+        are followed, a git call or two each."""
+        if target is None or target.startswith(b"/"):
+            return False  # out of the repository: the fingerprint does not follow it either
+        step = posixpath.normpath(posixpath.join(posixpath.dirname(link), os.fsdecode(target)))
+        if step in self.touched or step in self.touched_folders:
+            return True
+        entry = self.listed.get(step)
+        if entry is not None:
+            return entry.is_link  # a file the change left alone, or a link on
+        return step not in self.listed_folders  # elsewhere: followed
+
+
+def _once_each(
+    changed: list[str], olds: Mapping[str, SideFile], news: Mapping[str, SideFile]
+) -> list[str]:
+    """`changed` but for a path that leads to the files an earlier one leads to, on both
+    sides: a file watched under its own name and through a link to it (or named and
+    watched through one) is one change, taken back once, with one set of hunks."""
+    seen: set[tuple[str | None, str | None]] = set()
+    kept: list[str] = []
+    for path in changed:
+        old, new = olds.get(path), news.get(path)
+        leads = (old.path if old else None, new.path if new else None)
+        if leads not in seen:
+            seen.add(leads)
+            kept.append(path)
+    return kept
 
 
 def _moved_from(
