@@ -4,10 +4,13 @@ A script is YAML: `replies`, each a `match` and its `turns`, `reps` or `always`,
 `default` (docs/providers.md#the-mock-provider says it all, with an example).
 
 The first entry whose `match` keys all fit answers (keys: agent, fixture, eval, purpose, rep,
-side, sha and `contains`, a substring of the last user message). `side` and `sha` answer the
-base and the head differently, so a regression can be dry-run with no key. Replies are
-stateless: the turn is the number of assistant messages already in the conversation, and the
-rep is the run's, so concurrent runs never interfere.
+side, sha, `contains`, a substring of the last user message, and `system`, a substring of the
+system prompt). `side` and `sha` answer the base and the head differently, so a regression
+can be dry-run with no key; `system` answers by what the agent is told, so attribution's
+variants of the head (some hunks of its prompt taken back) are answered by their own prompt,
+and a regression can be traced to its hunk with no key too. Replies are stateless: the turn
+is the number of assistant messages already in the conversation, and the rep is the run's,
+so concurrent runs never interfere.
 """
 
 from __future__ import annotations
@@ -52,6 +55,10 @@ class MockMatch(_Strict):
     sha: str | None = Field(default=None, pattern=r"^[0-9a-f]{4,40}$")
     """The commit a side was checked out from, in full or its first four characters or more."""
     contains: str | None = None
+    system: str | None = None
+    """Text the call's system prompt holds: its system messages' text, as the model is sent
+    it (a native agent's `system`, an Anthropic `system`, an OpenAI `system` or `developer`
+    message, a Responses API's `instructions`)."""
 
     @field_validator("sha", mode="before")
     @classmethod
@@ -136,6 +143,16 @@ _LABEL_KEYS = ("agent", "fixture", "eval", "purpose", "rep", "side")
 """The `match` keys that fit a call whose label (`RunLabels`) is the same, or when not given."""
 
 
+def system_prompt(request: ChatRequest) -> str:
+    """The text of a request's system messages, each apart, as Anthropic's API is sent them
+    (`anthropic.request_body`). Every way a call reaches the mock carries its system prompt so:
+    a native agent's `system` and a conversation's (`runtime.agents`), and a program's call
+    through the model proxy, whose wire formats read Anthropic's `system`, a Chat Completions
+    `system` or `developer` message, and a Responses API's `instructions` and `system` or
+    `developer` input items as system messages (`runtime.proxy.wire`)."""
+    return "\n\n".join(m.content for m in request.messages if m.role == "system")
+
+
 class MockProvider:
     name = "mock"
 
@@ -175,12 +192,14 @@ class MockProvider:
     def _find(self, request: ChatRequest) -> MockReply | None:
         labels = request.labels
         last_user = next((m.content for m in reversed(request.messages) if m.role == "user"), "")
+        system = system_prompt(request)
         for reply in self._script.replies:
             match = reply.match
             if (
                 all(getattr(match, key) in (None, getattr(labels, key)) for key in _LABEL_KEYS)
                 and (match.sha is None or labels.sha.startswith(match.sha))
                 and (match.contains is None or match.contains in last_user)
+                and (match.system is None or match.system in system)
             ):
                 return reply
         return None
