@@ -118,6 +118,10 @@ class Git:
         """Entries looked up one by one (`entry`), folders included; None: not in the tree."""
         self._sizes: dict[str, int] = {}
         """Blob sizes by object id, as asked (`blob_sizes`): an id names one content."""
+        self._targets: dict[str, bytes | None] = {}
+        """Where each symbolic link leads, by its blob's id (`link_targets`)."""
+        self._resolved: dict[tuple[str, str], tuple[str | None, list[str]]] = {}
+        """Where a path of a commit leads (`_resolve`), for a commit's full id only."""
         self._format: str | None = None
 
     def object_format(self) -> str:
@@ -260,7 +264,9 @@ class Git:
                 for path, entry in self._trees[commit].items()
                 if any(path == f or path.startswith(f"{f}/") for f in wanted)
             }
-        return _listed(self._over(("ls-tree", "-r", "-z", commit), wanted))
+        listed = _listed(self._over(("ls-tree", "-r", "-z", commit), wanted))
+        self._known_at(commit).update(listed)  # what `entry` would ask, path by path
+        return listed
 
     def entry(self, commit: str, path: str) -> TreeEntry | None:
         """What `path` is at `commit` (a folder too), links not followed; None when nothing.
@@ -353,9 +359,29 @@ class Git:
         """One blob's content by its object id (None: no such blob)."""
         return self.blobs({oid}).get(oid)
 
+    def link_targets(self, oids: set[str]) -> dict[str, bytes | None]:
+        """What each symbolic link's blob (by id) says it leads to, read in one `cat-file`
+        for those not read before (None: no such blob)."""
+        unknown = oids - self._targets.keys()
+        if unknown:
+            read = self.blobs(unknown)
+            self._targets.update({oid: read.get(oid) for oid in unknown})
+        return {oid: self._targets[oid] for oid in oids}
+
     def _resolve(self, commit: str, path: str) -> tuple[str | None, list[str]]:
         """The tree path `path` leads to at `commit`, links followed in the tree only (None
-        when one leads out of it or they loop), and the links on the way."""
+        when one leads out of it or they loop), and the links on the way. Kept for a
+        commit's full id: every read of a file through links (its place, content, digest,
+        mode) asks it again."""
+        if not _SHA.match(commit):
+            return self._follow(commit, path)
+        key = (commit, path)
+        if key not in self._resolved:
+            self._resolved[key] = self._follow(commit, path)
+        real, links = self._resolved[key]
+        return real, list(links)
+
+    def _follow(self, commit: str, path: str) -> tuple[str | None, list[str]]:
         self.prefetch(commit, [path])
         pending = [part for part in path.split("/") if part not in ("", ".")]
         resolved: list[str] = []
@@ -371,7 +397,7 @@ class Git:
             entry = self.entry(commit, here)
             if entry is not None and entry.is_link:
                 links.append(here)
-                target = self.blob(entry.oid)
+                target = self.link_targets({entry.oid})[entry.oid]
                 if len(links) > MAX_LINK_HOPS or target is None or target.startswith(b"/"):
                     return None, links
                 pending = [p for p in os.fsdecode(target).split("/") if p not in ("", ".")] + (

@@ -152,3 +152,38 @@ def test_an_agent_naming_ten_thousand_changed_files_is_split_and_taken_back_in_s
         work.join()
     assert not alive, "splitting and taking back a change of 10,000 files did not end"
     assert work.exitcode == 0
+
+
+def test_thousands_of_links_the_watch_covers_are_followed_in_a_few_git_calls(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """A pull request can put as many symbolic links as it likes in a folder the agent's
+    `watch` covers, each leading to the file it changes (or to one it does not, as a
+    committed `node_modules/.bin`). Each link was followed in git calls of its own, for its
+    place, its content, its digest and its mode, on each side: 2,000 took 19 s, 10,000
+    minutes. They are read from the listing of the watched folders, their targets in one
+    `cat-file`, each link's way once: a few calls whatever their number."""
+    import shutil
+
+    from evalward.attribution.hunks import AgentFiles, split_change
+    from evalward.git import Git
+
+    repo.write({"agents/desk.yaml": "x: 1\n", "shared/rules.md": "one\ntwo\n"})
+    (repo.path / "agent" / "bin").mkdir(parents=True)
+    repo.write({"agent/tool.js": "run()\n"})
+    for n in range(1_000):
+        (repo.path / "agent" / f"rules{n}.md").symlink_to("../shared/rules.md")
+        (repo.path / "agent" / "bin" / f"tool{n}").symlink_to("../tool.js")
+    base = repo.commit("base")
+    head = repo.commit("head", {"shared/rules.md": "one\nTWO\n"})
+    asked = tmp_path / "asked"
+    wrapper = tmp_path / "git"
+    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {asked}\nexec {shutil.which("git")} "$@"\n')
+    wrapper.chmod(0o755)
+    agent = AgentFiles("desk", "agents/desk.yaml", (), ("agent/**",))
+
+    hunks = split_change(Git(repo.path, executable=str(wrapper)), base, head, agent)
+
+    assert [(h.path, h.first) for h in hunks] == [("shared/rules.md", 2)]
+    calls = asked.read_text().splitlines()
+    assert len(calls) < 40, calls

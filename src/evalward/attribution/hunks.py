@@ -286,7 +286,7 @@ def _watched_through_links(
             entry = git.entry(files.commit, above)
             if entry is not None and entry.is_link:
                 links[above] = entry.oid  # a watched folder reached through a link
-        targets = git.blobs(set(links.values()))
+        targets = git.link_targets(set(links.values()))
         around = _Around(listed, {f for p in listed for f in folders_of(p)}, touched)
         for link, oid in sorted(links.items()):
             if not around.may_reach(link, targets.get(oid)):
