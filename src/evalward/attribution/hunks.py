@@ -287,7 +287,7 @@ def _watched_through_links(
             if entry is not None and entry.is_link:
                 links[above] = entry.oid  # a watched folder reached through a link
         targets = git.link_targets(set(links.values()))
-        around = _Around(listed, {f for p in listed for f in folders_of(p)}, touched)
+        around = _WatchedAndTouched(listed, touched)
         for link, oid in sorted(links.items()):
             if not around.may_reach(link, targets.get(oid)):
                 continue
@@ -304,19 +304,14 @@ def _watched_through_links(
     return found
 
 
-@dataclass(frozen=True)
-class _Around:
+class _WatchedAndTouched:
     """What the watched folders hold (`listed`, and the folders they are in) and what the
     change touched (paths, and the folders they are in)."""
 
-    listed: Mapping[str, TreeEntry]
-    listed_folders: set[str]
-    touched: set[str]
-    touched_folders: set[str] = dataclasses.field(init=False)
-
-    def __post_init__(self) -> None:
-        touched_folders = {f for p in self.touched for f in folders_of(p)}
-        object.__setattr__(self, "touched_folders", touched_folders)
+    def __init__(self, listed: Mapping[str, TreeEntry], touched: set[str]) -> None:
+        self.listed, self.touched = listed, touched
+        self.listed_folders = {folder for path in listed for folder in folders_of(path)}
+        self.touched_folders = {folder for path in touched for folder in folders_of(path)}
 
     def may_reach(self, link: str, target: bytes | None) -> bool:
         """Whether `link` may lead to a path the change touched, by its first step alone:
