@@ -193,7 +193,7 @@ def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hun
     ]
     if listed:
         touched = {p for change in listed for p in (change.path, change.old_path) if p}
-        watched += _watched_through_links(git, (before, after), agent, touched)
+        watched += _watched_through_links((before, after), agent, touched)
     paths = list(dict.fromkeys((*named, *watched)))
     olds, news = read_sides(before, paths), read_sides(after, paths)
     changed = _once_each([path for path in paths if olds.get(path) != news.get(path)], olds, news)
@@ -270,7 +270,7 @@ def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hun
 
 
 def _watched_through_links(
-    git: Git, sides: tuple[RepoFiles, RepoFiles], agent: AgentFiles, touched: set[str]
+    sides: tuple[RepoFiles, RepoFiles], agent: AgentFiles, touched: set[str]
 ) -> list[str]:
     """The paths `watch` covers through a symbolic link whose target the change `touched`,
     named under the link as the fingerprint watches them: a prompt or module shared from
@@ -279,17 +279,10 @@ def _watched_through_links(
     folders = watched_folders(list(agent.watch))
     found: list[str] = []
     for files in sides:
-        assert files.commit is not None, "attribution reads commits"
-        listed = git.under(files.commit, folders)
-        links = {path: entry.oid for path, entry in listed.items() if entry.is_link}
-        for above in {a for folder in folders for a in folders_of(f"{folder}/")} - {""}:
-            entry = git.entry(files.commit, above)
-            if entry is not None and entry.is_link:
-                links[above] = entry.oid  # a watched folder reached through a link
-        targets = git.link_targets(set(links.values()))
+        listed, links = files.links_within(folders)
         around = _WatchedAndTouched(listed, touched)
-        for link, oid in sorted(links.items()):
-            if not around.may_reach(link, targets.get(oid)):
+        for link, target in sorted(links.items()):
+            if not around.may_reach(link, target):
                 continue
             try:
                 real, folder = files.place(link)

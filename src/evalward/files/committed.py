@@ -409,6 +409,23 @@ class RepoFiles:
         git, commit = self._commit_side()
         return dict(git.under(commit, [folder]))
 
+    def links_within(
+        self, folders: list[str]
+    ) -> tuple[dict[str, TreeEntry], dict[str, bytes | None]]:
+        """What the commit holds at or below `folders` (files, links, submodules), and where
+        each symbolic link there leads as it is written (None: unreadable), a folder of
+        `folders` or one above it that is a link included: the links a `watch` reaches
+        through, listed and read in a few git calls whatever their number."""
+        git, commit = self._commit_side()
+        listed = dict(git.under(commit, folders))
+        links = {path: entry.oid for path, entry in listed.items() if entry.is_link}
+        for above in {a for folder in folders for a in _folders_above(folder)}:
+            entry = git.entry(commit, above)
+            if entry is not None and entry.is_link:
+                links[above] = entry.oid
+        targets = git.link_targets(set(links.values()))
+        return listed, {path: targets[oid] for path, oid in links.items()}
+
     def _commit_side(self) -> tuple[Git, str]:
         if self.commit is None or self.git is None:
             raise AssertionError("asked for a commit's files on the working tree")
@@ -467,6 +484,12 @@ class RepoFiles:
             return self.read(path, limit).decode("utf-8")
         except UnicodeDecodeError as exc:
             raise NotCommitted(path, f"is not UTF-8 text ({exc})") from None
+
+
+def _folders_above(folder: str) -> list[str]:
+    """`folder` ("" is the root: none) and each folder it is in."""
+    parts = [part for part in folder.split("/") if part]
+    return ["/".join(parts[:n]) for n in range(1, len(parts) + 1)]
 
 
 def _under(path: str, folders: Collection[str]) -> bool:
