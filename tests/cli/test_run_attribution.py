@@ -322,6 +322,14 @@ print(json.dumps({"type": "final", "content": reply["choices"][0]["message"]["co
 """
 RULES = 'RULES = """\\\nYou are a refund clerk.\nRefunds are approved for orders.\n"""\n'
 """The module the clerk's program imports: a file it does not name, which its `watch` does."""
+PROGRAM_SUITE = one_agent_suite(
+    "clerk",
+    "refund-a",
+    command=f"{{ run: [{sys.executable}, agent/main.py] }}",
+    prompt="refund order 1",
+    assertion="{ type: contains, value: approved }",
+)
+"""The clerk as that program, watching agent/*.py, and its one refund fixture."""
 
 
 @pytest.mark.parametrize("helpers", [0, 30])
@@ -339,17 +347,10 @@ def test_a_change_in_a_module_the_program_imports_is_traced_to_its_line(
     back one at a time: it bisects the change, and finds them all the same."""
     script(model)
     repo = GitRepo(tmp_path / "repo")
-    suite = one_agent_suite(
-        "clerk",
-        "refund-a",
-        command=f"{{ run: [{sys.executable}, agent/main.py] }}",
-        prompt="refund order 1",
-        assertion="{ type: contains, value: approved }",
-    )
     repo.commit(
         "the clerk, a program",
         {
-            "agents.yaml": suite,
+            "agents.yaml": PROGRAM_SUITE,
             "agent/main.py": PROGRAM,
             "agent/rules.py": RULES,
             ".gitignore": ".evalward/\nout/\n",  # not __pycache__/: the runs write it
@@ -385,19 +386,12 @@ def test_a_change_at_the_target_of_a_link_the_agent_s_watch_covers_is_traced_to_
     change touched."""
     script(model)
     repo = GitRepo(tmp_path / "repo")
-    suite = one_agent_suite(
-        "clerk",
-        "refund-a",
-        command=f"{{ run: [{sys.executable}, agent/main.py] }}",
-        prompt="refund order 1",
-        assertion="{ type: contains, value: approved }",
-    )
     (repo.path / "agent").mkdir(parents=True)
     (repo.path / "agent" / "rules.py").symlink_to("../shared/rules.py")
     repo.commit(
         "the clerk, its rules shared",
         {
-            "agents.yaml": suite,
+            "agents.yaml": PROGRAM_SUITE,
             "agent/main.py": PROGRAM,
             "shared/rules.py": RULES,
             ".gitignore": ".evalward/\nout/\n",

@@ -1,10 +1,10 @@
 """A regression traced to its hunk with no key: a mock script whose `system` key answers by what
 the agent is told, through `python -m evalward run --base main --mock-script` on a real
-repository. The prompt's change is two hunks; the second (a NEVER REFUND rule) makes the
-scripted reply refuse, so attribution's variants of the head are answered by their own prompt:
-the head without the rule is fixed, the base with only it regresses. Either agent kind: a
-native agent's `systemFile`, and a program that sends the same file as Anthropic's `system`
-through the model proxy."""
+repository. The clerk's prompt change is three hunks (support/clerk.py); the second (a NEVER
+REFUND rule) makes the scripted reply refuse, so attribution's variants of the head are
+answered by their own prompt: the head without the rule is fixed, the base with only it
+regresses. Either agent kind: a native agent's `systemFile`, and a program that sends the
+same file as Anthropic's `system` through the model proxy."""
 
 from __future__ import annotations
 
@@ -14,19 +14,12 @@ from typing import Any
 
 import pytest
 
+from support.clerk import AGENT, BASE_PROMPT, HEAD_PROMPT, SUITE
 from support.clirun import evalward
 from support.gitrepo import GitRepo
 
 pytestmark = pytest.mark.e2e
 
-NATIVE = """\
-apiVersion: evalward.dev/v1
-kind: Agent
-metadata: { name: clerk }
-spec:
-  models: [openai/gpt-4.1-mini]
-  systemFile: prompts/clerk.md
-"""
 PROGRAM = f"""\
 apiVersion: evalward.dev/v1
 kind: Agent
@@ -59,48 +52,6 @@ request = urllib.request.Request(
 with urllib.request.urlopen(request, timeout=30) as reply:
     print(json.loads(reply.read())["content"][0]["text"])
 """
-SUITE = """\
-apiVersion: evalward.dev/v1
-kind: Eval
-metadata: { name: clerk-eval }
-spec:
-  targetAgent: clerk
-  fixtures: [refund, hello]
----
-apiVersion: evalward.dev/v1
-kind: EvalFixture
-metadata: { name: refund }
-spec:
-  targetAgent: clerk
-  input: { type: prompt, payload: { prompt: "My order came broken: a refund, please." } }
-  assertions: [{ type: contains, value: approved }]
----
-apiVersion: evalward.dev/v1
-kind: EvalFixture
-metadata: { name: hello }
-spec:
-  targetAgent: clerk
-  input: { type: prompt, payload: { prompt: "Hi!" } }
-  assertions: [{ type: contains, value: hello }]
-"""
-BASE_PROMPT = """\
-You are the refund clerk of an online shop.
-Be brief.
-
-Refunds are approved for damaged orders.
-Say approved when you approve one.
-Greet customers with hello.
-"""
-HEAD_PROMPT = """\
-You are the careful refund clerk of an online shop.
-Be brief.
-
-Refunds are approved for damaged orders.
-NEVER REFUND anything.
-Say approved when you approve one.
-Greet customers with hello.
-"""
-"""Two hunks: line 1 (harmless) and line 5, the rule that breaks the refund."""
 SCRIPT = """\
 replies:
   - match: { agent: clerk, system: NEVER REFUND }
@@ -108,10 +59,11 @@ replies:
   - match: { agent: clerk }
     turns: [{ content: "hello, your refund is approved." }]
 """
+"""A refusal where the prompt holds the rule, else an approval."""
 
 
 def _stricter(repo: GitRepo, agent: dict[str, str]) -> None:
-    """main: the clerk; then a branch `stricter` with the two-hunk prompt committed."""
+    """main: the clerk; then a branch `stricter` with the three-hunk prompt committed."""
     repo.commit(
         "the clerk",
         {
@@ -119,7 +71,6 @@ def _stricter(repo: GitRepo, agent: dict[str, str]) -> None:
             "prompts/clerk.md": BASE_PROMPT,
             "evals/clerk.yaml": SUITE,
             "script.yaml": SCRIPT,
-            # room for the first hunk's variant, which does not fix it, and then the second's
             "evalward.yaml": "attribution: { mode: on-block, budget: 4 }\n",
             ".gitignore": ".evalward/\nout/\n",
         },
@@ -130,7 +81,10 @@ def _stricter(repo: GitRepo, agent: dict[str, str]) -> None:
 
 @pytest.mark.parametrize(
     "agent",
-    [{"agents/clerk.yaml": NATIVE}, {"agents/clerk.yaml": PROGRAM, "agent/clerk.py": CLERK_PY}],
+    [
+        {"agents/clerk.yaml": AGENT.format(model="openai/gpt-4.1-mini")},
+        {"agents/clerk.yaml": PROGRAM, "agent/clerk.py": CLERK_PY},
+    ],
     ids=["native", "program-through-the-proxy"],
 )
 def test_a_regression_is_traced_to_the_prompt_hunk_the_script_answers_by(
@@ -148,8 +102,8 @@ def test_a_regression_is_traced_to_the_prompt_hunk_the_script_answers_by(
     results: dict[str, Any] = json.loads((repo.path / "out" / "results.json").read_text())
     (regression,) = results["attribution"]["regressions"]
     assert regression["result"] == "attributed", regression
-    assert regression["fixtures"] == ["refund"]
-    # both hunks were the change's, the first tried and found not to be it
+    assert regression["fixtures"] == ["refund-a", "refund-b"]
+    # the hunks tried: the first, found not to be it, then the rule
     assert [(h["path"], h["first"]) for h in regression["hunks"]] == [
         ("prompts/clerk.md", 1),
         ("prompts/clerk.md", 5),
@@ -157,7 +111,7 @@ def test_a_regression_is_traced_to_the_prompt_hunk_the_script_answers_by(
     (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
     assert (culprit["path"], culprit["first"], culprit["last"]) == ("prompts/clerk.md", 5, 5)
     where = done.stdout[done.stdout.index("Where it regressed") :]
-    assert "- **clerk-eval** (`refund`): `prompts/clerk.md:5` — taken back, refund 1/1" in where
-    assert "the base with only it: refund 0/1" in where
-    assert "prompts/clerk.md:1" not in where
+    assert "`prompts/clerk.md:5` — taken back, refund-a 1/1, refund-b 1/1" in where
+    assert "the base with only it: refund-a 0/1, refund-b 0/1" in where
+    assert "prompts/clerk.md:1" not in where and "prompts/clerk.md:8" not in where
     assert "evalward: attribution: 1 of 1 regressions traced to their hunks" in done.stderr
