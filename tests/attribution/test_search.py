@@ -15,6 +15,7 @@ from evalward.attribution.search import (
     FixtureScore,
     NotAttributable,
     Trial,
+    Unaffordable,
     attribute,
 )
 
@@ -190,3 +191,21 @@ def test_no_hunks_is_not_attributable_without_a_trial() -> None:
     found = asyncio.run(attribute((), agent.regresses, agent.reproduces, max_trials=9))
     assert isinstance(found, NotAttributable)
     assert found.attempts == () and agent.asked == []
+
+
+def test_an_oracle_that_cannot_afford_a_trial_ends_the_search_with_why() -> None:
+    """The caller runs the trials and holds their cost: where it cannot afford the next
+    (`Unaffordable`), the search ends there, with its reason and what it tried before."""
+    agent = Agent(lambda present: 3 in present)
+    afforded = 2
+
+    async def regresses(reverted: frozenset[Hunk]) -> Trial:
+        if len(agent.asked) >= afforded:
+            raise Unaffordable("attribution stopped at its budget of 4 model calls")
+        return await agent.regresses(reverted)
+
+    found = asyncio.run(attribute(HUNKS, regresses, agent.reproduces, max_trials=50))
+
+    assert isinstance(found, NotAttributable)
+    assert found.reason == "attribution stopped at its budget of 4 model calls"
+    assert [indexes(a.hunks) for a in found.attempts] == [{1}, {2}]

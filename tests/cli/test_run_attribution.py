@@ -21,7 +21,15 @@ import pytest
 
 from fakes.model_server import Rule, ScriptedModelServer, text
 from support.byoagent import one_agent_suite
-from support.clerk import AGENT, BASE_PROMPT, HEAD_PROMPT, SUITE, git_on_commit_tree, script
+from support.clerk import (
+    AGENT,
+    BASE_PROMPT,
+    HEAD_PROMPT,
+    NEVER,
+    SUITE,
+    git_on_commit_tree,
+    script,
+)
 from support.clirun import SOURCE, evalward
 from support.gitrepo import GitRepo
 from support.limits import subprocess_limit
@@ -94,6 +102,54 @@ def test_a_committed_change_is_traced_to_its_hunk_on_the_command_line(
     (line,) = [x for x in stderr.splitlines() if "actual" in x]
     assert f"actual {spent} model calls" in line, line
     assert len(model.requests) == spent + attribution
+
+
+@pytest.mark.parametrize("cache", [True, False], ids=["cache", "no-cache"])
+def test_a_change_of_one_hunk_is_proven_by_the_gate_s_own_runs_at_the_default_budget(
+    tmp_path: Path, model: ScriptedModelServer, cache: bool
+) -> None:
+    """The pull request adds NEVER REFUND and nothing else, and the base sets no budget (half
+    the run's calls: 3 here, a variant's runs need about 2). Its two trials are the base's
+    agent again and the head's, whose runs the result cache holds from the gate's own: they
+    cost nothing, and the line is proven without a call. Without the cache the first trial
+    runs, and the budget stops the second, as it says."""
+    script(model)
+    repo = GitRepo(tmp_path / "repo")
+    repo.commit(
+        "the clerk",
+        {
+            "agents/clerk.yaml": AGENT.format(model="openai/gpt-4.1-mini"),
+            "prompts/clerk.md": BASE_PROMPT,
+            "evals/suite.yaml": SUITE,
+            ".gitignore": ".evalward/\nout/\n",
+        },
+    )
+    repo.git("branch", "-M", "main")
+    repo.branch("never")
+    never = BASE_PROMPT.replace("Say approved", f"{NEVER}Say approved")
+    repo.commit("never refund", {"prompts/clerk.md": never})
+
+    done = evalward(
+        "run", ".", "--base", "main", "--no-history", "--output-dir", "out",
+        *([] if cache else ["--no-cache"]), cwd=repo.path, **provider_env(model),
+    )  # fmt: skip
+
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stdout + done.stderr
+    results = json.loads((repo.path / "out" / "results.json").read_text())
+    found = results["attribution"]
+    (regression,) = found["regressions"]
+    assert found["budgetModelCalls"] == 3
+    if cache:
+        assert regression["result"] == "attributed", regression
+        (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
+        assert (culprit["path"], culprit["first"]) == ("prompts/clerk.md", 5)
+        assert [t["way"] for t in regression["trials"]] == ["reverted", "applied"]
+        assert found["spentModelCalls"] == 0
+        assert len(model.requests) == results["run"]["spent"]["model_calls"]
+    else:
+        assert regression["result"] == "not attributable"
+        assert regression["reason"].startswith("attribution stopped at its budget of 3"), regression
+        assert found["spentModelCalls"] == 2
 
 
 def _inline(prompt: str) -> str:

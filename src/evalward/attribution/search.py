@@ -14,7 +14,8 @@ author is never pointed at a guess.
 
 The caller runs the trials (`Oracle`): it builds the variant (attribution/variants.py), runs
 the regressing fixtures on it and says whether the regression is there. A variant that does
-not build is recorded so and tells the search nothing.
+not build is recorded so and tells the search nothing; one the caller cannot afford
+(`Unaffordable`) ends the search, with why.
 """
 
 from __future__ import annotations
@@ -48,7 +49,14 @@ class Trial:
 
 
 Oracle = Callable[[frozenset[Hunk]], Awaitable[Trial]]
-"""Runs the regressing fixtures on one variant, given its hunks."""
+"""Runs the regressing fixtures on one variant, given its hunks; raises `Unaffordable`
+where it may not."""
+
+
+class Unaffordable(Exception):
+    """No more variant may run (a budget spent): why, its message. Not an EvalwardError: the
+    search ends on it with what it tried, and one that escaped it would be a bug."""
+
 
 Way = Literal["reverted", "applied"]
 """`reverted`: the head with the hunks taken back; `applied`: the base with only them."""
@@ -95,23 +103,22 @@ async def attribute(
     reproduces: Oracle,
     *,
     max_trials: int,
-    afford: Callable[[], str] | None = None,
 ) -> Attribution:
     """The smallest set of `hunks` proven to cause the regression, in at most `max_trials`
     trials. `regresses(reverted)`: the head with `reverted` taken back still regresses;
-    `reproduces(applied)`: the base with only `applied` regresses. `afford`, asked before
-    each new trial, says why no more may run (a budget spent), or ""."""
-    search = _Search(list(dict.fromkeys(hunks)), regresses, reproduces, max_trials, afford)
+    `reproduces(applied)`: the base with only `applied` regresses. Either may raise
+    `Unaffordable`: the search stops there."""
+    search = _Search(list(dict.fromkeys(hunks)), regresses, reproduces, max_trials)
     if not search.hunks:
         return NotAttributable("the change has no hunk of the agent to take back", ())
     try:
         return await search.run()
-    except _Capped as capped:
-        return search.give_up(str(capped))
+    except (_Capped, Unaffordable) as stopped:
+        return search.give_up(str(stopped))
 
 
 class _Capped(Exception):
-    """The next trial would pass the cap, or the budget: why (its message)."""
+    """The next trial would pass the cap: why (its message)."""
 
 
 class _Search:
@@ -121,10 +128,8 @@ class _Search:
         regresses: Oracle,
         reproduces: Oracle,
         max_trials: int,
-        afford: Callable[[], str] | None,
     ) -> None:
         self.hunks = hunks
-        self.afford = afford
         self.oracles: dict[Way, Oracle] = {"reverted": regresses, "applied": reproduces}
         self.max_trials = max_trials
         self.attempts: list[Tried] = []
@@ -140,9 +145,6 @@ class _Search:
         if key not in self.known:
             if len(self.attempts) >= self.max_trials:
                 raise _Capped(f"the search stopped at its cap of {self.max_trials} trials")
-            spent = self.afford() if self.afford is not None else ""
-            if spent:
-                raise _Capped(spent)
             attempt = Tried(way, hunks, await self.oracles[way](hunks))
             self.attempts.append(attempt)
             self.known[key] = attempt

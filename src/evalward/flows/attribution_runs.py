@@ -24,17 +24,21 @@ from evalward.attribution.search import (
     FixtureScore,
     NotAttributable,
     Trial,
+    Unaffordable,
     attribute,
 )
 from evalward.attribution.variants import NotBuildable, build_variant, with_only
 from evalward.errors import printable
+from evalward.execute.run_plan import execute
 from evalward.flows import pipeline
 from evalward.flows.interrupt import until_signalled
 from evalward.flows.session import RunVerdict, stopped_by
 from evalward.plan.plan import Plan, PlannedRun
+from evalward.plan.planned import plan
 from evalward.plan.prepare import config_at
+from evalward.plan.progress import RunProgress
 from evalward.plan.request import RunRequest
-from evalward.plan.run_setup import Revisions, compose
+from evalward.plan.run_setup import Revisions, RunSetup, compose
 from evalward.record.evaluation import Evaluation
 from evalward.record.schema import SpentInfo
 from evalward.resources import ResourceSet
@@ -91,8 +95,9 @@ class CallBudget:
     """What attribution may still spend: `total` less what the providers counted since it
     began (`spent_since`), or less what its trials count for where that is more (`counted`:
     each trial at least what it was expected to need, `count`). A variant starts only while
-    what is left covers what the gate's own runs of its fixtures made (`stop`); its calls
-    are held to what is left, whatever it does (`Ceiling`). `short` once a variant's runs
+    what is left covers what the gate's own runs of its fixtures made (`stop`), or the result
+    cache holds every run of it (it then counts for nothing); its calls are held to what is
+    left, whatever it does (`Ceiling`). `short` once a variant's runs
     did not fit: the next would not either, so the search stops there, saying so."""
 
     total: int
@@ -267,26 +272,43 @@ async def attribute_regression(
 
     need = gate_calls(evaluation, regression)
 
-    async def tried(variant: str | NotBuildable) -> Trial:
+    async def tried(build: Callable[[], str | NotBuildable]) -> Trial:
+        # short of budget, a variant runs only where the result cache holds every run of
+        # it: the base's agent again, or the head's (a change of one hunk is proven by the
+        # gate's own runs), or a variant an earlier run of the same head ran
+        stopped = budget.stop(need) if budget is not None else ""
+        cache = request.setup.options.cache
+        if stopped and (cache is None or not cache.reads):
+            raise Unaffordable(stopped)  # no cache serves it: not even built
+        variant = build()
         if isinstance(variant, NotBuildable):
             return Trial(False, not_built=variant.reason)
-        if budget is None:
-            return await variant_trial(request, regression, variant)
-        before = budget.spent_since().calls
-        trial = await variant_trial(request, regression, variant, budget)
-        budget.count(before, need)
-        return trial
+        before = budget.spent_since().calls if budget is not None else 0
+        ran = await variant_trial(request, regression, variant, budget, cached_only=bool(stopped))
+        if ran is None:
+            raise Unaffordable(stopped)
+        if budget is not None and not ran.cached:
+            budget.count(before, need)
+        return ran.trial
 
     async def regresses(reverted: frozenset[Hunk]) -> Trial:
         assert files is not None
-        return await tried(build_variant(git, base, head, files, reverted))
+        return await tried(lambda: build_variant(git, base, head, files, reverted))
 
     async def reproduces(applied: frozenset[Hunk]) -> Trial:
         assert files is not None
-        return await tried(with_only(git, base, head, files, hunks, applied))
+        return await tried(lambda: with_only(git, base, head, files, hunks, applied))
 
-    afford = (lambda: budget.stop(need)) if budget is not None else None
-    return await attribute(hunks, regresses, reproduces, max_trials=max_trials, afford=afford)
+    return await attribute(hunks, regresses, reproduces, max_trials=max_trials)
+
+
+@dataclass(frozen=True)
+class VariantRun:
+    """A variant's trial, and whether the result cache held every run of it (none made a
+    model call: it costs the budget nothing)."""
+
+    trial: Trial
+    cached: bool = False
 
 
 async def variant_trial(
@@ -294,13 +316,16 @@ async def variant_trial(
     regression: Regression,
     commit: str,
     budget: CallBudget | None = None,
-) -> Trial:
+    *,
+    cached_only: bool = False,
+) -> VariantRun | None:
     """The regressing fixtures of `regression` run on the head's side at `commit`, as the
     head's were: whether each passes by its Eval's rule, and how many of its runs did. With
     `budget`, every call of the variant's runs (its agent's, its simulated users', its
     judges', its programs' through the model proxy) is held to what is left (`Ceiling`): a
     variant a refused call cut short is not built (a run stopped by the budget says nothing
-    of the agent), and the budget is `short`."""
+    of the agent), and the budget is `short`. `cached_only` (the budget is spent): None
+    unless the result cache holds every run of it, no call allowed."""
     setup = request.setup
 
     def head_runs(plan: Plan, resources: Mapping[Side, ResourceSet]) -> Plan:
@@ -318,22 +343,27 @@ async def variant_trial(
         sandbox_setup=None,  # readied once, for the run: the variants run in it as the head
     )
     ceiling = setup.providers.ceiling
-    held = ceiling.held_to(budget.left()) if budget is not None else contextlib.nullcontext(None)
+    limit = 0 if cached_only else budget.left() if budget is not None else None
+    held = ceiling.held_to(limit) if limit is not None else contextlib.nullcontext(None)
     with held as holding:
         try:  # a signal cancels the whole search (`attribute_verdict`), not one variant
-            evaluation = await pipeline.evaluate_change(variant)
+            evaluation = await _evaluated(variant, cached_only)
         except Exception as exc:
-            return Trial(False, not_built=f"its runs stopped: {stopped_by(exc)}")
+            return VariantRun(Trial(False, not_built=f"its runs stopped: {stopped_by(exc)}"))
         cut = holding is not None and holding.refused > 0
+        made = holding.admitted if holding is not None else None
+    if evaluation is None or (cached_only and cut):
+        return None
     if budget is not None and cut:
         budget.short = True
-        return Trial(False, not_built="the budget ran out during its runs")
+        return VariantRun(Trial(False, not_built="the budget ran out during its runs"))
+    cached = made == 0 and all(r.cached for r in evaluation.fixtures)
     result = next(
         (r for r in evaluation.evals if r.side == Side.head.value and r.eval == regression.eval),
         None,
     )
     if result is None:
-        return Trial(False, not_built=f"{regression.eval} did not run on it")
+        return VariantRun(Trial(False, not_built=f"{regression.eval} did not run on it"), cached)
     verdicts = {o.name: o.result is Status.passed for o in result.fixture_results}
     scores = tuple(
         FixtureScore(
@@ -343,7 +373,22 @@ async def variant_trial(
         )
         for fixture in regression.fixtures
     )
-    return Trial(any(not verdicts.get(fixture, False) for fixture in regression.fixtures), scores)
+    regressed = any(not verdicts.get(fixture, False) for fixture in regression.fixtures)
+    return VariantRun(Trial(regressed, scores), cached)
+
+
+async def _evaluated(setup: RunSetup, cached_only: bool) -> Evaluation | None:
+    """The variant's runs scored (`pipeline.evaluate_change`); with `cached_only`, None
+    unless its plan reuses every run from the result cache, before any runs."""
+    request = RunRequest(setup, RunProgress())
+    with plan(request) as planned:
+        runs = planned.context.plan
+        if cached_only and runs.reused < len(runs.runs):
+            return None
+        ran = await execute(planned)
+    if ran.failure is not None:
+        raise ran.failure
+    return pipeline.evaluated(ran, request.progress.traces)
 
 
 def _asked(run: PlannedRun, regression: Regression) -> bool:
