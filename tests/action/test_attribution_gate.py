@@ -477,6 +477,41 @@ def test_on_by_default_at_half_the_runs_calls_and_a_pull_request_cannot_stop_it(
     assert "not attributable" in github.comments_on(7)[0]["body"]
 
 
+def test_a_one_line_change_is_proven_by_the_gate_s_own_runs_with_every_default(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """The commonest pull request: one line added to the prompt, and every default (no
+    `evalward.yaml`, the result cache read-write). Its proof is the base's agent again and
+    the head's, whose runs the gate has just stored: the line is named and reviewed, and
+    attribution spends nothing of its 3 calls."""
+    script(model)
+    base = _clerk_base(repo)
+    never = BASE_PROMPT.replace("Say approved", f"{NEVER}Say approved")
+    head = repo.commit("never refund", {"prompts/clerk.md": never})
+    github.add_pull(
+        FakePull(number=7, head_sha=head, base_sha=base, files=repo.pull_files(base, head))
+    )
+
+    run = run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, head),
+        inputs={"output-dir": ".evalward/out"},
+        env=provider_env(model),
+    )
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    section = _results(repo)["attribution"]
+    assert (section["budgetModelCalls"], section["spentModelCalls"]) == (3, 0)
+    (regression,) = section["regressions"]
+    assert regression["result"] == "attributed", regression
+    (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
+    assert (culprit["path"], culprit["first"]) == ("prompts/clerk.md", 5)
+    (review_comment,) = github.review_comments_on(7)
+    assert (review_comment["path"], review_comment["line"]) == ("prompts/clerk.md", 5)
+    assert len(model.requests) == _results(repo)["run"]["spent"]["model_calls"]
+
+
 @pytest.mark.parametrize("cache", ["off", "read-write"])
 def test_a_variant_that_loops_is_held_to_what_is_left_and_read_as_nothing(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, cache: str
