@@ -597,8 +597,8 @@ def test_a_change_reached_through_a_link_the_watch_covers_is_a_hunk_of_its_targe
     """The desk watches `agent/**`: `agent/rules.md` leads to `shared/rules.md`, through
     `shared/firm.md` to `common/firm.md`, and `agent/prompts` to the folder `lib/prompts`. A
     change at each target is the desk's hunk, named at the file the change touched, as its
-    diff shows it; a change beside them (a file no link leads to) and a link that leads out
-    of the repository are none."""
+    diff shows it; a change beside them (a file no link leads to), a link that leads out of
+    the repository, to an absolute path or round in a loop are none."""
     files = {
         "agents/desk.yaml": "x: 1\n",
         "shared/rules.md": "one\ntwo\n",
@@ -613,6 +613,9 @@ def test_a_change_reached_through_a_link_the_watch_covers_is_a_hunk_of_its_targe
     _link(repo, "agent/firm.md", "../shared/firm.md")
     _link(repo, "agent/prompts", "../lib/prompts")
     _link(repo, "agent/out.md", "../../outside.md")
+    _link(repo, "agent/loop-a", "loop-b")
+    _link(repo, "agent/loop-b", "loop-a")
+    _link(repo, "agent/root", "/etc")
     _link(repo, "agent/node_modules/.bin/cli", "../pkg/cli.js")
     base = repo.commit("base")
     head = repo.commit(
