@@ -40,8 +40,9 @@ pytestmark = pytest.mark.e2e
 ROOMY = "attribution: { mode: on-block, budget: 4 }\n"
 
 
-def _clerk(path: Path, config: str = ROOMY) -> GitRepo:
-    """main: the clerk; then a branch `stricter` with the three-hunk prompt committed."""
+def _clerk(path: Path, config: str | None = ROOMY, prompt: str = HEAD_PROMPT) -> GitRepo:
+    """main: the clerk (`config` its evalward.yaml, None for none); then a branch `stricter`
+    with `prompt` committed, by default the three-hunk one."""
     repo = GitRepo(path)
     repo.commit(
         "the clerk",
@@ -50,12 +51,12 @@ def _clerk(path: Path, config: str = ROOMY) -> GitRepo:
             "prompts/clerk.md": BASE_PROMPT,
             "evals/suite.yaml": SUITE,
             ".gitignore": ".evalward/\nout/\n",
-            "evalward.yaml": config,
+            **({"evalward.yaml": config} if config is not None else {}),
         },
     )
     repo.git("branch", "-M", "main")
     repo.branch("stricter")
-    repo.commit("a stricter clerk", {"prompts/clerk.md": HEAD_PROMPT})
+    repo.commit("a stricter clerk", {"prompts/clerk.md": prompt})
     return repo
 
 
@@ -114,20 +115,8 @@ def test_a_change_of_one_hunk_is_proven_by_the_gate_s_own_runs_at_the_default_bu
     cost nothing, and the line is proven without a call. Without the cache the first trial
     runs, and the budget stops the second, as it says."""
     script(model)
-    repo = GitRepo(tmp_path / "repo")
-    repo.commit(
-        "the clerk",
-        {
-            "agents/clerk.yaml": AGENT.format(model="openai/gpt-4.1-mini"),
-            "prompts/clerk.md": BASE_PROMPT,
-            "evals/suite.yaml": SUITE,
-            ".gitignore": ".evalward/\nout/\n",
-        },
-    )
-    repo.git("branch", "-M", "main")
-    repo.branch("never")
     never = BASE_PROMPT.replace("Say approved", f"{NEVER}Say approved")
-    repo.commit("never refund", {"prompts/clerk.md": never})
+    repo = _clerk(tmp_path / "repo", config=None, prompt=never)
 
     done = evalward(
         "run", ".", "--base", "main", "--no-history", "--output-dir", "out",
