@@ -42,16 +42,19 @@ class Unasked:
             self.requests.append(request)
             connection.sendall(self._first)
             self._go.wait(timeout=60)
-            connection.sendall(self._rest + self._unasked)
-            delivered(connection)
-            self._sent.set()
+            try:
+                connection.sendall(self._rest + self._unasked)
+                delivered(connection)
+            finally:
+                self._sent.set()
         while (request := read_request(connection)) is not None:
             self.requests.append(request)
             connection.sendall(ANSWER)
 
     async def go(self) -> None:
         """Have the server write, and wait until the client's kernel holds every byte (the
-        loop reads them at its next turn, before this coroutine resumes)."""
+        loop reads them at its next turn, before this coroutine resumes), or the write found
+        the connection closed (it then waited out the whole bound: 60 s of every run)."""
         self._go.set()
         await asyncio.to_thread(self._sent.wait, 60)
         for _ in range(3):
