@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import select
 import socket
 import ssl
 import struct
@@ -46,13 +47,16 @@ def until_closed(connection: socket.socket) -> None:
 
 def delivered(connection: socket.socket, *, bound: float = 60.0) -> None:
     """Wait until the client's kernel holds every byte written so far (its TCP stack has
-    acknowledged them): from then on its event loop sees them the next time it looks. An
-    event, not a guess at how long the loopback takes; `bound` only keeps a broken test
-    from waiting forever."""
+    acknowledged them): from then on its event loop sees them the next time it looks; or
+    until the client has closed the connection, which acknowledges nothing more. An event,
+    not a guess at how long the loopback takes; `bound` only keeps a broken test from
+    waiting forever."""
     end = time.monotonic() + bound
+    closed = select.poll()
+    closed.register(connection, select.POLLRDHUP | select.POLLHUP | select.POLLERR)
     while time.monotonic() < end:
         unacknowledged = fcntl.ioctl(connection.fileno(), termios.TIOCOUTQ, b"\0" * 4)
-        if struct.unpack("i", unacknowledged)[0] == 0:
+        if struct.unpack("i", unacknowledged)[0] == 0 or closed.poll(0):
             return
         time.sleep(0.001)
 
