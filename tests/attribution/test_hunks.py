@@ -650,3 +650,22 @@ def test_a_file_watched_by_its_name_and_through_a_link_is_one_change(repo: GitRe
     hunks = split_change(Git(repo.path), base, head, agent)
 
     assert [(h.path, h.index, h.first) for h in hunks] == [("shared/rules.md", 1, 1)]
+
+
+def test_a_link_and_the_file_it_leads_to_both_removed_are_two_changes(repo: GitRepo) -> None:
+    """The change removes `shared/rules.md` and `agent/rules.md`, a link to it, both watched:
+    each is taken back at its own name, so the variant with both back reads the base's text
+    at both names again."""
+    repo.write({"agents/desk.yaml": "x: 1\n", "shared/rules.md": "one\ntwo\n"})
+    _link(repo, "agent/rules.md", "../shared/rules.md")
+    base = repo.commit("base")
+    repo.remove("shared/rules.md", "agent/rules.md")
+    head = repo.commit("head")
+    agent = AgentFiles("desk", "agents/desk.yaml", (), ("**",))
+
+    hunks = split_change(Git(repo.path), base, head, agent)
+
+    assert sorted(h.path for h in hunks) == ["agent/rules.md", "shared/rules.md"]
+    everything = built(repo, base, head, agent, hunks)
+    for path in ("agent/rules.md", "shared/rules.md"):
+        assert repo.git("show", f"{everything}:{path}") == "one\ntwo"

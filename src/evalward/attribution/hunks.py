@@ -327,15 +327,17 @@ def _once_each(
 ) -> list[str]:
     """`changed` but for a path that leads to the files an earlier one leads to, on both
     sides: a file watched under its own name and through a link to it (or named and
-    watched through one) is one change, taken back once, with one set of hunks."""
-    seen: set[tuple[str | None, str | None]] = set()
+    watched through one) is one change, taken back once, with one set of hunks. A path the
+    head no longer has is its own change (taken back at its own name)."""
+    seen: set[tuple[str | None, str]] = set()
     kept: list[str] = []
     for path in changed:
         old, new = olds.get(path), news.get(path)
-        leads = (old.path if old else None, new.path if new else None)
-        if leads not in seen:
-            seen.add(leads)
+        leads = (old.path if old else None, new.path) if new is not None else None
+        if leads is None or leads not in seen:
             kept.append(path)
+        if leads is not None:
+            seen.add(leads)
     return kept
 
 
