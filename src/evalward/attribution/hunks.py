@@ -39,13 +39,9 @@ from evalward.attribution.fields import (
 )
 from evalward.errors import NotCommitted
 from evalward.files.committed import MAX_SYSTEM_BYTES, RepoFiles
+from evalward.files.inside import folders_of
 from evalward.git import Block, FileChange, Git, TreeEntry
-from evalward.plan.fingerprint import (
-    folders_of,
-    referenced_files,
-    under_globs,
-    watched_folders,
-)
+from evalward.plan.fingerprint import referenced_files, under_globs, watched_folders
 from evalward.plan.plan import Plan, head_targets
 from evalward.resources import Agent, Located, ResourceSet
 from evalward.rundata.sides import Side
@@ -185,15 +181,10 @@ def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hun
     named = (agent.definition, *agent.files)
     # the change's paths, asked of git once: those `watch` covers, and renames
     listed = git.changed_files(base, head) if agent.watch else None
-    watched = [
-        path
-        for change in listed or ()
-        for path in (change.path, change.old_path)
-        if path is not None and agent.watches(path)
-    ]
-    if listed:
-        touched = {p for change in listed for p in (change.path, change.old_path) if p}
-        watched += _watched_through_links((before, after), agent, touched)
+    touched = [p for change in listed or () for p in (change.path, change.old_path) if p]
+    watched = [path for path in touched if agent.watches(path)]
+    if touched:
+        watched += _watched_through_links((before, after), agent, set(touched))
     paths = list(dict.fromkeys((*named, *watched)))
     olds, news = read_sides(before, paths), read_sides(after, paths)
     changed = _once_each([path for path in paths if olds.get(path) != news.get(path)], olds, news)

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from evalward.errors import GitError, NotCommitted, OutsideRepository, TreeError, UnsafeFile
 from evalward.files.committable import WorkingTreeAnswers
-from evalward.files.inside import mode_of, reference_candidates, repo_path
+from evalward.files.inside import folders_of, mode_of, reference_candidates, repo_path
 from evalward.files.safe_files import blob_id, blob_id_of, read_regular
 from evalward.files.trees import TreeBounds, copy_tree, remove_tree, walk
 from evalward.git import LINK_MODE, Git, TreeEntry
@@ -419,7 +419,7 @@ class RepoFiles:
         git, commit = self._commit_side()
         listed = dict(git.under(commit, folders))
         links = {path: entry.oid for path, entry in listed.items() if entry.is_link}
-        for above in {a for folder in folders for a in _folders_above(folder)}:
+        for above in {a for folder in folders for a in folders_of(f"{folder}/")} - {""}:
             entry = git.entry(commit, above)
             if entry is not None and entry.is_link:
                 links[above] = entry.oid
@@ -484,12 +484,6 @@ class RepoFiles:
             return self.read(path, limit).decode("utf-8")
         except UnicodeDecodeError as exc:
             raise NotCommitted(path, f"is not UTF-8 text ({exc})") from None
-
-
-def _folders_above(folder: str) -> list[str]:
-    """`folder` ("" is the root: none) and each folder it is in."""
-    parts = [part for part in folder.split("/") if part]
-    return ["/".join(parts[:n]) for n in range(1, len(parts) + 1)]
 
 
 def _under(path: str, folders: Collection[str]) -> bool:

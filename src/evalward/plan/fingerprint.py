@@ -30,7 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from evalward.errors import GitError
-from evalward.files.inside import leads_outside, links_met, looked_up, reference_candidates
+from evalward.files.inside import (
+    folders_of,
+    leads_outside,
+    links_met,
+    looked_up,
+    reference_candidates,
+)
 from evalward.files.safe_files import hash_regular
 from evalward.git import LINK_MODE, SUBMODULE_MODE, Git
 from evalward.resources import Located
@@ -235,12 +241,6 @@ def watched_folders(patterns: list[str]) -> list[str]:
         if ".." not in folder.split("/"):  # a listed path never has one: it matches nothing
             folders.add(folder)
     return sorted(folders)
-
-
-def folders_of(path: str) -> set[str]:
-    """The folders `path` is in."""
-    parts = path.split("/")
-    return {"/".join(parts[:index]) for index in range(1, len(parts))}
 
 
 def may_cover(folder: str, patterns: list[str]) -> bool:

@@ -20,12 +20,12 @@ from pathlib import Path
 from evalward.definitions.loader import load_changed_resources, load_resources, needs_full_load
 from evalward.errors import ResourceError
 from evalward.files.committed import RepoFiles
+from evalward.files.inside import folders_of
 from evalward.git import FileChange, Git
 from evalward.plan.changes import ChangeSet, changed_paths, detect_changes
 from evalward.plan.fingerprint import (
     FileIndex,
     agent_reads,
-    folders_of,
     read_globs,
     watched_folders,
 )
