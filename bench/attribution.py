@@ -12,8 +12,9 @@ to refund. So the head breaks all three fixtures and the system prompt is the ca
 Each round gates the pull request in this process as the action does (`session.run`, then
 `decide`, then `attribute_run`, with the base branch's `evalward.yaml` asking for
 `attribution: { mode: on-block, budget: B }`), the result cache off, and prints the gate's own
-model calls and wall time, then attribution's, its trials and what it found; per budget, the
-median over the rounds.
+model calls and wall time, then attribution's, its trials, the fixtures each variant ran (all
+three, or the one cheapest to run where running all three on every variant would not fit the
+budget) and what it found; per budget, the median over the rounds.
 
     python bench/attribution.py [--rounds 3] [--budget 0.5,2]
 """
@@ -159,6 +160,7 @@ async def _gate(root: Path, base_url: str) -> dict[str, Any]:
         "budget": found.budget_calls,
         "wall": wall,
         "trials": len(trials),
+        "ran_on": ", ".join(finding.ran_on),
         "found": (
             ", ".join(f"{h.path}:{h.first} {h.field_name or h.kind}" for h in culprit.culprit)
             if isinstance(culprit, Attributed)
@@ -177,9 +179,9 @@ def main() -> None:
     base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
     print(
         "| budget | gate: model calls | gate: wall | attribution: model calls (of its budget) "
-        "| attribution: wall | trials | found |"
+        "| attribution: wall | trials | each variant ran | found |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for budget in (float(b) for b in args.budget.split(",")):
         rounds = []
         for _ in range(args.rounds):
@@ -193,10 +195,11 @@ def main() -> None:
             for k in ("gate_calls", "gate_wall", "calls", "wall", "trials")
         }
         found = {r["found"] for r in rounds}
+        ran_on = {r["ran_on"] for r in rounds}
         print(
             f"| {budget:g} | {med['gate_calls']:.0f} | {med['gate_wall']:.1f} s "
             f"| {med['calls']:.0f} (of {rounds[0]['budget']}) | {med['wall']:.1f} s "
-            f"| {med['trials']:.0f} | {' / '.join(sorted(found))} |"
+            f"| {med['trials']:.0f} | {' / '.join(sorted(ran_on))} | {' / '.join(sorted(found))} |"
         )
     server.shutdown()
 

@@ -455,9 +455,11 @@ def test_on_by_default_at_half_the_runs_calls_and_a_pull_request_cannot_stop_it(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:
     """No `attribution` in the base's `evalward.yaml`: the defaults hold, on-block with half
-    the run's own model calls (here 3 of 6). The pull request's own `evalward.yaml` says
-    `mode: off`; the base's decides, so it runs, and stops at its budget with what it has,
-    saying so, never past it."""
+    the run's own model calls (here 3 of 6), the result cache off. The pull request's own
+    `evalward.yaml` says `mode: off`; the base's decides, so it runs. A variant of both
+    regressed fixtures needs about 2 calls, and a change of three hunks up to four variants:
+    they run refund-a alone (a call each), and the third hunk's variant is the last the
+    budget fits; the line is proven for refund-a, and the comment and review say so."""
     script(model)
     _pull(repo, github, head_config="attribution: { mode: off }\n")
 
@@ -466,15 +468,23 @@ def test_on_by_default_at_half_the_runs_calls_and_a_pull_request_cannot_stop_it(
     assert run.returncode == 1, run.stdout + run.stderr
     section = _results(repo)["attribution"]
     assert section["mode"] == "on-block"
-    assert section["budgetModelCalls"] == 3 and section["spentModelCalls"] <= 3
+    assert section["budgetModelCalls"] == 3 and section["spentModelCalls"] == 3
     (regression,) = section["regressions"]
-    assert regression["result"] == "not attributable"
-    assert regression["reason"] == (
-        "attribution stopped at its budget of 3 model calls: a variant's runs need about 2 "
-        "(what the gate's runs of its fixtures made), more than the 1 left (0.5 × the run's "
-        "own: attribution.budget in the base branch's evalward.yaml raises it)"
-    )
-    assert "not attributable" in github.comments_on(7)[0]["body"]
+    assert regression["result"] == "attributed", regression
+    assert regression["fixtures"] == ["refund-a", "refund-b"]
+    assert regression["triedOn"] == ["refund-a"]
+    (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
+    assert (culprit["path"], culprit["first"]) == ("prompts/clerk.md", 5)
+    assert [(t["way"], t["regressed"]) for t in regression["trials"]] == [
+        ("reverted", True),  # line 1 taken back: refund-a still fails
+        ("reverted", False),  # line 5 taken back: it passes
+        ("applied", True),  # the base with line 5 alone: it fails
+    ]
+    assert {s["fixture"] for t in regression["trials"] for s in t["scores"]} == {"refund-a"}
+    body = github.comments_on(7)[0]["body"]
+    assert "prompts/clerk.md:5" in body and "Its variants ran refund-a alone" in body
+    (review,) = github.review_comments_on(7)
+    assert review["line"] == 5 and "Taken back, it passes (refund-a 1/1)" in review["body"]
 
 
 def test_a_one_line_change_is_proven_by_the_gate_s_own_runs_with_every_default(

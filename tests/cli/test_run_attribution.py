@@ -110,10 +110,11 @@ def test_a_change_of_one_hunk_is_proven_by_the_gate_s_own_runs_at_the_default_bu
     tmp_path: Path, model: ScriptedModelServer, cache: bool
 ) -> None:
     """The pull request adds NEVER REFUND and nothing else, and the base sets no budget (half
-    the run's calls: 3 here, a variant's runs need about 2). Its two trials are the base's
-    agent again and the head's, whose runs the result cache holds from the gate's own: they
-    cost nothing, and the line is proven without a call. Without the cache the first trial
-    runs, and the budget stops the second, as it says."""
+    the run's calls: 3 here, a variant's runs of both regressed fixtures need about 2). Its
+    two trials are the base's agent again and the head's, whose runs the result cache holds
+    from the gate's own: they cost nothing, and the line is proven without a call, on both.
+    Without the cache two variants of both would not fit: they run refund-a alone (a call
+    each), and the line is proven for it, as the comment says."""
     script(model)
     never = BASE_PROMPT.replace("Say approved", f"{NEVER}Say approved")
     repo = _clerk(tmp_path / "repo", config=None, prompt=never)
@@ -128,16 +129,21 @@ def test_a_change_of_one_hunk_is_proven_by_the_gate_s_own_runs_at_the_default_bu
     found = results["attribution"]
     (regression,) = found["regressions"]
     assert found["budgetModelCalls"] == 3
+    assert regression["result"] == "attributed", regression
+    (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
+    assert (culprit["path"], culprit["first"]) == ("prompts/clerk.md", 5)
+    assert [t["way"] for t in regression["trials"]] == ["reverted", "applied"]
+    ran = [[s["fixture"] for s in t["scores"]] for t in regression["trials"]]
     if cache:
-        assert regression["result"] == "attributed", regression
-        (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
-        assert (culprit["path"], culprit["first"]) == ("prompts/clerk.md", 5)
-        assert [t["way"] for t in regression["trials"]] == ["reverted", "applied"]
+        assert regression["triedOn"] == ["refund-a", "refund-b"]
+        assert ran == [["refund-a", "refund-b"]] * 2
         assert found["spentModelCalls"] == 0
         assert len(model.requests) == results["run"]["spent"]["model_calls"]
+        assert "alone" not in done.stdout
     else:
-        assert regression["result"] == "not attributable"
-        assert regression["reason"].startswith("attribution stopped at its budget of 3"), regression
+        assert regression["triedOn"] == ["refund-a"] and ran == [["refund-a"]] * 2
+        assert found["spentModelCalls"] == 2
+        assert "Its variants ran refund-a alone" in done.stdout, done.stdout
         assert found["spentModelCalls"] == 2
 
 

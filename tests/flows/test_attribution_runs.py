@@ -40,9 +40,10 @@ async def _attribute(request: RunRequest) -> tuple[list[Regression], Any]:
         found = await attribute_regression(
             request, outcome.evaluation, regressions[0], max_trials=12, head=head
         )
+        assert found.witnesses == ()  # no budget: every variant runs every regressed fixture
         files = outcome.evaluation.agent_files["clerk"]
         assert files.definition == "agents/clerk.yaml" and "prompts/clerk.md" in files.files
-        return regressions, found
+        return regressions, found.attribution
     finally:
         await request.setup.providers.aclose()
 

@@ -110,3 +110,30 @@ def test_the_review_comment_says_what_taking_it_back_showed() -> None:
 
     assert text.startswith("This change makes clerk-eval regress: refund-a, refund-b pass")
     assert "Taken back, they pass (refund-a 8/8, refund-b 8/8)" in text
+
+
+def test_a_cause_proven_on_one_fixture_says_its_variants_ran_it_alone() -> None:
+    """Every variant running both regressed fixtures would not fit the budget, so they ran
+    refund-a alone: the line, the review comment and report.html say so, naming the fixture
+    as every other fixture's name is shown (escaped)."""
+    witness = "<b>refund-a</b>"
+    shown = _found(HUNK, fixtures=(witness,))
+    found = Finding(Regression("clerk-eval", "clerk", (witness, "refund-b")), shown.attribution)
+    alone = Finding(found.regression, found.attribution, witnesses=(witness,))
+    both = RunAttribution("always", (found,), Spent(1), 2)
+    one = RunAttribution("always", (alone,), Spent(1), 2)
+
+    assert "alone" not in attribution_markdown(both) and "alone" not in finding_text(found)
+    text = attribution_markdown(one)
+    said = "Its variants ran &lt;b&gt;refund-a&lt;/b&gt; alone, the regressed fixture cheapest"
+    assert said in text and "run: both on each variant would not fit attribution's budget" in text
+    review = finding_text(alone)
+    assert "Taken back, it passes (<b>refund-a</b> 8/8)" in review  # escaped where posted
+    assert "fails it (<b>refund-a</b> 0/8). Its variants ran <b>refund-a</b> alone" in review
+    page = "".join(html_chunks(Page("fail", "r", [], [], set(), attribution=one)))
+    assert "Its variants ran &lt;b&gt;refund-a&lt;/b&gt; alone" in page
+    unproven = NotAttributable("it is not in these hunks", ())
+    text = attribution_markdown(
+        RunAttribution("always", (Finding(found.regression, unproven, (witness,)),), Spent(0), 2)
+    )
+    assert "(0 variants run). Its variants ran" in text

@@ -25,6 +25,15 @@ class Finding:
 
     regression: Regression
     attribution: Attribution
+    witnesses: tuple[str, ...] = ()
+    """The regressed fixtures the variants ran, where not all of them: every variant running
+    them all would not fit the budget, and the one cheapest to run proves a cause as well
+    (for it alone). () where they ran all."""
+
+    @property
+    def ran_on(self) -> tuple[str, ...]:
+        """The fixtures every variant ran: the witnesses, or all that regressed."""
+        return self.witnesses or self.regression.fixtures
 
     @property
     def attributed(self) -> Attributed | None:

@@ -1,8 +1,9 @@
 """Attribution's trials, run as the head runs: each variant of the head the search asks about
 (`attribution/`) is a real commit, checked out and run through the same phases as the head
 (`pipeline.evaluate_change`: plan, execute, score), for one Eval's regressing fixtures on the
-head's side, with the Eval's own reps and tests. A signal stops the search whole, wherever it
-is (`attribute_verdict`), not one variant's runs.
+head's side (or the one cheapest to run, where running them all would not fit the budget:
+`witnesses`), with the Eval's own reps and tests. A signal stops the search whole, wherever
+it is (`attribute_verdict`), not one variant's runs.
 
 A variant's verdict is the Eval's own per fixture (its `minRepPassRate`, its sequential
 tests): the regression is there while a fixture that regressed does not pass. A variant that
@@ -20,7 +21,6 @@ from dataclasses import dataclass, field
 from evalward.attribution.found import Finding, Regression, RunAttribution
 from evalward.attribution.hunks import Hunk, split_change
 from evalward.attribution.search import (
-    Attribution,
     FixtureScore,
     NotAttributable,
     Trial,
@@ -184,18 +184,15 @@ async def attribute_run(request: RunRequest, verdict: RunVerdict) -> RunAttribut
     budget = CallBudget(int(settings.budget * calls), setup.providers.spent, settings.budget)
     head, unbuildable = head_commit(request)
     found = [
-        Finding(
+        Finding(regression, NotAttributable(unbuildable, ()))
+        if unbuildable
+        else await attribute_regression(
+            request,
+            outcome.evaluation,
             regression,
-            NotAttributable(unbuildable, ())
-            if unbuildable
-            else await attribute_regression(
-                request,
-                outcome.evaluation,
-                regression,
-                head=head,
-                max_trials=MAX_TRIALS,
-                budget=budget,
-            ),
+            head=head,
+            max_trials=MAX_TRIALS,
+            budget=budget,
         )
         for regression in regressions
     ]
@@ -258,38 +255,45 @@ async def attribute_regression(
     max_trials: int,
     head: str,
     budget: CallBudget | None = None,
-) -> Attribution:
+) -> Finding:
     """The hunks of the change to `regression.agent` proven to cause `regression`, searched
     with at most `max_trials` trials (`attribution.search.attribute`), each trial the
-    regressing fixtures run on one variant of the head, while `budget` affords one. The
-    agent's files are the ones the run (`evaluation`) loaded at the head; `head` the commit
-    the variants are made from (the run's head, `head_commit`)."""
+    regressing fixtures (or the one `witnesses` picks) run on one variant of the head, while
+    `budget` affords one. The agent's files are the ones the run (`evaluation`) loaded at
+    the head; `head` the commit the variants are made from (the run's head, `head_commit`)."""
     git, revisions = request.setup.git, request.setup.revisions
     assert revisions.base is not None, "a regression is measured against a base"
     base = git.merge_base(git.resolve(revisions.base), head)
     files = evaluation.agent_files.get(regression.agent)
     hunks: tuple[Hunk, ...] = split_change(git, base, head, files) if files is not None else ()
+    cache = request.setup.options.cache
+    cached = cache is not None and cache.reads
 
-    need = gate_calls(evaluation, regression)
+    def cost(fixtures: tuple[str, ...]) -> int:
+        return gate_calls(evaluation, dataclasses.replace(regression, fixtures=fixtures))
+
+    left = budget.left() if budget is not None else None
+    chosen = witnesses(regression.fixtures, len(hunks), left, cost, cached, max_trials)
+    ran = dataclasses.replace(regression, fixtures=chosen) if chosen else regression
+    need = gate_calls(evaluation, ran)
 
     async def tried(build: Callable[[], str | NotBuildable]) -> Trial:
         # short of budget, a variant runs only where the result cache holds every run of
         # it: the base's agent again, or the head's (a change of one hunk is proven by the
         # gate's own runs), or a variant an earlier run of the same head ran
         stopped = budget.stop(need) if budget is not None else ""
-        cache = request.setup.options.cache
-        if stopped and (cache is None or not cache.reads):
+        if stopped and not cached:
             raise Unaffordable(stopped)  # no cache serves it: not even built
         variant = build()
         if isinstance(variant, NotBuildable):
             return Trial(False, not_built=variant.reason)
         before = budget.spent_since().calls if budget is not None else 0
-        ran = await variant_trial(request, regression, variant, budget, cached_only=bool(stopped))
-        if ran is None:
+        trial = await variant_trial(request, ran, variant, budget, cached_only=bool(stopped))
+        if trial is None:
             raise Unaffordable(stopped)
-        if budget is not None and not ran.cached:
+        if budget is not None and not trial.cached:
             budget.count(before, need)
-        return ran.trial
+        return trial.trial
 
     async def regresses(reverted: frozenset[Hunk]) -> Trial:
         assert files is not None
@@ -299,7 +303,32 @@ async def attribute_regression(
         assert files is not None
         return await tried(lambda: with_only(git, base, head, files, hunks, applied))
 
-    return await attribute(hunks, regresses, reproduces, max_trials=max_trials)
+    found = await attribute(hunks, regresses, reproduces, max_trials=max_trials)
+    return Finding(regression, found, chosen)
+
+
+def witnesses(
+    fixtures: tuple[str, ...],
+    hunks: int,
+    left: int | None,
+    cost: Callable[[tuple[str, ...]], int],
+    cached: bool,
+    max_trials: int,
+) -> tuple[str, ...]:
+    """The regressed fixture every variant runs where running all `fixtures` would not fit
+    the budget (`left` calls, None for no budget); () to run them all. All fit while `left`
+    covers a variant of them (`cost`: what the gate's runs of some fixtures made) for each
+    of the `hunks` and the proof (one hunk at a time's most), or where the change is one
+    hunk whose two proofs the result cache holds (`cached`: the gate's own runs). Else one
+    fixture is run: the one whose gate runs made the fewest calls (the first of those, in
+    the Eval's order). A cause proven on it is proven (both ways) for it alone, and the
+    finding says so: on the refund-desk example, where every fixture regresses, the default
+    budget fits no variant of all three, and the whole search on one."""
+    if left is None or len(fixtures) == 1 or (hunks == 1 and cached):
+        return ()
+    if left >= cost(fixtures) * min(hunks + 1, max_trials):
+        return ()
+    return (min(fixtures, key=lambda fixture: cost((fixture,))),)
 
 
 @dataclass(frozen=True)

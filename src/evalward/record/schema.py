@@ -191,6 +191,9 @@ class RegressionRecord(_Record):
     eval: str
     agent: str
     fixtures: list[str]
+    tried_on: list[str] = Field(default_factory=list, alias="triedOn")
+    """The fixtures every variant ran: all of `fixtures`, or the one cheapest to run where
+    the budget could not cover them all (a cause is then proven for it alone)."""
     result: Literal["attributed", "not attributable"]
     culprit: list[int]
     reason: str

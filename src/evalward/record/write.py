@@ -91,6 +91,7 @@ def attribution_record(found: RunAttribution | None) -> AttributionRecord | None
                 eval=regression.eval,
                 agent=regression.agent,
                 fixtures=list(regression.fixtures),
+                tried_on=list(each.ran_on),
                 result="attributed" if isinstance(attribution, Attributed) else "not attributable",
                 culprit=sorted(place[h] for h in culprit),
                 reason="" if isinstance(attribution, Attributed) else attribution.reason,

@@ -30,17 +30,31 @@ def finding_text(found: Finding, evidence: Mapping[tuple[str, str], str] = {}) -
     regression = found.regression
     fixtures = ", ".join(regression.fixtures)
     together = "" if len(attributed.culprit) == 1 else " (with the other hunks named beside it)"
+    them, they = ("it", "it passes") if found.witnesses else ("them", "they pass")
     said = (
         f"This change{together} makes {regression.eval} regress: {fixtures} pass on the base "
-        f"and not on this head. Taken back, they pass ({scores_text(attributed.removed)}); "
-        f"the base with only this change fails them ({scores_text(attributed.reproduced)})."
+        f"and not on this head. Taken back, {they} ({scores_text(attributed.removed)}); "
+        f"the base with only this change fails {them} ({scores_text(attributed.reproduced)})."
     )
+    if found.witnesses:
+        said += f" {alone_text(found.witnesses, regression.fixtures)}"
     lines = [
         f"{fixture}: {evidence[(regression.eval, fixture)]}"
         for fixture in regression.fixtures
         if evidence.get((regression.eval, fixture))
     ]
     return "\n".join([said, *lines])
+
+
+def alone_text(witnesses: tuple[str, ...], fixtures: tuple[str, ...]) -> str:
+    """Why the variants ran only `witnesses` of the regressed `fixtures` ("" where all)."""
+    if not witnesses:
+        return ""
+    every = "both" if len(fixtures) == 2 else f"all {len(fixtures)}"
+    return (
+        f"Its variants ran {', '.join(witnesses)} alone, the regressed fixture cheapest to "
+        f"run: {every} on each variant would not fit attribution's budget."
+    )
 
 
 def hunk_place(hunk: Hunk) -> str:
@@ -77,6 +91,13 @@ class RegressedAt:
     reproduced: str = ""
     reason: str = ""
     tried: int = 0
+    witnesses: tuple[str, ...] = ()
+    """The fixtures the variants ran, where not all of `fixtures` (`Finding.witnesses`)."""
+
+    @property
+    def alone(self) -> str:
+        """Why the variants ran only some fixtures, a sentence ("" where they ran all)."""
+        return alone_text(self.witnesses, self.fixtures)
 
     @property
     def where(self) -> str:
@@ -103,18 +124,24 @@ def said_lines(found: RunAttribution | None) -> list[RegressedAt]:
     order, else one saying why none was proven and how many variants ran."""
     said = []
     for each in found.found if found is not None else ():
-        regression, attributed = each.regression, each.attribution
+        regression, attributed, alone = each.regression, each.attribution, each.witnesses
         if isinstance(attributed, NotAttributable):
             tried = len(attributed.attempts)
             said.append(
                 RegressedAt(
-                    regression.eval, regression.fixtures, reason=attributed.reason, tried=tried
+                    regression.eval,
+                    regression.fixtures,
+                    reason=attributed.reason,
+                    tried=tried,
+                    witnesses=alone,
                 )
             )
             continue
         removed, reproduced = scores_text(attributed.removed), scores_text(attributed.reproduced)
         said += [
-            RegressedAt(regression.eval, regression.fixtures, hunk, removed, reproduced)
+            RegressedAt(
+                regression.eval, regression.fixtures, hunk, removed, reproduced, witnesses=alone
+            )
             for hunk in in_diff_order(attributed.culprit)
         ]
     return said
@@ -142,10 +169,11 @@ def attribution_markdown(
     for line in said_lines(found):
         name = f"**{inline(line.eval)}**"
         fixtures = ", ".join(code_span(f) for f in line.fixtures)
+        alone = f" {inline(line.alone)}" if line.alone else ""
         if line.hunk is None:
             out.append(
                 f"- {name} ({fixtures}): not attributable — "
-                f"{inline(line.reason)} ({line.tried_text})."
+                f"{inline(line.reason)} ({line.tried_text}).{alone}"
             )
             continue
         where = hunk_link(line.hunk, server=server, repository=repository, head_sha=head_sha)
@@ -155,7 +183,7 @@ def attribution_markdown(
         out.append(
             f"- {name} ({fixtures}): {where}{field} — taken back, "
             f"{inline(line.removed)}, as on the base; the base with "
-            f"only it: {inline(line.reproduced)}."
+            f"only it: {inline(line.reproduced)}.{alone}"
         )
     out += [
         "",
