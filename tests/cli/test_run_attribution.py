@@ -155,6 +155,54 @@ def _inline(prompt: str) -> str:
     )
 
 
+def test_under_adaptive_reps_a_variant_that_passes_counts_the_runs_it_made(
+    tmp_path: Path, model: ScriptedModelServer
+) -> None:
+    """The Eval runs each fixture once and up to 8 times while its outcome is open (as
+    `evalward init` writes it): the head's refunds fail three times before their tests
+    settle, the base's pass once, 9 calls in all, and the base allows 0.8 of them, 7. The
+    variants run refund-a alone: one that still fails makes 3 calls, the head without the
+    rule passes at its first, 1 call, and counts for that, not for the head's 3; so the
+    third variant, the base with the rule, fits, and the line is proven in 7 calls."""
+    script(model)
+    adaptive = SUITE.replace(
+        "  fixtures: [refund-a, refund-b, greet]\n",
+        "  fixtures: [refund-a, refund-b, greet]\n  execution: { reps: { min: 1, max: 8 } }\n",
+    )
+    repo = GitRepo(tmp_path / "repo")
+    repo.commit(
+        "the clerk",
+        {
+            "agents/clerk.yaml": AGENT.format(model="openai/gpt-4.1-mini"),
+            "prompts/clerk.md": BASE_PROMPT,
+            "evals/suite.yaml": adaptive,
+            ".gitignore": ".evalward/\nout/\n",
+            "evalward.yaml": "attribution: { mode: on-block, budget: 0.8 }\n",
+        },
+    )
+    repo.git("branch", "-M", "main")
+    repo.branch("stricter")
+    repo.commit("a stricter clerk", {"prompts/clerk.md": HEAD_PROMPT})
+
+    done = evalward(
+        "run", ".", "--base", "main", "--no-history", "--output-dir", "out",
+        cwd=repo.path, **provider_env(model),
+    )  # fmt: skip
+
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stdout + done.stderr
+    results = json.loads((repo.path / "out" / "results.json").read_text())
+    found = results["attribution"]
+    assert (found["budgetModelCalls"], results["run"]["spent"]["model_calls"]) == (7, 9)
+    (regression,) = found["regressions"]
+    assert regression["result"] == "attributed", (regression["reason"], regression["trials"])
+    assert regression["triedOn"] == ["refund-a"]
+    runs = [(t["way"], t["regressed"], t["scores"][0]["runs"]) for t in regression["trials"]]
+    assert runs == [("reverted", True, 3), ("reverted", False, 1), ("applied", True, 3)]
+    assert found["spentModelCalls"] == 7
+    (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
+    assert (culprit["path"], culprit["first"]) == ("prompts/clerk.md", 5)
+
+
 def test_a_prompt_written_in_the_yaml_is_traced_to_its_line_there(
     tmp_path: Path, model: ScriptedModelServer
 ) -> None:

@@ -90,11 +90,25 @@ def gate_calls(evaluation: Evaluation, regression: Regression) -> int:
     return max(made.values())
 
 
+def one_run_calls(evaluation: Evaluation, regression: Regression) -> int:
+    """The model calls one run of each of the regression's fixtures made, the fewest any of
+    the gate's runs of it made: the least a variant that ran them at all costs. Under
+    adaptive reps a variant that behaves like the base stops at fewer reps than the head's
+    failing runs took, so what these made, not all of them, is what a trial counts for at
+    least (`CallBudget.count`)."""
+    fewest: dict[str, int] = {}
+    for result in evaluation.fixtures:
+        if result.eval == regression.eval and result.fixture in regression.fixtures:
+            calls = result_calls(evaluation, result)
+            fewest[result.fixture] = min(fewest.get(result.fixture, calls), calls)
+    return sum(fewest.values())
+
+
 @dataclass
 class CallBudget:
     """What attribution may still spend: `total` less what the providers counted since it
     began (`spent_since`), or less what its trials count for where that is more (`counted`:
-    each trial at least what it was expected to need, `count`). A variant starts only while
+    each trial at least a run of each of its fixtures, `count`). A variant starts only while
     what is left covers what the gate's own runs of its fixtures made (`stop`), or the result
     cache holds every run of it (it then counts for nothing); its calls are held to what is
     left, whatever it does (`Ceiling`). `short` once a variant's runs
@@ -107,10 +121,10 @@ class CallBudget:
     """The base branch's `attribution.budget`, whose share of the run's calls `total` is."""
     short: bool = False
     counted: int = 0
-    """The calls the trials so far count for: each what it made, or what it was expected
-    to need where it made fewer. A variant that makes no call (it gives up at once, or
-    waits out its timeout) is a trial all the same: without it the search would run to its
-    cap of trials, each as long as the pull request makes it."""
+    """The calls the trials so far count for: each what it made, or what a run of each of
+    its fixtures made on the gate where it made fewer. A variant that makes no call (it
+    gives up at once, or waits out its timeout) is a trial all the same: without it the
+    search would run to its cap of trials, each as long as the pull request makes it."""
     before: Spent = field(init=False)
     """The tally as attribution began."""
 
@@ -123,11 +137,11 @@ class CallBudget:
     def left(self) -> int:
         return self.total - max(self.spent_since().calls, self.counted)
 
-    def count(self, before: int, need: int) -> None:
-        """Count a trial that began when `before` calls were spent and was expected to
-        need about `need` (`counted`; at least one call, as `stop` asks)."""
+    def count(self, before: int, least: int) -> None:
+        """Count a trial that began when `before` calls were spent, for what it made and at
+        least `least` (a run of each of its fixtures, `one_run_calls`; one call at least)."""
         made = self.spent_since().calls - before
-        self.counted = max(self.counted, before) + max(made, need, 1)
+        self.counted = max(self.counted, before) + max(made, least, 1)
 
     def stop(self, need: int = 1) -> str:
         """Why no more variant may run ("": one may), when one needs about `need` calls, and
@@ -147,7 +161,7 @@ class CallBudget:
         if self.counted > spent:
             stopped += (
                 f", its variants counted for {self.counted} though they made {spent} (each "
-                "counts for at least what the gate's runs of its fixtures made)"
+                "counts for at least what a run of each of its fixtures made on the gate)"
             )
         return (
             f"{stopped} ({self.fraction:g} × the run's own: attribution.budget in the base "
@@ -275,7 +289,7 @@ async def attribute_regression(
     left = budget.left() if budget is not None else None
     chosen = witnesses(regression.fixtures, len(hunks), left, cost, cached, max_trials)
     ran = dataclasses.replace(regression, fixtures=chosen) if chosen else regression
-    need = gate_calls(evaluation, ran)
+    need, least = gate_calls(evaluation, ran), one_run_calls(evaluation, ran)
 
     async def tried(build: Callable[[], str | NotBuildable]) -> Trial:
         # short of budget, a variant runs only where the result cache holds every run of
@@ -292,7 +306,7 @@ async def attribute_regression(
         if trial is None:
             raise Unaffordable(stopped)
         if budget is not None and not trial.cached:
-            budget.count(before, need)
+            budget.count(before, least)
         return trial.trial
 
     async def regresses(reverted: frozenset[Hunk]) -> Trial:

@@ -173,7 +173,7 @@ def attribution_markdown(
         if line.hunk is None:
             out.append(
                 f"- {name} ({fixtures}): not attributable — "
-                f"{inline(line.reason)} ({line.tried_text}).{alone}"
+                f"{inline(line.reason, 600)} ({line.tried_text}).{alone}"
             )
             continue
         where = hunk_link(line.hunk, server=server, repository=repository, head_sha=head_sha)
