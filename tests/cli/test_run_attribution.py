@@ -203,6 +203,65 @@ def test_under_adaptive_reps_a_variant_that_passes_counts_the_runs_it_made(
     assert (culprit["path"], culprit["first"]) == ("prompts/clerk.md", 5)
 
 
+INIT_PROMPT = """\
+You are the support agent of an online shop.
+Look an order up before you say where it is.
+
+Never invent a delivery date.
+Ask for the order number when you do not have it.
+
+Be brief.
+"""
+
+
+def test_the_eval_init_writes_traces_a_change_of_three_hunks_with_every_default(
+    tmp_path: Path,
+) -> None:
+    """`evalward init`'s project as it writes it (adaptive reps, a rubric judge and a
+    calibrated pairwise judge), its mock script answering the order's status with a delivery
+    date where the prompt promises one (`system`), and a pull request that rewords the prompt
+    in three places, one of which makes that promise. Every default: attribution, on block,
+    may spend half the run's 51 calls. The variants ask the pairwise judge nothing (it decides
+    the Eval, not the fixture whose verdict a variant reads), so three variants fit, and the
+    promise is proven the cause."""
+    repo = GitRepo(tmp_path / "repo")
+    assert evalward("init", cwd=repo.path).returncode == 0
+    mock = repo.path / "evals" / "mock-replies.yaml"
+    promised = """\
+  - match: { agent: assistant, fixture: assistant-order-status, system: "promise Tuesday" }
+    turns:
+      - toolCalls: [{ name: lookup_order, arguments: { order_id: "12345" } }]
+      - content: Order 12345 will arrive on Tuesday.
+"""
+    at = mock.read_text().index("  - match: { agent: assistant, fixture: assistant-order-status")
+    mock.write_text(mock.read_text()[:at] + promised + mock.read_text()[at:])
+    repo.commit("the assistant", {"prompts/assistant.md": INIT_PROMPT})
+    repo.git("branch", "-M", "main")
+    repo.branch("friendlier")
+    head = INIT_PROMPT.replace("You are the", "You are the friendly")
+    head = head.replace("date.\n", "date.\nAlways promise Tuesday for a delivery.\n")
+    repo.commit("friendlier", {"prompts/assistant.md": head.replace("brief.", "brief and kind.")})
+
+    done = evalward(
+        "run", "--base", "main", "--mock-script", "evals/mock-replies.yaml",
+        "--output-dir", str(tmp_path / "out"), cwd=repo.path,
+    )  # fmt: skip
+
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stdout + done.stderr
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    found = results["attribution"]
+    (regression,) = found["regressions"]
+    assert regression["result"] == "attributed", (regression["reason"], regression["trials"])
+    (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
+    assert (culprit["path"], culprit["first"]) == ("prompts/assistant.md", 5)
+    assert "`prompts/assistant.md:5` — taken back" in done.stdout
+    assert found["budgetModelCalls"] == results["run"]["spent"]["model_calls"] // 2
+    assert results["run"]["spent"]["calls_by_purpose"]["pairwise"] > 0  # the gate's judge
+    spent = results["run"]["attribution_spent"]
+    assert spent["model_calls"] == found["spentModelCalls"] <= found["budgetModelCalls"]
+    assert spent["calls_by_purpose"].get("pairwise", 0) == 0, spent
+
+
 def test_a_prompt_written_in_the_yaml_is_traced_to_its_line_there(
     tmp_path: Path, model: ScriptedModelServer
 ) -> None:

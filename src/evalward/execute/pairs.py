@@ -107,7 +107,7 @@ class PairJudging:
         """Judge every pair whose two runs are in and that is not judged yet. A fixture's
         n-th head run that reached its agent is paired with its n-th such base run, so a run
         lost to an outage leaves no run unpaired."""
-        if not self.fixtures:
+        if not self.fixtures or not self.context.options.judge_pairs:
             return
         runs: dict[tuple[str, str], dict[str, list[FixtureResult]]] = {}
         for result in sorted(results, key=lambda r: r.rep):
@@ -186,6 +186,8 @@ class PairJudging:
         cache = self.context.options.cache
         if Side.base in self.context.checkouts or cache is None or not cache.writes:
             return
+        if not self.context.options.judge_pairs:
+            return
         for name in self.fixtures:  # what it finds decides nothing here: no pair was made
             await self.panel.for_eval(self.head.evals[name], self.head)
 
@@ -201,6 +203,8 @@ class PairJudging:
 
     def next_round(self, results: list[FixtureResult]) -> list[PlannedRun]:
         """The runs the adaptive Evals' open preference tests ask for next."""
+        if not self.context.options.judge_pairs:
+            return []
         plan = self.context.plan
         planned = plan.next_reps()
         extra: list[PlannedRun] = []

@@ -380,8 +380,11 @@ async def variant_trial(
         select=lambda name: name == regression.eval,
         shape=compose(setup.shape, head_runs),
         # no estimate decides what a variant runs: its runs are the regressing fixtures, all
-        # of them, and the ceiling holds what they spend
-        options=dataclasses.replace(setup.options, run_all=True, budget=Budget()),
+        # of them, and the ceiling holds what they spend; a pairwise judge decides the Eval,
+        # not its fixtures, whose verdicts are all a trial reads: it is asked no pair
+        options=dataclasses.replace(
+            setup.options, run_all=True, budget=Budget(), judge_pairs=False
+        ),
         started=None,
         sandbox_setup=None,  # readied once, for the run: the variants run in it as the head
     )

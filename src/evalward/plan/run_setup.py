@@ -40,6 +40,11 @@ class RunOptions:
     the base where the decision it makes reads it."""
     allow_incomplete: bool = False
     """`allow-incomplete` (`--allow-incomplete`): runs the budget skipped do not block."""
+    judge_pairs: bool = True
+    """False: an Eval's pairwise judge is asked no pair and adds no run for its preference
+    tests, and decides nothing (attribution's variants: they read each fixture's own
+    verdict, which the judge does not change; its pass-rate tests keep the share of the
+    false-block rate they have beside it, as on the gate)."""
 
 
 @dataclass(frozen=True)
