@@ -40,16 +40,19 @@ pytestmark = pytest.mark.e2e
 ROOMY = "attribution: { mode: on-block, budget: 4 }\n"
 
 
-def _clerk(path: Path, config: str | None = ROOMY, prompt: str = HEAD_PROMPT) -> GitRepo:
-    """main: the clerk (`config` its evalward.yaml, None for none); then a branch `stricter`
-    with `prompt` committed, by default the three-hunk one."""
+def _clerk(
+    path: Path, config: str | None = ROOMY, prompt: str = HEAD_PROMPT, suite: str = SUITE
+) -> GitRepo:
+    """main: the clerk (`config` its evalward.yaml, None for none; `suite` its Eval and
+    fixtures); then a branch `stricter` with `prompt` committed, by default the three-hunk
+    one."""
     repo = GitRepo(path)
     repo.commit(
         "the clerk",
         {
             "agents/clerk.yaml": AGENT.format(model="openai/gpt-4.1-mini"),
             "prompts/clerk.md": BASE_PROMPT,
-            "evals/suite.yaml": SUITE,
+            "evals/suite.yaml": suite,
             ".gitignore": ".evalward/\nout/\n",
             **({"evalward.yaml": config} if config is not None else {}),
         },
@@ -169,20 +172,8 @@ def test_under_adaptive_reps_a_variant_that_passes_counts_the_runs_it_made(
         "  fixtures: [refund-a, refund-b, greet]\n",
         "  fixtures: [refund-a, refund-b, greet]\n  execution: { reps: { min: 1, max: 8 } }\n",
     )
-    repo = GitRepo(tmp_path / "repo")
-    repo.commit(
-        "the clerk",
-        {
-            "agents/clerk.yaml": AGENT.format(model="openai/gpt-4.1-mini"),
-            "prompts/clerk.md": BASE_PROMPT,
-            "evals/suite.yaml": adaptive,
-            ".gitignore": ".evalward/\nout/\n",
-            "evalward.yaml": "attribution: { mode: on-block, budget: 0.8 }\n",
-        },
-    )
-    repo.git("branch", "-M", "main")
-    repo.branch("stricter")
-    repo.commit("a stricter clerk", {"prompts/clerk.md": HEAD_PROMPT})
+    config = "attribution: { mode: on-block, budget: 0.8 }\n"
+    repo = _clerk(tmp_path / "repo", config=config, suite=adaptive)
 
     done = evalward(
         "run", ".", "--base", "main", "--no-history", "--output-dir", "out",
