@@ -783,3 +783,49 @@ def test_the_model_a_moved_agent_s_yaml_changed_is_named_on_its_line_of_the_move
     assert culprit["renamedFrom"] == "agents/clerk.yaml"
     (review_comment,) = github.review_comments_on(7)
     assert (review_comment["path"], review_comment["line"]) == ("agents/clerk/clerk.yaml", 5)
+
+
+@pytest.mark.parametrize("config", ["", ROOMY], ids=["default-budget", "roomy"])
+def test_two_fixtures_broken_by_two_hunks_are_never_read_as_traced_to_one(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, config: str
+) -> None:
+    """A pull request breaks refund-a with one line, cheaply, and refund-b with another, so
+    that the line blamed would be the harmless-looking one. At the default budget the
+    variants run refund-a alone (two variants of both would not fit) and the line that
+    breaks it is proven; the comment and the review say refund-b may regress for another
+    cause, not looked for. With room for both, every variant runs both fixtures, and the
+    two lines together are the cause: neither alone removes the regression."""
+
+    def refuses(body: dict[str, Any]) -> bool:
+        sent = json.dumps(body)
+        return ("NO ORDER 1" in sent and "order 1" in sent.replace("NO ORDER 1", "")) or (
+            "NO ORDER 2" in sent and "order 2" in sent.replace("NO ORDER 2", "")
+        )
+
+    model.script(refuses, text("hello"))
+    model.script(lambda body: True, text("approved, hello"))
+    base = _clerk_base(repo, config=config)
+    broken = BASE_PROMPT.replace("Be brief.\n", "Be brief.\nNO ORDER 1 refunds.\n")
+    broken = broken.replace("End politely.\n", "End politely.\nNO ORDER 2 refunds.\n")
+    head = repo.commit("two rules", {"prompts/clerk.md": broken})
+    github.add_pull(
+        FakePull(number=7, head_sha=head, base_sha=base, files=repo.pull_files(base, head))
+    )
+
+    run = _gate(repo, github, model)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    (regression,) = _results(repo)["attribution"]["regressions"]
+    assert regression["fixtures"] == ["refund-a", "refund-b"]
+    assert regression["result"] == "attributed", (regression["reason"], regression["trials"])
+    culprit = sorted(regression["hunks"][i]["first"] for i in regression["culprit"])
+    body = github.comments_on(7)[0]["body"]
+    if config:  # every variant ran both: the two lines together
+        assert regression["triedOn"] == ["refund-a", "refund-b"] and culprit == [3, 10]
+        assert "may regress for another cause" not in body
+        return
+    assert regression["triedOn"] == ["refund-a"] and culprit == [3]
+    said = "refund-b may regress for another cause, not looked for."
+    assert "`prompts/clerk.md:3`" in body and said in body, body
+    (review,) = github.review_comments_on(7)
+    assert review["line"] == 3 and said in review["body"], review["body"]

@@ -142,13 +142,28 @@ def test_a_regression_no_hunk_causes_is_not_attributable_with_every_trial() -> N
     assert indexes(found.attempts[-1].hunks) == {1, 2, 3, 4}
 
 
-def test_two_hunks_that_each_cause_it_are_never_guessed_at() -> None:
-    """Either hunk alone breaks the agent: no set is proven both ways, so none is named."""
+def test_two_hunks_that_each_cause_it_are_proven_together() -> None:
+    """Either hunk alone breaks the agent: the head still regresses with hunk 1 alone
+    (ddmin's answer), yet taking it back does not fix it. The hunks that must all go are
+    found by dropping each from all four in turn (3 and 4 need not): the pair, proven both
+    ways, the head without it fixed and the base with it broken. No trial runs twice."""
     agent = Agent(lambda present: bool({1, 2} & present))
+    found = search(agent)
+    assert isinstance(found, Attributed), found
+    assert indexes(found.culprit) == {1, 2}
+    assert not found.removed.trial.regressed and found.reproduced.trial.regressed
+    assert ("reverted", frozenset({1, 2, 4})) in agent.asked  # 3 dropped: the rest fix it
+    assert len(agent.asked) == len(set(agent.asked))
+
+
+def test_hunks_apart_that_the_base_does_not_reproduce_are_never_guessed_at() -> None:
+    """Either hunk breaks the head, but the base with both does not break: the pair that
+    must go is not proven to cause it, and nothing is named."""
+    agent = Agent(lambda present: bool({1, 2} & present), on_base=lambda present: False)
     found = search(agent)
     assert isinstance(found, NotAttributable)
     assert "did not prove" in found.reason
-    assert indexes(found.narrowed) == {1}
+    assert ("applied", frozenset({1, 2})) in agent.asked
     assert len(agent.asked) == len(set(agent.asked))
 
 

@@ -4,13 +4,15 @@ Each trial costs the regressing fixtures' runs on one variant, so the search ask
 it can: first each hunk taken back alone (a regression one hunk causes is found in as many
 trials as there are hunks); when no single hunk settles it, or there are more than the cap
 of trials lets it try one by one, delta debugging (Zeller's ddmin) narrows the hunks the
-head keeps to a set from which no hunk can be dropped. ddmin starts
-from the hunks each of which alone removed the regression, where the head with only those
-still regresses: hunks that break it only together then cost a few trials more, not a
-search over them all. A set is called the cause only when both are shown: the head without
-it no longer regresses, and the base with only it does. Anything less (a set that does not
-reproduce, a budget spent) is "not attributable", with every trial and what it scored: an
-author is never pointed at a guess.
+head keeps to a set from which no hunk can be dropped. ddmin starts from the hunks each of
+which alone removed the regression, where the head with only those still regresses: hunks
+that break it only together then cost a few trials more, not a search over them all. Where
+the smallest set the head still regresses with is not the cause (hunks that each cause it
+apart, one fixture each, say), the hunks that must all be taken back for it to go are found
+by dropping each in turn from every hunk. A set is called the cause only when both are
+shown: the head without it no longer regresses, and the base with only it does. Anything
+less (a set that does not reproduce, a budget spent) is "not attributable", with every trial
+and what it scored: an author is never pointed at a guess.
 
 The caller runs the trials (`Oracle`): it builds the variant (attribution/variants.py), runs
 the regressing fixtures on it and says whether the regression is there. A variant that does
@@ -182,6 +184,11 @@ class _Search:
             )
         kept = await self.ddmin(await self.start() if one_by_one else list(self.hunks))
         proven = await self.prove(frozenset(kept))
+        if proven is None and len(kept) < len(self.hunks):
+            # causes apart (one hunk breaks a fixture, another hunk another): the head keeps
+            # regressing with either, so no set ddmin finds, taken back, removes it; the
+            # smallest set that does is what must go
+            proven = await self.prove(await self.removal())
         if proven is not None:
             return proven
         return self.give_up(
@@ -199,6 +206,18 @@ class _Search:
             return None
         removed = self.known[("reverted", culprit)]
         return Attributed(culprit, removed, reproduced, tuple(self.attempts))
+
+    async def removal(self) -> frozenset[Hunk]:
+        """The hunks that must all be taken back for the regression to go, from every hunk
+        (which removes it): each dropped in turn where the rest, taken back, still remove it.
+        Where each of several hunks causes it alone (or a fixture of its own), that is all
+        of them, and no fewer."""
+        needed = list(self.hunks)
+        for hunk in list(needed):
+            rest = [h for h in needed if h != hunk]
+            if rest and await self.removes(frozenset(rest)):
+                needed = rest
+        return frozenset(needed)
 
     async def start(self) -> list[Hunk]:
         """Where ddmin starts: the hunks each of which, taken back alone, removed the
