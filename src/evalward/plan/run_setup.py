@@ -41,10 +41,11 @@ class RunOptions:
     allow_incomplete: bool = False
     """`allow-incomplete` (`--allow-incomplete`): runs the budget skipped do not block."""
     judge_pairs: bool = True
-    """False: an Eval's pairwise judge is asked no pair and adds no run for its preference
-    tests, and decides nothing (attribution's variants: they read each fixture's own
-    verdict, which the judge does not change; its pass-rate tests keep the share of the
-    false-block rate they have beside it, as on the gate)."""
+    """False: an Eval's pairwise judge is asked no pair, and its preference tests add no
+    run. For attribution's variants, read by each fixture's own verdict, which the judge
+    does not change (the Eval's verdict, left without its pairs, is not read there); the
+    fixtures' pass-rate tests keep the share of the false-block rate they have beside the
+    judge, as on the gate."""
 
 
 @dataclass(frozen=True)
