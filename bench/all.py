@@ -121,6 +121,7 @@ SECTIONS = [
         minutes=3,
     ),
     Section("attribution", "attribution.py", ("--rounds", "3", "--budget", "0.5,2,4"), minutes=1),
+    Section("attribution-init", "attribution_init.py", ("--rounds", "3"), minutes=0.5),
     Section("airline", "airline.py", ("--parallel", "2"), ("network",), minutes=4),
     Section("image", "image_size.py", ("evalward:dev", "evalward:dev-node"), ("podman",), 5),
     Section("test-suite", "test_suite.py", needs=("suite",), minutes=15),
