@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from fakes.model_server import ScriptedModelServer, text
-from support.clirun import run_for_results
+from support.clirun import evalward, run_for_results
 from support.gitrepo import GitRepo
 from support.suite import provider_env
 
@@ -106,4 +106,71 @@ def test_variants_that_make_no_call_still_count_against_the_budget(
     # each trial needs about one call (what the gate's runs of the fixture made)
     assert len(regression["trials"]) <= 6, [t["hunks"] for t in regression["trials"]]
     assert regression["reason"].startswith("attribution stopped at its budget"), regression
+    assert "variants counted for 6 though they made 0" in regression["reason"], regression
+
+
+TWO_CALLS = """\
+import json, os, sys, urllib.request
+
+request = json.loads(sys.stdin.readline())
+{guards}
+if len([name for name in dir() if name.startswith("GUARD_")]):
+    print(json.dumps({{"type": "final", "content": "gave up"}}), flush=True)
+    sys.exit(0)
+for _ in range(2):
+    body = {{"model": "gpt-4.1-mini", "messages": [{{"role": "user", "content": "refund?"}}]}}
+    asked = urllib.request.Request(
+        os.environ["OPENAI_BASE_URL"].rstrip("/") + "/chat/completions",
+        data=json.dumps(body).encode(),
+        headers={{
+            "content-type": "application/json",
+            "authorization": "Bearer " + os.environ["OPENAI_API_KEY"],
+        }},
+    )
+    with urllib.request.urlopen(asked, timeout=30) as reply:
+        answer = json.load(reply)["choices"][0]["message"]["content"]
+print(json.dumps({{"type": "final", "content": answer}}), flush=True)
+"""
+
+
+def test_a_head_that_makes_no_call_cannot_make_its_variants_count_for_less_than_the_base(
+    repo: GitRepo, model: ScriptedModelServer
+) -> None:
+    """Under adaptive reps a variant counts at least one run of its fixture, as the base ran
+    it: the base's program asks the model twice a run, and the pull request's, whose every
+    guard is a hunk, gives up at once with none, as does every variant of it. Had the floor
+    been the fewest calls any gate run made, the head's runs would have made it nothing (one
+    call, the least a trial counts) and the search would run five variants of the budget's
+    six calls, each as long as the pull request makes it; it runs three."""
+    model.script(lambda body: True, text("approved"))
+    reps = "  execution: { reps: { min: 1, max: 8 } }\n"
+    adaptive = SUITE.replace("  fixtures: [refund]\n", f"  fixtures: [refund]\n{reps}")
+    repo.commit(
+        "the clerk",
+        {
+            "agents.yaml": adaptive,
+            "agent/clerk.py": TWO_CALLS.format(
+                guards="".join(f"# part {n}\n" for n in range(GUARDS))
+            ),
+            ".gitignore": ".evalward/\nout/\n",
+            "evalward.yaml": "attribution: { mode: on-block, budget: 3 }\n",
+        },
+    )
+    repo.branch("guarded")
+    guards = "".join(f"# part {n}\nGUARD_{n} = {n}\n" for n in range(GUARDS))
+    repo.commit("a guarded clerk", {"agent/clerk.py": TWO_CALLS.format(guards=guards)})
+
+    # the result cache on, as by default: the variants read the base's run from it
+    done = evalward(
+        "run", ".", "--base", "main", "--no-history", "--output-dir", "out",
+        cwd=repo.path, **provider_env(model),
+    )  # fmt: skip
+
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stdout + done.stderr
+    results = json.loads((repo.path / "out" / "results.json").read_text())
+    assert results["run"]["spent"]["model_calls"] == 2  # the base's one run; the head's none
+    section = results["attribution"]
+    assert (section["budgetModelCalls"], section["spentModelCalls"]) == (6, 0)
+    (regression,) = section["regressions"]
+    assert len(regression["trials"]) == 3, [t["hunks"] for t in regression["trials"]]
     assert "variants counted for 6 though they made 0" in regression["reason"], regression

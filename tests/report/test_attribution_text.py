@@ -145,7 +145,7 @@ def test_a_long_reason_is_said_whole_with_where_to_raise_the_budget() -> None:
         "attribution stopped at its budget of 25 model calls: a variant's runs need about 9 "
         "(what the gate's runs of its fixtures made), more than the 4 left, its variants "
         "counted for 21 though they made 15 (each counts for at least what a run of each of "
-        "its fixtures made on the gate) (0.5 × the run's own: attribution.budget in the base "
+        "its fixtures made on the base) (0.5 × the run's own: attribution.budget in the base "
         "branch's evalward.yaml raises it)"
     )
     finding = Finding(Regression("clerk-eval", "clerk", ("refund-a",)), NotAttributable(reason, ()))

@@ -91,17 +91,23 @@ def gate_calls(evaluation: Evaluation, regression: Regression) -> int:
 
 
 def one_run_calls(evaluation: Evaluation, regression: Regression) -> int:
-    """The model calls one run of each of the regression's fixtures made, the fewest any of
-    the gate's runs of it made: the least a variant that ran them at all costs. Under
-    adaptive reps a variant that behaves like the base stops at fewer reps than the head's
-    failing runs took, so what these made, not all of them, is what a trial counts for at
-    least (`CallBudget.count`)."""
-    fewest: dict[str, int] = {}
+    """The model calls one run of each of the regression's fixtures made on the base, the
+    fewest any of the gate's base runs of it made: the least a variant that runs them like
+    the base costs. Under adaptive reps such a variant stops at fewer reps than the head's
+    failing runs took, so one run, not all of them, is what a trial counts for at least
+    (`CallBudget.count`). The base's runs, not the head's: a pull request whose head makes
+    no call must not make its variants count for nothing (a fixture the base did not run
+    counts the head's fewest)."""
+    fewest: dict[tuple[str, str], int] = {}
     for result in evaluation.fixtures:
         if result.eval == regression.eval and result.fixture in regression.fixtures:
-            calls = result_calls(evaluation, result)
-            fewest[result.fixture] = min(fewest.get(result.fixture, calls), calls)
-    return sum(fewest.values())
+            key, calls = (result.fixture, result.side), result_calls(evaluation, result)
+            fewest[key] = min(fewest.get(key, calls), calls)
+    base, head = Side.base.value, Side.head.value
+    return sum(
+        fewest.get((fixture, base), fewest.get((fixture, head), 0))
+        for fixture in regression.fixtures
+    )
 
 
 @dataclass
@@ -122,7 +128,7 @@ class CallBudget:
     short: bool = False
     counted: int = 0
     """The calls the trials so far count for: each what it made, or what a run of each of
-    its fixtures made on the gate where it made fewer. A variant that makes no call (it
+    its fixtures made on the base where it made fewer. A variant that makes no call (it
     gives up at once, or waits out its timeout) is a trial all the same: without it the
     search would run to its cap of trials, each as long as the pull request makes it."""
     before: Spent = field(init=False)
@@ -161,7 +167,7 @@ class CallBudget:
         if self.counted > spent:
             stopped += (
                 f", its variants counted for {self.counted} though they made {spent} (each "
-                "counts for at least what a run of each of its fixtures made on the gate)"
+                "counts for at least what a run of each of its fixtures made on the base)"
             )
         return (
             f"{stopped} ({self.fraction:g} × the run's own: attribution.budget in the base "
