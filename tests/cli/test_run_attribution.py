@@ -194,6 +194,40 @@ def test_under_adaptive_reps_a_variant_that_passes_counts_the_runs_it_made(
     assert (culprit["path"], culprit["first"]) == ("prompts/clerk.md", 5)
 
 
+def test_a_cause_proven_on_one_fixture_is_proven_on_the_others_where_the_budget_has_room(
+    tmp_path: Path, model: ScriptedModelServer
+) -> None:
+    """Three hunks, two fixtures that regress, a call a run, and a budget of 5 of the run's
+    6 calls: four variants of both fixtures would not fit, so the search runs refund-a alone
+    (3 variants, 3 calls) and proves line 5. Two calls are left, as many as the head without
+    line 5 and the base with only it take on refund-b: both run, line 5 is proven the cause
+    of both, and the comment says so without naming one fixture alone."""
+    script(model)
+    repo = _clerk(tmp_path / "repo", config="attribution: { mode: on-block, budget: 0.9 }\n")
+
+    code, stdout, stderr, results = _run(repo, model)
+
+    assert code == 1, stdout + stderr
+    found = results["attribution"]
+    assert (found["budgetModelCalls"], found["spentModelCalls"]) == (5, 5)
+    (regression,) = found["regressions"]
+    assert regression["result"] == "attributed", (regression["reason"], regression["trials"])
+    assert regression["triedOn"] == ["refund-a", "refund-b"]
+    ran = [(t["way"], [s["fixture"] for s in t["scores"]]) for t in regression["trials"]]
+    assert ran == [
+        ("reverted", ["refund-a"]),
+        ("reverted", ["refund-a"]),
+        ("applied", ["refund-a"]),
+        ("reverted", ["refund-b"]),
+        ("applied", ["refund-b"]),
+    ]
+    (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
+    assert (culprit["path"], culprit["first"]) == ("prompts/clerk.md", 5)
+    said = "taken back, refund-a 1/1, refund-b 1/1, as on the base; the base with only it: "
+    assert said + "refund-a 0/1, refund-b 0/1." in stdout, stdout
+    assert "alone" not in stdout
+
+
 INIT_PROMPT = """\
 You are the support agent of an online shop.
 Look an order up before you say where it is.

@@ -127,7 +127,7 @@ def test_a_cause_proven_on_one_fixture_says_its_variants_ran_it_alone() -> None:
     text = attribution_markdown(one)
     said = "Its variants ran &lt;b&gt;refund-a&lt;/b&gt; alone, the regressed fixture cheapest"
     assert said in text and "run (both on each variant would not fit attribution's budget)" in text
-    assert "budget): refund-b may regress for another cause, not looked for." in text
+    assert "budget): refund-b may regress for another cause." in text
     review = finding_text(alone)
     assert "Taken back, it passes (<b>refund-a</b> 8/8)" in review  # escaped where posted
     assert "fails it (<b>refund-a</b> 0/8). Its variants ran <b>refund-a</b> alone" in review

@@ -15,15 +15,17 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 from evalward.attribution.found import Finding, Regression, RunAttribution
 from evalward.attribution.hunks import Hunk, split_change
 from evalward.attribution.search import (
+    Attributed,
     FixtureScore,
     NotAttributable,
     Trial,
+    Tried,
     Unaffordable,
     attribute,
 )
@@ -295,12 +297,12 @@ async def attribute_regression(
     left = budget.left() if budget is not None else None
     chosen = witnesses(regression.fixtures, len(hunks), left, cost, cached, max_trials)
     ran = dataclasses.replace(regression, fixtures=chosen) if chosen else regression
-    need, least = gate_calls(evaluation, ran), one_run_calls(evaluation, ran)
 
-    async def tried(build: Callable[[], str | NotBuildable]) -> Trial:
+    async def tried(build: Callable[[], str | NotBuildable], target: Regression = ran) -> Trial:
         # short of budget, a variant runs only where the result cache holds every run of
         # it: the base's agent again, or the head's (a change of one hunk is proven by the
         # gate's own runs), or a variant an earlier run of the same head ran
+        need = gate_calls(evaluation, target)
         stopped = budget.stop(need) if budget is not None else ""
         if stopped and not cached:
             raise Unaffordable(stopped)  # no cache serves it: not even built
@@ -308,23 +310,64 @@ async def attribute_regression(
         if isinstance(variant, NotBuildable):
             return Trial(False, not_built=variant.reason)
         before = budget.spent_since().calls if budget is not None else 0
-        trial = await variant_trial(request, ran, variant, budget, cached_only=bool(stopped))
+        trial = await variant_trial(request, target, variant, budget, cached_only=bool(stopped))
         if trial is None:
             raise Unaffordable(stopped)
         if budget is not None and not trial.cached:
-            budget.count(before, least)
+            budget.count(before, one_run_calls(evaluation, target))
         return trial.trial
 
-    async def regresses(reverted: frozenset[Hunk]) -> Trial:
+    async def regresses(reverted: frozenset[Hunk], target: Regression = ran) -> Trial:
         assert files is not None
-        return await tried(lambda: build_variant(git, base, head, files, reverted))
+        return await tried(lambda: build_variant(git, base, head, files, reverted), target)
 
-    async def reproduces(applied: frozenset[Hunk]) -> Trial:
+    async def reproduces(applied: frozenset[Hunk], target: Regression = ran) -> Trial:
         assert files is not None
-        return await tried(lambda: with_only(git, base, head, files, hunks, applied))
+        return await tried(lambda: with_only(git, base, head, files, hunks, applied), target)
 
     found = await attribute(hunks, regresses, reproduces, max_trials=max_trials)
-    return Finding(regression, found, chosen)
+    if not chosen or not isinstance(found, Attributed):
+        return Finding(regression, found, chosen)
+    others = tuple(f for f in regression.fixtures if f not in chosen)
+    rest = dataclasses.replace(regression, fixtures=others)
+    if budget is not None and budget.left() < 2 * gate_calls(evaluation, rest):
+        return Finding(regression, found, chosen)  # both proofs on the others would not fit
+    widened, whole = await widen(found, lambda c: regresses(c, rest), lambda c: reproduces(c, rest))
+    return Finding(regression, widened, () if whole else chosen)
+
+
+async def widen(
+    found: Attributed,
+    regresses: Callable[[frozenset[Hunk]], Awaitable[Trial]],
+    reproduces: Callable[[frozenset[Hunk]], Awaitable[Trial]],
+) -> tuple[Attributed, bool]:
+    """A cause proven on the witness, tried on the other regressed fixtures with what the
+    budget has left: the head without it (`regresses`, run on them) and the base with only
+    it (`reproduces`). Proven both ways there too, it is the cause of them all (True: its
+    two proofs' scores hold every fixture); else the witness's proof stands alone, the
+    trials that ran beside it. One the budget does not afford is not run."""
+    extra: list[Tried] = []
+    try:
+        removed = await regresses(found.culprit)
+        extra.append(Tried("reverted", found.culprit, removed))
+        if not removed.not_built and not removed.regressed:
+            reproduced = await reproduces(found.culprit)
+            extra.append(Tried("applied", found.culprit, reproduced))
+    except Unaffordable:
+        pass
+    attempts = found.attempts + tuple(extra)
+    proven = len(extra) == 2 and extra[1].trial.regressed and not extra[1].trial.not_built
+    if not proven:
+        return dataclasses.replace(found, attempts=attempts), False
+    both = [(found.removed, extra[0]), (found.reproduced, extra[1])]
+    removed_all, reproduced_all = (
+        dataclasses.replace(
+            mine,
+            trial=dataclasses.replace(mine.trial, scores=mine.trial.scores + theirs.trial.scores),
+        )
+        for mine, theirs in both
+    )
+    return Attributed(found.culprit, removed_all, reproduced_all, attempts), True
 
 
 def witnesses(

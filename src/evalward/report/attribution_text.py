@@ -48,7 +48,7 @@ def finding_text(found: Finding, evidence: Mapping[tuple[str, str], str] = {}) -
 
 def alone_text(witnesses: tuple[str, ...], fixtures: tuple[str, ...]) -> str:
     """Why the variants ran only `witnesses` of the regressed `fixtures` ("" where all), and
-    that the others' cause was not looked for: a pull request that breaks one fixture cheaply
+    that the others may regress for another cause: a pull request that breaks one fixture cheaply
     with one hunk and another with a second must not read as traced whole."""
     if not witnesses:
         return ""
@@ -57,7 +57,7 @@ def alone_text(witnesses: tuple[str, ...], fixtures: tuple[str, ...]) -> str:
     return (
         f"Its variants ran {', '.join(witnesses)} alone, the regressed fixture cheapest to "
         f"run ({every} on each variant would not fit attribution's budget): "
-        f"{', '.join(others)} may regress for another cause, not looked for."
+        f"{', '.join(others)} may regress for another cause."
     )
 
 
