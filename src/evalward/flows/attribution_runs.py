@@ -330,7 +330,8 @@ async def attribute_regression(
         return Finding(regression, found, chosen)
     others = tuple(f for f in regression.fixtures if f not in chosen)
     rest = dataclasses.replace(regression, fixtures=others)
-    if budget is not None and budget.left() < 2 * gate_calls(evaluation, rest):
+    over_cap = len(found.attempts) + 2 > max_trials
+    if over_cap or (budget is not None and budget.left() < 2 * gate_calls(evaluation, rest)):
         return Finding(regression, found, chosen)  # both proofs on the others would not fit
     widened, whole = await widen(found, lambda c: regresses(c, rest), lambda c: reproduces(c, rest))
     return Finding(regression, widened, () if whole else chosen)
@@ -384,9 +385,10 @@ def witnesses(
     of the `hunks` and the proof (one hunk at a time's most), or where the change is one
     hunk whose two proofs the result cache holds (`cached`: the gate's own runs). Else one
     fixture is run: the one whose gate runs made the fewest calls (the first of those, in
-    the Eval's order). A cause proven on it is proven (both ways) for it alone, and the
-    finding says so: on the refund-desk example, where every fixture regresses, the default
-    budget fits no variant of all three, and the whole search on one."""
+    the Eval's order). A cause proven on it is proven (both ways) for it alone, then tried
+    on the others where the budget has room (`widen`), and the finding says which it ran:
+    on the refund-desk example, where every fixture regresses, the default budget fits no
+    variant of all three, and the whole search on one."""
     if left is None or len(fixtures) == 1 or (hunks == 1 and cached):
         return ()
     if left >= cost(fixtures) * min(hunks + 1, max_trials):
