@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from fakes.model_server import ScriptedModelServer, text
-from support.clirun import evalward, run_for_results
+from support.clirun import run_for_results
 from support.gitrepo import GitRepo
 from support.suite import provider_env
 
@@ -32,19 +32,22 @@ RULES = "{rules}"
 if len([name for name in dir() if name.startswith("GUARD_")]) != {count}:
     print(json.dumps({{"type": "final", "content": "gave up"}}), flush=True)
     sys.exit(0)
-body = {{"model": "gpt-4.1-mini", "messages": [{{"role": "user", "content": RULES}}]}}
-asked = urllib.request.Request(
-    os.environ["OPENAI_BASE_URL"].rstrip("/") + "/chat/completions",
-    data=json.dumps(body).encode(),
-    headers={{
-        "content-type": "application/json",
-        "authorization": "Bearer " + os.environ["OPENAI_API_KEY"],
-    }},
-)
-with urllib.request.urlopen(asked, timeout=30) as reply:
-    answer = json.load(reply)["choices"][0]["message"]["content"]
+for _ in range({calls}):
+    body = {{"model": "gpt-4.1-mini", "messages": [{{"role": "user", "content": RULES}}]}}
+    asked = urllib.request.Request(
+        os.environ["OPENAI_BASE_URL"].rstrip("/") + "/chat/completions",
+        data=json.dumps(body).encode(),
+        headers={{
+            "content-type": "application/json",
+            "authorization": "Bearer " + os.environ["OPENAI_API_KEY"],
+        }},
+    )
+    with urllib.request.urlopen(asked, timeout=30) as reply:
+        answer = json.load(reply)["choices"][0]["message"]["content"]
 print(json.dumps({{"type": "final", "content": answer}}), flush=True)
 """
+"""A clerk that gives up, with no call, unless it holds `count` guards, and otherwise asks the
+model `calls` times with `rules`."""
 
 SUITE = f"""\
 apiVersion: evalward.dev/v1
@@ -71,11 +74,14 @@ spec:
 """
 
 
-def _program(guards: int, rules: str) -> str:
+def _program(guards: int, rules: str, count: int | None = None, calls: int = 1) -> str:
+    """The clerk with its first `guards` guards, each a line of its own among the parts, that
+    asks the model while it holds `count` of them (by default as many)."""
     lines = "".join(
         f"# part {n}\n" + (f"GUARD_{n} = {n}\n" if n < guards else "") for n in range(GUARDS)
     )
-    return PROGRAM.format(guards=lines, rules=rules, count=guards)
+    held = guards if count is None else count
+    return PROGRAM.format(guards=lines, rules=rules, count=held, calls=calls)
 
 
 def test_variants_that_make_no_call_still_count_against_the_budget(
@@ -109,28 +115,6 @@ def test_variants_that_make_no_call_still_count_against_the_budget(
     assert "variants counted for 6 though they made 0" in regression["reason"], regression
 
 
-TWO_CALLS = """\
-import json, os, sys, urllib.request
-
-request = json.loads(sys.stdin.readline())
-{guards}
-if len([name for name in dir() if name.startswith("GUARD_")]):
-    print(json.dumps({{"type": "final", "content": "gave up"}}), flush=True)
-    sys.exit(0)
-for _ in range(2):
-    body = {{"model": "gpt-4.1-mini", "messages": [{{"role": "user", "content": "refund?"}}]}}
-    asked = urllib.request.Request(
-        os.environ["OPENAI_BASE_URL"].rstrip("/") + "/chat/completions",
-        data=json.dumps(body).encode(),
-        headers={{
-            "content-type": "application/json",
-            "authorization": "Bearer " + os.environ["OPENAI_API_KEY"],
-        }},
-    )
-    with urllib.request.urlopen(asked, timeout=30) as reply:
-        answer = json.load(reply)["choices"][0]["message"]["content"]
-print(json.dumps({{"type": "final", "content": answer}}), flush=True)
-"""
 
 
 def test_a_head_that_makes_no_call_cannot_make_its_variants_count_for_less_than_the_base(
@@ -149,25 +133,21 @@ def test_a_head_that_makes_no_call_cannot_make_its_variants_count_for_less_than_
         "the clerk",
         {
             "agents.yaml": adaptive,
-            "agent/clerk.py": TWO_CALLS.format(
-                guards="".join(f"# part {n}\n" for n in range(GUARDS))
-            ),
+            "agent/clerk.py": _program(0, "refund?", count=0, calls=2),
             ".gitignore": ".evalward/\nout/\n",
             "evalward.yaml": "attribution: { mode: on-block, budget: 3 }\n",
         },
     )
     repo.branch("guarded")
-    guards = "".join(f"# part {n}\nGUARD_{n} = {n}\n" for n in range(GUARDS))
-    repo.commit("a guarded clerk", {"agent/clerk.py": TWO_CALLS.format(guards=guards)})
+    guarded = _program(GUARDS, "refund?", count=0, calls=2)  # any guard: it gives up
+    repo.commit("a guarded clerk", {"agent/clerk.py": guarded})
 
     # the result cache on, as by default: the variants read the base's run from it
-    done = evalward(
-        "run", ".", "--base", "main", "--no-history", "--output-dir", "out",
-        cwd=repo.path, **provider_env(model),
-    )  # fmt: skip
+    code, results, said = run_for_results(
+        repo.path, "--base", "main", cache=True, **provider_env(model)
+    )
 
-    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stdout + done.stderr
-    results = json.loads((repo.path / "out" / "results.json").read_text())
+    assert code == 1, said[-3000:]
     assert results["run"]["spent"]["model_calls"] == 2  # the base's one run; the head's none
     section = results["attribution"]
     assert (section["budgetModelCalls"], section["spentModelCalls"]) == (6, 0)

@@ -30,7 +30,7 @@ from support.clerk import (
     git_on_commit_tree,
     script,
 )
-from support.clirun import SOURCE, evalward
+from support.clirun import SOURCE, evalward, run_for_results
 from support.gitrepo import GitRepo
 from support.limits import subprocess_limit
 from support.suite import provider_env
@@ -175,13 +175,11 @@ def test_under_adaptive_reps_a_variant_that_passes_counts_the_runs_it_made(
     config = "attribution: { mode: on-block, budget: 0.8 }\n"
     repo = _clerk(tmp_path / "repo", config=config, suite=adaptive)
 
-    done = evalward(
-        "run", ".", "--base", "main", "--no-history", "--output-dir", "out",
-        cwd=repo.path, **provider_env(model),
-    )  # fmt: skip
+    code, results, said = run_for_results(
+        repo.path, "--base", "main", cache=True, **provider_env(model)
+    )
 
-    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stdout + done.stderr
-    results = json.loads((repo.path / "out" / "results.json").read_text())
+    assert code == 1, said
     found = results["attribution"]
     assert (found["budgetModelCalls"], results["run"]["spent"]["model_calls"]) == (7, 9)
     (regression,) = found["regressions"]

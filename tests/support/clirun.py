@@ -57,12 +57,16 @@ def evalward(*args: str, cwd: Path = REPO_ROOT, **env: str) -> subprocess.Comple
         )
 
 
-def run_for_results(cwd: Path, *args: str, **env: str) -> tuple[int, dict[str, Any], str]:
-    """`evalward run . --no-history --no-cache --output-dir out ARGS` in `cwd`: its exit code,
-    its results.json and all it said, which never holds a traceback."""
+def run_for_results(
+    cwd: Path, *args: str, cache: bool = False, **env: str
+) -> tuple[int, dict[str, Any], str]:
+    """`evalward run . --no-history --no-cache --output-dir out ARGS` in `cwd` (`cache`: the
+    result cache on, as by default): its exit code, its results.json and all it said, which
+    never holds a traceback."""
     out = cwd / "out"
+    no_cache = () if cache else ("--no-cache",)
     done = evalward(
-        "run", ".", "--no-history", "--no-cache", "--output-dir", str(out), *args, cwd=cwd, **env
+        "run", ".", "--no-history", *no_cache, "--output-dir", str(out), *args, cwd=cwd, **env
     )
     said = done.stdout + done.stderr
     assert "Traceback" not in said, said
