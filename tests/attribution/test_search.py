@@ -224,3 +224,24 @@ def test_an_oracle_that_cannot_afford_a_trial_ends_the_search_with_why() -> None
     assert isinstance(found, NotAttributable)
     assert found.reason == "attribution stopped at its budget of 4 model calls"
     assert [indexes(a.hunks) for a in found.attempts] == [{1}, {2}]
+
+
+def test_the_cause_of_another_regression_is_tried_first_and_proven_as_any_set() -> None:
+    """Hunk 3 caused another Eval's regression of the same change: tried first, it is proven
+    in two trials, where one hunk at a time would take back 1 and 2 before it. Where it is
+    not the cause here, the search goes on as without it, its one trial among the rest."""
+    agent = Agent(lambda present: 3 in present)
+    likely = frozenset(h for h in HUNKS if h.index == 3)
+    found = asyncio.run(
+        attribute(HUNKS, agent.regresses, agent.reproduces, max_trials=50, likely=likely)
+    )
+    assert isinstance(found, Attributed) and indexes(found.culprit) == {3}
+    assert agent.asked == [("reverted", frozenset({3})), ("applied", frozenset({3}))]
+
+    other = Agent(lambda present: 2 in present)
+    found = asyncio.run(
+        attribute(HUNKS, other.regresses, other.reproduces, max_trials=50, likely=likely)
+    )
+    assert isinstance(found, Attributed) and indexes(found.culprit) == {2}
+    assert other.asked[0] == ("reverted", frozenset({3}))  # not it: the search as before
+    assert len(other.asked) == len(set(other.asked))

@@ -115,8 +115,6 @@ def test_variants_that_make_no_call_still_count_against_the_budget(
     assert "variants counted for 6 though they made 0" in regression["reason"], regression
 
 
-
-
 def test_a_head_that_makes_no_call_cannot_make_its_variants_count_for_less_than_the_base(
     repo: GitRepo, model: ScriptedModelServer
 ) -> None:

@@ -226,6 +226,37 @@ def test_a_cause_proven_on_one_fixture_is_proven_on_the_others_where_the_budget_
     assert "alone" not in stdout
 
 
+def test_a_second_eval_that_regresses_tries_the_first_one_s_cause_first(
+    tmp_path: Path, model: ScriptedModelServer
+) -> None:
+    """Two Evals of the clerk, refund-a in one and refund-b in the other, both broken by the
+    three-hunk change's line 5. The first is searched a hunk at a time (line 1 taken back,
+    then line 5, then the base with line 5: three variants); the second tries line 5 first
+    and is proven in two."""
+    script(model)
+    two = SUITE.replace(
+        "metadata: { name: clerk-eval }\nspec:\n  targetAgent: clerk\n"
+        "  fixtures: [refund-a, refund-b, greet]\n",
+        "metadata: { name: clerk-a }\nspec:\n  targetAgent: clerk\n"
+        "  fixtures: [refund-a, greet]\n---\napiVersion: evalward.dev/v1\nkind: Eval\n"
+        "metadata: { name: clerk-b }\nspec:\n  targetAgent: clerk\n  fixtures: [refund-b]\n",
+    )
+    assert "clerk-b" in two
+    repo = _clerk(tmp_path / "repo", suite=two)
+
+    code, stdout, stderr, results = _run(repo, model)
+
+    assert code == 1, stdout + stderr
+    first, second = results["attribution"]["regressions"]
+    assert (first["eval"], second["eval"]) == ("clerk-a", "clerk-b")
+    for regression in (first, second):
+        assert regression["result"] == "attributed", (regression["reason"], regression["trials"])
+        (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
+        assert (culprit["path"], culprit["first"]) == ("prompts/clerk.md", 5)
+    assert [t["way"] for t in first["trials"]] == ["reverted", "reverted", "applied"]
+    assert [t["way"] for t in second["trials"]] == ["reverted", "applied"]
+
+
 INIT_PROMPT = """\
 You are the support agent of an online shop.
 Look an order up before you say where it is.

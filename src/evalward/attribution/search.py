@@ -105,12 +105,15 @@ async def attribute(
     reproduces: Oracle,
     *,
     max_trials: int,
+    likely: frozenset[Hunk] = frozenset(),
 ) -> Attribution:
     """The smallest set of `hunks` proven to cause the regression, in at most `max_trials`
     trials. `regresses(reverted)`: the head with `reverted` taken back still regresses;
     `reproduces(applied)`: the base with only `applied` regresses. Either may raise
-    `Unaffordable`: the search stops there."""
-    search = _Search(list(dict.fromkeys(hunks)), regresses, reproduces, max_trials)
+    `Unaffordable`: the search stops there. `likely` (the cause of another regression of the
+    same change) is tried first, proven as any set is: two trials, where it is the cause
+    here too, against one a hunk one at a time."""
+    search = _Search(list(dict.fromkeys(hunks)), regresses, reproduces, max_trials, likely)
     if not search.hunks:
         return NotAttributable("the change has no hunk of the agent to take back", ())
     try:
@@ -130,8 +133,10 @@ class _Search:
         regresses: Oracle,
         reproduces: Oracle,
         max_trials: int,
+        likely: frozenset[Hunk] = frozenset(),
     ) -> None:
         self.hunks = hunks
+        self.likely = likely
         self.oracles: dict[Way, Oracle] = {"reverted": regresses, "applied": reproduces}
         self.max_trials = max_trials
         self.attempts: list[Tried] = []
@@ -168,6 +173,10 @@ class _Search:
         # (a program's modules, changed across many files) is bisected from the start (ddmin
         # from every hunk: two trials a halving at most), where one at a time would spend
         # the cap before it reached a late hunk
+        if self.likely and self.likely <= set(self.hunks):
+            proven = await self.prove(self.likely)
+            if proven is not None:
+                return proven
         one_by_one = len(self.hunks) + 2 <= self.max_trials
         for hunk in self.hunks if one_by_one else ():  # settles what one hunk causes
             proven = await self.prove(frozenset({hunk}))

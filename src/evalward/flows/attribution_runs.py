@@ -205,19 +205,24 @@ async def attribute_run(request: RunRequest, verdict: RunVerdict) -> RunAttribut
     calls = run_calls(outcome.evaluation, outcome.spent)
     budget = CallBudget(int(settings.budget * calls), setup.providers.spent, settings.budget)
     head, unbuildable = head_commit(request)
-    found = [
-        Finding(regression, NotAttributable(unbuildable, ()))
-        if unbuildable
-        else await attribute_regression(
+    found: list[Finding] = []
+    causes: dict[str, frozenset[Hunk]] = {}  # per agent, its last regression's cause
+    for regression in regressions:
+        if unbuildable:
+            found.append(Finding(regression, NotAttributable(unbuildable, ())))
+            continue
+        finding = await attribute_regression(
             request,
             outcome.evaluation,
             regression,
             head=head,
             max_trials=MAX_TRIALS,
             budget=budget,
+            likely=causes.get(regression.agent, frozenset()),
         )
-        for regression in regressions
-    ]
+        if finding.attributed is not None:
+            causes[regression.agent] = finding.attributed.culprit
+        found.append(finding)
     return RunAttribution(settings.mode.value, tuple(found), budget.spent_since(), budget.total)
 
 
@@ -277,12 +282,14 @@ async def attribute_regression(
     max_trials: int,
     head: str,
     budget: CallBudget | None = None,
+    likely: frozenset[Hunk] = frozenset(),
 ) -> Finding:
     """The hunks of the change to `regression.agent` proven to cause `regression`, searched
     with at most `max_trials` trials (`attribution.search.attribute`), each trial the
     regressing fixtures (or the one `witnesses` picks) run on one variant of the head, while
-    `budget` affords one. The agent's files are the ones the run (`evaluation`) loaded at
-    the head; `head` the commit the variants are made from (the run's head, `head_commit`)."""
+    `budget` affords one, `likely` (another regression's cause) tried first. The agent's
+    files are the ones the run (`evaluation`) loaded at the head; `head` the commit the
+    variants are made from (the run's head, `head_commit`)."""
     git, revisions = request.setup.git, request.setup.revisions
     assert revisions.base is not None, "a regression is measured against a base"
     base = git.merge_base(git.resolve(revisions.base), head)
@@ -325,7 +332,7 @@ async def attribute_regression(
         assert files is not None
         return await tried(lambda: with_only(git, base, head, files, hunks, applied), target)
 
-    found = await attribute(hunks, regresses, reproduces, max_trials=max_trials)
+    found = await attribute(hunks, regresses, reproduces, max_trials=max_trials, likely=likely)
     if not chosen or not isinstance(found, Attributed):
         return Finding(regression, found, chosen)
     others = tuple(f for f in regression.fixtures if f not in chosen)
