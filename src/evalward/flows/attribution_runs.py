@@ -81,35 +81,45 @@ def result_calls(evaluation: Evaluation, result: FixtureResult) -> int:
     return trace.model_calls + trace.user_calls + result.judge_calls
 
 
-def gate_calls(evaluation: Evaluation, regression: Regression) -> int:
-    """The model calls the gate's runs of the regression's fixtures made, agents', simulated
-    users' and judges', on the side that made more: about what a variant's runs of them
-    make, whichever of the two it behaves like."""
-    made = {Side.head.value: 0, Side.base.value: 0}
-    for result in evaluation.fixtures:
-        if result.eval == regression.eval and result.fixture in regression.fixtures:
-            made[result.side] = made.get(result.side, 0) + result_calls(evaluation, result)
-    return max(made.values())
+@dataclass(frozen=True)
+class GateCalls:
+    """The model calls each of the gate's runs of a regression's fixtures made (agents',
+    simulated users' and judges'), by fixture and side, read from their traces once: what a
+    variant's runs of some of them are expected to make (`need`), and the least such a
+    trial counts for (`least`), however often the search asks."""
 
+    made: Mapping[tuple[str, str], tuple[int, ...]]
 
-def one_run_calls(evaluation: Evaluation, regression: Regression) -> int:
-    """The model calls one run of each of the regression's fixtures made on the base, the
-    fewest any of the gate's base runs of it made: the least a variant that runs them like
-    the base costs. Under adaptive reps such a variant stops at fewer reps than the head's
-    failing runs took, so one run, not all of them, is what a trial counts for at least
-    (`CallBudget.count`). The base's runs, not the head's: a pull request whose head makes
-    no call must not make its variants count for nothing (a fixture the base did not run
-    counts the head's fewest)."""
-    fewest: dict[tuple[str, str], int] = {}
-    for result in evaluation.fixtures:
-        if result.eval == regression.eval and result.fixture in regression.fixtures:
-            key, calls = (result.fixture, result.side), result_calls(evaluation, result)
-            fewest[key] = min(fewest.get(key, calls), calls)
-    base, head = Side.base.value, Side.head.value
-    return sum(
-        fewest.get((fixture, base), fewest.get((fixture, head), 0))
-        for fixture in regression.fixtures
-    )
+    @classmethod
+    def of(cls, evaluation: Evaluation, regression: Regression) -> GateCalls:
+        made: dict[tuple[str, str], list[int]] = {}
+        for result in evaluation.fixtures:
+            if result.eval == regression.eval and result.fixture in regression.fixtures:
+                calls = result_calls(evaluation, result)
+                made.setdefault((result.fixture, result.side), []).append(calls)
+        return cls({key: tuple(calls) for key, calls in made.items()})
+
+    def need(self, fixtures: tuple[str, ...]) -> int:
+        """What the gate's runs of `fixtures` made, on the side that made more: about what a
+        variant's runs of them make, whichever of the two it behaves like."""
+        return max(
+            sum(sum(self.made.get((fixture, side.value), ())) for fixture in fixtures)
+            for side in (Side.head, Side.base)
+        )
+
+    def least(self, fixtures: tuple[str, ...]) -> int:
+        """What one run of each of `fixtures` made on the base, the fewest any of the gate's
+        base runs of it made: the least a variant that runs them like the base costs. Under
+        adaptive reps such a variant stops at fewer reps than the head's failing runs took,
+        so one run, not all of them, is what a trial counts for at least
+        (`CallBudget.count`). The base's runs, not the head's: a pull request whose head
+        makes no call must not make its variants count for nothing (a fixture the base did
+        not run counts the head's fewest)."""
+        base, head = Side.base.value, Side.head.value
+        return sum(
+            min(self.made.get((fixture, base)) or self.made.get((fixture, head)) or (0,))
+            for fixture in fixtures
+        )
 
 
 @dataclass
@@ -147,7 +157,7 @@ class CallBudget:
 
     def count(self, before: int, least: int) -> None:
         """Count a trial that began when `before` calls were spent, for what it made and at
-        least `least` (a run of each of its fixtures, `one_run_calls`; one call at least)."""
+        least `least` (a run of each of its fixtures, `GateCalls.least`; one call at least)."""
         made = self.spent_since().calls - before
         self.counted = max(self.counted, before) + max(made, least, 1)
 
@@ -298,19 +308,16 @@ async def attribute_regression(
     cache = request.setup.options.cache
     cached = cache is not None and cache.reads
 
-    def cost(fixtures: tuple[str, ...]) -> int:
-        return gate_calls(evaluation, dataclasses.replace(regression, fixtures=fixtures))
-
+    calls = GateCalls.of(evaluation, regression)
     left = budget.left() if budget is not None else None
-    chosen = witnesses(regression.fixtures, len(hunks), left, cost, cached, max_trials)
+    chosen = witnesses(regression.fixtures, len(hunks), left, calls.need, cached, max_trials)
     ran = dataclasses.replace(regression, fixtures=chosen) if chosen else regression
 
     async def tried(build: Callable[[], str | NotBuildable], target: Regression = ran) -> Trial:
         # short of budget, a variant runs only where the result cache holds every run of
         # it: the base's agent again, or the head's (a change of one hunk is proven by the
         # gate's own runs), or a variant an earlier run of the same head ran
-        need = gate_calls(evaluation, target)
-        stopped = budget.stop(need) if budget is not None else ""
+        stopped = budget.stop(calls.need(target.fixtures)) if budget is not None else ""
         if stopped and not cached:
             raise Unaffordable(stopped)  # no cache serves it: not even built
         variant = build()
@@ -321,7 +328,7 @@ async def attribute_regression(
         if trial is None:
             raise Unaffordable(stopped)
         if budget is not None and not trial.cached:
-            budget.count(before, one_run_calls(evaluation, target))
+            budget.count(before, calls.least(target.fixtures))
         return trial.trial
 
     async def regresses(reverted: frozenset[Hunk], target: Regression = ran) -> Trial:
@@ -338,7 +345,7 @@ async def attribute_regression(
     others = tuple(f for f in regression.fixtures if f not in chosen)
     rest = dataclasses.replace(regression, fixtures=others)
     over_cap = len(found.attempts) + 2 > max_trials
-    if over_cap or (budget is not None and budget.left() < 2 * gate_calls(evaluation, rest)):
+    if over_cap or (budget is not None and budget.left() < 2 * calls.need(others)):
         return Finding(regression, found, chosen)  # both proofs on the others would not fit
     widened, whole = await widen(found, lambda c: regresses(c, rest), lambda c: reproduces(c, rest))
     return Finding(regression, widened, () if whole else chosen)
