@@ -335,15 +335,17 @@ def test_the_action_finds_every_regression(tmp_path: Path, github: FakeGitHub, m
 
 
 INIT_REGRESSION = {
-    "match": {"agent": "assistant", "fixture": "assistant-order-status", "side": "head"},
+    "match": {"agent": "assistant", "fixture": "assistant-order-status", "system": "be brief"},
     "turns": [{"content": "It will arrive tomorrow."}],
 }
+"""The worse answer, where the prompt says what the pull request's edit makes it say: the
+head's, and attribution's variant that keeps the edit, not the base's."""
 
 
 def _started(path: Path) -> tuple[GitRepo, str, str]:
-    """`evalward init` in a new repository, committed with a mock script under which a head
-    answers one fixture worse (the action reads it from the base branch); then a pull request
-    that edits the prompt."""
+    """`evalward init` in a new repository, committed with a mock script under which a
+    prompt that says "be brief" answers one fixture worse (the action reads it from the base
+    branch); then a pull request that edits the prompt to say so."""
     repo = GitRepo(path)
     done = evalward("init", cwd=repo.path)
     assert done.returncode == 0, done.stderr
@@ -365,6 +367,9 @@ def _flow(entry: dict[str, Any]) -> str:
 def _names_the_regression(comment: str) -> None:
     assert re.search(r"Blocked: .*1 regression", comment), comment
     assert "assistant-eval / assistant-order-status" in comment
+    # and where: the prompt's edited line (its second), proven by the gate's own runs
+    said = r"`prompts/assistant\.md:2`\]?(\([^)]*#L2\))? — taken back, assistant-order-status"
+    assert re.search(said, comment), comment  # a link to the line where the repository is known
 
 
 def test_getting_started_a_regressing_pull_request_is_blocked_on_the_command_line(
