@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from fakes.model_server import Rule, ScriptedModelServer, text
+from fakes.model_server import Rule, ScriptedModelServer, error, text
 from support.byoagent import one_agent_suite
 from support.clerk import (
     AGENT,
@@ -722,3 +722,36 @@ def test_a_rerun_read_from_the_result_cache_gets_the_budget_the_first_run_had(
     (found,) = warm["attribution"]["regressions"]
     assert found["result"] == "attributed", found
     assert found == cold["attribution"]["regressions"][0]
+
+
+def test_a_variant_whose_runs_decide_nothing_proves_nothing(
+    tmp_path: Path, model: ScriptedModelServer
+) -> None:
+    """The clerk refuses refunds only where it is both careful (line 1) and told NEVER REFUND
+    (line 5), and the provider is down for every request with line 5 alone (HTTP 503, after
+    its retries). The head with line 5 taken back passes, and the base with line 5 alone
+    reaches no model: its runs decide nothing, so line 5 is not proven the cause on its own
+    (read as a regression, it was); the two lines, taken back and applied together, are."""
+
+    def sent(body: dict[str, object]) -> str:
+        return json.dumps(body)
+
+    model.script(lambda b: "NEVER REFUND" in sent(b) and "careful" in sent(b), text("hello"))
+    down = error(503, headers={"Retry-After": "0"})
+    model.script(lambda b: "NEVER REFUND" in sent(b), down)
+    model.script(lambda body: True, text("approved, hello"))
+    repo = _clerk(tmp_path / "repo")
+
+    code, stdout, stderr, results = _run(repo, model)
+
+    assert code == 1, stdout + stderr
+    (regression,) = results["attribution"]["regressions"]
+    assert regression["result"] == "attributed", (regression["reason"], regression["trials"])
+    culprit = [regression["hunks"][i] for i in regression["culprit"]]
+    assert [(h["path"], h["first"]) for h in culprit] == [
+        ("prompts/clerk.md", 1),
+        ("prompts/clerk.md", 5),
+    ]
+    undecided = [t for t in regression["trials"] if t["notBuilt"]]
+    assert undecided and all("decided nothing" in t["notBuilt"] for t in undecided), undecided
+    assert "prompts/clerk.md:1" in stdout and "prompts/clerk.md:5" in stdout

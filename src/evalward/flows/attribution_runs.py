@@ -6,9 +6,11 @@ head's side (or the one cheapest to run, where running them all would not fit th
 it is (`attribute_verdict`), not one variant's runs.
 
 A variant's verdict is the Eval's own per fixture (its `minRepPassRate`, its sequential
-tests): the regression is there while a fixture that regressed does not pass. A variant that
-cannot be run (its plan or its runs stopped by an error) is said so and counts as not built:
-the search never guesses from it.
+tests), read as every report reads the head's (`record.summary.facts_of`): the regression is
+there while a fixture that regressed fails, gone when they all pass. A variant that cannot be
+run (its plan or its runs stopped by an error), or whose fixtures neither pass nor fail (a
+provider down, a test that did not settle), is said so and counts as not built: the search
+never guesses from it, and an outage is never the proof that a set of hunks causes it.
 """
 
 from __future__ import annotations
@@ -43,9 +45,10 @@ from evalward.plan.request import RunRequest
 from evalward.plan.run_setup import Revisions, RunSetup, compose
 from evalward.record.evaluation import Evaluation
 from evalward.record.schema import SpentInfo
+from evalward.record.summary import FixtureFacts, facts_of
 from evalward.resources import ResourceSet
 from evalward.resources.repo_config import AttributionMode
-from evalward.rundata.results import FixtureResult, Status
+from evalward.rundata.results import EvalResult, FixtureResult
 from evalward.rundata.sides import Side
 from evalward.rundata.spending import Budget, Spent
 from evalward.verdict.compare import Change
@@ -475,7 +478,6 @@ async def variant_trial(
     )
     if result is None:
         return VariantRun(Trial(False, not_built=f"{regression.eval} did not run on it"), cached)
-    verdicts = {o.name: o.result is Status.passed for o in result.fixture_results}
     scores = tuple(
         FixtureScore(
             fixture,
@@ -484,8 +486,32 @@ async def variant_trial(
         )
         for fixture in regression.fixtures
     )
-    regressed = any(not verdicts.get(fixture, False) for fixture in regression.fixtures)
-    return VariantRun(Trial(regressed, scores), cached)
+    comparison = next(c for c in evaluation.comparisons if c.name == regression.eval)
+    facts = {fixture.fixture: facts for fixture, _, facts in facts_of(comparison)}
+    if any(facts[f].failing for f in regression.fixtures if f in facts):
+        return VariantRun(Trial(True, scores), cached)
+    undecided = next((f for f in regression.fixtures if not _passing(facts.get(f))), None)
+    if undecided is not None:
+        why = _undecided(result, facts.get(undecided))
+        said = f"its runs of {undecided} decided nothing: {why}"
+        return VariantRun(Trial(False, scores, not_built=said), cached)
+    return VariantRun(Trial(False, scores), cached)
+
+
+def _passing(facts: FixtureFacts | None) -> bool:
+    return facts is not None and facts.passing
+
+
+def _undecided(result: EvalResult, facts: FixtureFacts | None) -> str:
+    """Why a fixture of a variant neither passes nor fails, as the gate reads a head's: a
+    trial that says nothing of the regression, as one that did not build (an outage, or a
+    test that did not settle, is never the proof that a set of hunks causes it)."""
+    if facts is None:
+        return "it did not run"
+    if facts.unavailable:
+        return "a model provider was down"
+    reason = result.incomplete_reason or result.inconclusive_reason
+    return printable(reason)[:300] if reason else "its test did not settle"
 
 
 async def _evaluated(setup: RunSetup, cached_only: bool) -> Evaluation | None:
