@@ -245,3 +245,30 @@ def test_the_cause_of_another_regression_is_tried_first_and_proven_as_any_set() 
     assert isinstance(found, Attributed) and indexes(found.culprit) == {2}
     assert other.asked[0] == ("reverted", frozenset({3}))  # not it: the search as before
     assert len(other.asked) == len(set(other.asked))
+
+
+def test_applied_first_tries_each_hunk_on_the_base_and_proves_it_by_taking_it_back() -> None:
+    """Where a variant that regresses costs many times one that does not (pairs judged until
+    a preference test settles), each hunk is tried applied alone to the base first: hunk 1,
+    not the cause, costs a variant like the base; hunk 2 reproduces it and is taken back to
+    prove it. As many trials as taking each back first, and as sound: a pair that breaks it
+    only together is still found."""
+    agent = Agent(lambda present: 2 in present)
+    found = asyncio.run(
+        attribute(HUNKS, agent.regresses, agent.reproduces, max_trials=50, applied_first=True)
+    )
+    assert isinstance(found, Attributed) and indexes(found.culprit) == {2}
+    assert agent.asked == [("applied", {1}), ("applied", {2}), ("reverted", {2})]
+    assert not found.removed.trial.regressed and found.reproduced.trial.regressed
+
+    together = Agent(lambda present: {1, 3} <= present)
+    pair = asyncio.run(
+        attribute(HUNKS, together.regresses, together.reproduces, max_trials=50, applied_first=True)
+    )
+    assert isinstance(pair, Attributed) and indexes(pair.culprit) == {1, 3}
+
+    nowhere = Agent(lambda present: True, on_base=lambda present: len(present) == 4)
+    unproven = asyncio.run(
+        attribute(HUNKS, nowhere.regresses, nowhere.reproduces, max_trials=50, applied_first=True)
+    )
+    assert isinstance(unproven, NotAttributable)  # the base reproduces it, taking back does not

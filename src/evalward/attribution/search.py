@@ -32,11 +32,13 @@ from evalward.attribution.hunks import Hunk
 
 @dataclass(frozen=True)
 class FixtureScore:
-    """A fixture's runs on one variant: `passed` of `runs`."""
+    """A fixture's runs on one variant: `passed` of `runs`; with `pairs`, its pairs with the
+    base's runs: `passed` of them not won by the base, of `runs` judged."""
 
     fixture: str
     passed: int
     runs: int
+    pairs: bool = False
 
 
 @dataclass(frozen=True)
@@ -106,14 +108,21 @@ async def attribute(
     *,
     max_trials: int,
     likely: frozenset[Hunk] = frozenset(),
+    applied_first: bool = False,
 ) -> Attribution:
     """The smallest set of `hunks` proven to cause the regression, in at most `max_trials`
     trials. `regresses(reverted)`: the head with `reverted` taken back still regresses;
     `reproduces(applied)`: the base with only `applied` regresses. Either may raise
     `Unaffordable`: the search stops there. `likely` (the cause of another regression of the
     same change) is tried first, proven as any set is: two trials, where it is the cause
-    here too, against one a hunk one at a time."""
-    search = _Search(list(dict.fromkeys(hunks)), regresses, reproduces, max_trials, likely)
+    here too, against one a hunk one at a time. `applied_first`: a set is tried applied
+    alone to the base before it is taken back from the head, where a variant that regresses
+    costs many times one that does not (a preference test settles "worse" on a run of pairs,
+    a tie at once): a hunk that is not the cause then costs a variant like the base, not
+    one like the head, in as many trials."""
+    search = _Search(
+        list(dict.fromkeys(hunks)), regresses, reproduces, max_trials, likely, applied_first
+    )
     if not search.hunks:
         return NotAttributable("the change has no hunk of the agent to take back", ())
     try:
@@ -134,6 +143,7 @@ class _Search:
         reproduces: Oracle,
         max_trials: int,
         likely: frozenset[Hunk] = frozenset(),
+        applied_first: bool = False,
     ) -> None:
         self.hunks = hunks
         self.likely = likely
@@ -142,6 +152,7 @@ class _Search:
         self.attempts: list[Tried] = []
         self.known: dict[tuple[Way, frozenset[Hunk]], Tried] = {}
         self.narrowed: frozenset[Hunk] = frozenset()
+        self.applied_first = applied_first
 
     def give_up(self, reason: str) -> NotAttributable:
         return NotAttributable(reason, tuple(self.attempts), self.narrowed)
@@ -207,11 +218,13 @@ class _Search:
 
     async def prove(self, culprit: frozenset[Hunk]) -> Attributed | None:
         """`culprit` as the cause, when the head without it is fixed and the base with only
-        it regresses; else None."""
-        if not await self.removes(culprit):
+        it regresses (tried in that order, or the other `applied_first`); else None."""
+        if not self.applied_first and not await self.removes(culprit):
             return None
         reproduced = await self.trial("applied", culprit)
         if reproduced.trial.not_built or not reproduced.trial.regressed:
+            return None
+        if self.applied_first and not await self.removes(culprit):
             return None
         removed = self.known[("reverted", culprit)]
         return Attributed(culprit, removed, reproduced, tuple(self.attempts))
