@@ -268,27 +268,27 @@ Be brief.
 """
 
 
-def test_the_eval_init_writes_traces_a_change_of_three_hunks_with_every_default(
-    tmp_path: Path,
-) -> None:
-    """`evalward init`'s project as it writes it (adaptive reps, a rubric judge and a
-    calibrated pairwise judge), its mock script answering the order's status with a delivery
-    date where the prompt promises one (`system`), and a pull request that rewords the prompt
-    in three places, one of which makes that promise. Every default: attribution, on block,
-    may spend half the run's 51 calls. The variants ask the pairwise judge nothing (it decides
-    the Eval, not the fixture whose verdict a variant reads), so three variants fit, and the
-    promise is proven the cause."""
+def _init_project_regressing(
+    tmp_path: Path, promised: str, config: str = ""
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    """`evalward init`'s project (`config` added to its evalward.yaml), its mock script
+    answering the order's status with `promised` where the prompt promises a delivery on
+    Tuesday, and a pull request that rewords the prompt in three places, line 5 making that
+    promise; `evalward run --base main` on it, blocked: what it printed and its
+    results.json."""
     repo = GitRepo(tmp_path / "repo")
     assert evalward("init", cwd=repo.path).returncode == 0
+    settings = repo.path / "evalward.yaml"
+    settings.write_text(settings.read_text() + config)
     mock = repo.path / "evals" / "mock-replies.yaml"
-    promised = """\
-  - match: { agent: assistant, fixture: assistant-order-status, system: "promise Tuesday" }
+    reply = f"""\
+  - match: {{ agent: assistant, fixture: assistant-order-status, system: "promise Tuesday" }}
     turns:
-      - toolCalls: [{ name: lookup_order, arguments: { order_id: "12345" } }]
-      - content: Order 12345 will arrive on Tuesday.
+      - toolCalls: [{{ name: lookup_order, arguments: {{ order_id: "12345" }} }}]
+      - content: {promised}
 """
     at = mock.read_text().index("  - match: { agent: assistant, fixture: assistant-order-status")
-    mock.write_text(mock.read_text()[:at] + promised + mock.read_text()[at:])
+    mock.write_text(mock.read_text()[:at] + reply + mock.read_text()[at:])
     repo.commit("the assistant", {"prompts/assistant.md": INIT_PROMPT})
     repo.git("branch", "-M", "main")
     repo.branch("friendlier")
@@ -302,7 +302,22 @@ def test_the_eval_init_writes_traces_a_change_of_three_hunks_with_every_default(
     )  # fmt: skip
 
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stdout + done.stderr
-    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    results: dict[str, Any] = json.loads((tmp_path / "out" / "results.json").read_text())
+    return done, results
+
+
+def test_the_eval_init_writes_traces_a_change_of_three_hunks_with_every_default(
+    tmp_path: Path,
+) -> None:
+    """`evalward init`'s project as it writes it (adaptive reps, a rubric judge and a
+    calibrated pairwise judge), its mock script answering the order's status with a delivery
+    date where the prompt promises one (`system`), and a pull request that rewords the prompt
+    in three places, one of which makes that promise. Every default: attribution, on block,
+    may spend half the run's 51 calls. The variants ask the pairwise judge nothing (it decides
+    the Eval, not the fixture whose verdict a variant reads), so three variants fit, and the
+    promise is proven the cause."""
+    done, results = _init_project_regressing(tmp_path, "Order 12345 will arrive on Tuesday.")
+
     found = results["attribution"]
     (regression,) = found["regressions"]
     assert regression["result"] == "attributed", (regression["reason"], regression["trials"])
@@ -314,6 +329,47 @@ def test_the_eval_init_writes_traces_a_change_of_three_hunks_with_every_default(
     spent = results["run"]["attribution_spent"]
     assert spent["model_calls"] == found["spentModelCalls"] <= found["budgetModelCalls"]
     assert spent["calls_by_purpose"].get("pairwise", 0) == 0, spent
+
+
+@pytest.mark.parametrize("budget", ["default", "1"])
+def test_a_reply_only_init_s_pairwise_judge_finds_worse_is_traced_to_its_line(
+    tmp_path: Path, budget: str
+) -> None:
+    """The same project and pull request, but the promise is said beside the status ("...;
+    it has shipped."): every check of the order-status fixture passes (it says shipped, its
+    rubric judge scores it), and init's pairwise judge prefers the base's reply in every
+    pair. The gate blocks on the judge alone; attribution judges each variant's runs in
+    pairs with the base's (read from the result cache), each hunk applied alone to the base
+    first: line 1 costs 3 calls (a run, its rubric judge, a tie asked of no one), line 5 40
+    (eight runs lose their pairs before the test settles worse). At the default budget, half
+    the run's 86 calls, the head without line 5 (3 calls more) does not fit, and the comment
+    says so and where to raise it; at `attribution.budget: 1` line 5 is proven."""
+    config = f"attribution: {{ budget: {budget} }}\n" if budget != "default" else ""
+    done, results = _init_project_regressing(
+        tmp_path, '"Order 12345 will arrive on Tuesday; it has shipped."', config
+    )
+
+    head = [f for f in results["fixtures"] if f["side"] == "head"]
+    assert len(head) > 2 and all(f["status"] == "pass" for f in head)  # the judge alone saw it
+    found = results["attribution"]
+    (regression,) = found["regressions"]
+    assert (regression["fixtures"], regression["inPairs"]) == (["assistant-order-status"], True)
+    assert "(`assistant-order-status`, worse by the pairwise judge)" in done.stdout
+    spent = results["run"]["attribution_spent"]
+    assert spent["model_calls"] == found["spentModelCalls"] <= found["budgetModelCalls"]
+    assert spent["calls_by_purpose"]["pairwise"] > 0  # its variants are judged in pairs
+    ways = [(t["way"], t["hunks"], t["regressed"]) for t in regression["trials"]]
+    assert ways[:2] == [("applied", [0], False), ("applied", [1], True)]
+    if budget == "default":
+        assert found["budgetModelCalls"] == results["run"]["spent"]["model_calls"] // 2
+        assert regression["result"] == "not attributable"
+        assert "attribution.budget in the base branch's evalward.yaml raises it" in done.stdout
+        return
+    assert regression["result"] == "attributed", (regression["reason"], regression["trials"])
+    assert ways[2:] == [("reverted", [1], False)]
+    (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
+    assert (culprit["path"], culprit["first"]) == ("prompts/assistant.md", 5)
+    assert "`prompts/assistant.md:5` — taken back" in done.stdout
 
 
 def test_a_prompt_written_in_the_yaml_is_traced_to_its_line_there(

@@ -93,14 +93,14 @@ def an_attribution() -> RunAttribution:
     culprit = Hunk("agents/a.yaml", 1, "field", 4, 5, field=("spec", "models"))
     other = Hunk("prompts/a.md", 2, "text", 3, 3, ("old\n",), ("new\n",), at=2)
     rename = Hunk("prompts/a.md", 1, "rename", 0, 0, renamed_from="prompts/old.md")
-    score = (FixtureScore("fx", 1, 1),)
+    score = (FixtureScore("fx", 1, 1, pairs=True),)
     removed = Tried("reverted", frozenset({culprit}), Trial(False, score))
     broken = Tried("reverted", frozenset({other, rename}), Trial(False, score, not_built="no YAML"))
     reproduced = Tried("applied", frozenset({culprit}), Trial(True, score))
     attributed = Attributed(
         frozenset({culprit}), removed, reproduced, (broken, removed, reproduced)
     )
-    finding = Finding(Regression("ev", "agent", ("fx",)), attributed)
+    finding = Finding(Regression("ev", "agent", ("fx",), in_pairs=True), attributed)
     return RunAttribution("always", (finding,), Spent(3), 4)
 
 

@@ -153,3 +153,31 @@ def test_a_long_reason_is_said_whole_with_where_to_raise_the_budget() -> None:
     text = attribution_markdown(RunAttribution("always", (finding,), Spent(15), 25))
 
     assert "evalward.yaml raises it) (0 variants run)." in text, text
+
+
+def test_a_fixture_found_worse_in_pairs_says_so_with_its_pairs_on_every_surface() -> None:
+    """The comment, the review and report.html name the fixture worse by the pairwise judge
+    and give each variant's pairs the base won, the name escaped where shown."""
+    fixture = "<b>question-1</b>"
+    fixed = Trial(False, (FixtureScore(fixture, 1, 1, pairs=True),))
+    worse = Trial(True, (FixtureScore(fixture, 0, 8, pairs=True),))
+    removed = Tried("reverted", frozenset({HUNK}), fixed)
+    reproduced = Tried("applied", frozenset({HUNK}), worse)
+    proven = Attributed(frozenset({HUNK}), removed, reproduced, (reproduced, removed))
+    regression = Regression("helper-eval", "helper", (fixture,), in_pairs=True)
+    found = RunAttribution("on-block", (Finding(regression, proven),), Spent(26), 33)
+
+    text = attribution_markdown(found)
+    assert "(`<b>question-1</b>`, worse by the pairwise judge): `prompts/clerk.md:5-7`" in text
+    assert (
+        "taken back, &lt;b&gt;question-1&lt;/b&gt;: base preferred in 0/1 pairs, no worse" in text
+    )
+    assert (
+        "the base with only it: &lt;b&gt;question-1&lt;/b&gt;: base preferred in 8/8 pairs" in text
+    )
+    review = finding_text(Finding(regression, proven))
+    assert review.startswith("This change makes helper-eval worse: its pairwise judge prefers")
+    assert "Taken back, the head is no worse (<b>question-1</b>: base preferred in 0/1" in review
+    page = "".join(html_chunks(Page("fail", "r", [], [], set(), attribution=found)))
+    assert "(&lt;b&gt;question-1&lt;/b&gt;, worse by the pairwise judge)" in page
+    assert "base preferred in 0/1 pairs, no worse than the base" in page

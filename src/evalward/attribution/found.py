@@ -12,11 +12,15 @@ from evalward.rundata.spending import Spent
 
 @dataclass(frozen=True)
 class Regression:
-    """One Eval's fixtures that pass on the base and not on the head, and its target agent."""
+    """One Eval's fixtures that pass on the base and not on the head, and its target agent;
+    or (`in_pairs`) the ones its pairwise judge finds worse on the head, though they pass."""
 
     eval: str
     agent: str
     fixtures: tuple[str, ...]
+    in_pairs: bool = False
+    """Found by the Eval's per-fixture preference tests: a variant's runs of them are judged
+    in pairs with the base's, and it regresses while one is worse by the margin."""
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from evalward.attribution.found import Finding, Regression, RunAttribution
@@ -48,6 +48,7 @@ from evalward.record.schema import SpentInfo
 from evalward.record.summary import FixtureFacts, facts_of
 from evalward.resources import ResourceSet
 from evalward.resources.repo_config import AttributionMode
+from evalward.rundata.pairwise_record import WORSE, PairwiseRecord
 from evalward.rundata.results import EvalResult, FixtureResult
 from evalward.rundata.sides import Side
 from evalward.rundata.spending import Budget, Spent
@@ -56,12 +57,19 @@ from evalward.verdict.gate import GateResult
 
 
 def regressions_of(evaluation: Evaluation) -> list[Regression]:
-    """Every Eval of the run with fixtures that regressed, in the comparisons' order."""
+    """Every Eval of the run with fixtures that regressed, in the comparisons' order; after
+    each, its fixtures that pass yet its pairwise judge's per-fixture tests find worse (a
+    drop only the pooled test sees names no fixture to run)."""
     found = []
     for comparison in evaluation.comparisons:
         fixtures = tuple(f.fixture for f in comparison.fixtures if f.change is Change.regression)
+        agent, record = comparison.head.agent, comparison.head.pairwise
         if fixtures:
-            found.append(Regression(comparison.name, comparison.head.agent, fixtures))
+            found.append(Regression(comparison.name, agent, fixtures))
+        worse = [v.fixture for v in record.fixtures if v.blocks] if record is not None else []
+        if [f for f in worse if f not in fixtures]:
+            pairs = tuple(f for f in worse if f not in fixtures)
+            found.append(Regression(comparison.name, agent, pairs, in_pairs=True))
     return found
 
 
@@ -92,19 +100,32 @@ class GateCalls:
     trial counts for (`least`), however often the search asks."""
 
     made: Mapping[tuple[str, str], tuple[int, ...]]
+    in_pairs: bool = False
+    """A regression found in pairs: a variant's runs are judged in pairs with the base's,
+    which run again unless the result cache holds them (`base_cached`)."""
+    base_cached: bool = False
 
     @classmethod
-    def of(cls, evaluation: Evaluation, regression: Regression) -> GateCalls:
+    def of(cls, evaluation: Evaluation, regression: Regression, cached: bool) -> GateCalls:
         made: dict[tuple[str, str], list[int]] = {}
         for result in evaluation.fixtures:
             if result.eval == regression.eval and result.fixture in regression.fixtures:
                 calls = result_calls(evaluation, result)
                 made.setdefault((result.fixture, result.side), []).append(calls)
-        return cls({key: tuple(calls) for key, calls in made.items()})
+        made_calls = {key: tuple(calls) for key, calls in made.items()}
+        return cls(made_calls, regression.in_pairs, cached)
 
     def need(self, fixtures: tuple[str, ...]) -> int:
         """What the gate's runs of `fixtures` made, on the side that made more: about what a
-        variant's runs of them make, whichever of the two it behaves like."""
+        variant's runs of them make, whichever of the two it behaves like. Judged in pairs,
+        what a variant that answers like the base makes: a run of each (and the base's
+        again, where the result cache does not hold it) and a pair's first order, which a
+        tie settles. One that answers like the head runs until its preference test settles,
+        many times that (eight runs and their pairs at `evalward init`'s reps), and is held
+        to what is left (`Ceiling`): expected at the head's cost, the proof's two variants
+        would seldom fit the default budget, though the one like the base costs two calls."""
+        if self.in_pairs:
+            return self.least(fixtures) * (1 if self.base_cached else 2) + len(fixtures)
         return max(
             sum(sum(self.made.get((fixture, side.value), ())) for fixture in fixtures)
             for side in (Side.head, Side.base)
@@ -311,7 +332,7 @@ async def attribute_regression(
     cache = request.setup.options.cache
     cached = cache is not None and cache.reads
 
-    calls = GateCalls.of(evaluation, regression)
+    calls = GateCalls.of(evaluation, regression, cached)
     left = budget.left() if budget is not None else None
     chosen = witnesses(regression.fixtures, len(hunks), left, calls.need, cached, max_trials)
     ran = dataclasses.replace(regression, fixtures=chosen) if chosen else regression
@@ -342,7 +363,14 @@ async def attribute_regression(
         assert files is not None
         return await tried(lambda: with_only(git, base, head, files, hunks, applied), target)
 
-    found = await attribute(hunks, regresses, reproduces, max_trials=max_trials, likely=likely)
+    found = await attribute(
+        hunks,
+        regresses,
+        reproduces,
+        max_trials=max_trials,
+        likely=likely,
+        applied_first=regression.in_pairs,
+    )
     if not chosen or not isinstance(found, Attributed):
         return Finding(regression, found, chosen)
     others = tuple(f for f in regression.fixtures if f not in chosen)
@@ -440,7 +468,10 @@ async def variant_trial(
     setup = request.setup
 
     def head_runs(plan: Plan, resources: Mapping[Side, ResourceSet]) -> Plan:
-        return plan.with_runs([run for run in plan.runs if _asked(run, regression)])
+        ours = [f for f in plan.adaptive.get(regression.eval, ()) if f in regression.fixtures]
+        adaptive = {regression.eval: ours} if regression.eval in plan.adaptive else {}
+        runs = [run for run in plan.runs if _asked(run, regression)]
+        return dataclasses.replace(plan.with_runs(runs), adaptive=adaptive)
 
     variant = dataclasses.replace(
         setup,
@@ -448,10 +479,12 @@ async def variant_trial(
         select=lambda name: name == regression.eval,
         shape=compose(setup.shape, head_runs),
         # no estimate decides what a variant runs: its runs are the regressing fixtures, all
-        # of them, and the ceiling holds what they spend; a pairwise judge decides the Eval,
-        # not its fixtures, whose verdicts are all a trial reads: it is asked no pair
+        # of them, and the ceiling holds what they spend. A pairwise judge is asked of a
+        # regression it found, its pairs made with the base's runs (the gate's, where the
+        # result cache holds them); of any other it decides the Eval, not the fixtures whose
+        # verdicts are all a trial reads: it is asked no pair
         options=dataclasses.replace(
-            setup.options, run_all=True, budget=Budget(), judge_pairs=False
+            setup.options, run_all=True, budget=Budget(), judge_pairs=regression.in_pairs
         ),
         started=None,
         sandbox_setup=None,  # readied once, for the run: the variants run in it as the head
@@ -472,10 +505,7 @@ async def variant_trial(
         budget.short = True
         return VariantRun(Trial(False, not_built="the budget ran out during its runs"))
     cached = made == 0 and all(r.cached for r in evaluation.fixtures)
-    result = next(
-        (r for r in evaluation.evals if r.side == Side.head.value and r.eval == regression.eval),
-        None,
-    )
+    result = _head_result(evaluation.evals, regression.eval)
     if result is None:
         return VariantRun(Trial(False, not_built=f"{regression.eval} did not run on it"), cached)
     scores = tuple(
@@ -486,16 +516,47 @@ async def variant_trial(
         )
         for fixture in regression.fixtures
     )
+    record = result.pairwise if regression.in_pairs else None
+    if record is not None:
+        scores = tuple(_pair_score(record, fixture) for fixture in regression.fixtures)
     comparison = next(c for c in evaluation.comparisons if c.name == regression.eval)
     facts = {fixture.fixture: facts for fixture, _, facts in facts_of(comparison)}
-    if any(facts[f].failing for f in regression.fixtures if f in facts):
+    if any(facts[f].failing for f in regression.fixtures if f in facts) or (
+        record is not None and any(_worse(record, f) for f in regression.fixtures)
+    ):
         return VariantRun(Trial(True, scores), cached)
+    why = _undecided_pairs(record) if regression.in_pairs else ""
     undecided = next((f for f in regression.fixtures if not _passing(facts.get(f))), None)
-    if undecided is not None:
-        why = _undecided(result, facts.get(undecided))
-        said = f"its runs of {undecided} decided nothing: {why}"
+    if undecided is not None or why:
+        fixture = undecided or regression.fixtures[0]
+        why = why or _undecided(result, facts.get(fixture))
+        said = f"its runs of {fixture} decided nothing: {why}"
         return VariantRun(Trial(False, scores, not_built=said), cached)
     return VariantRun(Trial(False, scores), cached)
+
+
+def _worse(record: PairwiseRecord, fixture: str) -> bool:
+    verdict = record.of(fixture)
+    return verdict is not None and verdict.verdict == WORSE
+
+
+def _pair_score(record: PairwiseRecord, fixture: str) -> FixtureScore:
+    """A fixture's pairs on a variant: those the base did not win, of those judged."""
+    verdict = record.of(fixture)
+    if verdict is None:
+        return FixtureScore(fixture, 0, 0, pairs=True)
+    counts = verdict.counts
+    return FixtureScore(fixture, counts.head + counts.ties, counts.pairs - counts.unavailable, True)
+
+
+def _undecided_pairs(record: PairwiseRecord | None) -> str:
+    """Why a variant's pairs say nothing ("" where they say it is not worse): none was
+    judged, or its judge gives no verdict here (it could not be calibrated, could not
+    answer, or was swayed by position), as the gate's reading of the head's would say."""
+    if record is None:
+        return "no pair of its runs was judged"
+    reason = record.unavailable_reason or record.inconclusive_reason or record.left_out_reason
+    return printable(reason)[:300] if reason else ""
 
 
 def _passing(facts: FixtureFacts | None) -> bool:
@@ -528,7 +589,12 @@ async def _evaluated(setup: RunSetup, cached_only: bool) -> Evaluation | None:
     return pipeline.evaluated(ran, request.progress.traces)
 
 
+def _head_result(results: Iterable[EvalResult], name: str) -> EvalResult | None:
+    return next((r for r in results if r.side == Side.head.value and r.eval == name), None)
+
+
 def _asked(run: PlannedRun, regression: Regression) -> bool:
-    return (
-        run.side is Side.head and run.eval == regression.eval and run.fixture in regression.fixtures
-    )
+    """A run of the regression's fixtures on the head's side (and the base's, for the pairs of
+    a regression found in pairs)."""
+    side = run.side is Side.head or (regression.in_pairs and run.side is Side.base)
+    return side and run.eval == regression.eval and run.fixture in regression.fixtures

@@ -168,9 +168,13 @@ class HunkRecord(_Record):
 
 
 class ScoreRecord(_Record):
+    """A fixture's runs on one variant: `passed` of `runs`; with `pairs`, of its pairs with
+    the base's runs, those the base did not win (`passed`) of those judged (`runs`)."""
+
     fixture: str
     passed: int
     runs: int
+    pairs: bool = False
 
 
 class TrialRecord(_Record):
@@ -194,6 +198,9 @@ class RegressionRecord(_Record):
     tried_on: list[str] = Field(default_factory=list, alias="triedOn")
     """The fixtures every variant ran: all of `fixtures`, or the one cheapest to run where
     the budget could not cover them all (a cause is then proven for it alone)."""
+    in_pairs: bool = Field(default=False, alias="inPairs")
+    """`fixtures` pass on the head, and the Eval's pairwise judge finds them worse there:
+    each variant's runs of them were judged in pairs with the base's."""
     result: Literal["attributed", "not attributable"]
     culprit: list[int]
     reason: str

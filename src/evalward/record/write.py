@@ -92,6 +92,7 @@ def attribution_record(found: RunAttribution | None) -> AttributionRecord | None
                 agent=regression.agent,
                 fixtures=list(regression.fixtures),
                 tried_on=list(each.ran_on),
+                in_pairs=regression.in_pairs,
                 result="attributed" if isinstance(attribution, Attributed) else "not attributable",
                 culprit=sorted(place[h] for h in culprit),
                 reason="" if isinstance(attribution, Attributed) else attribution.reason,
@@ -114,7 +115,9 @@ def attribution_record(found: RunAttribution | None) -> AttributionRecord | None
                         regressed=t.trial.regressed,
                         not_built=t.trial.not_built,
                         scores=[
-                            ScoreRecord(fixture=s.fixture, passed=s.passed, runs=s.runs)
+                            ScoreRecord(
+                                fixture=s.fixture, passed=s.passed, runs=s.runs, pairs=s.pairs
+                            )
                             for s in t.trial.scores
                         ],
                     )

@@ -17,8 +17,18 @@ from evalward.text.escaping import code_span, inline
 
 
 def scores_text(tried: Tried) -> str:
-    """`refund-a 8/8, refund-b 8/8`: each fixture's passing runs on one variant."""
-    return ", ".join(f"{s.fixture} {s.passed}/{s.runs}" for s in tried.trial.scores)
+    """`refund-a 8/8, refund-b 8/8`: each fixture's passing runs on one variant; judged in
+    pairs, `question-1: base preferred in 8/8 pairs`."""
+    return ", ".join(
+        f"{s.fixture}: base preferred in {s.runs - s.passed}/{s.runs} pairs"
+        if s.pairs
+        else f"{s.fixture} {s.passed}/{s.runs}"
+        for s in tried.trial.scores
+    )
+
+
+IN_PAIRS = "worse by the pairwise judge"
+"""What a regression found in pairs is, beside its fixtures' names (as the gate says it)."""
 
 
 def finding_text(found: Finding, evidence: Mapping[tuple[str, str], str] = {}) -> str:
@@ -31,11 +41,19 @@ def finding_text(found: Finding, evidence: Mapping[tuple[str, str], str] = {}) -
     fixtures = ", ".join(regression.fixtures)
     together = "" if len(attributed.culprit) == 1 else " (with the other hunks named beside it)"
     them, they = ("it", "it passes") if found.witnesses else ("them", "they pass")
+    removed, reproduced = scores_text(attributed.removed), scores_text(attributed.reproduced)
     said = (
         f"This change{together} makes {regression.eval} regress: {fixtures} pass on the base "
-        f"and not on this head. Taken back, {they} ({scores_text(attributed.removed)}); "
-        f"the base with only this change fails {them} ({scores_text(attributed.reproduced)})."
+        f"and not on this head. Taken back, {they} ({removed}); the base with only this "
+        f"change fails {them} ({reproduced})."
     )
+    if regression.in_pairs:
+        said = (
+            f"This change{together} makes {regression.eval} worse: its pairwise judge prefers "
+            f"the base's runs of {fixtures} to this head's, though they pass. Taken back, "
+            f"the head is no worse ({removed}); the base with only this change is worse "
+            f"({reproduced})."
+        )
     if found.witnesses:
         said += f" {alone_text(found.witnesses, regression.fixtures)}"
     lines = [
@@ -97,6 +115,18 @@ class RegressedAt:
     tried: int = 0
     witnesses: tuple[str, ...] = ()
     """The fixtures the variants ran, where not all of `fixtures` (`Finding.witnesses`)."""
+    in_pairs: bool = False
+    """Its fixtures pass, and the pairwise judge finds them worse (`Regression.in_pairs`)."""
+
+    @property
+    def judged(self) -> str:
+        """How the fixtures regressed, where not by failing: beside their names."""
+        return IN_PAIRS if self.in_pairs else ""
+
+    @property
+    def as_on_base(self) -> str:
+        """What the head without the cause is: as the base, or no worse than it."""
+        return "no worse than the base" if self.in_pairs else "as on the base"
 
     @property
     def alone(self) -> str:
@@ -138,13 +168,20 @@ def said_lines(found: RunAttribution | None) -> list[RegressedAt]:
                     reason=attributed.reason,
                     tried=tried,
                     witnesses=alone,
+                    in_pairs=regression.in_pairs,
                 )
             )
             continue
         removed, reproduced = scores_text(attributed.removed), scores_text(attributed.reproduced)
         said += [
             RegressedAt(
-                regression.eval, regression.fixtures, hunk, removed, reproduced, witnesses=alone
+                regression.eval,
+                regression.fixtures,
+                hunk,
+                removed,
+                reproduced,
+                witnesses=alone,
+                in_pairs=regression.in_pairs,
             )
             for hunk in in_diff_order(attributed.culprit)
         ]
@@ -173,6 +210,7 @@ def attribution_markdown(
     for line in said_lines(found):
         name = f"**{inline(line.eval)}**"
         fixtures = ", ".join(code_span(f) for f in line.fixtures)
+        fixtures += f", {line.judged}" if line.judged else ""
         alone = f" {inline(line.alone)}" if line.alone else ""
         if line.hunk is None:
             out.append(
@@ -186,7 +224,7 @@ def attribution_markdown(
             field = f" (renamed from {code_span(line.renamed_from, 120)})"
         out.append(
             f"- {name} ({fixtures}): {where}{field} — taken back, "
-            f"{inline(line.removed)}, as on the base; the base with "
+            f"{inline(line.removed)}, {line.as_on_base}; the base with "
             f"only it: {inline(line.reproduced)}.{alone}"
         )
     out += [

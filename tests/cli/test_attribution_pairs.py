@@ -1,0 +1,55 @@
+"""A fixture only the pairwise judge finds worse is traced to its hunk: every assertion passes
+on both sides, question-1 loses every pair on the head, and the gate blocks on that alone.
+`evalward run --base main` with every default (adaptive reps 1 to 8, the result cache on,
+attribution's budget half the run's calls) runs the variants' question-1 against the base's
+runs (read from the cache) and judges them in pairs: the line that makes its answer wrong is
+named, where before the comment said nothing of where."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fakes.model_server import ScriptedModelServer
+from support.clirun import run_for_results
+from support.guessing import project, script
+from support.suite import provider_env
+
+pytestmark = pytest.mark.e2e
+
+
+def test_a_fixture_only_the_pairwise_judge_finds_worse_is_traced_to_its_line(
+    tmp_path: Path, model: ScriptedModelServer
+) -> None:
+    script(model)
+    repo = project(tmp_path / "repo")
+
+    code, results, said = run_for_results(
+        repo.path, "--base", "main", cache=True, **provider_env(model)
+    )
+
+    assert code == 1, said
+    assert all(f["status"] == "pass" for f in results["fixtures"])  # the judge alone saw it
+    found = results["attribution"]
+    (regression,) = found["regressions"]
+    assert (regression["fixtures"], regression["inPairs"]) == (["question-1"], True)
+    assert regression["result"] == "attributed", (regression["reason"], regression["trials"])
+    (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
+    assert (culprit["path"], culprit["first"]) == ("prompts/helper.md", 5)
+    # each hunk applied alone to the base first: line 1 costs a run and a tie; line 5 loses
+    # its pairs until the test settles worse, then the head without it ties: 26 calls
+    assert [(t["way"], t["regressed"]) for t in regression["trials"]] == [
+        ("applied", False),
+        ("applied", True),
+        ("reverted", False),
+    ]
+    assert found["spentModelCalls"] <= found["budgetModelCalls"]
+    assert found["budgetModelCalls"] == results["run"]["spent"]["model_calls"] // 2
+    trials = {t["way"]: t for t in regression["trials"] if t["hunks"] == regression["culprit"]}
+    (removed,) = trials["reverted"]["scores"]
+    (reproduced,) = trials["applied"]["scores"]
+    assert removed["pairs"] and removed["passed"] == removed["runs"] >= 1
+    assert reproduced["pairs"] and reproduced["passed"] == 0 and reproduced["runs"] >= 2
+    assert "### 🧭 Where it regressed" in said and "prompts/helper.md:5" in said
+    assert "(`question-1`, worse by the pairwise judge)" in said
