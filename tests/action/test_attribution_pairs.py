@@ -43,7 +43,7 @@ def test_the_line_that_makes_a_fixture_worse_in_pairs_is_reviewed_on_its_line(
     assert regression["inPairs"] and regression["result"] == "attributed", regression
     (comment,) = github.comments_on(7)
     assert "(`question-1`, worse by the pairwise judge)" in comment["body"]
-    assert f"/blob/{head}/prompts/helper.md#L5)" in comment["body"]
+    assert f"/blob/{head}/prompts/helper.md" + "#L5)" in comment["body"]
     (review_comment,) = github.review_comments_on(7)
     assert (review_comment["path"], review_comment["line"]) == ("prompts/helper.md", 5)
     said = (
