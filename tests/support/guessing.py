@@ -14,7 +14,15 @@ from typing import Any
 from fakes.model_server import ScriptedModelServer, text
 from support.documents import by_label, documents, eval_for
 from support.gitrepo import GitRepo
-from verdict.test_pairwise_one_fixture import BAD, CALIBRATION, GOOD, RUBRIC, answer, finals
+from verdict.test_pairwise_one_fixture import (
+    BAD,
+    CALIBRATION,
+    GOOD,
+    RUBRIC,
+    answer,
+    finals,
+    fixture,
+)
 from verdict.test_pairwise_one_fixture import choice as perfect
 
 AGENT = """\
@@ -29,19 +37,6 @@ BASE_PROMPT = "Answer.\nBe kind.\n\nBe exact.\n\nKeep it short.\n"
 GUESS = "Guess when unsure.\n"
 """The hunk that makes question-1's answer wrong (line 5 of the head's prompt)."""
 HEAD_PROMPT = "Answer clearly.\nBe kind.\n\nBe exact.\n" + GUESS + "\nKeep it very short.\n"
-
-
-def fixture(index: int) -> str:
-    return f"""\
-apiVersion: evalward.dev/v1
-kind: EvalFixture
-metadata: {{ name: question-{index}, labels: {{ agent: helper }} }}
-spec:
-  targetAgent: helper
-  input: {{ type: prompt, payload: {{ prompt: "Question {index}?" }} }}
-  assertions:
-    - {{ type: contains, value: answer }}
-"""
 
 
 SUITE = documents(
