@@ -19,7 +19,14 @@ import pytest
 
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import Rule, ScriptedModelServer, mentions, text, tool_call
-from support.actionrun import ActionRun, prepare, pull_request_event, run_action, start_action
+from support.actionrun import (
+    ActionRun,
+    gate_pull_request,
+    prepare,
+    pull_request_event,
+    run_action,
+    start_action,
+)
 from support.clerk import (
     AGENT,
     BASE_PROMPT,
@@ -498,17 +505,8 @@ def test_a_one_line_change_is_proven_by_the_gate_s_own_runs_with_every_default(
     base = _clerk_base(repo)
     never = BASE_PROMPT.replace("Say approved", f"{NEVER}Say approved")
     head = repo.commit("never refund", {"prompts/clerk.md": never})
-    github.add_pull(
-        FakePull(number=7, head_sha=head, base_sha=base, files=repo.pull_files(base, head))
-    )
 
-    run = run_action(
-        repo.path,
-        github,
-        pull_request_event(github.repository, 7, base, head),
-        inputs={"output-dir": ".evalward/out"},
-        env=provider_env(model),
-    )
+    run = gate_pull_request(repo, github, base, head, provider_env(model))
 
     assert run.returncode == 1, run.stdout + run.stderr
     section = _results(repo)["attribution"]

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from fakes.github_api import FakeGitHub, FakePull
+from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer
-from support.actionrun import pull_request_event, run_action
+from support.actionrun import gate_pull_request
 from support.guessing import project, script
 from support.suite import provider_env
 
@@ -25,17 +25,8 @@ def test_the_line_that_makes_a_fixture_worse_in_pairs_is_reviewed_on_its_line(
     script(model)
     repo = project(tmp_path / "repo")
     base, head = repo.git("rev-parse", "main").strip(), repo.git("rev-parse", "HEAD").strip()
-    github.add_pull(
-        FakePull(number=7, head_sha=head, base_sha=base, files=repo.pull_files(base, head))
-    )
 
-    run = run_action(
-        repo.path,
-        github,
-        pull_request_event(github.repository, 7, base, head),
-        inputs={"output-dir": ".evalward/out"},
-        env=provider_env(model),
-    )
+    run = gate_pull_request(repo, github, base, head, provider_env(model))
 
     assert run.returncode == 1, run.stdout + run.stderr
     results = json.loads((repo.path / ".evalward/out/results.json").read_text())

@@ -16,9 +16,9 @@ import pytest
 from evalward.attribution.hunks import AgentFiles, split_change
 from evalward.attribution.variants import build_variant
 from evalward.git import Git
-from fakes.github_api import FakeGitHub, FakePull
+from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer
-from support.actionrun import ActionRun, pull_request_event, run_action
+from support.actionrun import ActionRun, gate_pull_request
 from support.clerk import AGENT, BASE_PROMPT, HEAD_PROMPT, SUITE, script
 from support.gitrepo import GitRepo
 from support.suite import provider_env
@@ -58,16 +58,7 @@ def _gate(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, base: str, head: str
 ) -> ActionRun:
     """The action's gate of the pull request, GitHub's diff of it taken from git's."""
-    github.add_pull(
-        FakePull(number=7, head_sha=head, base_sha=base, files=repo.pull_files(base, head))
-    )
-    return run_action(
-        repo.path,
-        github,
-        pull_request_event(github.repository, 7, base, head),
-        inputs={"cache": "off", "output-dir": ".evalward/out"},
-        env=provider_env(model),
-    )
+    return gate_pull_request(repo, github, base, head, provider_env(model), {"cache": "off"})
 
 
 def test_a_retargeted_link_is_blamed_not_the_unchanged_file_it_now_names(

@@ -13,10 +13,11 @@ from typing import Any, TypedDict
 
 from typing_extensions import Unpack
 
-from fakes.github_api import FakeGitHub
+from fakes.github_api import FakeGitHub, FakePull
 from support import forkserver, head_strays
 from support.agentuser import AGENT_USER_INPUT
 from support.clirun import SOURCE
+from support.gitrepo import GitRepo
 from support.limits import subprocess_limit
 
 DOCKERFILE = Path(__file__).resolve().parents[2] / "Dockerfile"
@@ -164,6 +165,28 @@ def run_action(
     workspace: Path, github: FakeGitHub, event: dict[str, Any], **options: Unpack[LaunchOptions]
 ) -> ActionRun:
     return execute(workspace, prepare(workspace, github, event, **options))
+
+
+def gate_pull_request(
+    repo: GitRepo,
+    github: FakeGitHub,
+    base: str,
+    head: str,
+    env: dict[str, str],
+    inputs: dict[str, str] | None = None,
+) -> ActionRun:
+    """Pull request 7 from `base` to `head`, GitHub's diff of it taken from git's, gated by
+    the action with `inputs` (results under .evalward/out)."""
+    github.add_pull(
+        FakePull(number=7, head_sha=head, base_sha=base, files=repo.pull_files(base, head))
+    )
+    return run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, head),
+        inputs={"output-dir": ".evalward/out", **(inputs or {})},
+        env=env,
+    )
 
 
 SHARD_KEY = "k" * 16 + "0123456789abcdef"
