@@ -63,13 +63,16 @@ def regressions_of(evaluation: Evaluation) -> list[Regression]:
     found = []
     for comparison in evaluation.comparisons:
         fixtures = tuple(f.fixture for f in comparison.fixtures if f.change is Change.regression)
-        agent, record = comparison.head.agent, comparison.head.pairwise
         if fixtures:
-            found.append(Regression(comparison.name, agent, fixtures))
-        worse = [v.fixture for v in record.fixtures if v.blocks] if record is not None else []
-        if [f for f in worse if f not in fixtures]:
-            pairs = tuple(f for f in worse if f not in fixtures)
-            found.append(Regression(comparison.name, agent, pairs, in_pairs=True))
+            found.append(Regression(comparison.name, comparison.head.agent, fixtures))
+        record = comparison.head.pairwise
+        worse = tuple(
+            v.fixture
+            for v in (record.fixtures if record is not None else ())
+            if v.blocks and v.fixture not in fixtures
+        )
+        if worse:
+            found.append(Regression(comparison.name, comparison.head.agent, worse, in_pairs=True))
     return found
 
 
@@ -508,41 +511,45 @@ async def variant_trial(
     result = _head_result(evaluation.evals, regression.eval)
     if result is None:
         return VariantRun(Trial(False, not_built=f"{regression.eval} did not run on it"), cached)
+    return VariantRun(_read(regression, result, evaluation), cached)
+
+
+def _read(regression: Regression, result: EvalResult, evaluation: Evaluation) -> Trial:
+    """What a variant's runs say of the regression: there while a fixture that regressed
+    fails (or, found in pairs, its preference test finds it worse), gone when they all pass
+    (and none is worse), else nothing (`not_built` says why)."""
+    record = result.pairwise if regression.in_pairs else None
     scores = tuple(
-        FixtureScore(
+        _pair_score(record, fixture)
+        if regression.in_pairs
+        else FixtureScore(
             fixture,
             sum(1 for f in result.fixtures if f.fixture == fixture and f.passed),
             sum(1 for f in result.fixtures if f.fixture == fixture),
         )
         for fixture in regression.fixtures
     )
-    record = result.pairwise if regression.in_pairs else None
-    if record is not None:
-        scores = tuple(_pair_score(record, fixture) for fixture in regression.fixtures)
     comparison = next(c for c in evaluation.comparisons if c.name == regression.eval)
     facts = {fixture.fixture: facts for fixture, _, facts in facts_of(comparison)}
-    if any(facts[f].failing for f in regression.fixtures if f in facts) or (
-        record is not None and any(_worse(record, f) for f in regression.fixtures)
-    ):
-        return VariantRun(Trial(True, scores), cached)
+    worse = record is not None and any(
+        (verdict := record.of(f)) is not None and verdict.verdict == WORSE
+        for f in regression.fixtures
+    )
+    if worse or any(facts[f].failing for f in regression.fixtures if f in facts):
+        return Trial(True, scores)
+    for fixture in regression.fixtures:
+        if fixture not in facts or not facts[fixture].passing:
+            why = _undecided(result, facts.get(fixture))
+            return Trial(False, scores, not_built=f"its runs of {fixture} decided nothing: {why}")
     why = _undecided_pairs(record) if regression.in_pairs else ""
-    undecided = next((f for f in regression.fixtures if not _passing(facts.get(f))), None)
-    if undecided is not None or why:
-        fixture = undecided or regression.fixtures[0]
-        why = why or _undecided(result, facts.get(fixture))
-        said = f"its runs of {fixture} decided nothing: {why}"
-        return VariantRun(Trial(False, scores, not_built=said), cached)
-    return VariantRun(Trial(False, scores), cached)
+    if why:
+        return Trial(False, scores, not_built=f"its pairs decided nothing: {why}")
+    return Trial(False, scores)
 
 
-def _worse(record: PairwiseRecord, fixture: str) -> bool:
-    verdict = record.of(fixture)
-    return verdict is not None and verdict.verdict == WORSE
-
-
-def _pair_score(record: PairwiseRecord, fixture: str) -> FixtureScore:
+def _pair_score(record: PairwiseRecord | None, fixture: str) -> FixtureScore:
     """A fixture's pairs on a variant: those the base did not win, of those judged."""
-    verdict = record.of(fixture)
+    verdict = record.of(fixture) if record is not None else None
     if verdict is None:
         return FixtureScore(fixture, 0, 0, pairs=True)
     counts = verdict.counts
@@ -557,10 +564,6 @@ def _undecided_pairs(record: PairwiseRecord | None) -> str:
         return "no pair of its runs was judged"
     reason = record.unavailable_reason or record.inconclusive_reason or record.left_out_reason
     return printable(reason)[:300] if reason else ""
-
-
-def _passing(facts: FixtureFacts | None) -> bool:
-    return facts is not None and facts.passing
 
 
 def _undecided(result: EvalResult, facts: FixtureFacts | None) -> str:
