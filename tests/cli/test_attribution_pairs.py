@@ -53,3 +53,23 @@ def test_a_fixture_only_the_pairwise_judge_finds_worse_is_traced_to_its_line(
     assert reproduced["pairs"] and reproduced["passed"] == 0 and reproduced["runs"] >= 2
     assert "### 🧭 Where it regressed" in said and "prompts/helper.md:5" in said
     assert "(`question-1`, worse by the pairwise judge)" in said
+
+
+def test_without_the_result_cache_the_variants_replay_no_calibration(
+    tmp_path: Path, model: ScriptedModelServer
+) -> None:
+    """`--no-cache`, and a budget of four times the run's calls: the variants run the base's
+    question-1 again beside their own, but the judge's calibration, replayed once for the
+    gate (30 calls), is not replayed for each variant: their pairwise calls are their
+    pairs' orders, at most two a pair."""
+    script(model)
+    repo = project(tmp_path / "repo", "attribution: { budget: 4 }\n")
+
+    code, results, said = run_for_results(repo.path, "--base", "main", **provider_env(model))
+
+    assert code == 1, said
+    (regression,) = results["attribution"]["regressions"]
+    assert regression["result"] == "attributed", (regression["reason"], regression["trials"])
+    pairs = sum(s["runs"] for t in regression["trials"] for s in t["scores"])
+    asked = results["run"]["attribution_spent"]["calls_by_purpose"]["pairwise"]
+    assert 0 < asked <= 2 * pairs, (asked, pairs)

@@ -92,7 +92,10 @@ class PairJudging:
 
     def __post_init__(self) -> None:
         self.fixtures = pairwise_fixtures(self.context.plan, self.context.checkouts)
-        self.panel = PairwisePanel(self.context.providers, store=self.context.options.cache)
+        options = self.context.options
+        self.panel = PairwisePanel(
+            self.context.providers, store=options.cache, replayed=options.replays
+        )
 
     @property
     def head(self) -> ResourceSet:

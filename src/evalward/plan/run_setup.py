@@ -16,6 +16,7 @@ from evalward.plan.sandbox_ready import SandboxSetup
 from evalward.providers.registry import Providers
 from evalward.resources import ResourceSet
 from evalward.resources.gate_policy import RegressionPolicy
+from evalward.rundata.pairwise_record import PairAgreement
 from evalward.rundata.sides import GateConfig, Side
 from evalward.rundata.spending import Budget
 from evalward.runtime.isolation.sandbox import Sandbox
@@ -46,6 +47,11 @@ class RunOptions:
     does not change (the Eval's verdict, left without its pairs, is not read there); the
     fixtures' pass-rate tests keep the share of the false-block rate they have beside the
     judge, as on the gate."""
+    replays: dict[str, PairAgreement] = field(default_factory=dict)
+    """The pairwise judges' calibration replays this job made, by their key
+    (`pairwise_panel.replay_key`): attribution's variants, whose options are copies of the
+    gate's, read them again rather than replay each calibration per variant where no result
+    cache keeps it."""
 
 
 @dataclass(frozen=True)

@@ -167,6 +167,9 @@ class PairwisePanel:
     providers: Providers
     timeout_seconds: float = JUDGE_TIMEOUT_SECONDS
     store: AgreementStore | None = None
+    replayed: dict[str, PairAgreement] = field(default_factory=dict)
+    """The replays of the job this panel judges for, by key: kept across its panels (the
+    gate's and its attribution variants'), with a store or without."""
     _replays: dict[tuple[str, str], asyncio.Task[PairAgreement]] = field(default_factory=dict)
 
     async def for_eval(self, located: Located[Eval], resources: ResourceSet) -> PairwiseJudge:
@@ -247,14 +250,18 @@ class PairwisePanel:
     async def _kept_or_replayed(self, calibration: JudgeCalibration, model: str) -> PairAgreement:
         name = calibration.metadata.name
         key = replay_key(self.providers, calibration, model)
-        kept = self.store.agreement(key) if self.store is not None else None
+        kept = self.replayed.get(key)
+        if kept is None and self.store is not None:
+            kept = self.store.agreement(key)
         if kept is not None:
+            self.replayed[key] = kept
             return kept
         measured = await calibrate_pairs(
             name, calibration, self.providers, model, timeout_seconds=self.timeout_seconds
         )
         if self.store is not None:
             self.store.keep_agreement(key, measured)
+        self.replayed[key] = measured
         return measured
 
 
