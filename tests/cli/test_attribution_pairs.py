@@ -7,14 +7,17 @@ named, where before the comment said nothing of where."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from fakes.model_server import ScriptedModelServer
+from fakes.model_server import ScriptedModelServer, error, text
 from support.clirun import run_for_results
-from support.guessing import project, script
+from support.guessing import GUESS, project, script
 from support.suite import provider_env
+from verdict.test_pairwise_one_fixture import finals
 
 pytestmark = pytest.mark.e2e
 
@@ -73,3 +76,39 @@ def test_without_the_result_cache_the_variants_replay_no_calibration(
     pairs = sum(s["runs"] for t in regression["trials"] for s in t["scores"])
     asked = results["run"]["attribution_spent"]["calls_by_purpose"]["pairwise"]
     assert 0 < asked <= 2 * pairs, (asked, pairs)
+
+
+def test_pairs_the_judge_could_not_answer_prove_nothing(
+    tmp_path: Path, model: ScriptedModelServer
+) -> None:
+    """The judge is down from the moment the first variant that guesses without the head's
+    other words runs (the base with line 5 alone): its pairs get no answer, and no trial
+    whose pairs went unanswered is read as worse or as fixed. Nothing is proven; the trials
+    say their pairs decided nothing."""
+    down = {"now": False}
+
+    def watches(body: dict[str, Any]) -> bool:  # sees every request first, answers none
+        said = json.dumps(body)
+        if finals(body) is None and GUESS.strip() in said and "Answer clearly" not in said:
+            down["now"] = True
+        return False
+
+    model.script(watches, text(""))
+    model.script(
+        lambda body: down["now"] and finals(body) is not None,
+        error(503, headers={"Retry-After": "0"}),
+    )
+    script(model)
+    repo = project(tmp_path / "repo", "attribution: { budget: 4 }\n")
+
+    code, results, said = run_for_results(
+        repo.path, "--base", "main", cache=True, **provider_env(model)
+    )
+
+    assert code == 1, said  # the gate's judge answered: it blocks, as without attribution
+    (regression,) = results["attribution"]["regressions"]
+    assert regression["result"] == "not attributable", regression["culprit"]
+    unanswered = [t for t in regression["trials"] if t["notBuilt"]]
+    assert unanswered and all("decided nothing" in t["notBuilt"] for t in unanswered)
+    assert any("gave no answer" in t["notBuilt"] for t in unanswered), unanswered
+    assert not [t for t in regression["trials"] if t["way"] == "applied" and t["regressed"]]
