@@ -164,9 +164,11 @@ def test_under_adaptive_reps_a_variant_that_passes_counts_the_runs_it_made(
     """The Eval runs each fixture once and up to 8 times while its outcome is open (as
     `evalward init` writes it): the head's refunds fail three times before their tests
     settle, the base's pass once, 9 calls in all, and the base allows 0.8 of them, 7. The
-    variants run refund-a alone: one that still fails makes 3 calls, the head without the
-    rule passes at its first, 1 call, and counts for that, not for the head's 3; so the
-    third variant, the base with the rule, fits, and the line is proven in 7 calls."""
+    variants run refund-a alone, each hunk applied alone to the base first (one that fails
+    costs three times one that passes): the base with line 1 passes at its first run, 1
+    call, and counts for that, not for the head's 3; the base with line 5 fails, 3 calls;
+    so the third variant, the head without line 5, fits, and the line is proven in 5 calls
+    (counted at the head's 3 each, the third would not fit)."""
     script(model)
     adaptive = SUITE.replace(
         "  fixtures: [refund-a, refund-b, greet]\n",
@@ -186,8 +188,8 @@ def test_under_adaptive_reps_a_variant_that_passes_counts_the_runs_it_made(
     assert regression["result"] == "attributed", (regression["reason"], regression["trials"])
     assert regression["triedOn"] == ["refund-a"]
     runs = [(t["way"], t["regressed"], t["scores"][0]["runs"]) for t in regression["trials"]]
-    assert runs == [("reverted", True, 3), ("reverted", False, 1), ("applied", True, 3)]
-    assert found["spentModelCalls"] == 7
+    assert runs == [("applied", False, 1), ("applied", True, 3), ("reverted", False, 1)]
+    assert found["spentModelCalls"] == 5
     (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
     assert (culprit["path"], culprit["first"]) == ("prompts/clerk.md", 5)
 

@@ -117,9 +117,10 @@ async def attribute(
     same change) is tried first, proven as any set is: two trials, where it is the cause
     here too, against one a hunk one at a time. `applied_first`: a set is tried applied
     alone to the base before it is taken back from the head, where a variant that regresses
-    costs many times one that does not (a preference test settles "worse" on a run of pairs,
-    a tie at once): a hunk that is not the cause then costs a variant like the base, not
-    one like the head, in as many trials."""
+    costs a few times one that does not (a preference test settles "worse" on a run of
+    pairs, a tie at once; under adaptive reps a failing fixture's test settles in a few
+    runs, a passing one's at its first): a hunk that is not the cause then costs a variant
+    like the base, not one like the head, in as many trials."""
     search = _Search(
         list(dict.fromkeys(hunks)), regresses, reproduces, max_trials, likely, applied_first
     )

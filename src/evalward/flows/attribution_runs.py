@@ -372,7 +372,7 @@ async def attribute_regression(
         reproduces,
         max_trials=max_trials,
         likely=likely,
-        applied_first=regression.in_pairs,
+        applied_first=regression.in_pairs or _settled_in_rounds(evaluation, regression),
     )
     if not chosen or not isinstance(found, Attributed):
         return Finding(regression, found, chosen)
@@ -590,6 +590,14 @@ async def _evaluated(setup: RunSetup, cached_only: bool) -> Evaluation | None:
     if ran.failure is not None:
         raise ran.failure
     return pipeline.evaluated(ran, request.progress.traces)
+
+
+def _settled_in_rounds(evaluation: Evaluation, regression: Regression) -> bool:
+    """Whether the regression's Eval has adaptive reps: a fixture that fails runs until its
+    test settles broken (three runs, at init's rates, where the base passes at its first),
+    so a variant that regresses costs a few times one that does not."""
+    head = _head_result(evaluation.evals, regression.eval)
+    return head is not None and head.sequential is not None
 
 
 def _head_result(results: Iterable[EvalResult], name: str) -> EvalResult | None:
