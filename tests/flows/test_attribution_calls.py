@@ -1,12 +1,12 @@
-"""What attribution may spend (flows/attribution_budget.py): what a variant of some regressed
-fixtures is expected to make, the least a trial counts for, and the budget's reason to stop,
-which says where to raise it."""
+"""What attribution may spend (`GateCalls`, `CallBudget` in flows/attribution_runs.py): what a
+variant of some regressed fixtures is expected to make, the least a trial counts for, and the
+budget's reason to stop, which says where to raise it."""
 
 from __future__ import annotations
 
 import pytest
 
-from evalward.flows.attribution_budget import CallBudget, GateCalls
+from evalward.flows.attribution_runs import CallBudget, GateCalls
 from evalward.rundata.spending import Spent
 from evalward.rundata.trace import Usage
 
