@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 from evalward.attribution.found import Finding, Regression, RunAttribution
@@ -52,7 +52,7 @@ from evalward.rundata.pairwise_record import WORSE, PairwiseRecord
 from evalward.rundata.results import EvalResult, FixtureResult
 from evalward.rundata.sides import Side
 from evalward.rundata.spending import Budget, Spent
-from evalward.verdict.compare import Change
+from evalward.verdict.compare import Change, EvalComparison
 from evalward.verdict.gate import GateResult
 
 
@@ -508,16 +508,18 @@ async def variant_trial(
         budget.short = True
         return VariantRun(Trial(False, not_built="the budget ran out during its runs"))
     cached = made == 0 and all(r.cached for r in evaluation.fixtures)
-    result = _head_result(evaluation.evals, regression.eval)
-    if result is None:
+    comparison = _comparison(evaluation, regression.eval)
+    if comparison is None:
         return VariantRun(Trial(False, not_built=f"{regression.eval} did not run on it"), cached)
-    return VariantRun(_read(regression, result, evaluation), cached)
+    return VariantRun(_read(regression, comparison), cached)
 
 
-def _read(regression: Regression, result: EvalResult, evaluation: Evaluation) -> Trial:
-    """What a variant's runs say of the regression: there while a fixture that regressed
-    fails (or, found in pairs, its preference test finds it worse), gone when they all pass
-    (and none is worse), else nothing (`not_built` says why)."""
+def _read(regression: Regression, comparison: EvalComparison) -> Trial:
+    """What a variant's runs say of the regression, from its Eval's head result and
+    comparison: there while a fixture that regressed fails (or, found in pairs, its
+    preference test finds it worse), gone when they all pass (and none is worse), else
+    nothing (`not_built` says why)."""
+    result = comparison.head
     record = result.pairwise if regression.in_pairs else None
     scores = tuple(
         _pair_score(record, fixture)
@@ -529,7 +531,6 @@ def _read(regression: Regression, result: EvalResult, evaluation: Evaluation) ->
         )
         for fixture in regression.fixtures
     )
-    comparison = next(c for c in evaluation.comparisons if c.name == regression.eval)
     facts = {fixture.fixture: facts for fixture, _, facts in facts_of(comparison)}
     worse = record is not None and any(
         (verdict := record.of(f)) is not None and verdict.verdict == WORSE
@@ -596,12 +597,13 @@ def _settled_in_rounds(evaluation: Evaluation, regression: Regression) -> bool:
     """Whether the regression's Eval has adaptive reps: a fixture that fails runs until its
     test settles broken (three runs, at init's rates, where the base passes at its first),
     so a variant that regresses costs a few times one that does not."""
-    head = _head_result(evaluation.evals, regression.eval)
-    return head is not None and head.sequential is not None
+    comparison = _comparison(evaluation, regression.eval)
+    return comparison is not None and comparison.head.sequential is not None
 
 
-def _head_result(results: Iterable[EvalResult], name: str) -> EvalResult | None:
-    return next((r for r in results if r.side == Side.head.value and r.eval == name), None)
+def _comparison(evaluation: Evaluation, name: str) -> EvalComparison | None:
+    """The Eval's head result, with its base's where the base ran it."""
+    return next((c for c in evaluation.comparisons if c.name == name), None)
 
 
 def _asked(run: PlannedRun, regression: Regression) -> bool:

@@ -42,17 +42,18 @@ def finding_text(found: Finding, evidence: Mapping[tuple[str, str], str] = {}) -
     together = "" if len(attributed.culprit) == 1 else " (with the other hunks named beside it)"
     them, they = ("it", "it passes") if found.witnesses else ("them", "they pass")
     removed, reproduced = scores_text(attributed.removed), scores_text(attributed.reproduced)
-    said = (
-        f"This change{together} makes {regression.eval} regress: {fixtures} pass on the base "
-        f"and not on this head. Taken back, {they} ({removed}); the base with only this "
-        f"change fails {them} ({reproduced})."
-    )
     if regression.in_pairs:
         said = (
             f"This change{together} makes {regression.eval} worse: its pairwise judge prefers "
             f"the base's runs of {fixtures} to this head's, though they pass. Taken back, "
             f"the head is no worse ({removed}); the base with only this change is worse "
             f"({reproduced})."
+        )
+    else:
+        said = (
+            f"This change{together} makes {regression.eval} regress: {fixtures} pass on the "
+            f"base and not on this head. Taken back, {they} ({removed}); the base with only "
+            f"this change fails {them} ({reproduced})."
         )
     if found.witnesses:
         said += f" {alone_text(found.witnesses, regression.fixtures)}"
