@@ -35,7 +35,7 @@ from evalward.report import charts, pairwise_text
 from evalward.report.attribution_text import said_lines, spent_text
 from evalward.report.compiled import TEMPLATES, template_cache
 from evalward.report.pairs import FLAGS, Pair, build_pairs, bundle, row
-from evalward.report.reps import axes_text, has_run_numbers, rep_rule, reps_text
+from evalward.report.reps import axes_text, has_run_numbers, percent, rep_rule, reps_text
 from evalward.report.story import blocking, counts_phrases, figures_text, reason_of
 from evalward.rundata.results import EvalResult, FixtureResult
 from evalward.rundata.spool import TraceSource
@@ -420,7 +420,7 @@ def _environment(shown: Redact) -> jinja2.Environment:
             return shown(value)
         return value
 
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
         bytecode_cache=template_cache(),
         autoescape=True,
@@ -429,3 +429,5 @@ def _environment(shown: Redact) -> jinja2.Environment:
         lstrip_blocks=True,
         finalize=finalize,
     )
+    env.filters["percent"] = percent
+    return env
