@@ -9,7 +9,7 @@ import pytest
 
 from evalward.rundata.pairwise_record import PairAgreement
 from evalward.scoring.consistency import binomial_upper_bound, consistency_below
-from evalward.scoring.pairwise_panel import gates, kappa_bounds, pairs_needed
+from evalward.scoring.pairwise_panel import gates, kappa_bounds, pairs_needed, standing
 
 pytestmark = pytest.mark.unit
 
@@ -52,3 +52,10 @@ def test_kappa_is_read_on_its_confidence_bounds_too() -> None:
     # fifty pairs, twenty-five agreed: shown below the floor
     assert kappa_bounds(measured(25, 50, 0.5))[1] < 0.6
     assert gates(measured(14, 14, 0.5)) and not gates(measured(13, 14, 0.5))
+
+
+def test_a_bound_just_below_the_floor_is_never_written_at_it() -> None:
+    # sixteen of twenty-five agreed: κ at most 0.5952, which two decimals would write as 0.60
+    said = standing(measured(16, 25, 0.5))
+    assert said.startswith("cannot decide: κ between")
+    assert "and 0.595 at 95 % confidence, below the floor 0.60" in said

@@ -55,6 +55,14 @@ def test_a_judge_that_prefers_what_it_reads_first_cannot_decide() -> None:
     )
 
 
+def test_a_bound_just_below_the_floor_is_never_written_at_it() -> None:
+    # sixteen of twenty-five alike: at most 0.7976 at 95 % confidence, which "80 %" rounded up
+    swayed = [_pair(n, "A", "A") for n in range(9)]
+    reason = run_inconsistency(_record(swayed + [_pair(n, "B", "A") for n in range(9, 25)]), 0.8)
+    assert "16 of its 25 pairs asked in both orders judged alike (at most 0.798 at 95 % " in reason
+    assert "confidence), below the consistency floor 0.80 (" in reason
+
+
 def test_a_judge_that_agrees_with_itself_across_orders_is_not_swayed() -> None:
     consistent = [_pair(n, "B", "A") for n in range(12)]  # the head both times
     assert run_inconsistency(_record(consistent), 0.8) == ""

@@ -48,6 +48,7 @@ from evalward.scoring.pairwise_judge import (
     judge_pair,
 )
 from evalward.scoring.reps import at_least
+from evalward.text.numbers import score_text, threshold_text
 
 SIDE_OF = {"A": "base", "B": "head", "tie": "tie"}
 """A calibration pair's A is shown as the base and its B as the head: the human's A, B or
@@ -210,12 +211,14 @@ class PairwisePanel:
         floor = config.calibration_floor
         low, high = kappa_bounds(replayed)
         if replayed.kappa is None or not at_least(high, floor):
-            shown = "undefined" if replayed.kappa is None else f"{replayed.kappa:.2f}"
-            bound = "" if replayed.kappa is None else f" (at most {high:.2f} at {CONFIDENCE})"
+            kappa, bound = "undefined", ""
+            if replayed.kappa is not None:  # each shown below the floor, as it is
+                kappa = score_text(replayed.kappa, floor, passed=False)
+                bound = f" (at most {score_text(high, floor, passed=False)} at {CONFIDENCE})"
             return _inconclusive(
                 judge,
-                f"pairwise calibration {config.calibration!r}: κ of {judge.model} is {shown}"
-                f"{bound} on its {replayed.scored} pairs, below the floor {floor:.2f}",
+                f"pairwise calibration {config.calibration!r}: κ of {judge.model} is {kappa}"
+                f"{bound} on its {replayed.scored} pairs, below the floor {threshold_text(floor)}",
             )
         consistent = round((replayed.consistency or 0.0) * replayed.scored)
         if consistency_below(consistent, replayed.scored, config.consistency_floor):
@@ -224,8 +227,8 @@ class PairwisePanel:
                 judge,
                 f"pairwise calibration {config.calibration!r}: {judge.model} judged "
                 f"{consistent} of its {replayed.scored} pairs alike in both orders (at most "
-                f"{100 * upper:.0f} % at {CONFIDENCE}), below "
-                f"the consistency floor {config.consistency_floor:.2f}",
+                f"{score_text(upper, config.consistency_floor, passed=False)} at {CONFIDENCE}), "
+                f"below the consistency floor {threshold_text(config.consistency_floor)}",
             )
         if not at_least(low, floor):
             needed = pairs_needed(replayed, floor)
@@ -397,10 +400,12 @@ def standing(measured: PairAgreement) -> str:
     if measured.errors or measured.kappa is None:
         return "cannot decide: κ is not computed on every pair"
     low, high = kappa_bounds(measured)
-    between = f"κ between {max(low, -1.0):.2f} and {high:.2f} at {CONFIDENCE}"
+    below = not at_least(high, floor)
+    shown_high = score_text(high, floor, passed=False) if below else f"{high:.2f}"
+    between = f"κ between {max(low, -1.0):.2f} and {shown_high} at {CONFIDENCE}"
     if gates(measured):
         return f"gates: {between}, at or above the floor {floor:.2f}"
-    if not at_least(high, floor):
+    if below:
         return f"cannot decide: {between}, below the floor {floor:.2f}"
     consistent = round((measured.consistency or 0.0) * measured.scored)
     if consistency_below(consistent, measured.scored, PairwiseConfig().consistency_floor):

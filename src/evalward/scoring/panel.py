@@ -41,6 +41,7 @@ from evalward.scoring.judge import (
     check_evidence,
 )
 from evalward.scoring.reps import TOLERANCE, at_least
+from evalward.text.numbers import score_text, threshold_text
 
 NOT_SCORED = "not scored: "
 """How a judge assertion's message starts when its judge could not be calibrated."""
@@ -298,11 +299,12 @@ class JudgePanel:
         base = replace(base, agreement=kappa)
         if at_least(kappa, config.calibration_floor):
             return base
-        shown = "undefined" if kappa is None else f"{kappa:.2f}"
+        floor = config.calibration_floor
+        shown = "undefined" if kappa is None else score_text(kappa, floor, passed=False)
         return _advisory(
             base,
             f"judge calibration {config.calibration!r}: κ of {config.model} is {shown}, "
-            f"below the floor {config.calibration_floor:.2f}",
+            f"below the floor {threshold_text(floor)}",
         )
 
     def deferred(self, eval_def: Located[Eval]) -> EvalJudge:

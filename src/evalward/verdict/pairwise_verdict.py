@@ -21,6 +21,7 @@ from evalward.scoring.consistency import (
     consistency_below,
 )
 from evalward.scoring.pairwise_panel import CONFIDENCE, Judged, PairwiseJudge
+from evalward.text.numbers import score_text, threshold_text
 from evalward.verdict.preference import PreferenceTests, decide, preference_share, swapped
 from evalward.verdict.undecided import (
     failed_by_evidence,
@@ -89,8 +90,9 @@ def run_inconsistency(record: PairwiseRecord, floor: float) -> str:
     swayed = _swayed(record)
     return (
         f"position sway in this run: {consistent} of its {len(judged)} pairs asked in both "
-        f"orders judged alike (at most {100 * upper:.0f} % at {CONFIDENCE}), below the "
-        f"consistency floor {floor:.2f}{swayed}; the answers it compared, the head's among "
+        f"orders judged alike (at most {score_text(upper, floor, passed=False)} at "
+        f"{CONFIDENCE}), below the consistency floor {threshold_text(floor)}{swayed}; the "
+        "answers it compared, the head's among "
         "them, sway it"
     )
 
