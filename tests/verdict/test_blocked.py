@@ -16,8 +16,8 @@ from evalward.verdict.blocked import (
     regresses,
     why,
 )
-from evalward.verdict.compare import EvalComparison, compare
-from report.test_report import evals
+from evalward.verdict.compare import Change, EvalComparison, FixtureComparison, compare
+from report.test_report import evals, fixture
 
 pytestmark = pytest.mark.unit
 
@@ -60,6 +60,17 @@ def test_a_regression_blocks_by_its_policy_tightened_by_the_action() -> None:
         "support / b: regression, passed on base and fails on head (base 1/1 → head 0/1; "
         "`failOnRegression: any` blocks every one)"
     ]
+
+
+def test_a_significant_p_just_below_its_level_is_never_written_at_it() -> None:
+    # thirteen reps: ten pass on base only, three on head only; p = 0.046, "0.05" at two places
+    base = [fixture("b", "base", rep < 10, rep=rep) for rep in range(13)]
+    head = [fixture("b", "head", rep >= 10, rep=rep) for rep in range(13)]
+    dropped = FixtureComparison("b", Change.regression, base, head)
+    comparison = _comparison({"b"}, pass_threshold=0.5, passed=True)
+    comparison.fixtures = [dropped]
+    (line,) = why([], [comparison], RegressionPolicy.significant)
+    assert "10 worse / 3 better over paired reps, p = 0.046 < 0.05;" in line
 
 
 def test_more_than_five_failing_fixtures_are_counted_not_listed() -> None:

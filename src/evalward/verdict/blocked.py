@@ -117,10 +117,13 @@ def _lines(comparison: EvalComparison, policy: RegressionPolicy) -> list[str]:
         lines = []
         for f in comparison.significant_fixtures():
             test = f.mcnemar()
+            p = bound_text(test.p_value)
+            if float(p) >= SIGNIFICANCE:  # 0.046 is never written 0.05 beside "< 0.05"
+                p = score_text(test.p_value, SIGNIFICANCE, passed=False)
             lines.append(
                 f"{comparison.name} / {f.fixture}: significant regression (McNemar's exact "
                 f"test per fixture: {test.worse} worse / {test.better} better over paired "
-                f"reps, p = {bound_text(test.p_value)} < {SIGNIFICANCE}; {f.numbers()})"
+                f"reps, p = {p} < {SIGNIFICANCE}; {f.numbers()})"
             )
         return lines
     return [
