@@ -268,6 +268,18 @@ def test_cost_in_dollars_is_a_cap_on_what_the_priced_calls_cost() -> None:
     assert run({"type": "cost", "maxUsd": 1, "maxTokens": 90}, trace)[0] is Status.passed
 
 
+def test_a_cost_is_read_against_its_bound_as_a_sum_of_prices() -> None:
+    trace = Trace()
+    trace.add(StepType.tool_call, tool="a", arguments={}, usage=Usage(cost_usd=0.1))
+    trace.add(StepType.final, content="x", usage=Usage(cost_usd=0.2))
+    assert trace.usage.cost_usd == 0.30000000000000004  # what the floats add up to
+    assert run({"type": "cost", "maxUsd": 0.3}, trace) == (Status.passed, "cost $0.3 ≤ $0.3")
+    # a cost over its bound by less than six digits show keeps the digits that show it
+    over = Trace()
+    over.add(StepType.final, content="x", usage=Usage(cost_usd=0.3000001))
+    assert run({"type": "cost", "maxUsd": 0.3}, over) == (Status.failed, "cost $0.3000001 > $0.3")
+
+
 def test_a_cost_in_dollars_that_is_not_known_is_an_error_never_a_pass() -> None:
     """A call to a model with no price would make the run look cheaper than it was."""
     unpriced = Trace()
@@ -314,6 +326,14 @@ def timed_trace(run_ms: float, *step_ms: float) -> Trace:
 def test_latency(assertion: dict[str, Any], trace: Trace, expected: Status) -> None:
     status, message = run(assertion, trace)
     assert status is expected, message
+
+
+def test_a_run_over_its_latency_bound_is_never_written_at_it() -> None:
+    over = run({"type": "latency", "maxMs": 1000}, timed_trace(1000.5, 10))
+    assert over == (Status.failed, "run took 1000.5 ms > 1000 ms")
+    assert run({"type": "latency", "maxMs": 1000}, timed_trace(1203.4))[1] == (
+        "run took 1203 ms > 1000 ms"
+    )
 
 
 def multi_turn_trace() -> Trace:

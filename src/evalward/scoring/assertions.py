@@ -38,7 +38,9 @@ from evalward.resources.assertions import (
 from evalward.rundata.playground_state import same
 from evalward.rundata.results import Status
 from evalward.rundata.trace import StepType, Trace
+from evalward.scoring.reps import TOLERANCE
 from evalward.text import jsontext, tool_names
+from evalward.text.numbers import above_text
 
 CheckOutcome = tuple[Status, str]
 """A deterministic check's status and the message that says why (assertions and state
@@ -348,8 +350,11 @@ def _cost(a: CostAssertion, trace: Trace) -> CheckOutcome:
                 "the run's cost is unknown: a model it called has no price; add one under "
                 "`pricing` in evalward.yaml"
             )
-        if usage.cost_usd > a.max_usd:
-            return Status.failed, f"cost ${usage.cost_usd:.6g} > ${a.max_usd:g}"
+        if usage.cost_usd > a.max_usd + TOLERANCE:  # a sum of prices: 0.1 + 0.2 is 0.3
+            return (
+                Status.failed,
+                f"cost ${above_text(usage.cost_usd, a.max_usd, '.6g')} > ${a.max_usd:g}",
+            )
         held.append(f"cost ${usage.cost_usd:.6g} ≤ ${a.max_usd:g}")
     return Status.passed, "; ".join(held)
 
@@ -382,7 +387,7 @@ def _latency(a: LatencyAssertion, trace: Trace) -> CheckOutcome:
     return pass_or_fail(
         took <= a.max_ms,
         f"{what} {took:.0f} ms ≤ {a.max_ms:.0f} ms",
-        f"{what} {took:.0f} ms > {a.max_ms:.0f} ms",
+        f"{what} {above_text(took, a.max_ms, '.0f')} ms > {a.max_ms:.0f} ms",
     )
 
 

@@ -61,6 +61,17 @@ def delta_text(delta: float | None) -> str:
     return f"{0:.{MIN_DIGITS}f}"
 
 
+def above_text(value: float, limit: float, spec: str) -> str:
+    """`value` as `spec` writes it (".0f", ".6g"), or with the decimals it takes to read above
+    `limit`: a run of 1000.5 ms over a 1000 ms bound is "1000.5 ms", not "1000 ms"."""
+    shown = format(value, spec)
+    for digits in range(1, 18):
+        if value <= limit or float(shown) > limit:
+            return shown
+        shown = f"{value:.{digits}f}"
+    return repr(value)
+
+
 def seconds_text(seconds: float) -> str:
     """A duration as people read it: "850 ms", "13.6 s", "2 min 05 s"."""
     if seconds < 1:
