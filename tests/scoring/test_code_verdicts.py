@@ -62,3 +62,10 @@ def test_an_ambiguous_answer_says_where_and_what_to_do() -> None:
     assert status == "error"
     assert 'holds "pass" on line 3' in message
     assert "logs on stderr" in message
+
+
+def test_a_score_just_below_its_threshold_is_never_written_at_it() -> None:
+    grader = GRADER.model_copy(update={"threshold": 0.9})
+    answer = {"stdout": '{"score": 0.8999999}', "stderr": "", "exit": 0, "truncated": False}
+    found = script_verdict(grader, answer)
+    assert (found.status.value, found.message) == ("fail", "score 0.8999999, not ≥ 0.9")

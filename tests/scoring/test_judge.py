@@ -134,6 +134,15 @@ def test_a_valid_verdict_with_checked_evidence(model: ScriptedModelServer) -> No
     assert data["trace"][3]["text"] == ANSWER
 
 
+def test_a_judge_score_just_below_its_min_score_is_never_written_at_it(
+    model: ScriptedModelServer,
+) -> None:
+    model.script(RUBRIC, text(verdict(0.795)))
+    judge = judge_fixture(model, refund_trace()).assertions[0]
+    assert judge.status is Status.failed
+    assert judge.message.startswith("judge score 0.795 < 0.80: ")
+
+
 def data_of(user_message: str) -> Any:
     """The JSON between the delimiters, which must each occur exactly once."""
     assert user_message.count(OPEN) == 1

@@ -67,6 +67,11 @@ def test_a_score_below_it_fails_naming_what_failed() -> None:
     assert decided.message == "score 0.50 < passThreshold 0.75 (contains: output lacks 'b')"
 
 
+def test_a_score_just_below_it_is_never_written_at_it() -> None:
+    decided = _decide(_spec(passThreshold=0.9), _result(Status.failed, 0.898))
+    assert decided.message.startswith("score 0.898 < passThreshold 0.9 (")
+
+
 @pytest.mark.parametrize("status", [Status.error, Status.skipped])
 def test_a_run_that_reached_no_verdict_keeps_its_status(status: Status) -> None:
     decided = _decide(_spec(passThreshold=0.0), _result(status, 0.5))

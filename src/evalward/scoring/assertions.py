@@ -40,7 +40,7 @@ from evalward.rundata.results import Status
 from evalward.rundata.trace import StepType, Trace
 from evalward.scoring.reps import TOLERANCE
 from evalward.text import jsontext, tool_names
-from evalward.text.numbers import above_text
+from evalward.text.numbers import side_text
 
 CheckOutcome = tuple[Status, str]
 """A deterministic check's status and the message that says why (assertions and state
@@ -353,7 +353,7 @@ def _cost(a: CostAssertion, trace: Trace) -> CheckOutcome:
         if usage.cost_usd > a.max_usd + TOLERANCE:  # a sum of prices: 0.1 + 0.2 is 0.3
             return (
                 Status.failed,
-                f"cost ${above_text(usage.cost_usd, a.max_usd, '.6g')} > ${a.max_usd:g}",
+                f"cost ${side_text(usage.cost_usd, a.max_usd, '.6g')} > ${a.max_usd:g}",
             )
         held.append(f"cost ${usage.cost_usd:.6g} ≤ ${a.max_usd:g}")
     return Status.passed, "; ".join(held)
@@ -387,7 +387,7 @@ def _latency(a: LatencyAssertion, trace: Trace) -> CheckOutcome:
     return pass_or_fail(
         took <= a.max_ms,
         f"{what} {took:.0f} ms ≤ {a.max_ms:.0f} ms",
-        f"{what} {above_text(took, a.max_ms, '.0f')} ms > {a.max_ms:.0f} ms",
+        f"{what} {side_text(took, a.max_ms, '.0f')} ms > {a.max_ms:.0f} ms",
     )
 
 

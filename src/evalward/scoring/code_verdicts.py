@@ -26,6 +26,7 @@ from evalward.resources.code_scorer import CodeAssertion
 from evalward.rundata.results import Status
 from evalward.scoring.panel import JudgeOutcome
 from evalward.text import jsontext
+from evalward.text.numbers import side_text
 
 SCRIPT_THRESHOLD = 0.8
 """AgentV's: a script grader's score passes at 0.8 or above unless it says otherwise."""
@@ -72,7 +73,7 @@ def verdict(assertion: CodeAssertion, value: Any) -> JudgeOutcome:
             return _decided(passed, 1.0 if passed else 0.0, reason)
         if threshold is not None and score < threshold:
             passed = False
-            reason = reason or f"score {score:g} < threshold {threshold:g}"
+            reason = reason or f"score {side_text(score, threshold, 'g')} < threshold {threshold:g}"
         return _decided(passed, float(score), reason)
     return error_verdict(
         f"the scorer returned {_short(value)}; expected true/false, a number, or "
@@ -83,7 +84,8 @@ def verdict(assertion: CodeAssertion, value: Any) -> JudgeOutcome:
 def _from_score(score: float, threshold: float | None, reason: str) -> JudgeOutcome:
     passed = score >= threshold if threshold is not None else score > 0
     bound = f"≥ {threshold:g}" if threshold is not None else "> 0"
-    said = reason or (f"score {score:g} {bound}" if passed else f"score {score:g}, not {bound}")
+    shown = side_text(score, threshold, "g") if threshold is not None else f"{score:g}"
+    said = reason or (f"score {shown} {bound}" if passed else f"score {shown}, not {bound}")
     return _decided(passed, score, said)
 
 

@@ -218,10 +218,12 @@ class EvalJudge:
 
 
 def _score_message(verdict: JudgeVerdict, min_score: float) -> str:
-    if verdict.score >= min_score:
-        message = f"judge score {verdict.score:.2f} ≥ {min_score:.2f}"
+    passed = verdict.score >= min_score
+    score, bound = score_text(verdict.score, min_score, passed), threshold_text(min_score)
+    if passed:
+        message = f"judge score {score} ≥ {bound}"
     else:
-        message = f"judge score {verdict.score:.2f} < {min_score:.2f}" + (
+        message = f"judge score {score} < {bound}" + (
             f": {verdict.summary}" if verdict.summary else ""
         )
     if verdict.all_violations_unsupported:

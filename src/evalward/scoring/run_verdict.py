@@ -20,6 +20,7 @@ from evalward.rundata.results import AssertionResult, FixtureResult, Status, Ver
 from evalward.rundata.trace import Trace
 from evalward.scoring.code_scorer import CodeScorers
 from evalward.scoring.reps import at_least
+from evalward.text.numbers import score_text
 
 
 async def decide_run(
@@ -73,7 +74,9 @@ def _by_threshold(result: FixtureResult, gating: list[AssertionResult], threshol
         _settle(result, Status.passed, result.score, "")
         return
     failed = "; ".join(f"{r.type}: {r.message}" for r in gating if r.status is Status.failed)
-    said = f"score {result.score:.2f} < passThreshold {threshold:g}"
+    said = (
+        f"score {score_text(result.score, threshold, passed=False)} < passThreshold {threshold:g}"
+    )
     _settle(result, Status.failed, result.score, said + (f" ({failed})" if failed else ""))
 
 

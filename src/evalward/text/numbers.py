@@ -61,12 +61,13 @@ def delta_text(delta: float | None) -> str:
     return f"{0:.{MIN_DIGITS}f}"
 
 
-def above_text(value: float, limit: float, spec: str) -> str:
-    """`value` as `spec` writes it (".0f", ".6g"), or with the decimals it takes to read above
-    `limit`: a run of 1000.5 ms over a 1000 ms bound is "1000.5 ms", not "1000 ms"."""
+def side_text(value: float, limit: float, spec: str) -> str:
+    """`value` as `spec` writes it (".0f", "g"), or with the decimals it takes to stay on its
+    side of `limit`: a run of 1000.5 ms over a 1000 ms bound is "1000.5 ms", not "1000 ms"."""
     shown = format(value, spec)
     for digits in range(1, 18):
-        if value <= limit or float(shown) > limit:
+        read = float(shown)
+        if value == limit or (read > limit if value > limit else read < limit):
             return shown
         shown = f"{value:.{digits}f}"
     return repr(value)
