@@ -11,7 +11,7 @@ import pytest
 from evalward.providers.registry import build_providers
 from evalward.resources.assertions import SimilarAssertion
 from evalward.rundata.results import Status
-from evalward.scoring.similarity import check_similar
+from evalward.scoring.similarity import _one, check_similar
 
 pytestmark = pytest.mark.unit
 
@@ -64,3 +64,11 @@ def test_an_embedding_model_of_a_provider_without_embeddings_is_an_error(tmp_pat
 
     assert found.status is Status.error
     assert "does not serve OpenAI's embeddings API" in found.message
+
+
+def test_a_similarity_just_below_its_threshold_is_never_written_at_it() -> None:
+    found = [0.796, (1 - 0.796**2) ** 0.5]  # a unit vector at cosine 0.796 from [1, 0]
+    passed, _, said = _one(similar(value="x", threshold=0.8), found, [1.0, 0.0])
+    assert not passed and said == "similarity 0.796 < threshold 0.8"
+    passed, _, said = _one(similar(value="x", metric="euclidean", threshold=0.5), [0.504], [0.0])
+    assert not passed and said == "distance 0.504 > threshold 0.5"

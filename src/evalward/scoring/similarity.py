@@ -17,6 +17,7 @@ from evalward.resources.assertions import SimilarAssertion, SimilarityMetric
 from evalward.rundata.results import Status
 from evalward.runtime.proxy.embedding_calls import embed
 from evalward.scoring.panel import JudgeOutcome
+from evalward.text.numbers import side_text
 
 EPSILON = 2.220446049250313e-16
 """JavaScript's Number.EPSILON: promptfoo's tolerance at the threshold."""
@@ -57,7 +58,8 @@ def _one(
         near = distance <= threshold + EPSILON
         passed = distance >= threshold - EPSILON if negate else near
         score = 1 / (1 + distance)
-        said = f"distance {distance:.2f} {'≤' if near else '>'} threshold {threshold:g}"
+        shown = side_text(distance, threshold, ".2f")
+        said = f"distance {shown} {'≤' if near else '>'} threshold {threshold:g}"
     else:
         score = sum(a * b for a, b in zip(found, expected, strict=True))  # dot
         if assertion.metric is SimilarityMetric.cosine:
@@ -65,5 +67,6 @@ def _one(
             score = score / norms if norms else 0.0
         high = score >= threshold - EPSILON
         passed = score <= threshold + EPSILON if negate else high
-        said = f"similarity {score:.2f} {'≥' if high else '<'} threshold {threshold:g}"
+        shown = side_text(score, threshold, ".2f")
+        said = f"similarity {shown} {'≥' if high else '<'} threshold {threshold:g}"
     return passed, 1 - score if negate else score, said
