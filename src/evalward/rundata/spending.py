@@ -281,17 +281,9 @@ def _summed(one: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
 def spending_line(estimate: Estimate, spent: Spent) -> str:
     """After a run: `estimated 23 model calls, ~41,200 tokens, ~$0.0377 (before retries and
     calibration replays); actual 21 model calls, 30,900 tokens incl. judge, $0.0291`."""
-    cost = spent.cost_usd if not spent.unpriced else None
-    if estimate.cost_usd is None:
-        estimated = "cost unknown (a model has no price)"
-    else:
-        estimated = f"~${estimate.cost_usd:.4f}"
-    actual = spent_text(
-        spent.calls,
-        spent.tokens,
-        cost_text(cost, spent.unpriced, spent.cost_usd),
-        split_text(spent.calls_by, spent.cost_by),
-    )
+    estimated = cost_text(None, 0) if estimate.cost_usd is None else f"~${estimate.cost_usd:.4f}"
+    cost = cost_text(None if spent.unpriced else spent.cost_usd, spent.unpriced, spent.cost_usd)
+    actual = spent_text(spent.calls, spent.tokens, cost, split_text(spent.calls_by, spent.cost_by))
     return (
         f"estimated {estimate.calls} model calls, ~{estimate.tokens:,} tokens, {estimated} "
         f"(before retries and calibration replays); actual {actual}"
