@@ -58,7 +58,7 @@ class MeteredProvider:
         identity: str = "",
         priced_as: str = "",
         *,
-        ceiling: Ceiling | None = None,
+        ceiling: Ceiling,
     ) -> None:
         self.inner = inner
         self.name = priced_as or inner.name
@@ -68,7 +68,7 @@ class MeteredProvider:
         self._prices = prices
         self._cache = cache
         self.spent = spent
-        self.ceiling = ceiling if ceiling is not None else Ceiling()
+        self.ceiling = ceiling
 
     @property
     def forwarding(self) -> VendorApi | None:
