@@ -161,13 +161,12 @@ def said_lines(found: RunAttribution | None) -> list[RegressedAt]:
     for each in found.found if found is not None else ():
         regression, attributed, alone = each.regression, each.attribution, each.witnesses
         if isinstance(attributed, NotAttributable):
-            tried = len(attributed.attempts)
             said.append(
                 RegressedAt(
                     regression.eval,
                     regression.fixtures,
                     reason=attributed.reason,
-                    tried=tried,
+                    tried=len(attributed.attempts),
                     witnesses=alone,
                     in_pairs=regression.in_pairs,
                 )
