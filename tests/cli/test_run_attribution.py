@@ -342,10 +342,11 @@ def test_a_reply_only_init_s_pairwise_judge_finds_worse_is_traced_to_its_line(
     rubric judge scores it), and init's pairwise judge prefers the base's reply in every
     pair. The gate blocks on the judge alone; attribution judges each variant's runs in
     pairs with the base's (read from the result cache), each hunk applied alone to the base
-    first: line 1 costs 3 calls (a run, its rubric judge, a tie asked of no one), line 5 40
-    (eight runs lose their pairs before the test settles worse). At the default budget, half
-    the run's 86 calls, the head without line 5 (3 calls more) does not fit, and the comment
-    says so and where to raise it; at `attribution.budget: 1` line 5 is proven."""
+    first: line 1 costs 3 calls (a run, its rubric judge, a tie asked of no one), line 5 32
+    (eight runs lose their pairs before the test settles worse; a run whose pairs lean worse
+    asks no rubric judge), the head without line 5 3 more. The default budget, half the
+    run's 86 calls, holds them (it held 3 calls too few while every run asked its rubric
+    judge), and so does `attribution.budget: 1`: line 5 is proven."""
     config = f"attribution: {{ budget: {budget} }}\n" if budget != "default" else ""
     done, results = _init_project_regressing(
         tmp_path, '"Order 12345 will arrive on Tuesday; it has shipped."', config
@@ -361,14 +362,12 @@ def test_a_reply_only_init_s_pairwise_judge_finds_worse_is_traced_to_its_line(
     assert spent["model_calls"] == found["spentModelCalls"] <= found["budgetModelCalls"]
     assert spent["calls_by_purpose"]["pairwise"] > 0  # its variants are judged in pairs
     ways = [(t["way"], t["hunks"], t["regressed"]) for t in regression["trials"]]
-    assert ways[:2] == [("applied", [0], False), ("applied", [1], True)]
+    assert ways == [("applied", [0], False), ("applied", [1], True), ("reverted", [1], False)]
     if budget == "default":
         assert found["budgetModelCalls"] == results["run"]["spent"]["model_calls"] // 2
-        assert regression["result"] == "not attributable"
-        assert "attribution.budget in the base branch's evalward.yaml raises it" in done.stdout
-        return
+    # the rubric judge is asked of the two variants no worse in pairs, once each
+    assert spent["calls_by_purpose"]["judge"] == 2, spent
     assert regression["result"] == "attributed", (regression["reason"], regression["trials"])
-    assert ways[2:] == [("reverted", [1], False)]
     (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
     assert (culprit["path"], culprit["first"]) == ("prompts/assistant.md", 5)
     assert "`prompts/assistant.md:5` — taken back" in done.stdout

@@ -6,6 +6,7 @@ leave their absolute judge for later. Nothing here calls a model."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Iterator
 
 import pytest
@@ -14,6 +15,7 @@ from evalward.execute.base_judging import BaseJudging
 from evalward.execute.pairs import PairJudging, judged_fixtures, pairwise_fixtures
 from evalward.plan.plan import PlannedRun
 from evalward.plan.planned import Planned
+from evalward.rundata.pairwise_record import PairRecord
 from evalward.rundata.sides import Side
 from evalward.rundata.spool import TraceSpool
 from support.documents import by_label, documents, eval_for
@@ -97,7 +99,7 @@ def test_only_a_base_run_whose_judge_reads_the_run_as_it_is_is_judged_later(
     ready: Planned,
 ) -> None:
     pairs = PairJudging(ready.context)
-    later = BaseJudging(ready.context, pairs.fixtures, TraceSpool().trace_of)
+    later = BaseJudging(ready.context, pairs, TraceSpool().trace_of)
 
     assert later.defers(PlannedRun(Side.base, EVAL, "judged-later"))
     assert not later.defers(PlannedRun(Side.head, EVAL, "judged-later"))
@@ -105,3 +107,40 @@ def test_only_a_base_run_whose_judge_reads_the_run_as_it_is_is_judged_later(
     assert not later.defers(PlannedRun(Side.base, "no-such-eval", "judged-later"))
     asyncio.run(later.ask([], final=True))
     assert later.asked == 0
+
+
+def test_a_variant_s_head_run_leaves_its_judge_until_its_pairs_do_not_lean_worse(
+    ready: Planned,
+) -> None:
+    """Attribution's variant of a regression found in pairs reads a fixture worse in pairs as
+    regressed whatever its judge says: a head run's judge waits while the fixture has no
+    pair or its first went to the base, and is asked once they do not lean worse, or at the
+    end unless they settled worse. On the gate (the option off) no head run waits."""
+    options = dataclasses.replace(ready.context.options, judge_head_after_pairs=True)
+    context = dataclasses.replace(
+        ready.context, setup=dataclasses.replace(ready.context.setup, options=options)
+    )
+    pairs = PairJudging(context)
+    later = BaseJudging(context, pairs, TraceSpool().trace_of)
+
+    assert later.defers(PlannedRun(Side.head, EVAL, "judged-later"))
+    assert not later.defers(PlannedRun(Side.head, EVAL, "thresholded"))
+    assert not BaseJudging(ready.context, pairs, TraceSpool().trace_of).defers(
+        PlannedRun(Side.head, EVAL, "judged-later")
+    )
+    # no pair yet: open between the rounds, and not worse once they are over
+    assert pairs.worse(so_far=True) == {(EVAL, "judged-later"), (EVAL, "thresholded")}
+    assert pairs.worse() == set()
+    pairs.pairs[(EVAL, "judged-later", 0)] = PairRecord(
+        fixture="judged-later", rep=0, preferred="base"
+    )
+    pairs.pairs[(EVAL, "thresholded", 0)] = PairRecord(
+        fixture="thresholded", rep=0, preferred="tie"
+    )
+    assert pairs.worse(so_far=True) == {(EVAL, "judged-later")}
+    assert pairs.worse() == set()  # one pair the base won settles nothing
+    for rep in range(1, 8):  # eight do, as on the gate at init's rates
+        pairs.pairs[(EVAL, "judged-later", rep)] = PairRecord(
+            fixture="judged-later", rep=rep, preferred="base"
+        )
+    assert pairs.worse() == {(EVAL, "judged-later")}

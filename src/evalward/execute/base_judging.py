@@ -16,13 +16,21 @@ reads the run through code (a transform, a scoring function) is judged at once
 
 A base run stored in the result cache unjudged is served only to a run that defers its judge
 (`execute`); once judged, it replaces what its key held.
+
+Attribution's variants of a regression found in pairs (`RunOptions.judge_head_after_pairs`)
+read a fixture as regressed while its pairs find it worse, whatever its judge says: there a
+head run's judge is left for later too, and asked once the fixture's pairs do not lean worse
+(right after its first pair, most often) or, at the end, where they did not settle worse. A
+variant that behaves like the head then costs its pairs and its agent's calls, not a judge
+call per run besides.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from evalward.execute.pairs import PairJudging
 from evalward.plan.plan import PlannedRun
 from evalward.plan.run_context import RunContext
 from evalward.providers.base import RunLabels
@@ -44,8 +52,8 @@ class BaseJudging:
     """Which base runs leave their judge for later, and asking it where the verdict reads it."""
 
     context: RunContext
-    paired: Mapping[str, Collection[str]]
-    """Per Eval judged pairwise, its fixtures judged in pairs (`PairJudging.fixtures`)."""
+    pairs: PairJudging
+    """The run's pairs: which fixtures are judged in pairs, and what their pairs say."""
     trace_of: TraceSource
     panel: JudgePanel = field(init=False)
     asked: int = 0
@@ -56,15 +64,21 @@ class BaseJudging:
 
     def defers(self, run: PlannedRun) -> bool:
         """Whether `run` is scored first without its judge assertions: a base run of an
-        adaptive Eval's fixture judged in pairs, with a judge model, whose judge assertions
-        read the run as it is."""
-        plan, base = self.context.plan, self.context.checkouts.get(Side.base)
-        if run.side is not Side.base or base is None or run.eval not in plan.adaptive:
+        adaptive Eval's fixture judged in pairs (or, in a variant of a regression found in
+        pairs, a head run of one), with a judge model, whose judge assertions read the run
+        as it is."""
+        checkouts = self.context.checkouts
+        if run.side is Side.head:
+            later = self.context.options.judge_head_after_pairs and Side.base in checkouts
+        else:
+            later = run.eval in self.context.plan.adaptive
+        checkout = checkouts.get(run.side)
+        if not later or checkout is None:
             return False
-        if run.fixture not in self.paired.get(run.eval, ()):
+        if run.fixture not in self.pairs.fixtures.get(run.eval, ()):
             return False
-        located = base.resources.evals.get(run.eval)
-        fixture = base.resources.fixtures.get(run.fixture)
+        located = checkout.resources.evals.get(run.eval)
+        fixture = checkout.resources.fixtures.get(run.fixture)
         if located is None or fixture is None or located.resource.spec.judge.model is None:
             return False
         return judged_later(fixture.resource.spec)
@@ -76,14 +90,23 @@ class BaseJudging:
         final: bool = False,
         flaky: Mapping[str, Mapping[str, float]] | None = None,
     ) -> None:
-        """Judge, in place in `results`, the unjudged base runs the verdict reads now: those of
-        a fixture the head did not pass every time, and (once the rounds are over, `final`)
-        every one of an Eval whose pooled test leans broken."""
+        """Judge, in place in `results`, the unjudged runs the verdict reads now: a head run
+        whose fixture's pairs do not lean worse (or, once the rounds are over, `final`, did
+        not settle worse; one with no pair is judged then); then a base run of a fixture the
+        head did not pass every time, and (`final`) every one of an Eval whose pooled test
+        leans broken."""
+        heads = [i for i, r in enumerate(results) if r.side == Side.head.value and r.not_judged]
+        worse = self.pairs.worse(so_far=not final) if heads else set()
+        for index in heads:
+            if (results[index].eval, results[index].fixture) not in worse:
+                results[index] = await self._judged(results[index])
         waiting = [i for i, r in enumerate(results) if r.side == Side.base.value and r.not_judged]
         if not waiting:
             return
         failed = {
-            (r.eval, r.fixture) for r in results if r.side == Side.head.value and not r.passed
+            (r.eval, r.fixture)
+            for r in results
+            if r.side == Side.head.value and not r.passed and not r.not_judged
         }
         pooled = self._pooled_reads_base(results, flaky or {}) if final else set()
         for index in waiting:
@@ -92,22 +115,24 @@ class BaseJudging:
                 results[index] = await self._judged(result)
 
     async def _judged(self, result: FixtureResult) -> FixtureResult:
-        base = self.context.checkouts[Side.base]
-        located = base.resources.evals[result.eval]
-        judge_of = await self.panel.for_eval(located, base.resources, Side.base.value)
+        side = Side(result.side)
+        checkout = self.context.checkouts[side]
+        located = checkout.resources.evals[result.eval]
+        judge_of = await self.panel.for_eval(located, checkout.resources, side.value)
         trace = self.trace_of(result)
         judged = await judge_deferred(
-            base.resources.fixtures[result.fixture],
+            checkout.resources.fixtures[result.fixture],
             result,
             trace,
             located.resource.spec.scoring,
             judge_of,
-            run=RunLabels(eval=result.eval, rep=result.rep, side=result.side, sha=base.sha),
+            run=RunLabels(eval=result.eval, rep=result.rep, side=result.side, sha=checkout.sha),
         )
-        self.asked += 1
+        if side is Side.base:
+            self.asked += 1
         cache = self.context.options.cache
         if cache is not None:
-            run = PlannedRun(Side.base, result.eval, result.fixture, result.rep)
+            run = PlannedRun(side, result.eval, result.fixture, result.rep)
             cache.replace(self.context.keys.of(run), judged.model_copy(update={"trace": trace}))
         return judged
 
@@ -130,7 +155,7 @@ class BaseJudging:
             }
             head |= {k: list(v) for k, v in outcomes(mine).items()}
             gates = [f for f in head if f not in plan.pending.get(name, ())]
-            share = pass_rate_share(spec, name in self.paired)
+            share = pass_rate_share(spec, name in self.pairs.fixtures)
             tests = SequentialTests.of(spec.scoring.gate, reps, len(gates), share)
             call = judge(
                 tests, head, {}, gating=gates, flaky=flaky.get(name), policy=spec.scoring.gate

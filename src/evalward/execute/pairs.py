@@ -21,7 +21,7 @@ from evalward.plan.plan import Checkout, Plan, PlannedRun
 from evalward.plan.run_context import RunContext
 from evalward.providers.base import RunLabels
 from evalward.resources import ResourceSet
-from evalward.rundata.pairwise_record import PairRecord
+from evalward.rundata.pairwise_record import WORSE, PairRecord
 from evalward.rundata.results import FixtureResult
 from evalward.rundata.sides import Side
 from evalward.rundata.spool import TraceSpool
@@ -36,7 +36,13 @@ from evalward.scoring.pairwise_panel import (
     pairing_of,
     pairwise_model,
 )
-from evalward.verdict.preference import PreferenceTests, more_pairs, preference_share
+from evalward.verdict.preference import (
+    PreferenceTests,
+    by_fixture,
+    leans_worse,
+    more_pairs,
+    preference_share,
+)
 
 PARALLEL_PAIRS = 4
 
@@ -203,6 +209,25 @@ class PairJudging:
             pairs = [p for (e, _, _), p in sorted(self.pairs.items()) if e == name]
             out[name] = Judged(judge, pairs, sorted(self.fixtures[name]))
         return out
+
+    def worse(self, *, so_far: bool = False) -> set[tuple[str, str]]:
+        """The (Eval, fixture) whose pairs find the head worse by its own test, as the verdict
+        will (`preference.decide`); `so_far` (between rounds), also those with no pair yet or
+        whose first pair went to the base, while their test is open."""
+        found: set[tuple[str, str]] = set()
+        for name, fixtures in self.fixtures.items():
+            located = self.head.evals[name]
+            judge = self.judges.get(name) or PairwiseJudge.as_defined(located)
+            spec = located.resource.spec
+            tests = PreferenceTests.of(spec.scoring.gate, judge.margin, preference_share(spec))
+            grouped = by_fixture([p for (e, _, _), p in self.pairs.items() if e == name])
+            tilted = sum(leans_worse(pairs) for f, pairs in grouped.items() if f in fixtures)
+            for fixture in fixtures:
+                pairs = grouped.get(fixture, [])
+                still_open = so_far and (not pairs or leans_worse(pairs))
+                if still_open or (pairs and tests.fixture_verdict(pairs, tilted)[0] == WORSE):
+                    found.add((name, fixture))
+        return found
 
     def next_round(self, results: list[FixtureResult]) -> list[PlannedRun]:
         """The runs the adaptive Evals' open preference tests ask for next."""

@@ -80,7 +80,7 @@ async def execute(planned: Planned) -> Ran:
     counted = planned.counted
     start = len(context.plan.runs)
     pairs = PairJudging(context, traces)
-    later = BaseJudging(context, pairs.fixtures, traces.trace_of)
+    later = BaseJudging(context, pairs, traces.trace_of)
     how = Execution(
         on_result=record,
         traces=traces,

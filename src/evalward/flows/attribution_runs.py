@@ -487,7 +487,11 @@ async def variant_trial(
         # result cache holds them); of any other it decides the Eval, not the fixtures whose
         # verdicts are all a trial reads: it is asked no pair
         options=dataclasses.replace(
-            setup.options, run_all=True, budget=Budget(), judge_pairs=regression.in_pairs
+            setup.options,
+            run_all=True,
+            budget=Budget(),
+            judge_pairs=regression.in_pairs,
+            judge_head_after_pairs=regression.in_pairs,
         ),
         started=None,
         sandbox_setup=None,  # readied once, for the run: the variants run in it as the head

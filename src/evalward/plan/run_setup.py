@@ -47,6 +47,11 @@ class RunOptions:
     does not change (the Eval's verdict, left without its pairs, is not read there); the
     fixtures' pass-rate tests keep the share of the false-block rate they have beside the
     judge, as on the gate."""
+    judge_head_after_pairs: bool = False
+    """For attribution's variants of a regression found in pairs, which read a fixture as
+    regressed while its pairs find it worse: a head run's absolute judge is asked only once
+    the fixture's pairs do not lean worse, or at the end where they did not settle worse
+    (`execute.base_judging`)."""
     replays: dict[str, PairAgreement] = field(default_factory=dict)
     """The pairwise judges' calibration replays this job made, by their key
     (`pairwise_panel.replay_key`): attribution's variants, whose options are copies of the
