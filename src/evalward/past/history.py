@@ -29,6 +29,7 @@ from typing import Any
 from evalward.files.safe_files import read_text
 from evalward.rundata.results import EvalResult
 from evalward.text import jsontext
+from evalward.text.numbers import delta_text
 
 HISTORY_DIR = Path(".evalward") / "history"
 MAX_FILE_BYTES = 16 * 1024 * 1024
@@ -153,10 +154,10 @@ def _mark(delta: Delta, color: bool) -> str:
     change = delta.change
     if change is None:
         return "new"
-    if change > 1e-9:
-        text, ansi = f"🟢{change:+.2f}", "\x1b[32m"
+    if change > 1e-9:  # a change two decimals would write as none keeps its digits
+        text, ansi = f"🟢{delta_text(change)}", "\x1b[32m"
     elif change < -1e-9:
-        text, ansi = f"🔴{change:+.2f}", "\x1b[31m"
+        text, ansi = f"🔴{delta_text(change)}", "\x1b[31m"
     else:
         text, ansi = "⚪+0.00", ""
     return f"{ansi}{text}\x1b[0m" if color and ansi else text
