@@ -190,6 +190,21 @@ def test_a_drop_over_the_eval_is_blocked_by_the_pooled_test_and_every_count_adds
     assert '9/10 <span class="muted">(1 not settled)</span>' in page
     no_rule_that_did_not_decide(comment, done.stdout, shown(page), record["reason"])
     assert "unreliable baseline" not in json.dumps(record["evals"])
+    # no fixture regressed for attribution to run: where it regressed says why, not nothing
+    untraced = (
+        "its pass rate dropped over its fixtures (pooled sequential test, driven by f0, f1, f2, "
+        "f3, f4, f8, f9)"
+    )
+    assert record["attribution"]["regressions"] == []
+    assert record["attribution"]["untraced"] == [{"eval": "helper-eval", "reason": untraced}]
+    where = comment.split("### 🧭 Where it regressed\n\n")[1].split("\n\n")[0]
+    assert where == (
+        f"- **helper-eval**: not traced — {untraced}, and in no one fixture alone, so no variant "
+        "could run it."
+    )
+    assert "Attribution ran after the decision" not in comment  # it spent nothing
+    assert "attribution: nothing to trace: helper-eval: its pass rate dropped" in done.stderr
+    assert f"<li><strong>helper-eval</strong>: not traced — {untraced}" in shown(page)
 
 
 def test_an_unchanged_noisy_agent_passes_and_says_what_is_not_settled(

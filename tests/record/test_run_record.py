@@ -101,7 +101,9 @@ def an_attribution() -> RunAttribution:
         frozenset({culprit}), removed, reproduced, (broken, removed, reproduced)
     )
     finding = Finding(Regression("ev", "agent", ("fx",), in_pairs=True), attributed)
-    return RunAttribution("always", (finding,), Spent(3), 4)
+    return RunAttribution(
+        "always", (finding,), Spent(3), 4, (("pooled-eval", "its pass rate dropped"),)
+    )
 
 
 def a_run() -> tuple[Evaluation, GateDecision, RunInfo]:

@@ -126,3 +126,10 @@ def test_a_thin_drop_the_pooled_test_blocks_names_it_though_every_fixture_passes
         "helper-eval blocked by its pooled sequential test: head's pass rate "
     ), line
     assert " · 10/10 fixtures pass on head on their own · 0 regressions · 0 failing" in line
+    # no fixture regressed for attribution to trace: the comment says so, and no review
+    (posted,) = github.comments_on(7)
+    assert "- **helper-eval**: not traced — its pass rate dropped over its fixtures" in str(
+        posted["body"]
+    )
+    assert record["attribution"]["untraced"][0]["eval"] == "helper-eval"
+    assert github.reviews_on(7) == []

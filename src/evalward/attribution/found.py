@@ -54,6 +54,9 @@ class RunAttribution:
     spent: Spent
     """What the variants' runs spent, apart from the gate's own."""
     budget_calls: int
+    untraced: tuple[tuple[str, str], ...] = ()
+    """(Eval, why) for each Eval whose drop is its pooled test's alone: no one fixture
+    regressed for a variant to run, so it is not traced."""
 
     @property
     def spent_calls(self) -> int:

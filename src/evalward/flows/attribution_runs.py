@@ -48,10 +48,12 @@ from evalward.record.schema import SpentInfo
 from evalward.record.summary import FixtureFacts, facts_of
 from evalward.resources import ResourceSet
 from evalward.resources.repo_config import AttributionMode
-from evalward.rundata.pairwise_record import WORSE, PairwiseRecord
+from evalward.rundata.pairwise_record import PAIR_POOLED_TEST, WORSE, PairwiseRecord
 from evalward.rundata.results import EvalResult, FixtureResult
+from evalward.rundata.sequential_record import POOLED_TEST
 from evalward.rundata.sides import Side
 from evalward.rundata.spending import Budget, Spent
+from evalward.verdict.adaptive import SequentialVerdict
 from evalward.verdict.compare import Change, EvalComparison
 from evalward.verdict.gate import GateResult
 
@@ -74,6 +76,28 @@ def regressions_of(evaluation: Evaluation) -> list[Regression]:
         if worse:
             found.append(Regression(comparison.name, comparison.head.agent, worse, in_pairs=True))
     return found
+
+
+def untraced_of(
+    evaluation: Evaluation, regressions: list[Regression]
+) -> tuple[tuple[str, str], ...]:
+    """(Eval, why) for each Eval whose drop is its pooled test's alone: its pass rate
+    dropped, or its pairwise judge prefers the base, over its fixtures and in none of them
+    (a variant runs the fixtures that regressed, and a pooled drop names none)."""
+    traced = {r.eval for r in regressions}
+    said = []
+    for comparison in evaluation.comparisons:
+        if comparison.name in traced:
+            continue
+        sequential, pairwise = comparison.head.sequential, comparison.head.pairwise
+        if sequential is not None and sequential.pooled == SequentialVerdict.regression:
+            drivers = ", ".join(sequential.drivers) or "every fixture"
+            why = f"its pass rate dropped over its fixtures ({POOLED_TEST}, driven by {drivers})"
+            said.append((comparison.name, why))
+        if pairwise is not None and pairwise.blocks and pairwise.pooled == WORSE:
+            why = f"its pairwise judge prefers the base over its fixtures ({PAIR_POOLED_TEST})"
+            said.append((comparison.name, why))
+    return tuple(said)
 
 
 def run_calls(evaluation: Evaluation, spent: SpentInfo | None) -> int:
@@ -237,10 +261,13 @@ async def attribute_run(request: RunRequest, verdict: RunVerdict) -> RunAttribut
     ):
         return None
     regressions = regressions_of(outcome.evaluation)
-    if not regressions:
+    untraced = untraced_of(outcome.evaluation, regressions)
+    if not regressions and not untraced:
         return None
     calls = run_calls(outcome.evaluation, outcome.spent)
     budget = CallBudget(int(settings.budget * calls), setup.providers.spent, settings.budget)
+    if not regressions:  # nothing a variant could run: why, and no commit made
+        return RunAttribution(settings.mode.value, (), Spent(), budget.total, untraced)
     head, unbuildable = head_commit(request)
     found: list[Finding] = []
     causes: dict[str, frozenset[Hunk]] = {}  # per agent, its last regression's cause
@@ -260,7 +287,9 @@ async def attribute_run(request: RunRequest, verdict: RunVerdict) -> RunAttribut
         if finding.attributed is not None:
             causes[regression.agent] = finding.attributed.culprit
         found.append(finding)
-    return RunAttribution(settings.mode.value, tuple(found), budget.spent_since(), budget.total)
+    return RunAttribution(
+        settings.mode.value, tuple(found), budget.spent_since(), budget.total, untraced
+    )
 
 
 async def attribute_verdict(
@@ -281,6 +310,10 @@ async def attribute_verdict(
     verdict.evaluation.attribution = found
     if found is None:
         return "attribution stopped: the job was cancelled" if request.progress.cancelled else ""
+    if not found.found:
+        return "attribution: nothing to trace: " + "; ".join(
+            f"{name}: {why}, in no one fixture" for name, why in found.untraced
+        )
     proven = sum(1 for f in found.found if f.attributed is not None)
     return (
         f"attribution: {proven} of {len(found.found)} regressions traced to their hunks, "

@@ -208,6 +208,13 @@ class RegressionRecord(_Record):
     trials: list[TrialRecord]
 
 
+class UntracedRecord(_Record):
+    """An Eval attribution did not trace, and why."""
+
+    eval: str
+    reason: str
+
+
 class AttributionRecord(_Record):
     """Which hunks of the change caused the run's regressions (versioned on its own)."""
 
@@ -216,6 +223,9 @@ class AttributionRecord(_Record):
     budget_model_calls: int = Field(alias="budgetModelCalls")
     spent_model_calls: int = Field(alias="spentModelCalls")
     regressions: list[RegressionRecord]
+    untraced: list[UntracedRecord] = Field(default_factory=list)
+    """Each Eval whose drop is its pooled test's alone: no one fixture regressed for a
+    variant to run, so it is not traced."""
 
 
 class ResultsHeader(_Record):

@@ -30,6 +30,7 @@ from evalward.record.schema import (
     ShardPart,
     SkippedRun,
     TrialRecord,
+    UntracedRecord,
 )
 from evalward.record.summary import RunSummary, summarize
 from evalward.rundata.results import EvalResult, FixtureResult
@@ -130,6 +131,7 @@ def attribution_record(found: RunAttribution | None) -> AttributionRecord | None
         budget_model_calls=found.budget_calls,
         spent_model_calls=found.spent_calls,
         regressions=regressions,
+        untraced=[UntracedRecord(eval=name, reason=why) for name, why in found.untraced],
     )
 
 

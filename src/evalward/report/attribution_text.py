@@ -204,9 +204,16 @@ def attribution_markdown(
     """The comment's section on where the change regressed ("" where attribution did not
     run): each proven cause as links to its lines, else why none was proven; what it spent.
     `on_the_lines` says where else the same lines are (the review), or why not."""
-    if found is None or not found.found:
+    if found is None or not (found.found or found.untraced):
         return ""
     out = ["### 🧭 Where it regressed", ""]
+    out += [
+        f"- **{inline(name)}**: not traced — {inline(why, 600)}, and in no one fixture alone, "
+        "so no variant could run it."
+        for name, why in found.untraced
+    ]
+    if not found.found:
+        return "\n".join([*out, ""])
     for line in said_lines(found):
         name = f"**{inline(line.eval)}**"
         fixtures = ", ".join(code_span(f) for f in line.fixtures)

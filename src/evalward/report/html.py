@@ -333,6 +333,7 @@ def html_chunks(
     return template.generate(
         **_heading(page, summary),
         attribution=said_lines(page.attribution),
+        untraced=page.attribution.untraced if page.attribution is not None else (),
         attribution_spent=spent_text(page.attribution) if page.attribution is not None else "",
         evals=rows,
         any_trend=any(r.trend_source for r in rows),

@@ -1,0 +1,57 @@
+"""A drop only an Eval's pooled test sees names no fixture for attribution's variants to run:
+`untraced_of` says which Evals and why, and the comment says it under "Where it regressed"
+where it would otherwise say nothing. The runs are the report tests' generated outcomes
+(`report/test_headlines.py`), settled and compared as a run settles them."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalward.attribution.found import RunAttribution
+from evalward.flows.attribution_runs import regressions_of, untraced_of
+from evalward.report.attribution_text import attribution_markdown
+from evalward.rundata.spending import Spent
+from evalward.verdict.gate import GateResult
+from report.test_headlines import ADAPTIVE, EVAL, NAMES, Case, evaluated
+
+pytestmark = pytest.mark.unit
+
+WHY = "its pairwise judge prefers the base over its fixtures (pooled preference test)"
+
+
+def test_a_drop_only_the_pooled_preference_test_sees_is_said_untraced() -> None:
+    # each fixture's first pair goes to the head, so none leans worse on its own; pooled over
+    # the four, the base wins 28 of 32
+    names = NAMES[:4]
+    spec = ADAPTIVE | {
+        "fixtures": names,
+        "judge": {"pairwise": {"rubric": "Which is better?", "margin": 0.3}},
+    }
+    head = dict.fromkeys(names, "P" * 8)
+    outcome = evaluated(Case(spec, head, dict(head), dict.fromkeys(names, "HBBBBBBB")))
+    (comparison,) = outcome.comparisons
+    record = comparison.head.pairwise
+    assert record is not None and record.blocks and record.pooled == "worse"
+    assert not any(v.blocks for v in record.fixtures)
+    assert outcome.decision.result is GateResult.failed
+
+    assert regressions_of(outcome.evaluation) == []
+    untraced = untraced_of(outcome.evaluation, [])
+    assert untraced == ((EVAL, WHY),)
+
+    said = attribution_markdown(RunAttribution("on-block", (), Spent(), 40, untraced))
+    assert said == (
+        "### 🧭 Where it regressed\n\n"
+        f"- **{EVAL}**: not traced — {WHY}, and in no one fixture alone, so no variant could "
+        "run it.\n"
+    )
+
+
+def test_a_drop_a_fixture_of_its_own_carries_is_traced_not_said_untraced() -> None:
+    names = NAMES[:2]
+    spec = ADAPTIVE | {"fixtures": names}
+    outcome = evaluated(Case(spec, {"f0": "FFF", "f1": "P"}, {"f0": "P", "f1": "P"}))
+
+    (regression,) = regressions_of(outcome.evaluation)
+    assert regression.fixtures == ("f0",)
+    assert untraced_of(outcome.evaluation, [regression]) == ()
