@@ -49,7 +49,8 @@ POOLED_READS_BASE = (SequentialVerdict.failing, SequentialVerdict.likely_regress
 
 @dataclass
 class BaseJudging:
-    """Which base runs leave their judge for later, and asking it where the verdict reads it."""
+    """Which runs leave their judge for later (the base's, and a variant's head runs in
+    pairs), and asking it where the verdict reads it."""
 
     context: RunContext
     pairs: PairJudging

@@ -92,8 +92,7 @@ def run_inconsistency(record: PairwiseRecord, floor: float) -> str:
         f"position sway in this run: {consistent} of its {len(judged)} pairs asked in both "
         f"orders judged alike (at most {score_text(upper, floor, passed=False)} at "
         f"{CONFIDENCE}), below the consistency floor {threshold_text(floor)}{swayed}; the "
-        "answers it compared, the head's among "
-        "them, sway it"
+        "answers it compared, the head's among them, sway it"
     )
 
 
