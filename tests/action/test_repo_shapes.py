@@ -256,6 +256,10 @@ FEW = settings(
 @example(base_shape=[], head_shape=EVERY_KIND_ON_HEAD)
 @example(base_shape=[], head_shape=UNLOADABLE_HEAD[:1])
 @example(base_shape=[], head_shape=UNLOADABLE_HEAD[1:])
+@example(  # git warns of the loop that replaced a folder, naming the folder's Latin-1 bytes
+    base_shape=[Entry("file", b'caf\xe9/say "hi"', b"x: 1\n")],
+    head_shape=[Entry("link", b"caf\xe9", b"loop")],
+)
 @given(base_shape=base_shapes, head_shape=head_shapes)
 def test_no_repository_shape_crashes_the_gate_or_passes_a_broken_agent(
     base_shape: list[Entry],

@@ -25,10 +25,13 @@ class GitRepo:
         self.git("config", "commit.gpgsign", "false")
 
     def git(self, *args: str) -> str:
+        # git names paths as their bytes in what it says (a warning on stderr about a link
+        # loop under a Latin-1 name): read, never refused
         done = subprocess.run(
             ["git", "-C", str(self.path), *args],
             capture_output=True,
-            text=True,
+            encoding="utf-8",
+            errors="surrogateescape",
             check=True,
         )
         return done.stdout.strip()
