@@ -47,3 +47,17 @@ def test_the_calibration_names_only_what_was_measured() -> None:
     assert calibration_text(_record(run_consistency=0.75)) == (
         "both orders agreed on 75 % of pairs"
     )
+
+
+def test_a_pooled_p_just_above_its_level_is_never_written_at_it() -> None:
+    record = _record(
+        pairs=[{"fixture": "f1", "rep": 0, "preferred": "base"}],
+        pooled="leaning worse",
+        pooled_counts={"base": 1, "pairs": 1},
+        pooled_p_bound=0.00504,
+        pooled_alpha=0.005,
+    )
+    said = pairwise_line("bot-eval", record)
+    assert "pooled preference test at margin 0.2: p ≤ 5.04e-03 against 5.0e-03 · " in said
+    below = _record(pairs=record.pairs, pooled_p_bound=0.0049, pooled_alpha=0.005)
+    assert "p ≤ 4.9e-03 against 5.0e-03" in pairwise_line("bot-eval", below)

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from evalward.resources.gate_policy import RegressionPolicy
 from evalward.rundata.pairwise_record import PairCounts, PairwiseRecord
-from evalward.rundata.sequential_record import POOLED_TEST, SequentialRecord, bound_text
+from evalward.rundata.sequential_record import POOLED_TEST, SequentialRecord
+from evalward.text.numbers import bound_text
 from evalward.verdict.blocked import falls_short, pairwise_only, policy_of
 from evalward.verdict.compare import EvalComparison
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from evalward.rundata.pairwise_record import PAIR_POOLED_TEST, PairRecord, PairwiseRecord
 from evalward.rundata.results import EvalResult
-from evalward.rundata.sequential_record import bound_text
+from evalward.text.numbers import bound_text
 from evalward.verdict.compare import EvalComparison
 
 ICONS = {
@@ -37,7 +37,8 @@ def pairwise_line(name: str, record: PairwiseRecord) -> str:
         said = [
             f"{named} {state} — {record.pooled_counts.text()}",
             f"{PAIR_POOLED_TEST} at margin {record.margin:g}: "
-            f"p ≤ {bound_text(record.pooled_p_bound)} against {bound_text(record.pooled_alpha)}",
+            f"p ≤ {bound_text(record.pooled_p_bound, beside=record.pooled_alpha)} against "
+            f"{bound_text(record.pooled_alpha)}",
             record.length_line() + (" (length-controlled)" if record.length_controlled else ""),
         ]
     said.append(calibration_text(record))

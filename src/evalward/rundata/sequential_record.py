@@ -8,6 +8,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from evalward.rundata.record_model import RecordModel
+from evalward.text.numbers import bound_text
 
 BLOCKING_VERDICTS = ("regression", "still failing", "failing")
 WORKING_VERDICTS = ("improvement", "stable", "noise")
@@ -127,7 +128,3 @@ class SequentialRecord(RecordModel):
 
 
 _POOLED_WORDS = {"regression": "dropped", "still failing": "low, as on base", "failing": "low"}
-
-
-def bound_text(value: float) -> str:
-    return f"{value:.2f}" if value >= 0.01 else f"{value:.1e}"

@@ -73,6 +73,22 @@ def side_text(value: float, limit: float, spec: str) -> str:
     return repr(value)
 
 
+def bound_text(value: float, beside: float | None = None) -> str:
+    """Two decimals, or two significant digits below 0.01; said beside a level (`beside`), as
+    many more as it takes to read on its side of the level as the level is written: a p of
+    0.046 against 0.05 is "0.046", never "0.05"."""
+    small = value < 0.01
+    shown = f"{value:.1e}" if small else f"{value:.2f}"
+    if beside is None or value == beside:
+        return shown
+    level = float(bound_text(beside))
+    for digits in range(2, 17):
+        if float(shown) != level and (float(shown) > level) == (value > beside):
+            return shown
+        shown = f"{value:.{digits}e}" if small else f"{value:.{digits + 1}f}"
+    return repr(value)
+
+
 def seconds_text(seconds: float) -> str:
     """A duration as people read it: "850 ms", "13.6 s", "2 min 05 s"."""
     if seconds < 1:

@@ -32,9 +32,9 @@ from evalward.rundata.sequential_record import (
     POOLED_TEST,
     FixtureVerdictRecord,
     SequentialRecord,
-    bound_text,
 )
 from evalward.rundata.sides import Side
+from evalward.text.numbers import bound_text
 from evalward.verdict.sequential import Settled, Sprt
 
 Outcomes = Mapping[str, Sequence[bool]]

@@ -9,8 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from evalward.resources.gate_policy import RegressionPolicy
-from evalward.rundata.sequential_record import bound_text
-from evalward.text.numbers import score_text, threshold_text
+from evalward.text.numbers import bound_text, score_text, threshold_text
 from evalward.verdict.compare import SIGNIFICANCE, Change, EvalComparison, FixtureComparison
 
 
@@ -117,9 +116,7 @@ def _lines(comparison: EvalComparison, policy: RegressionPolicy) -> list[str]:
         lines = []
         for f in comparison.significant_fixtures():
             test = f.mcnemar()
-            p = bound_text(test.p_value)
-            if float(p) >= SIGNIFICANCE:  # 0.046 is never written 0.05 beside "< 0.05"
-                p = score_text(test.p_value, SIGNIFICANCE, passed=False)
+            p = bound_text(test.p_value, beside=SIGNIFICANCE)  # 0.046, never "0.05 < 0.05"
             lines.append(
                 f"{comparison.name} / {f.fixture}: significant regression (McNemar's exact "
                 f"test per fixture: {test.worse} worse / {test.better} better over paired "

@@ -60,8 +60,8 @@ from evalward.rundata.pairwise_record import (
     PairwiseRecord,
     PreferenceVerdict,
 )
-from evalward.rundata.sequential_record import bound_text
 from evalward.rundata.sides import Side
+from evalward.text.numbers import bound_text
 from evalward.verdict.sequential import Settled, Sprt
 
 ABOUT_AS_LONG = 0.1
