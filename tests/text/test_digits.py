@@ -7,7 +7,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evalward.text.numbers import delta_text, score_text, seconds_text, threshold_text
+from evalward.text.numbers import (
+    bound_text,
+    delta_text,
+    score_text,
+    seconds_text,
+    side_text,
+    threshold_text,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -37,6 +44,26 @@ def test_no_score_is_written_on_the_wrong_side_of_its_threshold(
         assert shown >= limit or abs(score - threshold) <= 1e-9
     else:
         assert shown < limit
+
+
+@given(
+    value=st.floats(min_value=0, max_value=2000, allow_nan=False),
+    limit=st.floats(min_value=0, max_value=2000, allow_nan=False),
+    spec=st.sampled_from([".0f", ".2f", ".1e", "g", ".6g"]),
+)
+def test_a_value_beside_a_limit_is_written_on_its_side_of_it(
+    value: float, limit: float, spec: str
+) -> None:
+    shown = float(side_text(value, limit, spec))
+    assert value == limit or ((shown > limit) == (value > limit) and shown != limit)
+
+
+def test_a_bound_beside_its_level_keeps_the_digits_that_show_its_side() -> None:
+    assert side_text(1000.5, 1000, ".0f") == "1000.5" and side_text(1203.4, 1000, ".0f") == "1203"
+    assert side_text(0.8451, 0.8455, ".2f") == "0.845"  # one digit more, never fewer
+    assert bound_text(0.046, beside=0.05) == "0.046" and bound_text(0.07) == "0.07"
+    assert bound_text(0.00504, beside=0.005) == "5.04e-03"  # in the level's notation
+    assert bound_text(0.0049, beside=0.005) == "4.9e-03" and bound_text(1.5e-8) == "1.5e-08"
 
 
 @given(delta=st.floats(min_value=-1, max_value=1, allow_nan=False))

@@ -62,31 +62,28 @@ def delta_text(delta: float | None) -> str:
 
 
 def side_text(value: float, limit: float, spec: str) -> str:
-    """`value` as `spec` writes it (".0f", "g"), or with the decimals it takes to stay on its
-    side of `limit`: a run of 1000.5 ms over a 1000 ms bound is "1000.5 ms", not "1000 ms"."""
+    """`value` as `spec` writes it (".0f", ".2f", ".1e", "g"), or with the more digits, in the
+    same notation, that it takes to stay on its side of `limit`: a run of 1000.5 ms over a
+    1000 ms bound is "1000.5 ms", not "1000 ms"."""
     shown = format(value, spec)
-    for digits in range(1, 18):
+    notation = "e" if spec.endswith("e") else "f"
+    given = spec[1:-1] if spec.startswith(".") and spec[-1] in "ef" else ""
+    for digits in range(int(given or 0) + 1, 18):
         read = float(shown)
         if value == limit or (read > limit if value > limit else read < limit):
             return shown
-        shown = f"{value:.{digits}f}"
+        shown = f"{value:.{digits}{notation}}"
     return repr(value)
 
 
 def bound_text(value: float, beside: float | None = None) -> str:
     """Two decimals, or two significant digits below 0.01; said beside a level (`beside`), as
-    many more as it takes to read on its side of the level as the level is written: a p of
-    0.046 against 0.05 is "0.046", never "0.05"."""
-    small = value < 0.01
-    shown = f"{value:.1e}" if small else f"{value:.2f}"
-    if beside is None or value == beside:
-        return shown
-    level = float(bound_text(beside))
-    for digits in range(2, 17):
-        if float(shown) != level and (float(shown) > level) == (value > beside):
-            return shown
-        shown = f"{value:.{digits}e}" if small else f"{value:.{digits + 1}f}"
-    return repr(value)
+    many more as it takes to read on its side of the level as the level is written
+    (`side_text`): a p of 0.046 against 0.05 is "0.046", never "0.05"."""
+    spec = ".1e" if value < 0.01 else ".2f"
+    if beside is None:
+        return format(value, spec)
+    return side_text(value, float(bound_text(beside)), spec)
 
 
 def seconds_text(seconds: float) -> str:
