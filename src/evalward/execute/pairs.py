@@ -216,10 +216,7 @@ class PairJudging:
         whose first pair went to the base, while their test is open."""
         found: set[tuple[str, str]] = set()
         for name, fixtures in self.fixtures.items():
-            located = self.head.evals[name]
-            judge = self.judges.get(name) or PairwiseJudge.as_defined(located)
-            spec = located.resource.spec
-            tests = PreferenceTests.of(spec.scoring.gate, judge.margin, preference_share(spec))
+            tests = self._tests(name)
             grouped = by_fixture([p for (e, _, _), p in self.pairs.items() if e == name])
             tilted = sum(leans_worse(pairs) for f, pairs in grouped.items() if f in fixtures)
             for fixture in fixtures:
@@ -228,6 +225,14 @@ class PairJudging:
                 if still_open or (pairs and tests.fixture_verdict(pairs, tilted)[0] == WORSE):
                     found.add((name, fixture))
         return found
+
+    def _tests(self, name: str) -> PreferenceTests:
+        """Eval `name`'s preference tests, at its judge's margin (as its definition sets it
+        until the judge is made)."""
+        located = self.head.evals[name]
+        margin = (self.judges.get(name) or PairwiseJudge.as_defined(located)).margin
+        spec = located.resource.spec
+        return PreferenceTests.of(spec.scoring.gate, margin, preference_share(spec))
 
     def next_round(self, results: list[FixtureResult]) -> list[PlannedRun]:
         """The runs the adaptive Evals' open preference tests ask for next."""
@@ -249,9 +254,8 @@ class PairJudging:
                 if result.eval == name and not result.provider_unavailable:
                     count = runs[Side(result.side)]
                     count[result.fixture] = count.get(result.fixture, 0) + 1
-            margin = (judge or PairwiseJudge.as_defined(located)).margin
-            tests = PreferenceTests.of(spec.scoring.gate, margin, preference_share(spec))
             pairs = [p for (e, _, _), p in self.pairs.items() if e == name]
+            tests = self._tests(name)
             for side, fixture in more_pairs(tests, pairs, runs, spec.execution.reps, paired):
                 key = (side, name, fixture)
                 rep = planned.get(key, 0)
