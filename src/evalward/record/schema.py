@@ -47,7 +47,8 @@ class SpentInfo(_Record):
     """What the calls with a price cost."""
     unpriced_calls: int = 0
     calls_by_purpose: dict[str, int] = Field(default_factory=dict)
-    """Calls per purpose: `agent`, `user` (simulated users), `judge`."""
+    """Calls per purpose: `agent`, `user` (simulated users), `judge`, `pairwise` (the pairwise
+    judge's, its calibration's included)."""
     cost_by_purpose: dict[str, float] = Field(default_factory=dict)
     """What the priced calls of each purpose cost."""
 

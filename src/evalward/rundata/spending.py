@@ -188,7 +188,8 @@ class Spent:
     unpriced: int = 0
     """Calls to a model with no price: their cost is unknown, not zero."""
     calls_by: dict[str, int] = field(default_factory=dict)
-    """Calls per purpose: `agent`, `user` (a simulated user), `judge`."""
+    """Calls per purpose: `agent`, `user` (a simulated user), `judge`, `pairwise` (the
+    pairwise judge's, its calibration's included)."""
     cost_by: dict[str, float] = field(default_factory=dict)
     """What the priced calls of each purpose cost."""
 
@@ -258,18 +259,26 @@ def spent_text(calls: int, tokens: int, cost: str, split: str = "") -> str:
     return f"{counted}, {tokens:,} tokens incl. judge, {cost}"
 
 
-PURPOSE_NAMES = {"agent": "agent", "user": "simulated user", "judge": "judge"}
+PURPOSE_NAMES = {
+    "agent": "agent",
+    "user": "simulated user",
+    "judge": "judge",
+    "pairwise": "pairwise judge",
+}
 
 
 def split_text(calls_by: dict[str, int], cost_by: dict[str, float]) -> str:
-    """ "agent 6 · $0.0012, simulated user 3 · $0.0004, judge 2 · $0.0009": shown when a
-    simulated user made calls (otherwise the agent's and the judge's are the whole story)."""
+    """ "agent 6 · $0.0012, simulated user 3 · $0.0004, judge 2 · $0.0009, pairwise judge 28
+    · $0.0064": shown when a simulated user made calls (otherwise the agent's and the judges'
+    are the whole story); every purpose that made calls is named, so the parts add up."""
     if not calls_by.get("user"):
         return ""
+    named = [*PURPOSE_NAMES, *sorted(set(calls_by) - set(PURPOSE_NAMES))]
     parts = []
-    for purpose, name in PURPOSE_NAMES.items():
+    for purpose in named:
         if calls_by.get(purpose):
             cost = cost_by.get(purpose, 0.0)
+            name = PURPOSE_NAMES.get(purpose, purpose)
             parts.append(f"{name} {calls_by[purpose]:,}" + (f" · ${cost:.4f}" if cost else ""))
     return ", ".join(parts)
 
