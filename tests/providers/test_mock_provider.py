@@ -113,3 +113,30 @@ def test_a_script_that_is_no_file_is_refused(tmp_path: Path) -> None:
         load_script(tmp_path / "missing.yaml")
     with pytest.raises(ResourceError, match="give a file"):
         load_script(tmp_path)
+
+
+def test_a_tool_result_key_answers_only_the_call_that_reads_that_result(tmp_path: Path) -> None:
+    mock = _provider(
+        tmp_path,
+        "replies:\n"
+        "  - match: { toolResult: delayed }\n"
+        "    always: { content: late }\n"
+        "default: on time\n",
+    )
+
+    def ask(*messages: ChatMessage) -> str:
+        request = ChatRequest(model="mock/m", messages=messages, labels=RunLabels())
+        return asyncio.run(mock.complete(request)).content
+
+    question = ChatMessage(role="user", content="where is it? delayed?")
+    called = ChatMessage(role="assistant", content="")
+    late = ChatMessage(role="tool", content='{"status": "delayed"}', tool_call_id="1")
+    shipped = ChatMessage(role="tool", content='{"status": "shipped"}', tool_call_id="2")
+    assert ask(question) == "on time"  # a user's words are no tool's result
+    assert ask(question, called, late) == "late"
+    assert ask(question, called, shipped, late) == "late"  # any result of the last turn
+    assert ask(question, called, shipped) == "on time"
+    # a result answered already, before the model's last turn, answers nothing again
+    assert ask(question, called, late, ChatMessage(role="assistant", content="late")) == "on time"
+    followed = (question, called, late, ChatMessage(role="assistant", content="late"), question)
+    assert ask(*followed) == "on time"

@@ -4,11 +4,13 @@ A script is YAML: `replies`, each a `match` and its `turns`, `reps` or `always`,
 `default` (docs/providers.md#the-mock-provider says it all, with an example).
 
 The first entry whose `match` keys all fit answers (keys: agent, fixture, eval, purpose, rep,
-side, sha, `contains`, a substring of the last user message, and `system`, a substring of the
-system prompt). `side` and `sha` answer the base and the head differently, so a regression
-can be dry-run with no key; `system` answers by what the agent is told, so attribution's
-variants of the head (some hunks of its prompt taken back) are answered by their own prompt,
-and a regression can be traced to its hunk with no key too. Replies are stateless: the turn
+side, sha, `contains`, a substring of the last user message, `system`, a substring of the
+system prompt, and `toolResult`, a substring of the tool results the call answers). `side`
+and `sha` answer the base and the head differently, so a regression can be dry-run with no
+key; `system` answers by what the agent is told and `toolResult` by what its tools said, so
+attribution's variants of the head (some hunks of its prompt or of a tool's code taken back)
+are answered by their own prompt and tools, and a regression can be traced to its hunk with
+no key too. Replies are stateless: the turn
 is the number of assistant messages already in the conversation, and the rep is the run's,
 so concurrent runs never interfere.
 """
@@ -59,6 +61,9 @@ class MockMatch(_Strict):
     """Text the call's system prompt holds: its system messages' text, as the model is sent
     it (a native agent's `system`, an Anthropic `system`, an OpenAI `system` or `developer`
     message, a Responses API's `instructions`)."""
+    tool_result: str | None = Field(default=None, alias="toolResult")
+    """Text the tool results the call answers hold: those after the model's last turn (a
+    declarative agent's tools, an MCP server's, a program's through the model proxy)."""
 
     @field_validator("sha", mode="before")
     @classmethod
@@ -193,6 +198,7 @@ class MockProvider:
         labels = request.labels
         last_user = next((m.content for m in reversed(request.messages) if m.role == "user"), "")
         system = system_prompt(request)
+        answered = _answered_tool_results(request)
         for reply in self._script.replies:
             match = reply.match
             if (
@@ -200,9 +206,22 @@ class MockProvider:
                 and (match.sha is None or labels.sha.startswith(match.sha))
                 and (match.contains is None or match.contains in last_user)
                 and (match.system is None or match.system in system)
+                and (match.tool_result is None or any(match.tool_result in r for r in answered))
             ):
                 return reply
         return None
 
     async def aclose(self) -> None:
         return None
+
+
+def _answered_tool_results(request: ChatRequest) -> list[str]:
+    """The tool results after the model's last turn: what the call answers (none when that
+    turn called no tool)."""
+    results: list[str] = []
+    for message in reversed(request.messages):
+        if message.role == "assistant":
+            break
+        if message.role == "tool":
+            results.append(message.content)
+    return results
