@@ -5,11 +5,12 @@ no commit, refused."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 from evalward.cli import plan
-from support.clirun import in_process, initialised, quiet_host, refused
+from support.clirun import evalward, in_process, initialised, quiet_host, refused
 from support.gitrepo import GitRepo
 
 pytestmark = pytest.mark.integration
@@ -104,8 +105,12 @@ def test_the_json_plan_adds_up_its_evals_and_an_unchanged_tree_runs_nothing(
     assert document["changedAgents"] == {"assistant": ["prompts/assistant.md changed"]}
     (entry,) = document["evals"]
     assert (entry["name"], entry["fixtures"], entry["headRuns"]) == ("assistant-eval", 2, 2)
-    assert document["modelCalls"] == entry["modelCalls"] > 0
-    assert document["costComplete"] and document["costUsd"] == pytest.approx(entry["costUsd"])
+    # the base runs the pairwise judge pairs with the head's are asked for whatever the head
+    # says: they are in the estimate
+    assert entry["pairedBaseRuns"] == 2 and entry["pairedModelCalls"] > 0
+    assert document["modelCalls"] == entry["modelCalls"] + entry["pairedModelCalls"]
+    assert entry["modelCalls"] > 0 and document["costComplete"]
+    assert document["costUsd"] == pytest.approx(entry["costUsd"] + entry["pairedCostUsd"])
     assert entry["atMost"]["headRuns"] == 16  # adaptive reps: up to 8 for each fixture
 
     code, said = in_process(
@@ -123,3 +128,24 @@ def test_a_base_that_names_no_commit_is_refused(
         capsys, "plan", str(changed.path), "--base", "nope", host=quiet_host(changed.path)
     )
     assert said.startswith(f"--base nope: no branch, tag or commit 'nope' in {changed.path}; ")
+
+
+def test_the_plan_s_estimate_is_the_run_s(changed: GitRepo) -> None:
+    """What `plan` says a change will cost is what `run` estimates when it runs every planned
+    run (no cache): the head's runs and the base runs the pairwise judge pairs with them."""
+    code, said = in_process(
+        plan.main, "plan", str(changed.path), "--base", "main", host=quiet_host(changed.path)
+    )
+    assert code == 0
+    (planned,) = re.findall(r"^Estimate: ~(\d+) model calls.*, (~\$[\d.]+)$", said, re.M)
+    ran = evalward(
+        *("run", "--base", "main", "--no-cache", "--no-history"),
+        *("--mock-script", "evals/mock-replies.yaml", "--output-dir", "../out"),
+        cwd=changed.path,
+    )
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "2 more runs that the pairwise judge's open tests ask for, 4 in all" in ran.stderr
+    (estimated,) = re.findall(
+        r"estimated (\d+) model calls, ~[\d,]+ tokens, (~\$[\d.]+)", ran.stderr
+    )
+    assert planned == estimated, (said, ran.stderr)

@@ -62,11 +62,13 @@ def _eval_row(
         head_runs, base_runs, most = adaptive_ceiling(plan, dict(resources), prices, name)
         row["atMost"] = {"headRuns": head_runs, "baseRuns": base_runs, "modelCalls": most.calls}
         paired = _paired_base_runs(name, runs, plan, resources[Side.head])
-        if paired:
+        if paired:  # asked for whatever the head's runs say: in the estimate, as the run's
+            also = [estimate_run(run, resources[Side.base], prices) for run in paired]
+            estimates += also
+            cost += sum(e.cost_usd or 0.0 for e in also)
             row["pairedBaseRuns"] = len(paired)
-            row["pairedModelCalls"] = sum(
-                estimate_run(run, resources[Side.base], prices).calls for run in paired
-            )
+            row["pairedModelCalls"] = sum(e.calls for e in also)
+            row["pairedCostUsd"] = round(sum(e.cost_usd or 0.0 for e in also), 6)
     held = plan.base_when_failing.get(name, [])
     if held:  # base runs only where read: at most all of them, when the head fails everything
         calls = sum(estimate_run(run, resources[run.side], prices).calls for run in held)
@@ -130,7 +132,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         ]
     evals = [row for row, _, _ in rows]
     unpriced = any(lacks for _, _, lacks in rows)
-    total_calls = sum(int(row["modelCalls"]) for row in evals)
+    total_calls = sum(int(row["modelCalls"]) + row.get("pairedModelCalls", 0) for row in evals)
     # the calls at their most: each Eval's `atMost` where its rounds may go further
     most = sum(int(row.get("atMost", row)["modelCalls"]) for row in evals)
     total_cost = sum(cost for _, cost, _ in rows)
