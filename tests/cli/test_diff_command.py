@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from evalward.cli import diff, run
+from evalward.text.numbers import seconds_text
 from support.clirun import in_process, initialised, quiet_host, refused
 from support.gitrepo import GitRepo
 
@@ -42,6 +43,16 @@ def test_a_fixture_that_stops_passing_fails_the_later_run(
     assert said.startswith("<!-- evalward-comment:diff -->\n## ❌ evalward: Blocked: ")
     assert "| assistant-eval | assistant | 1.00 → **0.33** | -0.67 | — | 1/2 | ❌ Fail |" in said
     assert "contains: 'shipped' not found in the final message" in said
+    # the figures line sums the two files' runs, as a run's sums its two sides'
+    took = sum(
+        f["duration_ms"]
+        for path in (before, after)
+        for f in json.loads(path.read_text())["fixtures"]
+        if f["side"] == "head"
+    )
+    assert took > 0
+    (summed,) = [line for line in said.splitlines() if line.startswith("runs summed ")]
+    assert summed == f"runs summed {seconds_text(took / 1000)}"
 
     code, said = in_process(diff.main, "diff", str(before), str(after), "--json", host=host)
     assert code == 1

@@ -26,6 +26,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     import json
     from pathlib import Path
 
+    from evalward.record.summary import summarize
     from evalward.report.markdown import ReportContext, marker_for, render_comment
     from evalward.text.escaping import TERMINAL
     from evalward.verdict.compare import compare
@@ -55,6 +56,10 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
                 comparisons=comparisons,
                 decision=decision,
                 marker=marker_for("diff"),
+                # the runs of both files, summed as a run's comment sums both sides'
+                summary=summarize(
+                    comparisons, decision, [f for r in before + after for f in r.fixtures]
+                ),
                 private=before_private | after_private,
             ),
             sink=TERMINAL,
