@@ -10,9 +10,8 @@ and `sha` answer the base and the head differently, so a regression can be dry-r
 key; `system` answers by what the agent is told and `toolResult` by what its tools said, so
 attribution's variants of the head (some hunks of its prompt or of a tool's code taken back)
 are answered by their own prompt and tools, and a regression can be traced to its hunk with
-no key too. Replies are stateless: the turn
-is the number of assistant messages already in the conversation, and the rep is the run's,
-so concurrent runs never interfere.
+no key too. Replies are stateless: the turn is the number of assistant messages already in the
+conversation, and the rep is the run's, so concurrent runs never interfere.
 """
 
 from __future__ import annotations
