@@ -352,3 +352,47 @@ def test_the_action_tells_the_same_story_on_every_surface_and_says_the_input_it_
     page = (done.output_dir / "report.html").read_text()
     assert tagged(page, r'<p class="counts">(.*?)</p>') == line
     no_rule_that_did_not_decide(body, done.summary, shown(page), record["reason"])
+    # one annotation a fixture that drove the drop (14 head reps failed), in the log and the
+    # check run alike
+    drivers = ["f0", "f1", "f2", "f3", "f4", "f8", "f9"]
+    assert annotated(done.stdout) == drivers
+    titles = [a["title"] for a in check["output"]["annotations"]]
+    assert sorted(t.split(":")[0].split(" / ")[1] for t in titles) == drivers
+
+
+def annotated(log: str) -> list[str]:
+    """The fixtures the log's `::error` annotations name, in order."""
+    return [
+        line.split("title=evalward%3A helper-eval / ", 1)[1].split("::", 1)[0]
+        for line in log.splitlines()
+        if line.startswith("::error ")
+    ]
+
+
+def test_the_action_annotates_a_broken_fixture_once_and_a_noisy_one_that_passes_never(
+    repo: GitRepo, github: FakeGitHub, env: dict[str, str]
+) -> None:
+    """f4 fails every rep its test asks for; seven others fail a rep of their eight and are
+    settled working: one annotation, f4's, where every failed run made one."""
+    base, head = change(repo, BROKEN)
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+
+    done = run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, head),
+        env=env,
+        inputs={"mock-script": "mock.yaml", "cache": "off", "check-run": "true"},
+    )
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    failed = [
+        (f["fixture"], f["rep"])
+        for f in done.results()["fixtures"]
+        if f["side"] == "head" and f["status"] != "pass"
+    ]
+    assert len({name for name, _ in failed}) > 1 and len(failed) > len({n for n, _ in failed})
+    assert annotated(done.stdout) == ["f4"]
+    (check,) = github.check_runs
+    (annotation,) = check["output"]["annotations"]
+    assert annotation["title"].startswith("helper-eval / f4: ")

@@ -1,7 +1,11 @@
 """Failing fixtures where a reviewer sees them: `::error file=…,line=…::` annotations in the
 log, and a check run (the `check-run` input) with one annotation per failing fixture.
 
-A held-out fixture (`visibility: private`) is named but its message is not shown.
+A fixture a head run of which did not pass is shown by the run the comment shows it by: one
+annotation a fixture however many of its reps failed, and none for one the gate passes
+though a rep of it failed (noise, by its sequential test; unless it drove a pooled test that
+blocks) or in which nothing gates. A held-out fixture (`visibility: private`) is named but
+its message is not shown.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from evalward.errors import GitHubError
 from evalward.flows.session import RunVerdict
 from evalward.record.evaluation import Evaluation
 from evalward.report.markdown import ReportContext
-from evalward.report.story import counts_phrases, figures_text
+from evalward.report.story import counts_phrases, figures_text, head_fixtures, shown_run
 from evalward.rundata.results import FixtureResult
 from evalward.text.escaping import inline, reveal_controls
 from evalward.verdict.gate import GateDecision, GateResult
@@ -35,8 +39,8 @@ shown); the client cuts the whole summary to GitHub's limit in bytes."""
 
 
 def annotate(console: Console, evaluation: Evaluation) -> None:
-    """One `::error::` workflow command per failing head-side fixture run."""
-    for result in failing_head(evaluation):
+    """One `::error::` workflow command per failing fixture."""
+    for result in failing_fixtures(evaluation):
         held_out = (result.eval, result.fixture) in evaluation.private
         message = "failed (held-out fixture)" if held_out else result.message or "failed"
         console.log(
@@ -69,7 +73,7 @@ def report_check(
         return
     decision, evaluation = verdict.decision, verdict.evaluation
     annotations = []
-    for result in failing_head(evaluation):
+    for result in failing_fixtures(evaluation):
         if not result.file:
             continue
         held_out = (result.eval, result.fixture) in evaluation.private
@@ -99,10 +103,17 @@ def report_check(
         job.console.log(command("warning", str(exc)))
 
 
-def failing_head(evaluation: Evaluation) -> list[FixtureResult]:
-    """Head runs that did not pass, but for those in which nothing gates (advisory only)."""
+def failing_fixtures(evaluation: Evaluation) -> list[FixtureResult]:
+    """Of each fixture a head run of which did not pass, the run it is shown by
+    (`story.shown_run`); not of one that passes by its Eval's rule and blocks nothing, nor of
+    an advisory one."""
     return [
-        f for f in evaluation.fixtures if f.side == "head" and not f.passed and not f.advisory_only
+        shown_run(fixture.head, outcome)
+        for comparison in evaluation.comparisons
+        for fixture, outcome, facts in head_fixtures(comparison)
+        if not all(r.passed for r in fixture.head)
+        and not facts.advisory
+        and (facts.pooled_driver or not facts.passing)
     ]
 
 
