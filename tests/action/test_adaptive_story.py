@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
@@ -396,3 +397,17 @@ def test_the_action_annotates_a_broken_fixture_once_and_a_noisy_one_that_passes_
     (check,) = github.check_runs
     (annotation,) = check["output"]["annotations"]
     assert annotation["title"].startswith("helper-eval / f4: ")
+    # junit.xml says the same: a testcase a fixture, f4's failing, each noisy one passing
+    # with its failed rep told as a flaky one
+    root = ET.fromstring((done.output_dir / "junit.xml").read_text())
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("10", "1", "0")
+    cases = {c.get("name"): c for c in root.iter("testcase")}
+    assert sorted(cases) == NAMES
+    broken = [child.tag for child in cases["f4"]]
+    assert broken[0] == "failure" and set(broken[1:]) == {"rerunFailure"} and broken[1:]
+    noisy = {name for name, _ in failed} - {"f4"}
+    assert noisy  # f2 and f9 fail their first rep, and pass the reps it asks for
+    for name in NAMES[:4] + NAMES[5:]:
+        told = [(child.tag, child.get("message", "").split(":")[0]) for child in cases[name]]
+        reps = [f"rep {rep}" for fixture, rep in sorted(failed) if fixture == name]
+        assert told == [("flakyFailure", rep) for rep in reps], (name, told)

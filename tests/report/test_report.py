@@ -281,8 +281,15 @@ def test_junit_written_a_testsuite_at_a_time_is_the_document_elementtree_writes(
         assert written == whole
         heads = [e for e in results if e.side == "head"]
         assert [s.get("name") for s in root] == [e.eval for e in heads]
-        assert root.get("tests") == str(sum(len(e.fixtures) for e in heads))
-    assert 'failures="2" errors="1" skipped="1"' in "".join(junit_chunks([head, other], set()))
+        # a testcase a fixture: `other`'s three runs are one fixture's
+        assert root.get("tests") == str(sum(len({f.fixture for f in e.fixtures}) for e in heads))
+    written = "".join(junit_chunks([head, other], set()))
+    assert 'tests="4" failures="1" errors="1" skipped="0"' in written
+    # told by its first run that did not pass (an error), the failure beside it as a rerun
+    root = ET.fromstring(written)
+    (case,) = root.findall(".//testsuite[@name='other <&> \"quoted\"']/testcase")
+    assert [child.tag for child in case] == ["error", "rerunFailure"]
+    assert case[1].get("message") == "rep 0"
 
 
 def test_cancelled_decision_renders() -> None:

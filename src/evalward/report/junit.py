@@ -1,8 +1,16 @@
-"""JUnit XML: one testsuite per Eval, one testcase per head fixture run.
+"""JUnit XML: one testsuite per Eval, one testcase per head fixture, with the comment's verdict.
 
-CI dashboards read it; held-out fixtures show their result only, no message or output. It is
-written one testsuite at a time, as ElementTree would write the whole document indented: the
-whole tree held about 2 KB per testcase at its peak (bench/p5_report.py: 14 MB of peak RSS).
+CI dashboards read it, so a fixture's testcase says what the gate says of it: failed when it
+does not pass by its Eval's rule (or its sequential test settled it broken), passed when it
+does, skipped when nothing in it gates or its test did not settle. Its other runs that did not
+pass are told as surefire tells reruns (`rerunFailure` beside a failure, `flakyFailure` where
+it passed all the same): a noisy rep never reads as a failing test while the gate passes, and
+a fixture is one test however many reps its test asked for. Held-out fixtures show their
+result only, no message or output.
+
+It is written one testsuite at a time, as ElementTree would write the whole document indented:
+the whole tree held about 2 KB per testcase at its peak (bench/p5_report.py: 14 MB of peak
+RSS).
 """
 
 from __future__ import annotations
@@ -10,6 +18,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from evalward.rundata.results import EvalResult, FixtureResult, Status
 
@@ -27,15 +36,16 @@ def _xml(text: str) -> str:
 def junit_chunks(evals: list[EvalResult], private: set[tuple[str, str]]) -> Iterator[str]:
     """The document in pieces: its head, then each head Eval's testsuite, then its end."""
     heads = [result for result in evals if result.side == "head"]
-    root = ET.Element("testsuites", _attributes("evalward", [f for r in heads for f in r.fixtures]))
+    cases = [_cases(result) for result in heads]
+    root = ET.Element("testsuites", _attributes("evalward", [c for each in cases for c in each]))
     yield '<?xml version="1.0" encoding="UTF-8"?>\n'
     if not heads:
         yield ET.tostring(root, encoding="unicode") + "\n"
         return
     start = ET.tostring(root, encoding="unicode", short_empty_elements=False)
     yield start.removesuffix("</testsuites>") + "\n" + INDENT
-    for number, result in enumerate(heads, start=1):
-        suite = _testsuite(result, private)
+    for number, (result, ours) in enumerate(zip(heads, cases, strict=True), start=1):
+        suite = _testsuite(result, ours, private)
         # the indentation ElementTree gives a child of the root: its own, and its tail's
         holder = ET.Element("testsuites")
         holder.append(suite)
@@ -45,49 +55,100 @@ def junit_chunks(evals: list[EvalResult], private: set[tuple[str, str]]) -> Iter
     yield "</testsuites>\n"
 
 
-def _attributes(name: str, fixtures: list[FixtureResult]) -> dict[str, str]:
+@dataclass(frozen=True)
+class _Case:
+    """One fixture's testcase: its head runs, the one it is shown by, and its verdict over
+    them (the comment's: by the Eval's rule, or settled by its sequential test)."""
+
+    runs: list[FixtureResult]
+    shown: FixtureResult
+    status: Status
+    verdict: str = ""
+
+
+def _cases(result: EvalResult) -> list[_Case]:
+    """The Eval's fixtures in the order they first ran, each with its runs in rep order."""
+    runs: dict[str, list[FixtureResult]] = {}
+    for fixture in result.fixtures:
+        runs.setdefault(fixture.fixture, []).append(fixture)
+    outcomes = {o.name: o for o in result.fixture_results}
+    cases = []
+    for name, each in runs.items():
+        each.sort(key=lambda f: f.rep)
+        outcome = outcomes.get(name)
+        if outcome is None:  # no outcome over its reps: told by its first run that did not pass
+            shown = next((f for f in each if f.status is not Status.passed), each[0])
+            cases.append(_Case(each, shown, shown.status))
+            continue
+        shown = next((f for f in each if f.rep == outcome.shown_rep), each[0])
+        cases.append(_Case(each, shown, outcome.result, outcome.verdict or ""))
+    return cases
+
+
+def _attributes(name: str, cases: list[_Case]) -> dict[str, str]:
     """A testsuite's (or the root's) name, then how many of its testcases end each way."""
     return {
         "name": name,
-        "tests": str(len(fixtures)),
-        "failures": str(sum(f.status is Status.failed for f in fixtures)),
-        "errors": str(sum(f.status is Status.error for f in fixtures)),
-        "skipped": str(sum(f.status is Status.skipped for f in fixtures)),
+        "tests": str(len(cases)),
+        "failures": str(sum(c.status is Status.failed for c in cases)),
+        "errors": str(sum(c.status is Status.error for c in cases)),
+        "skipped": str(sum(c.status is Status.skipped for c in cases)),
     }
 
 
-def _testsuite(result: EvalResult, private: set[tuple[str, str]]) -> ET.Element:
-    suite = ET.Element("testsuite", _attributes(result.eval, result.fixtures))
+def _testsuite(result: EvalResult, cases: list[_Case], private: set[tuple[str, str]]) -> ET.Element:
+    suite = ET.Element("testsuite", _attributes(result.eval, cases))
     suite.set("time", f"{sum(f.duration_ms / 1000 for f in result.fixtures):.3f}")
-    for fixture in result.fixtures:
-        name = fixture.fixture if fixture.rep == 0 else f"{fixture.fixture} #{fixture.rep}"
-        case = ET.SubElement(
-            suite,
-            "testcase",
-            classname=f"{result.agent}.{result.eval}",
-            name=name,
-            time=f"{fixture.duration_ms / 1000:.3f}",
-        )
-        if fixture.file:
-            case.set("file", _xml(fixture.file))
-            case.set("line", str(fixture.line))
-        held_out = (fixture.eval, fixture.fixture) in private
-        message = _xml(("held out (visibility: private)" if held_out else fixture.message)[:500])
-        if fixture.status is Status.failed:
-            node = ET.SubElement(case, "failure", message=message, type="fail")
-            if not held_out:
-                node.text = _xml(
-                    "\n".join(
-                        f"{a.type}: {a.status.value} ({a.score:.2f}) {a.message}"
-                        for a in fixture.assertions
-                    )
-                )
-        elif fixture.status is Status.error:
-            # `unavailable` for an outage: an error of the provider, not the agent
-            ET.SubElement(case, "error", message=message, type=fixture.outcome)
-        elif fixture.status is Status.skipped:
-            skipped = ET.SubElement(case, "skipped")
-            # seed 003's Skip row, or a run in which nothing gates: say so
-            if fixture.timed_out or fixture.advisory_only:
-                skipped.set("message", message)
+    for case in cases:
+        _testcase(suite, result, case, (result.eval, case.shown.fixture) in private)
     return suite
+
+
+def _testcase(suite: ET.Element, result: EvalResult, case: _Case, held_out: bool) -> None:
+    """The fixture's testcase: its verdict, told by the run it is shown by, and each other
+    run that did not pass as surefire tells a rerun: `rerunFailure` beside a failure,
+    `flakyFailure` (or `…Error`) where the fixture passes all the same."""
+    shown = case.shown
+    node = ET.SubElement(
+        suite,
+        "testcase",
+        classname=f"{result.agent}.{result.eval}",
+        name=shown.fixture,
+        time=f"{sum(f.duration_ms for f in case.runs) / 1000:.3f}",
+    )
+    if shown.file:
+        node.set("file", _xml(shown.file))
+        node.set("line", str(shown.line))
+    message = _said(shown, held_out)
+    if case.status is Status.failed:
+        failure = ET.SubElement(node, "failure", message=message, type="fail")
+        if not held_out:
+            failure.text = _xml(
+                "\n".join(
+                    f"{a.type}: {a.status.value} ({a.score:.2f}) {a.message}"
+                    for a in shown.assertions
+                )
+            )
+    elif case.status is Status.error:
+        # `unavailable` for an outage: an error of the provider, not the agent
+        ET.SubElement(node, "error", message=message, type=shown.outcome)
+    elif case.status is Status.skipped:
+        skipped = ET.SubElement(node, "skipped")
+        # seed 003's Skip row, a run in which nothing gates, or a test that did not settle
+        if shown.timed_out or shown.advisory_only:
+            skipped.set("message", message)
+        elif case.verdict:
+            skipped.set("message", f"not settled: {case.verdict}")
+    told = case.status in (Status.failed, Status.error)  # by the run it is shown by
+    kind = "rerun" if told else "flaky"
+    for run in case.runs:
+        if (told and run is shown) or run.status not in (Status.failed, Status.error):
+            continue
+        which = "Failure" if run.status is Status.failed else "Error"
+        said = _said(run, held_out)
+        rep = f"rep {run.rep}: {said}" if said else f"rep {run.rep}"
+        ET.SubElement(node, f"{kind}{which}", message=rep, type=run.outcome)
+
+
+def _said(run: FixtureResult, held_out: bool) -> str:
+    return _xml(("held out (visibility: private)" if held_out else run.message)[:500])
