@@ -5,13 +5,17 @@ problems. Through `evalward run --mock-script`: tests/providers/test_mock_script
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from evalward.errors import ResourceError
 from evalward.providers.base import ChatMessage, ChatRequest, RunLabels
 from evalward.providers.mock import DEFAULT_REPLY, MockProvider, load_script
+from evalward.runtime.proxy.wire import FORMATS
+from evalward.runtime.proxy.wire.base import Kind
 
 pytestmark = pytest.mark.unit
 
@@ -140,3 +144,69 @@ def test_a_tool_result_key_answers_only_the_call_that_reads_that_result(tmp_path
     assert ask(question, called, late, ChatMessage(role="assistant", content="late")) == "on time"
     followed = (question, called, late, ChatMessage(role="assistant", content="late"), question)
     assert ask(*followed) == "on time"
+
+
+def _chat_tool(result: str) -> dict[str, Any]:
+    call = {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+    return {
+        "model": "gpt-4.1-mini",
+        "messages": [
+            {"role": "user", "content": "where is order 7?"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "content": result},
+        ],
+    }
+
+
+def _messages_tool(result: str) -> dict[str, Any]:
+    block = {
+        "type": "tool_result",
+        "tool_use_id": "c1",
+        "content": [{"type": "text", "text": result}],
+    }
+    return {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 100,
+        "messages": [
+            {"role": "user", "content": "where is order 7?"},
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "c1", "name": "lookup", "input": {}}],
+            },
+            {"role": "user", "content": [block]},
+        ],
+    }
+
+
+def _responses_tool(result: str) -> dict[str, Any]:
+    return {
+        "model": "gpt-4.1-mini",
+        "input": [
+            {"role": "user", "content": "where is order 7?"},
+            {"type": "function_call", "call_id": "c1", "name": "lookup", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "c1", "output": result},
+        ],
+    }
+
+
+@pytest.mark.parametrize(
+    "body", [_chat_tool, _messages_tool, _responses_tool], ids=["chat", "messages", "responses"]
+)
+def test_a_program_s_tool_result_through_the_model_proxy_fits_a_tool_result_key(
+    tmp_path: Path, body: Callable[[str], dict[str, Any]]
+) -> None:
+    """A bring-your-own agent's call reaches the mock as the proxy reads it for its API
+    (`Format.chat_request`): the tool result it sends back, wherever that API carries it, is
+    what `toolResult` reads."""
+    mock = _provider(
+        tmp_path,
+        "replies:\n"
+        "  - match: { toolResult: delayed }\n"
+        "    always: { content: late }\n"
+        "default: on time\n",
+    )
+    kind = {_chat_tool: Kind.chat, _messages_tool: Kind.messages, _responses_tool: Kind.responses}
+    fmt = FORMATS[kind[body]]
+    for result, said in (('{"status": "delayed"}', "late"), ('{"status": "shipped"}', "on time")):
+        request = fmt.chat_request(body(result), RunLabels(agent="clerk"))
+        assert asyncio.run(mock.complete(request)).content == said, (body, result)
