@@ -18,7 +18,13 @@ from evalward.errors import GitHubError
 from evalward.flows.session import RunVerdict
 from evalward.record.evaluation import Evaluation
 from evalward.report.markdown import ReportContext
-from evalward.report.story import counts_phrases, figures_text, head_fixtures, shown_run
+from evalward.report.story import (
+    blocking,
+    counts_phrases,
+    figures_text,
+    head_fixtures,
+    shown_run,
+)
 from evalward.rundata.results import FixtureResult
 from evalward.text.escaping import inline, reveal_controls
 from evalward.verdict.gate import GateDecision, GateResult
@@ -106,15 +112,20 @@ def report_check(
 def failing_fixtures(evaluation: Evaluation) -> list[FixtureResult]:
     """Of each fixture a head run of which did not pass, the run it is shown by
     (`story.shown_run`); not of one that passes by its Eval's rule and blocks nothing, nor of
-    an advisory one."""
-    return [
+    an advisory one. The blocking ones come first, worst first as the comment lists them:
+    GitHub shows a step's first ten `::error` lines beside the diff."""
+    first = blocking(evaluation.comparisons)
+    named = {(c.comparison.name, c.fixture.fixture) for c in first}
+    rest = [
         shown_run(fixture.head, outcome)
         for comparison in evaluation.comparisons
         for fixture, outcome, facts in head_fixtures(comparison)
-        if not all(r.passed for r in fixture.head)
+        if (comparison.name, fixture.fixture) not in named
+        and not all(r.passed for r in fixture.head)
         and not facts.advisory
-        and (facts.pooled_driver or not facts.passing)
+        and not facts.passing
     ]
+    return [shown_run(c.fixture.head, c.outcome) for c in first] + rest
 
 
 def _summary(decision: GateDecision, report: ReportContext) -> str:
