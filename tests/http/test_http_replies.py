@@ -6,11 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime as dt
 import gzip
-import ipaddress
 import socket
-import ssl
 import subprocess
 import sys
 import threading
@@ -19,14 +16,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from evalward.errors import HttpFailure
 from evalward.http.client import HttpClient, Reply
 from support.rawhttp import OK, RawServer, read_request
+from support.tls import self_signed
 
 pytestmark = pytest.mark.integration
 
@@ -223,41 +217,6 @@ def test_a_header_value_that_would_split_the_request_is_refused(
     with pytest.raises(HttpFailure, match="control character"):
         call(server.url, **{"anthropic-beta": "x\r\nx-injected: 1"})
     assert server.requests == []
-
-
-def self_signed(tmp_path: Path, name: str) -> tuple[Path, ssl.SSLContext]:
-    """A certificate for `name` (a DNS name or an IP address), and a server context with it."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
-    try:
-        alternative: x509.GeneralName = x509.IPAddress(ipaddress.ip_address(name))
-    except ValueError:
-        alternative = x509.DNSName(name)
-    now = dt.datetime.now(dt.UTC)
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(subject)
-        .issuer_name(subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(days=1))
-        .not_valid_after(now + dt.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName([alternative]), critical=False)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_file, key_file = tmp_path / f"{name}.crt", tmp_path / f"{name}.key"
-    cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    key_file.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.load_cert_chain(cert_file, key_file)
-    return cert_file, context
 
 
 @pytest.mark.parametrize("variable", ["SSL_CERT_FILE", "REQUESTS_CA_BUNDLE"])

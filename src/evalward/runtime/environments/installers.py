@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import shutil
 import stat
 import time
@@ -56,6 +57,19 @@ NETWORK_ENV = (
 )
 """What the workflow's environment may tell an installer about the network (a proxy, a CA
 bundle, a package mirror); credentials are still withheld (`process.limited_env`)."""
+
+UNTRUSTED_TLS = re.compile(
+    r"invalid peer certificate|UnknownIssuer|CERTIFICATE_VERIFY_FAILED|"
+    r"SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT_LOCALLY|"
+    r"unable to get local issuer certificate|self[- ]signed certificate in certificate chain"
+)
+"""What uv, pip and npm say of a certificate they do not trust: most often a proxy that
+inspects TLS on a self-hosted runner, answering with a certificate of its own CA."""
+UNTRUSTED_TLS_HINT = (
+    "\n(a certificate the installer does not trust: behind a proxy that inspects TLS, name its "
+    "CA bundle (PEM) in SSL_CERT_FILE, or NODE_EXTRA_CA_CERTS for npm, in the workflow's env; "
+    'the installer is given them: docs/agent-protocols.md, "Dependencies: environment")'
+)
 
 CONFIG_STOP = "uv.toml"
 """The empty uv configuration at the top of a build folder (`stop_config`)."""
@@ -189,6 +203,7 @@ class Installer:
             raise AgentRunError(
                 f"`{command}` failed (exit {done.code}): "
                 + ("\n".join(said).strip() or "it printed nothing")
+                + (UNTRUSTED_TLS_HINT if UNTRUSTED_TLS.search(done.output) else "")
             )
         return done.output
 
