@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from fakes.github_api import FakeGitHub, FakePull
-from support.actionrun import pull_request_event, run_action
+from support.actionrun import ActionRun, pull_request_event, run_action
 from support.answered import AGENT, commit_suite, helper_eval
 from support.clirun import evalward
 from support.gitrepo import GitRepo
@@ -304,27 +304,33 @@ def test_an_unchanged_pull_request_that_passes_costs_one_call_a_fixture(
     assert adds_up(record)["passing"] == 10
 
 
+def gate(
+    repo: GitRepo,
+    github: FakeGitHub,
+    env: dict[str, str],
+    head: dict[str, str],
+    inputs: dict[str, str] | None = None,
+) -> ActionRun:
+    """Pull request 7 of `change(repo, head)`, gated by the action with its mock script, no
+    cache and a check run (and `inputs`)."""
+    base, commit = change(repo, head)
+    github.add_pull(FakePull(number=7, head_sha=commit, base_sha=base))
+    return run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, commit),
+        env=env,
+        inputs={"mock-script": "mock.yaml", "cache": "off", "check-run": "true", **(inputs or {})},
+    )
+
+
 def test_the_action_tells_the_same_story_on_every_surface_and_says_the_input_it_did_not_read(
     repo: GitRepo, github: FakeGitHub, env: dict[str, str]
 ) -> None:
     """The drop through the action, with `fail-on-regression: any`: the decision is the
     sequential tests' (the input is said not to apply), and the comment, the job summary, the
     check run, report.html and results.json count alike."""
-    base, head = change(repo, DROP)
-    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
-
-    done = run_action(
-        repo.path,
-        github,
-        pull_request_event(github.repository, 7, base, head),
-        env=env,
-        inputs={
-            "mock-script": "mock.yaml",
-            "cache": "off",
-            "check-run": "true",
-            "fail-on-regression": "any",
-        },
-    )
+    done = gate(repo, github, env, DROP, {"fail-on-regression": "any"})
 
     assert done.returncode == 1, done.stdout + done.stderr
     record = done.results()
@@ -378,16 +384,7 @@ def test_the_action_annotates_a_broken_fixture_once_and_a_noisy_one_that_passes_
 ) -> None:
     """f4 fails every rep its test asks for; seven others fail a rep of their eight and are
     settled working: one annotation, f4's, where every failed run made one."""
-    base, head = change(repo, BROKEN)
-    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
-
-    done = run_action(
-        repo.path,
-        github,
-        pull_request_event(github.repository, 7, base, head),
-        env=env,
-        inputs={"mock-script": "mock.yaml", "cache": "off", "check-run": "true"},
-    )
+    done = gate(repo, github, env, BROKEN)
 
     assert done.returncode == 1, done.stdout + done.stderr
     failed = [

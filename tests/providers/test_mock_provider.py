@@ -119,14 +119,17 @@ def test_a_script_that_is_no_file_is_refused(tmp_path: Path) -> None:
         load_script(tmp_path)
 
 
+LATE = """\
+replies:
+  - match: { toolResult: delayed }
+    always: { content: late }
+default: on time
+"""
+"""Late where a tool said an order is delayed; on time otherwise."""
+
+
 def test_a_tool_result_key_answers_only_the_call_that_reads_that_result(tmp_path: Path) -> None:
-    mock = _provider(
-        tmp_path,
-        "replies:\n"
-        "  - match: { toolResult: delayed }\n"
-        "    always: { content: late }\n"
-        "default: on time\n",
-    )
+    mock = _provider(tmp_path, LATE)
 
     def ask(*messages: ChatMessage) -> str:
         request = ChatRequest(model="mock/m", messages=messages, labels=RunLabels())
@@ -198,13 +201,7 @@ def test_a_program_s_tool_result_through_the_model_proxy_fits_a_tool_result_key(
     """A bring-your-own agent's call reaches the mock as the proxy reads it for its API
     (`Format.chat_request`): the tool result it sends back, wherever that API carries it, is
     what `toolResult` reads."""
-    mock = _provider(
-        tmp_path,
-        "replies:\n"
-        "  - match: { toolResult: delayed }\n"
-        "    always: { content: late }\n"
-        "default: on time\n",
-    )
+    mock = _provider(tmp_path, LATE)
     kind = {_chat_tool: Kind.chat, _messages_tool: Kind.messages, _responses_tool: Kind.responses}
     fmt = FORMATS[kind[body]]
     for result, said in (('{"status": "delayed"}', "late"), ('{"status": "shipped"}', "on time")):
