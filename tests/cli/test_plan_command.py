@@ -149,3 +149,7 @@ def test_the_plan_s_estimate_is_the_run_s(changed: GitRepo) -> None:
         r"estimated (\d+) model calls, ~[\d,]+ tokens, (~\$[\d.]+)", ran.stderr
     )
     assert planned == estimated, (said, ran.stderr)
+    # what was spent, split by whose calls they were: the pairwise judge's apart
+    (total, split) = re.findall(r"actual (\d+) model calls \(([^)]*)\)", ran.stderr)[0]
+    parts = dict(part.split(" · ")[0].rsplit(" ", 1) for part in split.split(", "))
+    assert "pairwise judge" in parts and sum(map(int, parts.values())) == int(total), split

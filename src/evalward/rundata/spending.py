@@ -269,9 +269,10 @@ PURPOSE_NAMES = {
 
 def split_text(calls_by: dict[str, int], cost_by: dict[str, float]) -> str:
     """ "agent 6 · $0.0012, simulated user 3 · $0.0004, judge 2 · $0.0009, pairwise judge 28
-    · $0.0064": shown when a simulated user made calls (otherwise the agent's and the judges'
-    are the whole story); every purpose that made calls is named, so the parts add up."""
-    if not calls_by.get("user"):
+    · $0.0064": shown when a simulated user or a pairwise judge made calls (otherwise the
+    agent's and the judge's are the whole story); every purpose that made calls is named, so
+    the parts add up."""
+    if not {k for k, n in calls_by.items() if n} - {"agent", "judge"}:
         return ""
     named = [*PURPOSE_NAMES, *sorted(set(calls_by) - set(PURPOSE_NAMES))]
     parts = []
