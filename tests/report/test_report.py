@@ -139,7 +139,7 @@ def test_order_judge_violations_and_untrusted_text_stays_inert() -> None:
     headings = [line for line in body.splitlines() if line.startswith(("## ", "### "))]
     # the verdict in plain words, then why, worst first and evidence first, then the numbers
     assert headings == [
-        "## ❌ evalward: Blocked: support 0.50 &lt; 1.00 — 1 regression, 1 high",
+        "## ❌ evalward: Blocked: support 0.50 &lt; 1.00 — 1 regression (1 high)",
         "### Why it is blocked — worst first",
         "### 🔎 The failing fixtures' detail",
     ]

@@ -220,8 +220,8 @@ class RunSummary(BaseModel):
     model_config = ConfigDict(frozen=True, defer_build=True)
 
     headline: str
-    """The verdict in plain words ("Blocked: support-eval 0.31 < 0.85 — 5 regressions, 1
-    critical")."""
+    """The verdict in plain words ("Blocked: support-eval 0.31 < 0.85 — 5 regressions (1
+    critical)")."""
     counts: Counts = Field(default_factory=Counts)
     blocked_by: list[str] = Field(default_factory=list)
     """What blocks an Eval beside its fixtures' own results, which the counts count ("bot-eval
@@ -309,13 +309,14 @@ def count(comparisons: list[EvalComparison]) -> Counts:
 
 
 def regressions_text(counts: Counts) -> str:
-    """ "5 regressions, 1 critical"; "1 regression"; "" for none."""
+    """ "5 regressions (1 critical)"; "1 regression"; "" for none: how many of them are of the
+    worst severity, where it is high or critical."""
     if not counts.regressions:
         return ""
     text = f"{counts.regressions} regression{'s' if counts.regressions != 1 else ''}"
     worst = next((s for s in SEVERITY_ORDER if counts.regressions_by_severity.get(s)), None)
     if worst in (Severity.critical, Severity.high):
-        text += f", {counts.regressions_by_severity[worst]} {worst.value}"
+        text += f" ({counts.regressions_by_severity[worst]} {worst.value})"
     return text
 
 
