@@ -4,8 +4,11 @@ log, and a check run (the `check-run` input) with one annotation per failing fix
 A fixture a head run of which did not pass is shown by the run the comment shows it by: one
 annotation a fixture however many of its reps failed, and none for one the gate passes
 though a rep of it failed (noise, by its sequential test; unless it drove a pooled test that
-blocks) or in which nothing gates. A held-out fixture (`visibility: private`) is named but
-its message is not shown.
+blocks) or in which nothing gates. An error is a fixture that fails by its Eval's rule (or
+drove a pooled test that blocks): the comment's failing fixtures; one some of whose runs
+failed though it is not failing (its test did not settle, the pull request adds it, a
+provider was down) is a warning. A held-out fixture (`visibility: private`) is named but its
+message is not shown.
 """
 
 from __future__ import annotations
@@ -45,13 +48,14 @@ shown); the client cuts the whole summary to GitHub's limit in bytes."""
 
 
 def annotate(console: Console, evaluation: Evaluation) -> None:
-    """One `::error::` workflow command per failing fixture."""
-    for result in failing_fixtures(evaluation):
+    """One `::error::` workflow command per failing fixture, one `::warning::` per other
+    fixture a run of which failed."""
+    for result, fails in failing_fixtures(evaluation):
         held_out = (result.eval, result.fixture) in evaluation.private
         message = "failed (held-out fixture)" if held_out else result.message or "failed"
         console.log(
             command(
-                "error",
+                "error" if fails else "warning",
                 message,
                 file=result.file or None,
                 line=result.line or None,
@@ -79,7 +83,7 @@ def report_check(
         return
     decision, evaluation = verdict.decision, verdict.evaluation
     annotations = []
-    for result in failing_fixtures(evaluation):
+    for result, fails in failing_fixtures(evaluation):
         if not result.file:
             continue
         held_out = (result.eval, result.fixture) in evaluation.private
@@ -88,7 +92,7 @@ def report_check(
             Annotation(
                 path=result.file,
                 line=max(result.line, 1),
-                level="failure",
+                level="failure" if fails else "warning",
                 title=f"{result.eval} / {result.fixture}: {result.outcome}",
                 message=job.console.redact(reveal_controls(message)),
             )
@@ -109,15 +113,16 @@ def report_check(
         job.console.log(command("warning", str(exc)))
 
 
-def failing_fixtures(evaluation: Evaluation) -> list[FixtureResult]:
+def failing_fixtures(evaluation: Evaluation) -> list[tuple[FixtureResult, bool]]:
     """Of each fixture a head run of which did not pass, the run it is shown by
-    (`story.shown_run`); not of one that passes by its Eval's rule and blocks nothing, nor of
-    an advisory one. The blocking ones come first, worst first as the comment lists them:
-    GitHub shows a step's first ten `::error` lines beside the diff."""
+    (`story.shown_run`), and whether it fails (`story.blocking`); not of one that passes by
+    its Eval's rule and blocks nothing, nor of an advisory one. The failing ones come first,
+    worst first as the comment lists them: GitHub shows a step's first ten `::error` lines
+    beside the diff."""
     first = blocking(evaluation.comparisons)
     named = {(c.comparison.name, c.fixture.fixture) for c in first}
     rest = [
-        shown_run(fixture.head, outcome)
+        (shown_run(fixture.head, outcome), False)
         for comparison in evaluation.comparisons
         for fixture, outcome, facts in head_fixtures(comparison)
         if (comparison.name, fixture.fixture) not in named
@@ -125,7 +130,7 @@ def failing_fixtures(evaluation: Evaluation) -> list[FixtureResult]:
         and not facts.advisory
         and not facts.passing
     ]
-    return [shown_run(c.fixture.head, c.outcome) for c in first] + rest
+    return [(shown_run(c.fixture.head, c.outcome), True) for c in first] + rest
 
 
 def _summary(decision: GateDecision, report: ReportContext) -> str:
