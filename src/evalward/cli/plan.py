@@ -64,11 +64,12 @@ def _eval_row(
         paired = _paired_base_runs(name, runs, plan, resources[Side.head])
         if paired:  # asked for whatever the head's runs say: in the estimate, as the run's
             also = [estimate_run(run, resources[Side.base], prices) for run in paired]
+            also_cost = sum(e.cost_usd or 0.0 for e in also)
             estimates += also
-            cost += sum(e.cost_usd or 0.0 for e in also)
+            cost += also_cost
             row["pairedBaseRuns"] = len(paired)
             row["pairedModelCalls"] = sum(e.calls for e in also)
-            row["pairedCostUsd"] = round(sum(e.cost_usd or 0.0 for e in also), 6)
+            row["pairedCostUsd"] = round(also_cost, 6)
     held = plan.base_when_failing.get(name, [])
     if held:  # base runs only where read: at most all of them, when the head fails everything
         calls = sum(estimate_run(run, resources[run.side], prices).calls for run in held)

@@ -20,6 +20,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from evalward.report.story import shown_run
 from evalward.rundata.results import EvalResult, FixtureResult, Status
 
 INDENT = "  "
@@ -76,12 +77,11 @@ def _cases(result: EvalResult) -> list[_Case]:
     for name, each in runs.items():
         each.sort(key=lambda f: f.rep)
         outcome = outcomes.get(name)
-        if outcome is None:  # no outcome over its reps: told by its first run that did not pass
-            shown = next((f for f in each if f.status is not Status.passed), each[0])
+        shown = shown_run(each, outcome)  # with no outcome, its first run that did not pass
+        if outcome is None:
             cases.append(_Case(each, shown, shown.status))
-            continue
-        shown = next((f for f in each if f.rep == outcome.shown_rep), each[0])
-        cases.append(_Case(each, shown, outcome.result, outcome.verdict or ""))
+        else:
+            cases.append(_Case(each, shown, outcome.result, outcome.verdict or ""))
     return cases
 
 
