@@ -191,21 +191,30 @@ def test_a_drop_over_the_eval_is_blocked_by_the_pooled_test_and_every_count_adds
     assert '9/10 <span class="muted">(1 not settled)</span>' in page
     no_rule_that_did_not_decide(comment, done.stdout, shown(page), record["reason"])
     assert "unreliable baseline" not in json.dumps(record["evals"])
-    # no fixture regressed for attribution to run: where it regressed says why, not nothing
-    untraced = (
-        "its pass rate dropped over its fixtures (pooled sequential test, driven by f0, f1, f2, "
-        "f3, f4, f8, f9)"
+    # no one fixture regressed: attribution is of the drop over the fixtures that drove it,
+    # each variant running them all, as many calls as the gate's runs of them made on the
+    # head: more than the default budget, which says so and where to raise it
+    drivers = ["f0", "f1", "f2", "f3", "f4", "f8", "f9"]
+    stopped = (
+        "attribution stopped at its budget of 20 model calls: a variant's runs need about 31 "
+        "(what the gate's runs of its fixtures made), more than the 20 left (0.5 × the run's "
+        "own: attribution.budget in the base branch's evalward.yaml raises it)"
     )
-    assert record["attribution"]["regressions"] == []
-    assert record["attribution"]["untraced"] == [{"eval": "helper-eval", "reason": untraced}]
+    (regression,) = record["attribution"]["regressions"]
+    assert (regression["fixtures"], regression["pooled"]) == (drivers, True)
+    assert (regression["result"], regression["reason"]) == ("not attributable", stopped)
+    assert record["attribution"]["untraced"] == []
     where = comment.split("### 🧭 Where it regressed\n\n")[1].split("\n\n")[0]
-    assert where == (
-        f"- **helper-eval**: not traced — {untraced}, and in no one fixture alone, so no variant "
-        "could run it."
+    named = ", ".join(f"`{name}`" for name in drivers)
+    together = "pass rate dropped over them together (pooled sequential test)"
+    said = f"not attributable — {stopped} (0 variants run)."
+    assert where == f"- **helper-eval** ({named}, {together}): {said}"
+    assert "it spent 0 of its 20 model calls" in comment
+    assert "attribution: 0 of 1 regressions traced to their hunks" in done.stderr
+    assert (
+        f"<li><strong>helper-eval</strong> ({', '.join(drivers)}, {together}): not attributable"
+        in shown(page)
     )
-    assert "Attribution ran after the decision" not in comment  # it spent nothing
-    assert "attribution: nothing to trace: helper-eval: its pass rate dropped" in done.stderr
-    assert f"<li><strong>helper-eval</strong>: not traced — {untraced}" in shown(page)
 
 
 def test_an_unchanged_noisy_agent_passes_and_says_what_is_not_settled(

@@ -55,3 +55,24 @@ def test_a_drop_a_fixture_of_its_own_carries_is_traced_not_said_untraced() -> No
     (regression,) = regressions_of(outcome.evaluation)
     assert regression.fixtures == ("f0",)
     assert untraced_of(outcome.evaluation, [regression]) == ()
+
+
+def test_a_pass_rate_drop_only_the_pooled_test_sees_is_traced_over_the_fixtures_that_drove_it() -> (
+    None
+):
+    # f0-f4 fail their first rep and pass the next two (noise on their own), f6 passes half
+    # its reps and f7 three of eight (neither settles broken); pooled over the Eval the pass
+    # rate drops. f5 never fails: it did not drive the drop
+    names = NAMES[:8]
+    spec = ADAPTIVE | {"fixtures": names}
+    head = {**dict.fromkeys(names[:5], "FPP"), "f5": "P", "f6": "FFPPFPFP", "f7": "FPFFPFPF"}
+    outcome = evaluated(Case(spec, head, dict.fromkeys(names, "P")))
+    (comparison,) = outcome.comparisons
+    sequential = comparison.head.sequential
+    assert sequential is not None and sequential.pooled == "regression"
+    assert outcome.decision.result is GateResult.failed
+
+    (regression,) = regressions_of(outcome.evaluation)
+    drivers = ("f0", "f1", "f2", "f3", "f4", "f6", "f7")
+    assert (regression.fixtures, regression.pooled) == (drivers, True)
+    assert untraced_of(outcome.evaluation, [regression]) == ()

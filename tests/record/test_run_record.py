@@ -20,7 +20,13 @@ from pydantic import BaseModel
 
 from evalward.attribution.found import Finding, Regression, RunAttribution
 from evalward.attribution.hunks import Hunk
-from evalward.attribution.search import Attributed, FixtureScore, Trial, Tried
+from evalward.attribution.search import (
+    Attributed,
+    FixtureScore,
+    NotAttributable,
+    Trial,
+    Tried,
+)
 from evalward.errors import ConfigError
 from evalward.plan.changes import ChangeSet
 from evalward.plan.plan import Plan, PlannedRun
@@ -101,8 +107,16 @@ def an_attribution() -> RunAttribution:
         frozenset({culprit}), removed, reproduced, (broken, removed, reproduced)
     )
     finding = Finding(Regression("ev", "agent", ("fx",), in_pairs=True), attributed)
+    pooled = Finding(
+        Regression("ev2", "agent", ("f1", "f2"), pooled=True),
+        NotAttributable("its budget ran out", (broken,)),
+    )
     return RunAttribution(
-        "always", (finding,), Spent(3), 4, (("pooled-eval", "its pass rate dropped"),)
+        "always",
+        (finding, pooled),
+        Spent(3),
+        4,
+        (("pooled-eval", "its pairwise judge prefers the base over its fixtures"),),
     )
 
 
@@ -174,7 +188,7 @@ def test_results_json_read_back_is_what_was_written_every_field_set(tmp_path: Pa
     # it lack), where a rename's hunk sets it
     assert set(_unset(record)) <= {".attribution.regressions.hunks.renamed_from"}
     assert record.attribution is not None
-    (regression,) = record.attribution.regressions
+    regression = record.attribution.regressions[0]
     assert [h.renamed_from for h in regression.hunks if h.kind == "rename"] == ["prompts/old.md"]
 
 
@@ -221,10 +235,11 @@ def test_docs_results_schema_is_generated_from_the_record_and_holds_what_is_writ
     assert check.returncode == 0, check.stdout + check.stderr
 
 
-def _unset(model: BaseModel, path: str = "") -> list[str]:
+def _unset(model: BaseModel, path: str = "") -> set[str]:
     """Fields of `model` (and the models in it) still at their default: what a round trip
-    would not have shown."""
-    unset = []
+    would not have shown. A field of a list's items is set where any item sets it (two
+    fields that exclude each other are set by two items)."""
+    unset = set()
     for name, info in type(model).model_fields.items():
         if info.exclude:
             continue
@@ -234,10 +249,10 @@ def _unset(model: BaseModel, path: str = "") -> list[str]:
         if constant:
             continue
         if not info.is_required() and value == info.get_default(call_default_factory=True):
-            unset.append(where)
-        for item in value if isinstance(value, list) else [value]:
-            if isinstance(item, BaseModel):
-                unset += _unset(item, where)
+            unset.add(where)
+        items = value if isinstance(value, list) else [value]
+        inner = [_unset(item, where) for item in items if isinstance(item, BaseModel)]
+        unset |= set.intersection(*inner) if inner else set()
     return unset
 
 

@@ -126,10 +126,18 @@ def test_a_thin_drop_the_pooled_test_blocks_names_it_though_every_fixture_passes
         "helper-eval blocked by its pooled sequential test: head's pass rate "
     ), line
     assert " · 10/10 fixtures pass on head on their own · 0 regressions · 0 failing" in line
-    # no fixture regressed for attribution to trace: the comment says so, and no review
+    # no fixture regressed alone: attribution would trace the drop over the fixtures that
+    # drove it, each variant running them all, which its default budget does not afford
+    # (the comment says where to raise it), so no review
     (posted,) = github.comments_on(7)
-    assert "- **helper-eval**: not traced — its pass rate dropped over its fixtures" in str(
-        posted["body"]
-    )
-    assert record["attribution"]["untraced"][0]["eval"] == "helper-eval"
+    where = str(posted["body"]).split("### 🧭 Where it regressed\n\n")[1].split("\n\n")[0]
+    fixtures = ", ".join(f"`{name}`" for name in NAMES)
+    assert where.startswith(
+        f"- **helper-eval** ({fixtures}, pass rate dropped over them together (pooled "
+        "sequential test)): not attributable — attribution stopped at its budget of "
+    ), where
+    assert "attribution.budget in the base branch's evalward.yaml raises it" in where
+    (regression,) = record["attribution"]["regressions"]
+    assert (regression["pooled"], regression["fixtures"]) == (True, NAMES)
+    assert record["attribution"]["untraced"] == []
     assert github.reviews_on(7) == []

@@ -13,7 +13,8 @@ from evalward.rundata.spending import Spent
 @dataclass(frozen=True)
 class Regression:
     """One Eval's fixtures that pass on the base and not on the head, and its target agent;
-    or (`in_pairs`) the ones its pairwise judge finds worse on the head, though they pass."""
+    or (`in_pairs`) the ones its pairwise judge finds worse on the head, though they pass; or
+    (`pooled`) the ones whose failed runs drove its pooled sequential test broken."""
 
     eval: str
     agent: str
@@ -21,6 +22,10 @@ class Regression:
     in_pairs: bool = False
     """Found by the Eval's per-fixture preference tests: a variant's runs of them are judged
     in pairs with the base's, and it regresses while one is worse by the margin."""
+    pooled: bool = False
+    """The Eval's pass rate dropped over these fixtures (its pooled sequential test settled
+    broken), in none of them alone: a variant runs them all, and it regresses while that
+    pooled test, over its runs of them, settles broken (or one of them fails)."""
 
 
 @dataclass(frozen=True)

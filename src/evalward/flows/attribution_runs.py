@@ -50,7 +50,12 @@ from evalward.resources import ResourceSet
 from evalward.resources.repo_config import AttributionMode
 from evalward.rundata.pairwise_record import PAIR_POOLED_TEST, WORSE, PairwiseRecord
 from evalward.rundata.results import EvalResult, FixtureResult
-from evalward.rundata.sequential_record import POOLED_TEST
+from evalward.rundata.sequential_record import (
+    BLOCKING_VERDICTS,
+    POOLED_TEST,
+    WORKING_VERDICTS,
+    SequentialRecord,
+)
 from evalward.rundata.sides import Side
 from evalward.rundata.spending import Budget, Spent
 from evalward.verdict.adaptive import SequentialVerdict
@@ -59,14 +64,19 @@ from evalward.verdict.gate import GateResult
 
 
 def regressions_of(evaluation: Evaluation) -> list[Regression]:
-    """Every Eval of the run with fixtures that regressed, in the comparisons' order; after
+    """Every Eval of the run with fixtures that regressed, in the comparisons' order, or else
+    whose pass rate dropped over the fixtures that drove its pooled sequential test; after
     each, its fixtures that pass yet its pairwise judge's per-fixture tests find worse (a
-    drop only the pooled test sees names no fixture to run)."""
+    drop only the pooled preference test sees names no fixture to run)."""
     found = []
     for comparison in evaluation.comparisons:
         fixtures = tuple(f.fixture for f in comparison.fixtures if f.change is Change.regression)
+        sequential = comparison.head.sequential
         if fixtures:
             found.append(Regression(comparison.name, comparison.head.agent, fixtures))
+        elif sequential is not None and _pooled_drop(sequential) and sequential.drivers:
+            drivers = tuple(sequential.drivers)
+            found.append(Regression(comparison.name, comparison.head.agent, drivers, pooled=True))
         record = comparison.head.pairwise
         worse = tuple(
             v.fixture
@@ -78,21 +88,26 @@ def regressions_of(evaluation: Evaluation) -> list[Regression]:
     return found
 
 
+def _pooled_drop(sequential: SequentialRecord) -> bool:
+    """The Eval's pooled sequential test settled its pass rate lower than the base's."""
+    return sequential.pooled == SequentialVerdict.regression
+
+
 def untraced_of(
     evaluation: Evaluation, regressions: list[Regression]
 ) -> tuple[tuple[str, str], ...]:
-    """(Eval, why) for each Eval whose drop is its pooled test's alone: its pass rate
-    dropped, or its pairwise judge prefers the base, over its fixtures and in none of them
-    (a variant runs the fixtures that regressed, and a pooled drop names none)."""
+    """(Eval, why) for each Eval whose drop is its pooled preference test's alone: its
+    pairwise judge prefers the base over its fixtures and in none of them, and a variant's
+    runs are judged by each fixture's test, which a pooled drop does not name; or its pass
+    rate dropped over fixtures none of which failed a run (no driver to run)."""
     traced = {r.eval for r in regressions}
     said = []
     for comparison in evaluation.comparisons:
         if comparison.name in traced:
             continue
         sequential, pairwise = comparison.head.sequential, comparison.head.pairwise
-        if sequential is not None and sequential.pooled == SequentialVerdict.regression:
-            drivers = ", ".join(sequential.drivers) or "every fixture"
-            why = f"its pass rate dropped over its fixtures ({POOLED_TEST}, driven by {drivers})"
+        if sequential is not None and _pooled_drop(sequential):
+            why = f"its pass rate dropped over its fixtures ({POOLED_TEST})"
             said.append((comparison.name, why))
         if pairwise is not None and pairwise.blocks and pairwise.pooled == WORSE:
             why = f"its pairwise judge prefers the base over its fixtures ({PAIR_POOLED_TEST})"
@@ -370,7 +385,12 @@ async def attribute_regression(
 
     calls = GateCalls.of(evaluation, regression, cached)
     left = budget.left() if budget is not None else None
-    chosen = witnesses(regression.fixtures, len(hunks), left, calls.need, cached, max_trials)
+    # a pooled drop is in the fixtures together, not in any one of them: it runs them all
+    chosen = (
+        ()
+        if regression.pooled
+        else witnesses(regression.fixtures, len(hunks), left, calls.need, cached, max_trials)
+    )
     ran = dataclasses.replace(regression, fixtures=chosen) if chosen else regression
 
     async def tried(build: Callable[[], str | NotBuildable], target: Regression = ran) -> Trial:
@@ -575,6 +595,8 @@ def _read(regression: Regression, comparison: EvalComparison) -> Trial:
     )
     if worse or any(facts[f].failing for f in regression.fixtures if f in facts):
         return Trial(True, scores)
+    if regression.pooled:
+        return _read_pooled(result, scores)
     for fixture in regression.fixtures:
         if fixture not in facts or not facts[fixture].passing:
             why = _undecided(result, facts.get(fixture))
@@ -583,6 +605,20 @@ def _read(regression: Regression, comparison: EvalComparison) -> Trial:
     if why:
         return Trial(False, scores, not_built=f"its pairs decided nothing: {why}")
     return Trial(False, scores)
+
+
+def _read_pooled(result: EvalResult, scores: tuple[FixtureScore, ...]) -> Trial:
+    """A pooled drop on a variant, none of whose fixtures fails, read as the gate reads the
+    head's: there while the pooled test over its runs of them settles broken, gone when it
+    settles working or ends leaning working (the gate passes both), else nothing."""
+    sequential = result.sequential
+    pooled = sequential.pooled if sequential is not None else ""
+    if pooled in BLOCKING_VERDICTS:
+        return Trial(True, scores)
+    if pooled in WORKING_VERDICTS or pooled == SequentialVerdict.not_settled:
+        return Trial(False, scores)
+    why = _undecided(result, None) if sequential is None else f"its {POOLED_TEST} ended {pooled}"
+    return Trial(False, scores, not_built=f"its runs decided nothing: {why}")
 
 
 def _pair_score(record: PairwiseRecord | None, fixture: str) -> FixtureScore:

@@ -202,6 +202,9 @@ class RegressionRecord(_Record):
     in_pairs: bool = Field(default=False, alias="inPairs")
     """`fixtures` pass on the head, and the Eval's pairwise judge finds them worse there:
     each variant's runs of them were judged in pairs with the base's."""
+    pooled: bool = False
+    """`fixtures` drove the Eval's pooled sequential test broken, none of them failing alone:
+    each variant ran them all and was read by that pooled test."""
     result: Literal["attributed", "not attributable"]
     culprit: list[int]
     reason: str

@@ -94,6 +94,7 @@ def attribution_record(found: RunAttribution | None) -> AttributionRecord | None
                 fixtures=list(regression.fixtures),
                 tried_on=list(each.ran_on),
                 in_pairs=regression.in_pairs,
+                pooled=regression.pooled,
                 result="attributed" if isinstance(attribution, Attributed) else "not attributable",
                 culprit=sorted(place[h] for h in culprit),
                 reason="" if isinstance(attribution, Attributed) else attribution.reason,

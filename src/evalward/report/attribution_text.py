@@ -13,6 +13,7 @@ from evalward.attribution.found import Finding, RunAttribution
 from evalward.attribution.hunks import Hunk, in_diff_order
 from evalward.attribution.search import NotAttributable, Tried
 from evalward.errors import printable
+from evalward.rundata.sequential_record import POOLED_TEST
 from evalward.text.escaping import code_span, inline
 
 
@@ -29,6 +30,8 @@ def scores_text(tried: Tried) -> str:
 
 IN_PAIRS = "worse by the pairwise judge"
 """What a regression found in pairs is, beside its fixtures' names (as the gate says it)."""
+POOLED = f"pass rate dropped over them together ({POOLED_TEST})"
+"""What a pooled drop is, beside the names of the fixtures that drove it."""
 
 
 def finding_text(found: Finding, evidence: Mapping[tuple[str, str], str] = {}) -> str:
@@ -47,6 +50,13 @@ def finding_text(found: Finding, evidence: Mapping[tuple[str, str], str] = {}) -
             f"This change{together} makes {regression.eval} worse: its pairwise judge prefers "
             f"the base's runs of {fixtures} to this head's, though they pass. Taken back, "
             f"the head is no worse ({removed}); the base with only this change is worse "
+            f"({reproduced})."
+        )
+    elif regression.pooled:
+        said = (
+            f"This change{together} makes {regression.eval} regress: its pass rate dropped "
+            f"over {fixtures} together ({POOLED_TEST}), in none of them alone. Taken back, "
+            f"that test passes ({removed}); the base with only this change drops it again "
             f"({reproduced})."
         )
     else:
@@ -118,11 +128,13 @@ class RegressedAt:
     """The fixtures the variants ran, where not all of `fixtures` (`Finding.witnesses`)."""
     in_pairs: bool = False
     """Its fixtures pass, and the pairwise judge finds them worse (`Regression.in_pairs`)."""
+    pooled: bool = False
+    """Its pass rate dropped over its fixtures together (`Regression.pooled`)."""
 
     @property
     def judged(self) -> str:
         """How the fixtures regressed, where not by failing: beside their names."""
-        return IN_PAIRS if self.in_pairs else ""
+        return IN_PAIRS if self.in_pairs else POOLED if self.pooled else ""
 
     @property
     def as_on_base(self) -> str:
@@ -169,6 +181,7 @@ def said_lines(found: RunAttribution | None) -> list[RegressedAt]:
                     tried=len(attributed.attempts),
                     witnesses=alone,
                     in_pairs=regression.in_pairs,
+                    pooled=regression.pooled,
                 )
             )
             continue
@@ -182,6 +195,7 @@ def said_lines(found: RunAttribution | None) -> list[RegressedAt]:
                 reproduced,
                 witnesses=alone,
                 in_pairs=regression.in_pairs,
+                pooled=regression.pooled,
             )
             for hunk in in_diff_order(attributed.culprit)
         ]

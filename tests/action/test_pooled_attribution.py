@@ -1,0 +1,135 @@
+"""A drop only an Eval's pooled sequential test sees, traced to the line of the change that made
+it: no one fixture regressed, so each variant runs every fixture that drove the pooled test and
+is read by that test over its runs of them, as the gate read the head's. Through the action,
+against the fake GitHub API, with a mock script that answers by what the system prompt says.
+
+The change is two blocks of the agent's system prompt: one that only rewords (line 8), one that
+makes the agent guess (line 10), which fails a rep of a fixture now and then, as `DROP` does."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from action.test_adaptive_story import DROP, EVAL, NAMES
+from fakes.github_api import FakeGitHub, FakePull
+from support.actionrun import ActionRun, pull_request_event, run_action
+from support.answered import FIXTURE
+from support.gitrepo import GitRepo
+
+pytestmark = pytest.mark.e2e
+
+AGENT = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: {{ name: helper }}
+spec:
+  models: [openai/gpt-4.1-mini]
+  system: |
+    You are a helper.
+    {tone}
+    Answer in one sentence.
+    {care}
+"""
+GUESS = "When unsure, guess."
+DRIVERS = ["f0", "f1", "f2", "f3", "f4", "f8", "f9"]
+"""The fixtures `DROP` fails a rep of: what drives its pooled test."""
+
+
+def mock() -> str:
+    """`DROP`'s reps where the system prompt says to guess, the right answer elsewhere."""
+    lines = ["replies:"]
+    for name, pattern in DROP.items():
+        lines += [
+            f'  - match: {{ agent: helper, fixture: {name}, system: "{GUESS}" }}',
+            "    reps:",
+        ]
+        for answer in pattern:
+            said = "the answer" if answer == "P" else "no idea"
+            lines.append(f'      - turns: [{{ content: "{said}" }}]')
+    lines += ["  - match: { agent: helper }", '    always: { content: "the answer" }']
+    return "\n".join(lines) + "\n"
+
+
+def gate(repo: GitRepo, github: FakeGitHub, env: dict[str, str], config: str) -> ActionRun:
+    """Pull request 7: main's agent, suite, mock script and `config` (its evalward.yaml);
+    the branch rewords one block of the prompt and adds the guess in another."""
+    base = repo.commit(
+        "the helper",
+        {
+            "agent.yaml": AGENT.format(tone="Be kind.", care="Check your facts."),
+            "eval.yaml": EVAL,
+            "fixtures.yaml": "---\n".join(FIXTURE.format(name=name) for name in NAMES),
+            "mock.yaml": mock(),
+            "evalward.yaml": config,
+            ".gitignore": ".evalward/\n",
+        },
+    )
+    repo.branch("change")
+    head = repo.commit(
+        "a warmer helper", {"agent.yaml": AGENT.format(tone="Be warm and kind.", care=GUESS)}
+    )
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+    return run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, head),
+        env=env,
+        inputs={"mock-script": "mock.yaml", "cache": "off"},
+    )
+
+
+def where(body: str) -> str:
+    return body.split("### 🧭 Where it regressed\n\n")[1].split("\n\n")[0]
+
+
+def scores(trial: dict[str, Any]) -> dict[str, tuple[int, int]]:
+    return {s["fixture"]: (s["passed"], s["runs"]) for s in trial["scores"]}
+
+
+def test_a_drop_only_the_pooled_test_sees_is_traced_to_its_line_and_said_there(
+    repo: GitRepo, github: FakeGitHub, env: dict[str, str]
+) -> None:
+    done = gate(repo, github, env, "attribution: { budget: 2 }\n")
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    record = done.results()
+    assert record["summary"]["headline"].startswith(
+        "Blocked: helper-eval: pass rate dropped (pooled sequential test: head 20/34"
+    )
+    (regression,) = record["attribution"]["regressions"]
+    assert (regression["fixtures"], regression["pooled"]) == (DRIVERS, True)
+    assert regression["result"] == "attributed", regression["reason"]
+    (culprit,) = (regression["hunks"][i] for i in regression["culprit"])
+    assert (culprit["path"], culprit["first"], culprit["field"]) == (
+        "agent.yaml",
+        10,
+        "spec.system",
+    )
+    # the rewording applied alone passes the drivers once each; the guess applied alone
+    # drops them again as the head did; the head without it passes them once each
+    trials = {(t["way"], tuple(t["hunks"])): t for t in regression["trials"]}
+    guess = regression["culprit"][0]
+    reproduced, removed = trials[("applied", (guess,))], trials[("reverted", (guess,))]
+    assert (reproduced["regressed"], removed["regressed"]) == (True, False)
+    assert scores(removed) == dict.fromkeys(DRIVERS, (1, 1))
+    assert scores(reproduced)["f9"] == (3, 8)
+    assert not record["attribution"]["untraced"]
+
+    (posted,) = github.comments_on(7)
+    said = where(str(posted["body"]))
+    together = "pass rate dropped over them together (pooled sequential test)"
+    assert said.startswith(
+        f"- **helper-eval** ({', '.join(f'`{d}`' for d in DRIVERS)}, {together}): "
+    )
+    assert "agent.yaml:10" in said and "taken back, f0 1/1" in said
+    assert "the base with only it: f0 2/3, f1 2/3, f2 2/3, f3 2/3, f4 2/3, f8 4/8, f9 3/8." in said
+    # the review says it on that line of the diff, in the pooled test's words
+    (comment,) = github.review_comments_on(7)
+    assert (comment["path"], comment["line"], comment["side"]) == ("agent.yaml", 10, "RIGHT")
+    assert (
+        "> This change makes helper-eval regress: its pass rate dropped over f0, f1, f2, f3, f4, "
+        "f8, f9 together (pooled sequential test), in none of them alone. Taken back, that test "
+        "passes (f0 1/1"
+    ) in str(comment["body"])
