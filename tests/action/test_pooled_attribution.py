@@ -52,9 +52,17 @@ def mock() -> str:
     return "\n".join(lines) + "\n"
 
 
-def gate(repo: GitRepo, github: FakeGitHub, env: dict[str, str], config: str) -> ActionRun:
+def gate(
+    repo: GitRepo,
+    github: FakeGitHub,
+    env: dict[str, str],
+    config: str = "",
+    tone: str = "Be warm and kind.",
+    inputs: dict[str, str] | None = None,
+) -> ActionRun:
     """Pull request 7: main's agent, suite, mock script and `config` (its evalward.yaml);
-    the branch rewords one block of the prompt and adds the guess in another."""
+    the branch adds the guess to one block of the prompt and writes `tone` in another
+    (rewording it, by default), gated with the result cache off unless `inputs` say."""
     base = repo.commit(
         "the helper",
         {
@@ -62,21 +70,19 @@ def gate(repo: GitRepo, github: FakeGitHub, env: dict[str, str], config: str) ->
             "eval.yaml": EVAL,
             "fixtures.yaml": "---\n".join(FIXTURE.format(name=name) for name in NAMES),
             "mock.yaml": mock(),
-            "evalward.yaml": config,
+            **({"evalward.yaml": config} if config else {}),
             ".gitignore": ".evalward/\n",
         },
     )
     repo.branch("change")
-    head = repo.commit(
-        "a warmer helper", {"agent.yaml": AGENT.format(tone="Be warm and kind.", care=GUESS)}
-    )
+    head = repo.commit("a warmer helper", {"agent.yaml": AGENT.format(tone=tone, care=GUESS)})
     github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
     return run_action(
         repo.path,
         github,
         pull_request_event(github.repository, 7, base, head),
         env=env,
-        inputs={"mock-script": "mock.yaml", "cache": "off"},
+        inputs={"mock-script": "mock.yaml", **({"cache": "off"} if inputs is None else inputs)},
     )
 
 
@@ -133,3 +139,24 @@ def test_a_drop_only_the_pooled_test_sees_is_traced_to_its_line_and_said_there(
         "f8, f9 together (pooled sequential test), in none of them alone. Taken back, that test "
         "passes (f0 1/1"
     ) in str(comment["body"])
+
+
+def test_with_every_default_a_change_of_one_block_is_proven_by_the_gate_s_own_runs(
+    repo: GitRepo, github: FakeGitHub, env: dict[str, str]
+) -> None:
+    """The proof's two variants are the head's agent and the base's: the result cache (the
+    action's default) holds their runs of the drivers, so the default budget, which no
+    variant of the drivers fits, proves it spending nothing."""
+    done = gate(repo, github, env, tone="Be kind.", inputs={})
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    attribution = done.results()["attribution"]
+    (regression,) = attribution["regressions"]
+    assert (regression["pooled"], regression["result"]) == (True, "attributed")
+    assert [(t["way"], t["regressed"]) for t in regression["trials"]] == [
+        ("applied", True),
+        ("reverted", False),
+    ]
+    assert (attribution["spentModelCalls"], attribution["budgetModelCalls"]) == (0, 20)
+    (comment,) = github.review_comments_on(7)
+    assert (comment["path"], comment["line"]) == ("agent.yaml", 10)
