@@ -8,15 +8,20 @@ makes the agent guess (line 10), which fails a rep of a fixture now and then, as
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from action.test_adaptive_story import DROP, EVAL, NAMES
 from fakes.github_api import FakeGitHub, FakePull
+from fakes.model_server import Rule, ScriptedModelServer, error, text
 from support.actionrun import ActionRun, pull_request_event, run_action
 from support.answered import FIXTURE
+from support.clirun import evalward
 from support.gitrepo import GitRepo
+from support.suite import provider_env
 
 pytestmark = pytest.mark.e2e
 
@@ -52,17 +57,12 @@ def mock() -> str:
     return "\n".join(lines) + "\n"
 
 
-def gate(
-    repo: GitRepo,
-    github: FakeGitHub,
-    env: dict[str, str],
-    config: str = "",
-    tone: str = "Be warm and kind.",
-    inputs: dict[str, str] | None = None,
-) -> ActionRun:
-    """Pull request 7: main's agent, suite, mock script and `config` (its evalward.yaml);
-    the branch adds the guess to one block of the prompt and writes `tone` in another
-    (rewording it, by default), gated with the result cache off unless `inputs` say."""
+def commit_change(
+    repo: GitRepo, config: str = "", tone: str = "Be warm and kind."
+) -> tuple[str, str]:
+    """main: the agent, its suite, the mock script and `config` (its evalward.yaml); the
+    branch adds the guess to one block of the prompt and writes `tone` in another
+    (rewording it, by default). The base's commit and the head's."""
     base = repo.commit(
         "the helper",
         {
@@ -75,7 +75,20 @@ def gate(
         },
     )
     repo.branch("change")
-    head = repo.commit("a warmer helper", {"agent.yaml": AGENT.format(tone=tone, care=GUESS)})
+    return base, repo.commit("a warmer helper", {"agent.yaml": AGENT.format(tone=tone, care=GUESS)})
+
+
+def gate(
+    repo: GitRepo,
+    github: FakeGitHub,
+    env: dict[str, str],
+    config: str = "",
+    tone: str = "Be warm and kind.",
+    inputs: dict[str, str] | None = None,
+) -> ActionRun:
+    """Pull request 7 of `commit_change`, gated with the result cache off unless `inputs`
+    say."""
+    base, head = commit_change(repo, config, tone)
     github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
     return run_action(
         repo.path,
@@ -160,3 +173,52 @@ def test_with_every_default_a_change_of_one_block_is_proven_by_the_gate_s_own_ru
     assert (attribution["spentModelCalls"], attribution["budgetModelCalls"]) == (0, 20)
     (comment,) = github.review_comments_on(7)
     assert (comment["path"], comment["line"]) == ("agent.yaml", 10)
+
+
+def test_a_variant_a_provider_down_left_no_verdict_proves_nothing(
+    repo: GitRepo, tmp_path: Path, model: ScriptedModelServer
+) -> None:
+    """`evalward run --base main` against a scripted model that answers the head's guess as
+    `DROP` does and is down (HTTP 503, after its retries) for f0 where the prompt is reworded
+    without the guess: the head with the guess taken back. That variant's other fixtures all
+    pass, so its pooled test would read it fixed, but f0 has no verdict, and neither has the
+    variant: the guess is not proven the cause on its own, and the two blocks together are."""
+
+    def says(body: dict[str, Any], *words: str) -> bool:
+        sent = json.dumps(body)
+        return all(word in sent for word in words)
+
+    model.script(
+        lambda b: says(b, "Be warm", "question about f0") and not says(b, GUESS),
+        error(503, headers={"Retry-After": "0"}),
+    )
+    for name, pattern in DROP.items():
+        answers = [text("the answer" if answer == "P" else "no idea") for answer in pattern]
+        model.rules.append(
+            Rule(lambda b, n=name: says(b, GUESS, f"question about {n}"), answers, sequence=True)
+        )
+    model.script(lambda b: True, text("the answer"))
+    commit_change(repo, "attribution: { budget: 4 }\n")
+    out = tmp_path / "out"
+
+    done = evalward(
+        "run", "--base", "main", "--no-cache", "--no-history", "--output-dir", str(out),
+        cwd=repo.path, **provider_env(model),
+    )  # fmt: skip
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    (regression,) = json.loads((out / "results.json").read_text())["attribution"]["regressions"]
+    assert regression["result"] == "attributed", (regression["reason"], regression["trials"])
+    assert [
+        (h["path"], h["first"])
+        for i, h in enumerate(regression["hunks"])
+        if i in regression["culprit"]
+    ] == [
+        ("agent.yaml", 8),
+        ("agent.yaml", 10),
+    ]
+    down = [t for t in regression["trials"] if t["notBuilt"]]
+    assert down and all(
+        t["notBuilt"] == "its runs of f0 decided nothing: a model provider was down" for t in down
+    )
+    assert not any(t["regressed"] for t in down)

@@ -596,7 +596,7 @@ def _read(regression: Regression, comparison: EvalComparison) -> Trial:
     if worse or any(facts[f].failing for f in regression.fixtures if f in facts):
         return Trial(True, scores)
     if regression.pooled:
-        return _read_pooled(result, scores)
+        return _read_pooled(result, regression, facts, scores)
     for fixture in regression.fixtures:
         if fixture not in facts or not facts[fixture].passing:
             why = _undecided(result, facts.get(fixture))
@@ -607,18 +607,35 @@ def _read(regression: Regression, comparison: EvalComparison) -> Trial:
     return Trial(False, scores)
 
 
-def _read_pooled(result: EvalResult, scores: tuple[FixtureScore, ...]) -> Trial:
+def _read_pooled(
+    result: EvalResult,
+    regression: Regression,
+    facts: Mapping[str, FixtureFacts],
+    scores: tuple[FixtureScore, ...],
+) -> Trial:
     """A pooled drop on a variant, none of whose fixtures fails, read as the gate reads the
     head's: there while the pooled test over its runs of them settles broken, gone when it
-    settles working or ends leaning working (the gate passes both), else nothing."""
+    settles working or ends leaning working (the gate passes both), else nothing: that test
+    ended leaning broken, or an outage or the Eval's own undecided judge left it no verdict."""
     sequential = result.sequential
     pooled = sequential.pooled if sequential is not None else ""
     if pooled in BLOCKING_VERDICTS:
         return Trial(True, scores)
+    for fixture in regression.fixtures:
+        mine = facts.get(fixture)
+        if (
+            mine is None
+            or mine.unavailable
+            or result.incomplete_reason
+            or result.inconclusive_reason
+        ):
+            why = _undecided(result, mine)
+            return Trial(False, scores, not_built=f"its runs of {fixture} decided nothing: {why}")
     if pooled in WORKING_VERDICTS or pooled == SequentialVerdict.not_settled:
         return Trial(False, scores)
-    why = _undecided(result, None) if sequential is None else f"its {POOLED_TEST} ended {pooled}"
-    return Trial(False, scores, not_built=f"its runs decided nothing: {why}")
+    return Trial(
+        False, scores, not_built=f"its runs decided nothing: its {POOLED_TEST} ended {pooled}"
+    )
 
 
 def _pair_score(record: PairwiseRecord | None, fixture: str) -> FixtureScore:
