@@ -614,9 +614,10 @@ def _read_pooled(
     scores: tuple[FixtureScore, ...],
 ) -> Trial:
     """A pooled drop on a variant, none of whose fixtures fails, read as the gate reads the
-    head's: there while the pooled test over its runs of them settles broken, gone when it
-    settles working or ends leaning working (the gate passes both), else nothing: that test
-    ended leaning broken, or an outage or the Eval's own undecided judge left it no verdict."""
+    head's: there while the pooled test over its runs of them settles broken; gone when each
+    of them passes by its own test and the pooled test settles working or ends leaning
+    working (nothing failed, it asks no more); else nothing: a test that did not settle, an
+    outage or the Eval's own undecided judge proves neither."""
     sequential = result.sequential
     pooled = sequential.pooled if sequential is not None else ""
     if pooled in BLOCKING_VERDICTS:
@@ -625,7 +626,7 @@ def _read_pooled(
         mine = facts.get(fixture)
         if (
             mine is None
-            or mine.unavailable
+            or not mine.passing
             or result.incomplete_reason
             or result.inconclusive_reason
         ):
