@@ -7,7 +7,9 @@ it is (`attribute_verdict`), not one variant's runs.
 
 A variant's verdict is the Eval's own per fixture (its `minRepPassRate`, its sequential
 tests), read as every report reads the head's (`record.summary.facts_of`): the regression is
-there while a fixture that regressed fails, gone when they all pass. A variant that cannot be
+there while a fixture that regressed fails, gone when they all pass; a drop only the Eval's
+pooled sequential test saw is there while that test over the variant's runs of the fixtures
+that drove it settles broken (`_read_pooled`). A variant that cannot be
 run (its plan or its runs stopped by an error), or whose fixtures neither pass nor fail (a
 provider down, a test that did not settle), is said so and counts as not built: the search
 never guesses from it, and an outage is never the proof that a set of hunks causes it.
