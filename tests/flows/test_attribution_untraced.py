@@ -1,4 +1,5 @@
-"""A drop only an Eval's pooled test sees names no fixture for attribution's variants to run:
+"""A drop only an Eval's pooled test sees is attribution's over the fixtures that drove it (a
+failed head rep; pairs the base won more of), and one no fixture drove is said untraced:
 `untraced_of` says which Evals and why, and the comment says it under "Where it regressed"
 where it would otherwise say nothing. The runs are the report tests' generated outcomes
 (`report/test_headlines.py`), settled and compared as a run settles them."""
@@ -19,9 +20,9 @@ pytestmark = pytest.mark.unit
 WHY = "its pairwise judge prefers the base over its fixtures (pooled preference test)"
 
 
-def test_a_drop_only_the_pooled_preference_test_sees_is_said_untraced() -> None:
-    # each fixture's first pair goes to the head, so none leans worse on its own; pooled over
-    # the four, the base wins 28 of 32
+def test_a_drop_only_the_pooled_preference_test_sees_is_traced_over_the_fixtures_it_lost() -> None:
+    # each fixture's first pair goes to the head, so none leans worse on its own; pooled
+    # over the four, the base wins 28 of 32
     names = NAMES[:4]
     spec = ADAPTIVE | {
         "fixtures": names,
@@ -35,11 +36,17 @@ def test_a_drop_only_the_pooled_preference_test_sees_is_said_untraced() -> None:
     assert not any(v.blocks for v in record.fixtures)
     assert outcome.decision.result is GateResult.failed
 
-    assert regressions_of(outcome.evaluation) == []
-    untraced = untraced_of(outcome.evaluation, [])
-    assert untraced == ((EVAL, WHY),)
+    (regression,) = regressions_of(outcome.evaluation)
+    assert (regression.fixtures, regression.in_pairs, regression.pooled) == (
+        tuple(names),
+        True,
+        True,
+    )
+    assert untraced_of(outcome.evaluation, [regression]) == ()
 
-    said = attribution_markdown(RunAttribution("on-block", (), Spent(), 40, untraced))
+
+def test_a_pooled_drop_no_fixture_drove_is_said_untraced() -> None:
+    said = attribution_markdown(RunAttribution("on-block", (), Spent(), 40, ((EVAL, WHY),)))
     assert said == (
         "### 🧭 Where it regressed\n\n"
         f"- **{EVAL}**: not traced — {WHY}, and in no one fixture alone, so no variant could "

@@ -25,7 +25,9 @@ class Regression:
     pooled: bool = False
     """The Eval's pass rate dropped over these fixtures (its pooled sequential test settled
     broken), in none of them alone: a variant runs them all, and it regresses while that
-    pooled test, over its runs of them, settles broken (or one of them fails)."""
+    pooled test, over its runs of them, settles broken (or one of them fails). With
+    `in_pairs`, its pairwise judge's pooled test found the head worse over them: a variant's
+    runs of them are judged in pairs, and it regresses while that test finds it worse."""
 
 
 @dataclass(frozen=True)

@@ -68,25 +68,30 @@ from evalward.verdict.gate import GateResult
 def regressions_of(evaluation: Evaluation) -> list[Regression]:
     """Every Eval of the run with fixtures that regressed, in the comparisons' order, or else
     whose pass rate dropped over the fixtures that drove its pooled sequential test; after
-    each, its fixtures that pass yet its pairwise judge's per-fixture tests find worse (a
-    drop only the pooled preference test sees names no fixture to run)."""
+    each, its fixtures that pass yet its pairwise judge's per-fixture tests find worse. An
+    Eval in none of those whose pairwise judge's pooled test finds the head worse is one over
+    the fixtures whose pairs the base won more of."""
     found = []
     for comparison in evaluation.comparisons:
         fixtures = tuple(f.fixture for f in comparison.fixtures if f.change is Change.regression)
-        sequential = comparison.head.sequential
+        sequential, record = comparison.head.sequential, comparison.head.pairwise
+        agent = comparison.head.agent
         if fixtures:
-            found.append(Regression(comparison.name, comparison.head.agent, fixtures))
+            found.append(Regression(comparison.name, agent, fixtures))
         elif sequential is not None and _pooled_drop(sequential) and sequential.drivers:
             drivers = tuple(sequential.drivers)
-            found.append(Regression(comparison.name, comparison.head.agent, drivers, pooled=True))
-        record = comparison.head.pairwise
+            found.append(Regression(comparison.name, agent, drivers, pooled=True))
         worse = tuple(
             v.fixture
             for v in (record.fixtures if record is not None else ())
             if v.blocks and v.fixture not in fixtures
         )
         if worse:
-            found.append(Regression(comparison.name, comparison.head.agent, worse, in_pairs=True))
+            found.append(Regression(comparison.name, agent, worse, in_pairs=True))
+        elif record is not None and record.blocks and record.pooled == WORSE:
+            drivers = tuple(v.fixture for v in record.fixtures if v.counts.base > v.counts.head)
+            if drivers and not any(r.eval == comparison.name for r in found):
+                found.append(Regression(comparison.name, agent, drivers, True, pooled=True))
     return found
 
 
@@ -98,10 +103,9 @@ def _pooled_drop(sequential: SequentialRecord) -> bool:
 def untraced_of(
     evaluation: Evaluation, regressions: list[Regression]
 ) -> tuple[tuple[str, str], ...]:
-    """(Eval, why) for each Eval whose drop is its pooled preference test's alone: its
-    pairwise judge prefers the base over its fixtures and in none of them, and a variant's
-    runs are judged by each fixture's test, which a pooled drop does not name; or its pass
-    rate dropped over fixtures none of which failed a run (no driver to run)."""
+    """(Eval, why) for each Eval whose pooled test found a drop and that `regressions_of`
+    found none in: no fixture drove it (none failed a head rep, or lost more pairs than it
+    won), so there is none for a variant to run."""
     traced = {r.eval for r in regressions}
     said = []
     for comparison in evaluation.comparisons:
@@ -591,13 +595,17 @@ def _read(regression: Regression, comparison: EvalComparison) -> Trial:
         for fixture in regression.fixtures
     )
     facts = {fixture.fixture: facts for fixture, _, facts in facts_of(comparison)}
-    worse = record is not None and any(
-        (verdict := record.of(f)) is not None and verdict.verdict == WORSE
-        for f in regression.fixtures
+    worse = record is not None and (
+        record.pooled == WORSE
+        if regression.pooled
+        else any(
+            (verdict := record.of(f)) is not None and verdict.verdict == WORSE
+            for f in regression.fixtures
+        )
     )
     if worse or any(facts[f].failing for f in regression.fixtures if f in facts):
         return Trial(True, scores)
-    if regression.pooled:
+    if regression.pooled and not regression.in_pairs:
         return _read_pooled(result, regression, facts, scores)
     for fixture in regression.fixtures:
         if fixture not in facts or not facts[fixture].passing:

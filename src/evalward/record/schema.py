@@ -203,8 +203,9 @@ class RegressionRecord(_Record):
     """`fixtures` pass on the head, and the Eval's pairwise judge finds them worse there:
     each variant's runs of them were judged in pairs with the base's."""
     pooled: bool = False
-    """`fixtures` drove the Eval's pooled sequential test broken, none of them failing alone:
-    each variant ran them all and was read by that pooled test."""
+    """`fixtures` drove the Eval's pooled sequential test broken (with `inPairs`, its pooled
+    preference test worse), none of them alone: each variant ran them all and was read by
+    that pooled test."""
     result: Literal["attributed", "not attributable"]
     culprit: list[int]
     reason: str

@@ -13,6 +13,7 @@ from evalward.attribution.found import Finding, RunAttribution
 from evalward.attribution.hunks import Hunk, in_diff_order
 from evalward.attribution.search import NotAttributable, Tried
 from evalward.errors import printable
+from evalward.rundata.pairwise_record import PAIR_POOLED_TEST
 from evalward.rundata.sequential_record import POOLED_TEST
 from evalward.text.escaping import code_span, inline
 
@@ -32,6 +33,8 @@ IN_PAIRS = "worse by the pairwise judge"
 """What a regression found in pairs is, beside its fixtures' names (as the gate says it)."""
 POOLED = f"pass rate dropped over them together ({POOLED_TEST})"
 """What a pooled drop is, beside the names of the fixtures that drove it."""
+POOLED_PAIRS = f"worse by the pairwise judge over them together ({PAIR_POOLED_TEST})"
+"""What a drop the pooled preference test found is, beside its fixtures' names."""
 
 
 def finding_text(found: Finding, evidence: Mapping[tuple[str, str], str] = {}) -> str:
@@ -45,7 +48,14 @@ def finding_text(found: Finding, evidence: Mapping[tuple[str, str], str] = {}) -
     together = "" if len(attributed.culprit) == 1 else " (with the other hunks named beside it)"
     them, they = ("it", "it passes") if found.witnesses else ("them", "they pass")
     removed, reproduced = scores_text(attributed.removed), scores_text(attributed.reproduced)
-    if regression.in_pairs:
+    if regression.in_pairs and regression.pooled:
+        said = (
+            f"This change{together} makes {regression.eval} worse: its pairwise judge prefers "
+            f"the base's runs of {fixtures} to this head's taken together ({PAIR_POOLED_TEST}), "
+            f"though they pass and none alone is worse. Taken back, the head is no worse "
+            f"({removed}); the base with only this change is worse ({reproduced})."
+        )
+    elif regression.in_pairs:
         said = (
             f"This change{together} makes {regression.eval} worse: its pairwise judge prefers "
             f"the base's runs of {fixtures} to this head's, though they pass. Taken back, "
@@ -134,7 +144,9 @@ class RegressedAt:
     @property
     def judged(self) -> str:
         """How the fixtures regressed, where not by failing: beside their names."""
-        return IN_PAIRS if self.in_pairs else POOLED if self.pooled else ""
+        if self.in_pairs:
+            return POOLED_PAIRS if self.pooled else IN_PAIRS
+        return POOLED if self.pooled else ""
 
     @property
     def as_on_base(self) -> str:
