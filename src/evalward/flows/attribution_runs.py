@@ -91,7 +91,9 @@ def regressions_of(evaluation: Evaluation) -> list[Regression]:
         elif record is not None and record.blocks and record.pooled == WORSE:
             drivers = tuple(v.fixture for v in record.fixtures if v.counts.base > v.counts.head)
             if drivers and not any(r.eval == comparison.name for r in found):
-                found.append(Regression(comparison.name, agent, drivers, True, pooled=True))
+                found.append(
+                    Regression(comparison.name, agent, drivers, in_pairs=True, pooled=True)
+                )
     return found
 
 
