@@ -23,8 +23,7 @@ from fakes.github_api import FakeGitHub
 from fakes.model_server import Rule, ScriptedModelServer, text
 from support.actionrun import gate_pull_request
 from support.documents import by_label, documents, eval_for
-from support.gitrepo import GitRepo
-from support.guessing import AGENT, BASE_PROMPT, GUESS, HEAD_PROMPT
+from support.guessing import BASE_PROMPT, GUESS, project
 from support.suite import provider_env
 from verdict.test_pairwise_one_fixture import (
     BAD,
@@ -98,32 +97,12 @@ def script(model: ScriptedModelServer) -> None:
     model.script(lambda body: True, text(GOOD))
 
 
-def project(path: Path, config: str | None) -> GitRepo:
-    """main: the helper and its four fixtures (`config` its evalward.yaml); then a branch
-    with the three-hunk prompt of `support/guessing.py`."""
-    repo = GitRepo(path)
-    repo.commit(
-        "the helper",
-        {
-            "agents/helper.yaml": AGENT,
-            "prompts/helper.md": BASE_PROMPT,
-            "evals/suite.yaml": SUITE,
-            ".gitignore": ".evalward/\nout/\n",
-            **({"evalward.yaml": config} if config is not None else {}),
-        },
-    )
-    repo.git("branch", "-M", "main")
-    repo.branch("guessing")
-    repo.commit("a guessing helper", {"prompts/helper.md": HEAD_PROMPT})
-    return repo
-
-
 def gated(
     tmp_path: Path, github: FakeGitHub, model: ScriptedModelServer, config: str | None
 ) -> dict[str, Any]:
     """Pull request 7 of `project`, gated by the action: its results.json."""
     script(model)
-    repo = project(tmp_path / "repo", config)
+    repo = project(tmp_path / "repo", config, SUITE)
     base, head = repo.git("rev-parse", "main").strip(), repo.git("rev-parse", "HEAD").strip()
     run = gate_pull_request(repo, github, base, head, provider_env(model))
     assert run.returncode == 1, run.stdout + run.stderr

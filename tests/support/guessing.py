@@ -3,7 +3,8 @@
 only the Eval's pairwise judge (`evalward init`'s defaults: adaptive reps 1 to 8, a calibrated
 judge) finds it worse. The pull request attribution's tests in pairs run, on the command line
 (tests/cli/test_attribution_pairs.py) and through the action
-(tests/action/test_attribution_pairs.py)."""
+(tests/action/test_attribution_pairs.py; tests/action/test_attribution_pooled_pairs.py, with a
+suite of its own)."""
 
 from __future__ import annotations
 
@@ -70,16 +71,16 @@ def script(model: ScriptedModelServer) -> None:
     model.script(lambda body: True, text(GOOD))
 
 
-def project(path: Path, config: str | None = None) -> GitRepo:
-    """main: the helper (`config` its evalward.yaml, None for none); then a branch
-    `guessing` with the three-hunk prompt committed."""
+def project(path: Path, config: str | None = None, suite: str = SUITE) -> GitRepo:
+    """main: the helper and `suite` (`config` its evalward.yaml, None for none); then a
+    branch `guessing` with the three-hunk prompt committed."""
     repo = GitRepo(path)
     repo.commit(
         "the helper",
         {
             "agents/helper.yaml": AGENT,
             "prompts/helper.md": BASE_PROMPT,
-            "evals/suite.yaml": SUITE,
+            "evals/suite.yaml": suite,
             ".gitignore": ".evalward/\nout/\n",
             **({"evalward.yaml": config} if config is not None else {}),
         },
