@@ -22,18 +22,9 @@ import pytest
 from fakes.github_api import FakeGitHub
 from fakes.model_server import Rule, ScriptedModelServer, text
 from support.actionrun import gate_pull_request
-from support.documents import by_label, documents, eval_for
-from support.guessing import BASE_PROMPT, GUESS, project
+from support.guessing import BASE_PROMPT, GUESS, project, suite
 from support.suite import provider_env
-from verdict.test_pairwise_one_fixture import (
-    BAD,
-    CALIBRATION,
-    GOOD,
-    RUBRIC,
-    answer,
-    finals,
-    fixture,
-)
+from verdict.test_pairwise_one_fixture import BAD, GOOD, answer, finals
 from verdict.test_pairwise_one_fixture import choice as perfect
 
 pytestmark = pytest.mark.e2e
@@ -41,17 +32,6 @@ pytestmark = pytest.mark.e2e
 FIXTURES = [f"question-{index}" for index in range(4)]
 PAIRS = "BBHBBBBB"
 """Who wins each pair of every fixture, in rep order, where the prompt says to guess."""
-SUITE = documents(
-    *(fixture(index) for index in range(len(FIXTURES))),
-    eval_for(
-        "helper",
-        by_label("helper"),
-        f"judge: {{ model: openai/gpt-4.1-mini, pairwise: {{ rubric: {RUBRIC}, "
-        "calibration: answer-pairs } }",
-        "execution: { reps: { min: 1, max: 8 } }",
-    ),
-    CALIBRATION,
-)
 
 
 def system(body: dict[str, Any]) -> str:
@@ -102,7 +82,7 @@ def gated(
 ) -> dict[str, Any]:
     """Pull request 7 of `project`, gated by the action: its results.json."""
     script(model)
-    repo = project(tmp_path / "repo", config, SUITE)
+    repo = project(tmp_path / "repo", config, suite(len(FIXTURES)))
     base, head = repo.git("rev-parse", "main").strip(), repo.git("rev-parse", "HEAD").strip()
     run = gate_pull_request(repo, github, base, head, provider_env(model))
     assert run.returncode == 1, run.stdout + run.stderr

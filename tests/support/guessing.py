@@ -40,17 +40,22 @@ GUESS = "Guess when unsure.\n"
 HEAD_PROMPT = "Answer clearly.\nBe kind.\n\nBe exact.\n" + GUESS + "\nKeep it very short.\n"
 
 
-SUITE = documents(
-    *(fixture(index) for index in range(3)),
-    eval_for(
-        "helper",
-        by_label("helper"),
-        f"judge: {{ model: openai/gpt-4.1-mini, pairwise: {{ rubric: {RUBRIC}, "
-        "calibration: answer-pairs } }",
-        "execution: { reps: { min: 1, max: 8 } }",
-    ),
-    CALIBRATION,
-)
+def suite(fixtures: int) -> str:
+    """The helper's Eval over `fixtures` questions, judged in pairs at init's adaptive reps."""
+    return documents(
+        *(fixture(index) for index in range(fixtures)),
+        eval_for(
+            "helper",
+            by_label("helper"),
+            f"judge: {{ model: openai/gpt-4.1-mini, pairwise: {{ rubric: {RUBRIC}, "
+            "calibration: answer-pairs } }",
+            "execution: { reps: { min: 1, max: 8 } }",
+        ),
+        CALIBRATION,
+    )
+
+
+SUITE = suite(3)
 
 
 def script(model: ScriptedModelServer) -> None:
