@@ -19,15 +19,8 @@ from evalward.action.job import Console, Job
 from evalward.action.workflow import command
 from evalward.errors import GitHubError
 from evalward.flows.session import RunVerdict
-from evalward.record.evaluation import Evaluation
 from evalward.report.markdown import ReportContext
-from evalward.report.story import (
-    blocking,
-    counts_phrases,
-    figures_text,
-    head_fixtures,
-    shown_run,
-)
+from evalward.report.story import counts_phrases, figures_text, head_fixtures, shown_run
 from evalward.rundata.results import FixtureResult
 from evalward.text.escaping import inline, reveal_controls
 from evalward.verdict.gate import GateDecision, GateResult
@@ -47,11 +40,11 @@ SUMMARY_CHARS = SUMMARY_BYTES
 shown); the client cuts the whole summary to GitHub's limit in bytes."""
 
 
-def annotate(console: Console, evaluation: Evaluation) -> None:
+def annotate(console: Console, report: ReportContext) -> None:
     """One `::error::` workflow command per failing fixture, one `::warning::` per other
     fixture a run of which failed."""
-    for result, fails in failing_fixtures(evaluation):
-        held_out = (result.eval, result.fixture) in evaluation.private
+    for result, fails in failing_fixtures(report):
+        held_out = (result.eval, result.fixture) in report.private
         message = "failed (held-out fixture)" if held_out else result.message or "failed"
         console.log(
             command(
@@ -81,12 +74,12 @@ def report_check(
     warning, never the decision."""
     if not job.site.settings.check_run or job.clients.github is None or not head_sha:
         return
-    decision, evaluation = verdict.decision, verdict.evaluation
+    decision = verdict.decision
     annotations = []
-    for result, fails in failing_fixtures(evaluation):
+    for result, fails in failing_fixtures(report):
         if not result.file:
             continue
-        held_out = (result.eval, result.fixture) in evaluation.private
+        held_out = (result.eval, result.fixture) in report.private
         message = "held-out fixture" if held_out else result.message or "failed"
         annotations.append(
             Annotation(
@@ -113,17 +106,17 @@ def report_check(
         job.console.log(command("warning", str(exc)))
 
 
-def failing_fixtures(evaluation: Evaluation) -> list[tuple[FixtureResult, bool]]:
+def failing_fixtures(report: ReportContext) -> list[tuple[FixtureResult, bool]]:
     """Of each fixture a head run of which did not pass, the run it is shown by
-    (`story.shown_run`), and whether it fails (`story.blocking`); not of one that passes by
-    its Eval's rule and blocks nothing, nor of an advisory one. The failing ones come first,
-    worst first as the comment lists them: GitHub shows a step's first ten `::error` lines
-    beside the diff."""
-    first = blocking(evaluation.comparisons)
+    (`story.shown_run`), and whether it fails (the comment's blocking fixtures,
+    `report.blocking`); not of one that passes by its Eval's rule and blocks nothing, nor of
+    an advisory one. The failing ones come first, worst first as the comment lists them:
+    GitHub shows a step's first ten `::error` lines beside the diff."""
+    first = report.blocking.candidates
     named = {(c.comparison.name, c.fixture.fixture) for c in first}
     rest = [
         (shown_run(fixture.head, outcome), False)
-        for comparison in evaluation.comparisons
+        for comparison in report.comparisons
         for fixture, outcome, facts in head_fixtures(comparison)
         if (comparison.name, fixture.fixture) not in named
         and not all(r.passed for r in fixture.head)

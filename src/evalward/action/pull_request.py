@@ -114,7 +114,7 @@ async def gate(job: Job, request: RunRequest) -> int:
     report = gate_report(job.site, verdict, pull, head_sha)
     body = write_everything(job, verdict, report)
     audit(job.console, job.site, verdict, number, head_sha)
-    annotate(job.console, evaluation)
+    annotate(job.console, report)
 
     failure = outcome.failure
     bypassed = verdict.decision.result is GateResult.bypassed

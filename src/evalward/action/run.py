@@ -241,7 +241,7 @@ async def run_all(job: Job, request: RunRequest) -> int:
     whole = not outcome.cancelled and outcome.failure is None
     if job.site.context.event_name in ("push", "schedule") and whole:
         record_scores(job, evaluation)
-    annotate(job.console, evaluation)
+    annotate(job.console, report)
     report_check(job, verdict, report, head_sha, gating=False)
     return conclude(job.console, verdict)
 
