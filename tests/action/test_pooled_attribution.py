@@ -43,7 +43,9 @@ DRIVERS = ["f0", "f1", "f2", "f3", "f4", "f8", "f9"]
 
 
 def mock() -> str:
-    """`DROP`'s reps where the system prompt says to guess, the right answer elsewhere."""
+    """`DROP`'s reps where the system prompt says to guess, the right answer elsewhere. No
+    entry answers by `side` (as `test_adaptive_story.mock`'s do): a script that does keys the
+    result cache by side, and the one-block proof reads the base's runs from it."""
     lines = ["replies:"]
     for name, pattern in DROP.items():
         lines += [
