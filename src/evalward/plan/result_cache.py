@@ -1,9 +1,10 @@
 """Fixture-run results stored under a content hash of everything that determines them.
 
 The key covers the resolved agent (its definition and the contents of the files it
-references), the fixture, the Eval's scoring and judge configuration, evalward's version and
-the rep index. The side and the Eval's name are not part of it: a result computed for `main`
-on a push is the same result a pull request's base side needs, so the baseline is free.
+references), the fixture, the Eval's scoring and judge configuration and its timeout,
+evalward's version and the rep index. The side and the Eval's name are not part of it: a
+result computed for `main` on a push is the same result a pull request's base side needs, so
+the baseline is free.
 
 But a result computed on the head side of a comparison is kept apart: the pull request's
 other programs ran in the same turn, and a baseline must never be one they could have
@@ -73,8 +74,8 @@ class ResultCache:
 
     def put(self, key: str, result: FixtureResult) -> None:
         """Store a result. Errors and timed-out runs are never stored, so a flaky provider or
-        a slow run is tried again next time (`timeoutSeconds` is not in the key); one replaces
-        what the key held, so no older result outlives a run that errs."""
+        a slow run is tried again next time; one replaces what the key held, so no older
+        result outlives a run that errs."""
         if not self.writes:
             return
         if result.status.value == "error" or result.timed_out:
@@ -175,7 +176,8 @@ class CacheKeys:
 
     def _shared(self, side: Side, name: str) -> dict[str, Any]:
         """The material every run of an Eval on one side has in common, once (the agent's
-        fingerprint and the scoring, judge and model endpoints)."""
+        fingerprint, the scoring, judge and model endpoints, and the timeout: a run that
+        finished within another Eval's longer one did not within this one's)."""
         resources = self._checkouts[side].resources
         eval_def = resources.evals[name].resource
         agent_name = eval_def.spec.target_agent
@@ -196,6 +198,7 @@ class CacheKeys:
             "judge": _dump(eval_def.spec.judge),
             "simulatedUser": _dump(eval_def.spec.simulated_user),
             "calibration": _dump(calibration.resource) if calibration else None,
+            "timeoutSeconds": eval_def.spec.execution.timeout_seconds,
         }
 
 

@@ -1,0 +1,113 @@
+"""A pull request that fills the result cache under a key the gate's own runs read, then
+hopes for a cached pass: a result is only ever reused for a run it would have been."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fakes.github_api import FakeGitHub, FakePull
+from support.actionrun import pull_request_event, run_action
+from support.gitrepo import GitRepo
+
+pytestmark = pytest.mark.hostile
+
+SUITE = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: {{ name: helper }}
+spec:
+  runtime:
+    command: [{python}, agent/helper.py]
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: {{ name: helper-eval }}
+spec:
+  targetAgent: helper
+  fixtures: [greets, thanks]
+  scoring: {{ passThreshold: 1.0 }}
+  execution: {{ timeoutSeconds: 3 }}
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: greets }}
+spec:
+  targetAgent: helper
+  input: {{ type: prompt, payload: {{ prompt: greet }} }}
+  assertions:
+    - {{ type: contains, value: hello }}
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: thanks }}
+spec:
+  targetAgent: helper
+  input: {{ type: prompt, payload: {{ prompt: thank }} }}
+  assertions:
+    - {{ type: contains, value: thank you }}
+"""
+
+LAX_EVAL = """\
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: { name: zz-helper-eval }
+spec:
+  targetAgent: helper
+  fixtures: [greets, thanks]
+  scoring: { passThreshold: 1.0 }
+  execution: { timeoutSeconds: 60 }
+"""
+"""The pull request's own Eval: the base Eval's fixtures and scoring, a longer timeout, and a
+name that sorts after the base Eval's, so its runs are stored last."""
+
+HELPER = """\
+import json, sys, time
+request = json.loads(sys.stdin.readline())
+prompt = request["messages"][-1]["content"]
+if prompt in {slow_on!r}:
+    time.sleep(6)
+said = {{"greet": "hello there", "thank": "thank you"}}[prompt]
+print(json.dumps({{"type": "final", "content": said}}), flush=True)
+"""
+
+
+def test_a_pass_within_the_pull_requests_longer_timeout_is_not_the_gates(
+    repo: GitRepo, github: FakeGitHub, env: dict[str, str]
+) -> None:
+    """The head's helper takes 6 s to thank, past the gating Eval's 3 s; the pull request's
+    own Eval gives it 60 s and passes. Rerun with the cache the first run kept (a re-run of
+    the job, or a later push): the gating Eval's head run of `thanks` still times out,
+    because a result is keyed on the timeout it finished within."""
+    suite = SUITE.format(python=json.dumps("/usr/bin/python3"))
+    base = repo.commit(
+        "a helper", {"agents.yaml": suite, "agent/helper.py": HELPER.format(slow_on=[])}
+    )
+    repo.branch("feature")
+    head = repo.commit(
+        "a slower helper, and an Eval of its own",
+        {"agent/helper.py": HELPER.format(slow_on=["thank"]), "evals/lax.yaml": LAX_EVAL},
+    )
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+    event = pull_request_event(github.repository, 7, base, head)
+
+    for attempt in ("first", "again"):
+        run = run_action(repo.path, github, event, env=env)
+        assert run.returncode == 1, (attempt, run.stdout + run.stderr)
+        assert run.outputs["result"] == "fail", attempt
+        thanks = [
+            f
+            for f in run.results()["fixtures"]
+            if (f["side"], f["eval"], f["fixture"]) == ("head", "helper-eval", "thanks")
+        ]
+        assert thanks and all(f["timed_out"] and not f.get("cached") for f in thanks), (
+            attempt,
+            thanks,
+        )
+    lax = [
+        f
+        for f in run.results()["fixtures"]
+        if (f["side"], f["eval"], f["fixture"]) == ("head", "zz-helper-eval", "thanks")
+    ]
+    assert lax and all(f["status"] == "pass" and f.get("cached") for f in lax)
