@@ -1024,12 +1024,13 @@ def test_the_base_runs_a_pr_eval_leaves_no_room_for_are_not_excused_by_allow_inc
     assert "allow-incomplete does not excuse them" in comment(github)
 
 
-def test_control_base_runs_the_budget_cannot_hold_alone_are_allowed_and_said_first(
+def test_a_base_run_only_the_heads_failure_asks_for_is_not_excused_by_allow_incomplete(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
 ) -> None:
-    """The same held-back base run with no Eval of the pull request's own, and a budget of
-    4: the base's own runs do not fit it, so allow-incomplete lets the gate pass, and the
-    comment's headline says what the verdict does not cover."""
+    """No Eval of the pull request's own, and a budget of 4 that holds the base's own runs
+    (the head's of its two fixtures): the base run the head's failed greeting asks for
+    afterwards does not fit. That round is the pull request's doing, not the base's: the gate
+    is incomplete, whatever allow-incomplete says."""
     base, head = reading_the_head_alone(repo, github, {})
     script_model(model, head_greets_well=False)
 
@@ -1037,10 +1038,30 @@ def test_control_base_runs_the_budget_cannot_hold_alone_are_allowed_and_said_fir
         repo, github, base, head, env, **{"max-model-calls": "4", "allow-incomplete": "true"}
     )
 
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.outputs["result"] == "incomplete"
+    skipped = [(r["side"], r["fixture"]) for r in run.results()["skippedRuns"]]
+    assert skipped == [("base", "greeting")]
+    assert "allow-incomplete does not excuse them" in comment(github)
+
+
+def test_control_base_runs_the_budget_cannot_hold_alone_are_allowed_and_said_first(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """The same Eval with no Eval of the pull request's own, and a budget of 2: the base's
+    own runs (the head's of its two fixtures, 4 calls) do not fit it, so allow-incomplete
+    lets the gate pass, and the comment's headline says what the verdict does not cover."""
+    base, head = reading_the_head_alone(repo, github, {})
+    script_model(model, head_greets_well=False)
+
+    run = gate(
+        repo, github, base, head, env, **{"max-model-calls": "2", "allow-incomplete": "true"}
+    )
+
     assert run.returncode == 0, run.stdout + run.stderr
     assert run.outputs["result"] == "pass"
     assert [(r["side"], r["fixture"]) for r in run.results()["skippedRuns"]] == [
-        ("base", "greeting")
+        ("head", "greeting")
     ]
     headline = comment(github).split("\n")[1]
     assert headline == (

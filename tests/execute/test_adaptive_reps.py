@@ -216,6 +216,33 @@ def test_the_plan_gives_the_range_and_a_call_budget_stops_the_rounds(
     )
 
 
+def test_allow_incomplete_never_excuses_a_round_the_head_s_failure_asked_for(
+    repo: GitRepo, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """The budget holds the plan (16 calls: every fixture's minimum, both sides), as it would
+    an unchanged pull request's; only the round f3's failures ask for does not fit. That
+    round is the pull request's to pay: left out, f3 stays open, and `--allow-incomplete`,
+    which excuses only what the base's own runs cannot fit, does not pass the gate."""
+    change(repo)
+    script(model, "v1", dict.fromkeys(FIXTURES, 1.0), seed=1)
+    script(model, "v2", {**dict.fromkeys(FIXTURES, 1.0), "f3": 0.0}, seed=2)
+
+    out = tmp_path / "out"
+    done = evalward(
+        "run", "--base", "main", "--no-cache", "--no-history", "--output-dir", str(out),
+        "--max-model-calls", "16", "--allow-incomplete",
+        cwd=repo.path, OPENAI_BASE_URL=model.base_url, OPENAI_API_KEY="sk-test",
+    )  # fmt: skip
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    document = json.loads((out / "results.json").read_text())
+    assert document["result"] == "incomplete"
+    assert "cannot hold the base's own runs" not in done.stdout + done.stderr
+    (head,) = [e for e in document["evals"] if e["side"] == "head"]
+    (f3,) = [f for f in head["sequential"]["fixtures"] if f["fixture"] == "f3"]
+    assert (f3["verdict"], f3["head_passes"], f3["head_runs"]) == ("likely regression", 0, 2)
+
+
 def test_shards_run_adaptive_evals_at_their_maximum_and_the_merge_decides(
     repo: GitRepo, model: ScriptedModelServer, tmp_path: Path
 ) -> None:

@@ -18,7 +18,7 @@ from evalward.execute.plan_scores import EvalsBySide
 from evalward.execute.rounds import Rounds, flaky_on_main, run_rounds
 from evalward.past.status import AgentIdentity, identity_of
 from evalward.plan.changes import ChangeSet
-from evalward.plan.estimate import budget_total, estimate_meanwhile, estimate_plan, over_budget
+from evalward.plan.estimate import estimate_meanwhile, estimate_plan
 from evalward.plan.plan import Plan, PlannedRun, head_targets, private_runs
 from evalward.plan.planned import Planned
 from evalward.plan.run_context import RunContext
@@ -78,7 +78,6 @@ async def execute(planned: Planned) -> Ran:
         progress.on_result(result)
 
     counted = planned.counted
-    start = len(context.plan.runs)
     pairs = PairJudging(context, traces)
     later = BaseJudging(context, pairs, traces.trace_of)
     how = Execution(
@@ -95,6 +94,9 @@ async def execute(planned: Planned) -> Ran:
     flaky, stale = flaky_on_main(context)
     notes = [*planned.notes, *stale]
     skipped = list(planned.skipped)
+    # Only the plan's own runs can excuse a skipped one: the rounds a head's failure or an
+    # open test asks for are the pull request's to pay, and a round the budget refuses leaves
+    # its fixtures undecided, never passed.
     base_over = planned.trimmed is not None and planned.trimmed.base_over
 
     def ran(fixtures: list[FixtureResult], estimate: Estimate | None, **failed: Exception) -> Ran:
@@ -139,8 +141,6 @@ async def execute(planned: Planned) -> Ran:
         raise
     notes += more_notes
     skipped += left_out
-    if counted is not None and left_out and planned.trimmed is not None:
-        base_over |= _base_over(context, planned.trimmed.own, start, left_out)
     estimate = planned.estimate
     if estimate is None:  # only the runs that ran: reused ones cost nothing
         reused = [result.cached for result in fixtures]
@@ -160,20 +160,6 @@ def _contain(context: RunContext) -> None:
             sandbox.from_side(checkout.world, checkout.world_files)
         if checkout.reads is not None:
             sandbox.limit(checkout.root, checkout.reads)
-
-
-def _base_over(context: RunContext, own: Estimate, start: int, left_out: list[PlannedRun]) -> bool:
-    """Whether the runs of the base's gating fixtures a round left out would exceed the budget
-    even beside the base's own alone (its gating runs planned, `own`, and those the rounds
-    added since the plan's first `start` runs): the budget's own limit, not what the pull
-    request's runs took of it."""
-    plan, prices = context.plan, context.providers.prices
-    theirs = [run for run in left_out if plan.base_gates(run)]
-    if not theirs:
-        return False
-    added = [run for run in plan.runs[start:] if plan.base_gates(run)]
-    own += budget_total(added, plan, context.resources, prices)
-    return over_budget(context.budget, own, budget_total(theirs, plan, context.resources, prices))
 
 
 def _estimating(context: RunContext) -> asyncio.Future[Estimate]:

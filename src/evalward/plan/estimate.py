@@ -62,8 +62,6 @@ class Trimmed:
     skipped: list[PlannedRun]
     counted: Estimate
     """What the budget counted for the kept runs (`budget_estimate`)."""
-    own: Estimate
-    """Of `counted`, the runs of the fixtures the base gates with."""
 
     @property
     def base_over(self) -> bool:
@@ -362,7 +360,7 @@ def trim_to_budget(
         side = Side.head if any(r.side is Side.head for r in groups[group]) else Side.base
         return DEFAULT_SEVERITY_WEIGHTS[resources[side].fixtures[group[1]].resource.spec.severity]
 
-    total = counted = own = Estimate(0, 0.0)
+    total = counted = Estimate(0, 0.0)
     kept: list[PlannedRun] = []
     skipped: list[PlannedRun] = []
     for group in sorted(groups, key=lambda g: (tier(g), -severity(g), g)):
@@ -373,11 +371,10 @@ def trim_to_budget(
             continue
         kept += groups[group]
         counted += cost
-        own += cost if tier(group) == 0 else Estimate(0, 0.0)
         total = sum((estimate_run(r, resources[r.side], prices) for r in runs), total)
     order = {id(run): index for index, run in enumerate(plan.runs)}
     kept.sort(key=lambda run: order[id(run)])
-    return Trimmed(plan.with_runs(kept), total, sorted(skipped), counted, own)
+    return Trimmed(plan.with_runs(kept), total, sorted(skipped), counted)
 
 
 def adaptive_ceiling(
