@@ -110,6 +110,7 @@ def _agents(version: str) -> dict[str, str]:
     """Each feature's agent and the files it reads; `version` is in every file the head
     changes, so each agent is changed by the pull request."""
     tool = f"  tools:\n    - {{ name: echo, command: [{PYTHON}, tools/echo.py] }}\n"
+    tool += "  watch: [tools/**]\n"
     declarative = f"  models: [openai/gpt-4.1-mini]\n  system: Answer. ({version})\n"
     return {
         "agents/prompted.yaml": _agent(
@@ -119,7 +120,9 @@ def _agents(version: str) -> dict[str, str]:
         "agents/tooled.yaml": _agent("tooled", declarative + tool),
         "tools/echo.py": ECHO_TOOL.replace("VERSION", version),
         "agents/program.yaml": _agent(
-            "program", f"  runtime: {{ command: {{ run: [{PYTHON}, program/main.py] }} }}\n"
+            "program",
+            f"  runtime: {{ command: {{ run: [{PYTHON}, program/main.py] }} }}\n"
+            "  watch: [program/**]\n",
         ),
         "program/main.py": COMMAND_AGENT.replace("VERSION", version),
         "agents/served.yaml": _agent(
@@ -127,7 +130,8 @@ def _agents(version: str) -> dict[str, str]:
             "  runtime:\n    http:\n"
             f'      start: [{PYTHON}, served/server.py, "{{port}}"]\n'
             "      ready: http://127.0.0.1:{port}/health\n"
-            "      url: http://127.0.0.1:{port}/run\n",
+            "      url: http://127.0.0.1:{port}/run\n"
+            "  watch: [served/**]\n",
         ),
         "served/server.py": HTTP_AGENT.replace("VERSION", version),
         **{
@@ -137,7 +141,8 @@ def _agents(version: str) -> dict[str, str]:
         "agents/packaged.yaml": _agent(
             "packaged",
             "  runtime: { command: { run: [python3, packaged/main.py] } }\n"
-            "  environment: { python: packaged/requirements.txt }\n",
+            "  environment: { python: packaged/requirements.txt }\n"
+            "  watch: [packaged/**]\n",
         ),
         "packaged/main.py": COMMAND_AGENT.replace("VERSION", version),
         "packaged/requirements.txt": f"# nothing to install ({version})\n",

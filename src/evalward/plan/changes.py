@@ -25,6 +25,7 @@ from evalward.plan.fingerprint import (
     may_cover,
     paths_under,
     read_globs,
+    reads_everything,
     referenced_files,
 )
 from evalward.resources import Located, ResourceSet
@@ -172,11 +173,18 @@ def _reads(
         elif hits != [path]:
             shown = f"{printable(hits[-1])}, through a symbolic link"
             result.note_agent(name, f"watched path {printable(path)} changed ({shown})")
-    for named in sorted(referenced):
+    noted = False
+    for named in sorted(referenced - {"."}):
         # What a named folder held: a file the head removed from it is in no listing.
         hit = next(iter(_below(ordered, named)), None)
         if hit is not None:
             result.note_agent(name, f"{printable(hit)} changed")
+            noted = True
+    if "." in referenced and ordered and not noted:
+        why = ""
+        if reads_everything(located.resource.spec):
+            why = " (it runs a program and names no `watch`: any file may change it)"
+        result.note_agent(name, f"{printable(ordered[0])} changed{why}")
     for pattern in located.resource.spec.watch:
         hit = next((p for p in ordered if fnmatch(p, pattern)), None)
         if hit is not None:

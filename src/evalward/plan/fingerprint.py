@@ -1,12 +1,16 @@
 """What an agent's behaviour depends on, for change detection and for the result cache.
 
 An agent depends on its definition, on the files it names — `systemFile`, and the program
-files in its tools', MCP servers' and runtime's command lines (an argument that looks like a
-path: it has a `/` or a file extension and is not an option or a URL), the files its
-`environment` is built from and the folders they are in (its installer is given each whole:
-a requirements file's includes, a `.python-version`) — and on every file its `watch`
-globs match, which is how an agent declares the rest of its code. A named path that is a
-folder (`npm --prefix agents/web start`) is every file under it.
+files in its tools', MCP servers' and runtime's command lines (an argument that is not an
+option, a URL or a template and may name a file: it has a `/` or a file extension, or is one
+plain name, as a script without an extension is; `-m pkg.mod` names the package `pkg`), the
+files its `environment` is built from and the folders they are in (its installer is given
+each whole: a requirements file's includes, a `.python-version`) — and on every file its
+`watch` globs match, which is how an agent declares the rest of its code. A named path that
+is a folder (`npm --prefix agents/web start`) is every file under it. A program that names
+no `watch` declares nothing of what it reads: it is checked out with the whole commit, and
+depends on every file of it (`reads_everything`), so no change to the code it imports goes
+unseen, nor is a result of its earlier code reused.
 
 Both readers take these paths from one listing of the checkout (`FileIndex`) and one rule
 (`agent_reads`): the result cache hashes each (`agent_fingerprint`), and change detection
@@ -40,30 +44,66 @@ from evalward.files.inside import (
 from evalward.files.safe_files import hash_regular
 from evalward.git import LINK_MODE, SUBMODULE_MODE, Git
 from evalward.resources import Located
+from evalward.resources.agent import AgentSpec
 from evalward.resources.models import Agent
 
 _WILDCARD = re.compile(r"[*?\[]")
+NOT_READ = ".evalward"
+"""evalward's own folder at the checkout's root (its cache, its outputs): never in a run's
+copy of the checkout, so never what an agent reads, and never listed."""
 
 
 def referenced_files(located: Located[Agent]) -> list[str]:
-    """Repository paths the agent's definition names (they may not exist)."""
+    """Repository paths the agent's definition names (they may not exist); "." (the whole
+    checkout) for a program that names no `watch`."""
     spec = located.resource.spec
     paths: list[str] = []
     if spec.system_file:
         # Both places the file may be read from (the root, or the deprecated rule's).
         paths += reference_candidates(located.file, spec.system_file)
-    argv = [argument for program in spec.programs() for argument in program.argv]
-    paths += [posixpath.normpath(a.removeprefix("./")) for a in argv if _looks_like_a_path(a)]
+    for program in spec.programs():
+        paths += _named_by(program.argv)
     if spec.environment is not None:
         paths += [*spec.environment.files(), *spec.environment.folders()]
+    if reads_everything(spec):
+        paths.append(".")
     return sorted(set(paths))
 
 
-def _looks_like_a_path(argument: str) -> bool:
+def reads_everything(spec: AgentSpec) -> bool:
+    """Whether the agent starts a program of the repository and declares no `watch` of what
+    it reads: it may read any file of its checkout (`plan.reach` checks it out whole)."""
+    return spec.runs_programs and not spec.watch
+
+
+_PLAIN_NAME = re.compile(r"[\w@+][\w.@+-]{0,254}")
+"""One name that may be a file of the repository's root: `agentmain`, `server`."""
+
+
+def _named_by(argv: list[str]) -> list[str]:
+    """The repository paths a command line may name: each argument that is not an option, a
+    URL or a template and has a `/`, a file extension or one plain name (`python3 agentmain`,
+    `python3 -m agentpkg`); a module run with `-m` names its top package (`pkg`, `pkg.py`)."""
+    named: list[str] = []
+    for index, argument in enumerate(argv):
+        before = argv[index - 1] if index else ""
+        if before == "-m" and _PLAIN_NAME.fullmatch(argument):
+            top = argument.split(".", 1)[0]
+            named += [top, f"{top}.py"]
+        elif _looks_like_a_path(argument, program=index == 0):
+            named.append(posixpath.normpath(argument.removeprefix("./")))
+    return named
+
+
+def _looks_like_a_path(argument: str, program: bool = False) -> bool:
+    """Whether an argument may name a repository path; a `program` named plainly is looked up
+    on `PATH` (`python3`), never in the repository."""
     if argument.startswith("-") or "://" in argument or "{" in argument:
         return False
     name = argument.rsplit("/", 1)[-1]
-    return "/" in argument or ("." in name.strip(".") and not name.startswith("."))
+    has_extension = "." in name.strip(".") and not name.startswith(".")
+    plain = not program and bool(_PLAIN_NAME.fullmatch(argument))
+    return "/" in argument or has_extension or plain
 
 
 class FileIndex:
@@ -195,6 +235,7 @@ class FileIndex:
         if listed is None:
             listed = _walked(self.root, new)
         files, links, submodules = listed
+        files = {path for path in files if path.split("/", 1)[0] != NOT_READ}
         self._paths = sorted(set(self._paths) | files)
         self._links |= links
         self._submodules |= submodules

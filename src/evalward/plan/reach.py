@@ -20,7 +20,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
 
-from evalward.plan.fingerprint import paths_under, referenced_files, watched_folders
+from evalward.plan.fingerprint import (
+    paths_under,
+    reads_everything,
+    referenced_files,
+    watched_folders,
+)
 from evalward.plan.plan import PlannedRun
 from evalward.plan.playgrounds import defined_playground, snapshot_files
 from evalward.resources import Located, ResourceSet
@@ -112,7 +117,7 @@ def _agent(located: Located[Agent], listed: list[str], reach: Reach) -> None:
         reach.paths.update(spec.environment.folders())
         if "." in reach.paths:
             reach.everything(f"agent {name!r}'s environment is the repository's root folder")
-    if spec.runs_programs and not spec.watch:
+    if reads_everything(spec):
         reach.everything(f"agent {name!r} runs a program and names no `watch`")
     for folder in watched_folders(spec.watch):
         under = paths_under(listed, folder)
