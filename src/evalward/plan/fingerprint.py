@@ -121,6 +121,7 @@ class FileIndex:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._real_root: Path | None = None
         self._repository: bool | None = None
         self._covered: set[str] = set()
         """The folders listed ("" the whole checkout)."""
@@ -201,7 +202,9 @@ class FileIndex:
             return f"submodule {commit}" + (
                 f", checked out at {checked_out}" if checked_out else ""
             )
-        return _file_token(self.root, path)
+        if self._real_root is None:
+            self._real_root = self.root.resolve()
+        return _file_token(self.root, path, self._real_root)
 
     def _submodule(self, path: str) -> str | None:
         """The commit the submodule at `path` points at; None when it is not one. A regular
@@ -390,26 +393,25 @@ def agent_fingerprint(located: Located[Agent], index: FileIndex) -> dict[str, An
     }
 
 
-def _file_token(root: Path, path: str) -> str:
+def _file_token(root: Path, path: str, real_root: Path) -> str:
     """The file's hash, and "executable" when the checkout made it one (git's mode 100755:
     a program the agent starts runs, or fails to, by it); only regular files inside the
     repository are read (a link to `/dev/zero` or out of the checkout is named, not
     followed). A path read through a symbolic link adds each link met and its target as
     written: a link out of the repository hashes nothing, and where it leads is what the
     agent reads."""
-    real_root = root.resolve()
     try:
         target = (root / path).resolve()
     except (OSError, RuntimeError):  # RuntimeError: links that loop
         return "missing" + _links(root, path)
     linked = _links(root, path) if target != real_root / path else ""
+    if not target.is_relative_to(real_root):
+        return "outside the repository" + linked
     try:
-        if not target.is_relative_to(real_root):
-            return "outside the repository" + linked
-        if not target.is_file():
-            return ("missing" if not target.exists() else "not a regular file") + linked
-        runnable = target.stat().st_mode & stat.S_IXUSR
-        return hash_regular(target) + (" executable" if runnable else "") + linked
+        mode = target.stat().st_mode  # one look: a program depending on every file has many
+        if not stat.S_ISREG(mode):
+            return "not a regular file" + linked
+        return hash_regular(target) + (" executable" if mode & stat.S_IXUSR else "") + linked
     except OSError:
         return "missing" + linked
 
