@@ -37,6 +37,22 @@ def test_a_committed_file_where_the_output_folder_goes_fails_the_gate_with_the_r
     assert "internal error" not in run.stderr
 
 
+def test_an_output_folder_evalward_cannot_write_fails_before_any_run(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """A workflow whose `output-dir` no one may write (under /proc): said at its setting, and
+    no run is started whose results would be lost."""
+    base, head = make_pr(repo, github)
+    script_model(model, head_greets_well=False)
+
+    run = gate(repo, github, base, head, env, **{"output-dir": "/proc/evalward-out"})
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "action input `output-dir`: evalward cannot write in /proc" in run.stderr
+    assert "internal error" not in run.stderr
+    assert model.requests == []
+
+
 @pytest.mark.parametrize(
     "committed",
     [".evalward/out/results.json/x.yaml", ".evalward/out/audit.jsonl"],

@@ -152,6 +152,20 @@ def test_run_into_a_file_is_refused_before_it_runs(
     assert (started.path / "notes.txt").read_text() == "mine\n"
 
 
+@pytest.mark.parametrize("command", ["run", "merge"])
+def test_a_folder_evalward_cannot_write_is_refused_before_it_runs(
+    started: GitRepo, command: str
+) -> None:
+    """/proc takes no folder of ours, whoever runs the command (root too): the run it would
+    lose is never started."""
+    args = ["--mock-script", MOCK] if command == "run" else ["parts/shard-1-of-1.json"]
+
+    done = evalward(command, *args, "--output-dir", "/proc/evalward-out", cwd=started.path)
+
+    refused(done, "--output-dir", "evalward cannot write in /proc", "give a folder")
+    assert "runs planned" not in done.stderr
+
+
 def test_merge_into_a_file_is_refused(started: GitRepo) -> None:
     part = evalward(
         "run", "--mock-script", MOCK, "--shard", "1/1", "--output-dir", "parts", cwd=started.path

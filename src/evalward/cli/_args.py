@@ -88,8 +88,11 @@ def positive_amount(text: str) -> float:
 
 def output_folder(text: str) -> str:
     """A folder to write into (created if missing). A file where it or a folder on the way to
-    it must be is refused as the command starts, not after a run whose results it would lose."""
+    it must be, or a folder evalward cannot write, is refused as the command starts, not
+    after a run whose results it would lose."""
     from pathlib import Path
+
+    from evalward.report.files import unwritable
 
     path = Path(nameable(text))
     for place in (path, *path.parents):
@@ -100,6 +103,9 @@ def output_folder(text: str) -> str:
                 f"{place} is a file, where evalward needs a folder to write into; give a "
                 "folder (it is created if missing)"
             )
+    reason = unwritable(path)
+    if reason is not None:
+        raise argparse.ArgumentTypeError(f"{reason}; give a folder evalward can write into")
     return text
 
 

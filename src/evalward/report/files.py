@@ -3,6 +3,7 @@ junit.xml, report.html, comment.md, the job summary and the action's outputs."""
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,22 @@ from evalward.record.write import results_chunks, run_summary
 from evalward.security import Redact, Redactor
 from evalward.text.escaping import UNSHOWABLE
 from evalward.verdict.gate import GateDecision
+
+
+def unwritable(folder: Path) -> str | None:
+    """Why a run could not write its files in `folder` (None: it can), found by writing a
+    file in it or, where it is missing, in the nearest folder on the way that exists (none is
+    made for a run then refused): a folder under /proc, one the user may not write, a
+    read-only mount. A run's results are never lost to a folder that cannot take them."""
+    place = folder
+    while not place.is_dir() and place != place.parent:
+        place = place.parent
+    try:
+        with tempfile.NamedTemporaryFile(dir=place, prefix=".evalward-probe-"):
+            pass
+    except OSError as exc:
+        return f"evalward cannot write in {place} ({exc.strerror or exc})"
+    return None
 
 
 def write_text(path: Path, text: str, redact: Redact) -> None:
