@@ -125,6 +125,7 @@ def test_a_signal_keeps_what_finished_and_exits_130(
     assert "cancelled after 2 of 4 runs" in (out / "comment.md").read_text()
     assert "cancelled after 2 of 4 runs" in stdout.text()  # the printed summary
     assert "Traceback" not in stderr.text()
+    assert "attribution" not in stderr.text()  # it was not under way: nothing of it to say
     assert not (repo.path / ".evalward" / "history").exists()  # not a point in the history
 
 

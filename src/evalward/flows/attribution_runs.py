@@ -324,7 +324,10 @@ async def attribute_verdict(
 
     SIGTERM or SIGINT while it runs stops it whole, wherever it is (a variant's runs, the
     building of the next), as it stops the run (`until_signalled`): the run's progress is
-    marked cancelled, so the front end writes what the run decided and exits 130."""
+    marked cancelled, so the front end writes what the run decided and exits 130. A run
+    cancelled before it decided runs none, and says nothing of it."""
+    if request.progress.cancelled:
+        return ""
     try:
         found = await until_signalled(attribute_run(request, verdict), request.progress)
     except Exception as exc:
