@@ -165,6 +165,23 @@ def gate_resources(head: ResourceSet, base: ResourceSet | None, config: GateConf
     )
 
 
+def base_side_resources(base: ResourceSet, gating: ResourceSet | None) -> ResourceSet:
+    """What the base side runs: the merge base's agents, with the definitions that gate (the
+    base branch's tip, under `gate-config: base`) in place of its own Evals, fixtures and
+    calibrations. Both sides then run the same fixtures, and the comparison says what the
+    change does to the agent; a pull request that branched off before the base branch added
+    or changed one is compared on it all the same, where the merge base alone would have
+    no base run of it, and no regression to answer for."""
+    if gating is None or gating is base:
+        return base
+    return dataclasses.replace(
+        base,
+        fixtures={**base.fixtures, **gating.fixtures},
+        evals={**base.evals, **gating.evals},
+        calibrations={**base.calibrations, **gating.calibrations},
+    )
+
+
 @dataclass(frozen=True)
 class PlanFor:
     """What a plan is made for beside the change: `head` is the head's own resources, whose

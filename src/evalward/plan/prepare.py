@@ -29,7 +29,15 @@ from evalward.plan.fingerprint import (
     read_globs,
     watched_folders,
 )
-from evalward.plan.plan import Checkout, Plan, PlanFor, build_plan, gate_resources, undefined
+from evalward.plan.plan import (
+    Checkout,
+    Plan,
+    PlanFor,
+    base_side_resources,
+    build_plan,
+    gate_resources,
+    undefined,
+)
 from evalward.plan.playgrounds import uses_playgrounds, world_names
 from evalward.plan.reach import agents_reach, world_reach
 from evalward.plan.run_setup import RunSetup
@@ -70,6 +78,8 @@ def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
         if tip is not None and merge_base is not None:
             bases.load(revisions.head, tip, merge_base, index)
         changes = detect_changes(bases.changed, head, bases.base, bases.gating, index)
+        if from_base and bases.base is not None:
+            bases.base = base_side_resources(bases.base, bases.gating)
         gate = gate_resources(head, bases.gating, options.gate_config)
         made = PlanFor(
             head=head,
