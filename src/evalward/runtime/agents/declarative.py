@@ -87,16 +87,16 @@ async def _call_tools(
     response: ChatResponse, executor: ToolExecutor, trace: Trace, messages: list[ChatMessage]
 ) -> bool:
     """Run the reply's tool calls, each result a step and a message; False when the run
-    ends here (an MCP server broke the protocol or a bound: its error step says so)."""
+    ends here (an MCP server broke the protocol or a bound, or a command tool printed past
+    its bound: its error step says so)."""
     for call in response.tool_calls:
         tool, server = executor.recorded(call.name)
         started = time.time()
         step = {"tool": tool, "server": server, "call_id": call.id, "started_at": started}
-        broke: McpFailure | None = None
         try:
             result = await executor.execute(call)
         except McpFailure as failure:
-            result, broke = ToolResult(str(failure), True, "mcp"), failure
+            result = ToolResult(str(failure), True, "mcp", failure=str(failure))
         trace.add(
             StepType.tool_result,
             output=result.output,
@@ -105,8 +105,8 @@ async def _call_tools(
             duration_ms=(time.time() - started) * 1000,
             **step,
         )
-        if broke is not None:
-            trace.add(StepType.error, content=str(broke))
+        if result.failure is not None:
+            trace.add(StepType.error, content=result.failure)
             return False
         messages.append(ChatMessage(role="tool", content=result.output, tool_call_id=call.id))
     return True

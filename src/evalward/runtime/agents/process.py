@@ -122,9 +122,11 @@ async def spawn(
     stdin: bool = True,
     sandbox: Sandbox | None = None,
     pass_fds: tuple[int, ...] = (),
+    stream_limit: int = STREAM_LIMIT,
 ) -> asyncio.subprocess.Process:
     """Start `argv` in its own session (process group) with pipes for stdio (and `pass_fds`
-    kept open in it, under the same numbers).
+    kept open in it, under the same numbers). `stream_limit` is its output streams' longest
+    line, and half of what each holds unread before it stops taking more from the pipe.
 
     A program given as a path must resolve (symlinks followed) inside `cwd`, the checkout.
     In a `sandbox` it runs in the sandbox's working copy of `cwd`, as its user, with a new
@@ -158,7 +160,7 @@ async def spawn(
                 stderr=asyncio.subprocess.PIPE,
                 start_new_session=True,
                 pass_fds=pass_fds,
-                limit=STREAM_LIMIT,
+                limit=stream_limit,
                 # Popen's defaults when there is no user to switch to
                 user=user.uid if user else None,
                 group=user.gid if user else None,
@@ -241,6 +243,19 @@ async def last_stderr_line(stderr: asyncio.Task[bytes], grace: float) -> str:
             lines = tail(await stderr, 500).strip().splitlines()
             return f": {lines[-1]}" if lines else ""
     return ""
+
+
+async def read_bounded(stream: asyncio.StreamReader | None, limit: int) -> bytes | None:
+    """Read a stream to its end: all it held, or None as soon as that is more than `limit`
+    bytes (what was read is dropped then; more than `limit` and a chunk is never kept)."""
+    if stream is None:
+        return b""
+    kept = bytearray()
+    while chunk := await stream.read(65536):
+        kept.extend(chunk)
+        if len(kept) > limit:
+            return None
+    return bytes(kept)
 
 
 async def read_tail(stream: asyncio.StreamReader | None, keep: int = 64 * 1024) -> bytes:

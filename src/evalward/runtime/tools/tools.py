@@ -6,6 +6,11 @@ its MCP server (runtime/tools/mcp_tools.py). A `sideEffects: true` command tool,
 tool its `sideEffects` lists, that a fixture neither shadows nor replays is refused before
 the run starts (preflight.py).
 
+A command tool's stdout is its result, read as it arrives: past `MAX_OUTPUT_BYTES` in one call
+the tool is stopped and the run ends there, an error naming the tool and the bound (as for an
+MCP server's reply over its bound). Its stderr is kept only as a tail, for the error of a
+tool that exits non-zero.
+
 A fixture names an agent's own tool by its name; an MCP server's tool by its name or its
 qualified name (`orders__lookup_order`, `orders.lookup_order`), as assertions do
 (text/tool_names.py). A bare name two tools end in is replayed for neither, and shadows
@@ -15,6 +20,7 @@ both.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 from collections.abc import Mapping, Sequence
@@ -25,12 +31,26 @@ from evalward.errors import AgentRunError
 from evalward.providers.base import ToolCall, ToolSpec
 from evalward.resources.agent import Tool, ToolCommand
 from evalward.resources.models import ToolReplay
-from evalward.runtime.agents.process import Launch, kill_group, limited_env, spawn, tail
+from evalward.runtime.agents.process import (
+    Launch,
+    kill_group,
+    limited_env,
+    read_bounded,
+    read_tail,
+    spawn,
+    tail,
+)
 from evalward.runtime.tools.mcp_tools import McpTool, McpToolbox
 from evalward.text import tool_names
 
 if TYPE_CHECKING:
     from jinja2.sandbox import SandboxedEnvironment
+
+MAX_OUTPUT_BYTES = 4 * 1024 * 1024
+"""Most a command tool may print on stdout for one call: an MCP server's bound for one reply
+(runtime/tools/mcp_wire.py), a million tokens or so, already more than a model reads."""
+PIPE_HELD = 64 * 1024
+"""Half of what evalward holds of a command tool's stdout or stderr that it has not read yet."""
 
 
 @functools.cache
@@ -64,6 +84,8 @@ class ToolResult:
     output: str
     is_error: bool
     source: str
+    failure: str | None = None
+    """Why the run ends at this call (its error step), when it does: a tool past a bound."""
 
 
 @dataclass
@@ -159,13 +181,23 @@ class ToolExecutor:
         )
         try:
             process = await spawn(
-                command.run, cwd=self.launch.root, env=env, sandbox=self.launch.sandbox
+                command.run,
+                cwd=self.launch.root,
+                env=env,
+                sandbox=self.launch.sandbox,
+                stream_limit=PIPE_HELD,
             )
         except AgentRunError as exc:
             return ToolResult(f"error: {exc}", True, "command")
+        feeding = asyncio.create_task(_feed(process, json.dumps(call.arguments).encode()))
+        errors = asyncio.create_task(read_tail(process.stderr))
         try:
             async with asyncio.timeout(command.timeout_seconds):
-                stdout, stderr = await process.communicate(json.dumps(call.arguments).encode())
+                stdout = await read_bounded(process.stdout, MAX_OUTPUT_BYTES)
+                if stdout is None:
+                    return _flooded(call.name)
+                await process.wait()
+                stderr = await errors
         except TimeoutError:
             return ToolResult(
                 f"error: the tool command timed out after {command.timeout_seconds:g} s",
@@ -176,6 +208,9 @@ class ToolExecutor:
             left = await kill_group(process, self.launch.kill_grace, sandbox=self.launch.sandbox)
             if left:
                 self.launch.left_behind.append(left)
+            for task in (feeding, errors):
+                task.cancel()
+            await asyncio.gather(feeding, errors, return_exceptions=True)
         output = stdout.decode("utf-8", errors="replace").rstrip("\n")
         if process.returncode != 0:
             detail = tail(stderr, 1000).strip()
@@ -186,6 +221,32 @@ class ToolExecutor:
                 "command",
             )
         return ToolResult(output, False, "command")
+
+
+async def _feed(process: asyncio.subprocess.Process, data: bytes) -> None:
+    """The call's arguments on the tool's stdin, then end of file; a tool that does not read
+    them (and exits) is no fault."""
+    stdin = process.stdin
+    assert stdin is not None
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        stdin.write(data)
+        await stdin.drain()
+    stdin.close()
+
+
+def _flooded(tool: str) -> ToolResult:
+    """A command tool that printed past the bound: stopped, its output not the model's."""
+    bound = f"{MAX_OUTPUT_BYTES // (1024 * 1024)} MiB"
+    return ToolResult(
+        f"error: the tool command printed more than {bound} on stdout and was stopped",
+        True,
+        "command",
+        failure=(
+            f"tool {tool!r}: its command printed more than {bound} on stdout for one call "
+            f"(evalward's bound, {MAX_OUTPUT_BYTES} bytes); it was stopped and its output "
+            "not given to the model"
+        ),
+    )
 
 
 def render_mock(output: Any, arguments: Mapping[str, Any]) -> Any:
