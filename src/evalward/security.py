@@ -5,7 +5,8 @@ The secrets are the values of the environment variables evalward knows to hold o
 - every name that looks secret (`…_KEY`, `…_TOKEN`, `…_PAT`, `…SECRET…`, `…PASSWORD…`, the
   separator `_` or `-`), which covers the `github-token` input both as action.yml passes it
   (`INPUT_GITHUB_TOKEN`) and as a `docker://` step does (`INPUT_GITHUB-TOKEN`), any other
-  input whose name says it is secret, and `GITHUB_TOKEN`;
+  input whose name says it is secret, and `GITHUB_TOKEN` (not `on-missing-secrets`, whose value
+  is one of a few words: `NEVER_SECRET`);
 - every variable the provider settings name as a key (`apiKeyEnv` in evalward.yaml, or the
   defaults `OPENAI_API_KEY` and `ANTHROPIC_API_KEY`), whatever it is called.
 
@@ -40,6 +41,11 @@ from evalward.text.escaping import (
 _SECRET_NAME = re.compile(r"[_-](KEY|TOKEN|PAT)$|SECRET|PASSWORD", re.IGNORECASE)
 ALWAYS_SECRET = ("GITHUB_TOKEN", "INPUT_GITHUB_TOKEN", "INPUT_GITHUB-TOKEN")
 """The token evalward talks to GitHub with, under each name it can arrive by."""
+NEVER_SECRET = ("INPUT_ON_MISSING_SECRETS", "INPUT_ON-MISSING-SECRETS")
+"""The action's inputs whose names say secret but whose value is one of a few words (an enum of
+action/settings.py: `fail`, `skip`). Taken for a secret, the word would be starred wherever
+it stands in what evalward writes (`ignore` in "is *** by git"), and a mistyped value in the
+message that refuses it ("got '***'")."""
 _MIN_SECRET_LENGTH = 6
 REDACTED = "***"
 _STREAM_BATCH = 64 * 1024
@@ -50,6 +56,8 @@ Redact = Callable[[str], str]
 
 def looks_secret(name: str) -> bool:
     """Whether an environment variable's name says it holds a secret."""
+    if name in NEVER_SECRET:
+        return False
     return name in ALWAYS_SECRET or _SECRET_NAME.search(name) is not None
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from enum import Enum
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from evalward.action.route import RouteKind, route_event
 from evalward.action.settings import Settings
 from evalward.errors import ConfigError
 from evalward.resources.cron import parse_cron
+from evalward.security import Redactor, looks_secret
 
 pytestmark = pytest.mark.unit
 
@@ -47,6 +49,24 @@ def test_inputs_parse_and_bad_ones_name_the_input() -> None:
         Settings.from_env({"INPUT_COMMENT": "sometimes"})
     with pytest.raises(ConfigError, match="`allow-untrusted-head`"):
         Settings.from_env({"INPUT_ALLOW_UNTRUSTED_HEAD": "maybe"})
+
+
+def test_an_input_whose_value_is_one_of_a_few_words_is_no_secret_whatever_its_name() -> None:
+    # `on-missing-secrets`'s name holds SECRET: its value was redacted, so `ignore` (a typo)
+    # read "(got '***')", and every "ignore" of what evalward wrote became "***"
+    for name, field in Settings.model_fields.items():
+        alias = field.alias or name
+        names = [f"INPUT_{alias.upper().replace('-', '_')}", f"INPUT_{alias.upper()}"]
+        words = isinstance(field.annotation, type) and issubclass(field.annotation, Enum)
+        if words:
+            assert not any(looks_secret(n) for n in names), alias
+    for secret in ("github-token", "shard-key"):  # still secret, in both forms of the name
+        assert looks_secret(f"INPUT_{secret.upper().replace('-', '_')}")
+        assert looks_secret(f"INPUT_{secret.upper()}")
+    redact = Redactor.from_env(
+        {"INPUT_ON_MISSING_SECRETS": "ignore", "INPUT_SHARD_KEY": "k" * 32, "MY_SECRET": "hidden"}
+    )
+    assert redact(f"ignored by git; {'k' * 32}; hidden") == "ignored by git; ***; ***"
 
 
 @pytest.mark.parametrize("name", ["mock-script", "output-dir", "comment-template", "cache-dir"])

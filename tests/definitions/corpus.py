@@ -135,6 +135,33 @@ EXTRA: list[Case] = [
         ("evalward.yaml:2:6: file is not valid UTF-8 (byte 0xe9)",),
     ),
     Case(
+        "system-file-latin1",
+        "encodings",
+        {"a.yaml": agent_system_file("prompt.md"), "prompt.md": "Caf\xe9 bot\n".encode("latin-1")},
+        (
+            "a.yaml:6:3: spec.systemFile: the file 'prompt.md' is not UTF-8 text (byte 0xe9 at line 1, column 4): a system prompt is text; save it as UTF-8",
+        ),
+    ),
+    Case(
+        "system-file-binary",
+        "encodings",
+        {
+            "a.yaml": agent_system_file("prompt.md"),
+            "prompt.md": b"\x7fELF\x02\x01\x01\x00\n\x00\xd0\x01",
+        },
+        (
+            "a.yaml:6:3: spec.systemFile: the file 'prompt.md' is binary, not UTF-8 text (byte 0xd0 at line 2, column 2): a system prompt is text; name a text file",
+        ),
+    ),
+    Case(
+        "system-file-utf16",
+        "encodings",
+        {"a.yaml": agent_system_file("prompt.md"), "prompt.md": "Be brief.\n".encode("utf-16")},
+        (
+            "a.yaml:6:3: spec.systemFile: the file 'prompt.md' is UTF-16 or UTF-32 text (it starts with a byte-order mark); save it as UTF-8",
+        ),
+    ),
+    Case(
         "nul-byte",
         "encodings",
         {"a.yaml": AGENT.replace("name: bot", "name: b\x00ot")},
@@ -402,6 +429,14 @@ EXTRA: list[Case] = [
         "file references",
         {"a.yaml": agent_system_file("prompt.md")},
         ("a.yaml:6:3: spec.systemFile: the file 'prompt.md' does not exist",),
+    ),
+    Case(
+        "system-file-absolute",
+        "paths",
+        {"a.yaml": agent_system_file("/etc/hostname")},
+        (
+            "a.yaml:6:3: spec.systemFile: the file '/etc/hostname' does not exist: a leading `/` means the repository root, not the machine's, so evalward looked for 'etc/hostname' in the repository; copy the file into the repository, commit it, and name it from the root",
+        ),
     ),
     Case(
         "system-file-dotdot",

@@ -166,3 +166,53 @@ def test_a_change_to_a_prompt_found_the_old_way_still_changes_the_agent(repo: Gi
     assert done.returncode == 0, done.stderr
     assert "bot: agents/prompt.md changed" in done.stdout
     assert "bot-eval (agent bot)" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        (
+            b"Caf\xe9 bot\n",
+            "is not UTF-8 text (byte 0xe9 at line 1, column 4): a system prompt is text; save "
+            "it as UTF-8",
+        ),
+        (
+            b"\x7fELF\x02\x01\x01\x00\n\x00\xd0\x01",
+            "is binary, not UTF-8 text (byte 0xd0 at line 2, column 2): a system prompt is "
+            "text; name a text file",
+        ),
+    ],
+    ids=["latin-1", "binary"],
+)
+def test_a_system_file_that_is_no_utf8_text_is_refused_at_its_line_before_any_run(
+    repo: GitRepo, content: bytes, said: str
+) -> None:
+    # validate passed it, and every run of the agent then ended `error` and blocked the gate
+    (repo.path / "prompts").mkdir(parents=True)
+    (repo.path / "prompts" / "bot.md").write_bytes(content)
+    repo.commit(
+        "bot",
+        {"agents/bot.yaml": AGENT.format(system_file="prompts/bot.md"), "evals/bot.yaml": SUITE},
+    )
+    expected = f"agents/bot.yaml:6:3: spec.systemFile: the file 'prompts/bot.md' {said}"
+    for args in (("validate", "."), ("run", ".", "--no-history", "--no-cache")):
+        done = evalward(*args, cwd=repo.path)
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert expected in done.stderr
+        assert "Traceback" not in done.stderr
+
+
+def test_a_leading_slash_that_names_a_machine_file_says_where_it_looked(repo: GitRepo) -> None:
+    # said "the file '/etc/hostname' does not exist", as if evalward had looked at the machine's
+    repo.commit(
+        "bot",
+        {"agents/bot.yaml": AGENT.format(system_file="/etc/hostname"), "evals/bot.yaml": SUITE},
+    )
+    done = evalward("validate", ".", cwd=repo.path)
+    assert done.returncode == 2
+    assert (
+        "agents/bot.yaml:6:3: spec.systemFile: the file '/etc/hostname' does not exist: a "
+        "leading `/` means the repository root, not the machine's, so evalward looked for "
+        "'etc/hostname' in the repository; copy the file into the repository, commit it, and "
+        "name it from the root"
+    ) in done.stderr

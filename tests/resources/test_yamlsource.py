@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from evalward.errors import YamlSyntaxError
-from evalward.resources.yamlsource import Document, load_documents, parse_documents
+from evalward.resources.yamlsource import Document, decode, load_documents, parse_documents
 
 pytestmark = pytest.mark.unit
 
@@ -25,6 +25,8 @@ TEXTS = [
     "a: 1\n--- # c\n\n\nb: 2\n",
     "a: |\n  ---not a marker\n  text\nb: 2\n",
     "base: &b {x: 1}\nuse:\n  <<: *b\n  y: 2\n",
+    "\ufeffa: 1\n---\nb: 2\n",  # a byte-order mark, then a key
+    "\ufeff# The agent\n# more\na: {b: '{{ c }}'}\n",  # a byte-order mark, then a comment
 ]
 
 
@@ -36,6 +38,16 @@ def test_fast_path_and_marked_path_agree(text: str) -> None:
         return [(d.data, d.start_line if d.data is not None else None) for d in documents]
 
     assert seen(load_documents(text)) == seen(parse_documents(text))
+
+
+def test_a_byte_order_mark_at_the_start_is_no_character_of_the_text() -> None:
+    # yaml-rs and libyaml read it as the first key's first character: '\ufeffapiVersion'
+    assert decode(b"\xef\xbb\xbfa: 1\n") == "a: 1\n"
+    for text in ("\ufeffa: 1\n", "\ufeff# c\na: 1\n"):
+        assert [d.data for d in load_documents(text)] == [{"a": 1}]
+        (document,) = parse_documents(text)
+        assert document.data == {"a": 1}
+        assert document.marks[("a",)] == (text.count("\n"), 1)
 
 
 def test_quoted_scalars_stay_strings_and_yaml_1_2_scalars() -> None:

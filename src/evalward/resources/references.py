@@ -4,6 +4,7 @@ repository and are there (paths are from the repository root: files/inside.py)."
 
 from __future__ import annotations
 
+import posixpath
 from typing import Any
 
 from evalward.errors import NotCommitted, OutsideRepository, Problem
@@ -62,9 +63,25 @@ def _refused(name: str, exc: NotCommitted) -> str:
     """Why the file `name` cannot be read, in the words these checks have always used."""
     if exc.reason.startswith("leads out"):
         return f"the file {name!r} leaves the repository; name a file inside it"
+    missing = exc.reason.startswith(("does not exist", "is not a file of"))
+    if missing and name.startswith("/"):
+        return _not_in_repository(name, exc.reason)
     if exc.reason.startswith("does not exist"):
         return f"the file {name!r} does not exist{FROM_ROOT}"
     return f"the file {name!r} {exc.reason}"
+
+
+def _not_in_repository(name: str, reason: str) -> str:
+    """A path with a leading `/` that names nothing: it is read from the repository root
+    (files/inside.py), never the machine's, which `/etc/...` reads as; say where it looked."""
+    # "is not a file of commit 0123abcd4567 (untracked, ...); commit it, ...": its side only
+    missing = "does not exist" if reason.startswith("does not exist") else reason.split(" (")[0]
+    looked = posixpath.normpath(name.lstrip("/"))
+    return (
+        f"the file {name!r} {missing}: a leading `/` means the repository root, not the "
+        f"machine's, so evalward looked for {looked!r} in the repository; copy the file into "
+        "the repository, commit it, and name it from the root"
+    )
 
 
 def _check_system_file(
@@ -94,10 +111,33 @@ def _check_system_file(
             warning=True,
         )
     try:
-        if not files.read(found.path, MAX_SYSTEM_BYTES):
-            report(located, where, f"the file {name!r} is empty")
+        content = files.read(found.path, MAX_SYSTEM_BYTES)
     except NotCommitted as exc:
         report(located, where, _refused(name, exc))
+        return
+    if not content:
+        report(located, where, f"the file {name!r} is empty")
+        return
+    not_text = _not_utf8(content)
+    if not_text:
+        report(located, where, f"the file {name!r} {not_text}")
+
+
+def _not_utf8(content: bytes) -> str:
+    """Why `content`, a system prompt, is no UTF-8 text (a run reads it as one: a binary or
+    Latin-1 file fails every run), with where its first such byte stands; "" when it is."""
+    try:
+        content.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = content.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (content.rfind(b"\n", 0, exc.start) + 1) + 1
+        at = f"byte 0x{content[exc.start]:02x} at line {line}, column {column}"
+        if content.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")):
+            return "is UTF-16 or UTF-32 text (it starts with a byte-order mark); save it as UTF-8"
+        if b"\0" in content:  # NUL bytes, and no mark of a wide encoding: not text
+            return f"is binary, not UTF-8 text ({at}): a system prompt is text; name a text file"
+        return f"is not UTF-8 text ({at}): a system prompt is text; save it as UTF-8"
+    return ""
 
 
 def _check_program(

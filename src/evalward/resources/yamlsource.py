@@ -155,10 +155,23 @@ def too_large(size: int) -> str:
     )
 
 
+BOM = "\ufeff"
+"""UTF-8's byte-order mark: YAML allows one at the start of a stream, and an editor that saves
+"UTF-8 with BOM" writes it. PyYAML skips it there; yaml-rs reads it as the first key's first
+character (`\ufeffapiVersion`), or fails on a comment after it, so every path drops it before
+parsing (`without_bom`), as the mock script's always had it dropped."""
+
+
+def without_bom(text: str) -> str:
+    """`text` without the byte-order mark it may start with (`BOM`)."""
+    return text.removeprefix(BOM)
+
+
 def decode(raw: bytes) -> str:
-    """The text of a YAML file, which must be UTF-8; else a located, actionable error."""
+    """The text of a YAML file, which must be UTF-8 (a byte-order mark at its start is
+    dropped, `BOM`); else a located, actionable error."""
     try:
-        return raw.decode("utf-8")
+        return without_bom(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
         for bom, encoding in _BOMS:
             if raw.startswith(bom):
@@ -190,6 +203,7 @@ def looks_like_resource(raw: bytes) -> bool:
 
 def parse_documents(text: str) -> list[Document]:
     """Every document of a multi-document YAML text, with marks."""
+    text = without_bom(text)
     check_shape(text)
     import yaml
 
@@ -228,6 +242,7 @@ _MARKER = re.compile(r"^---(?:[ \t]|$)", re.MULTILINE)
 
 def load_documents(text: str) -> list[Document]:
     """Every document's data and start line, without per-node marks (the fast path)."""
+    text = without_bom(text)
     starts = _document_starts(text)
     implicit = _implicit_first_line(text)
     if implicit is not None and (not starts or implicit < starts[0]):

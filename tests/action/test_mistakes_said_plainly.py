@@ -1,0 +1,94 @@
+"""A mistake the action refuses is said in words that show it: the value of an input that is
+one of a few words (not starred as a secret because its name holds SECRET), and a pull
+request's `systemFile` that is no text, or that names a file of the machine, at its line in
+the head commit (read from git's objects) before any model is called."""
+
+from __future__ import annotations
+
+import pytest
+
+from action.test_gate_evasion import gate
+from fakes.github_api import FakeGitHub
+from fakes.model_server import ScriptedModelServer
+from support.actionrun import execute, prepare, pull_request_event
+from support.gitrepo import GitRepo
+from support.suite import HEAD_PROMPT, SUPPORT_BOT, make_pr
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.mark.parametrize("name", ["INPUT_ON_MISSING_SECRETS", "INPUT_ON-MISSING-SECRETS"])
+def test_a_mistyped_word_of_an_input_named_for_secrets_is_quoted_in_its_error(
+    repo: GitRepo, github: FakeGitHub, name: str
+) -> None:
+    # "(got '***')": the input's name holds SECRETS, so its value was redacted as a secret
+    base, head = make_pr(repo, github)
+    event = pull_request_event(github.repository, 7, base, head)
+    launch = prepare(repo.path, github, event, env={name: "ignore"})
+
+    run = execute(repo.path, launch)
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert (
+        "::error::action input `on-missing-secrets`: Input should be 'fail' or 'skip' "
+        "(got 'ignore')"
+    ) in run.stderr
+    assert "***" not in run.stderr
+
+
+def head_with_system_file(
+    repo: GitRepo, github: FakeGitHub, system_file: str, files: dict[str, bytes]
+) -> tuple[str, str]:
+    """Pull request 7, whose head gives support-bot the `systemFile` with `files` committed."""
+    base, _ = make_pr(repo, github)
+    agent = SUPPORT_BOT.format(prompt=HEAD_PROMPT).replace(
+        f'system: "{HEAD_PROMPT}"', f"systemFile: {system_file}"
+    )
+    assert "systemFile" in agent
+    for path, content in files.items():
+        (repo.path / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo.path / path).write_bytes(content)
+    head = repo.commit("a system file", {"agents/support-bot.yaml": agent})
+    github.pulls[7].head_sha = head
+    return base, head
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        (
+            ("prompts/bot.md", {"prompts/bot.md": "Caf\xe9 bot\n".encode("latin-1")}),
+            "the file 'prompts/bot.md' is not UTF-8 text (byte 0xe9 at line 1, column 4): a "
+            "system prompt is text; save it as UTF-8",
+        ),
+        (
+            ("prompts/bot.md", {"prompts/bot.md": b"\x7fELF\x02\x01\x01\x00\x00\xd0\x01"}),
+            "the file 'prompts/bot.md' is binary, not UTF-8 text (byte 0xd0 at line 1, column "
+            "10): a system prompt is text; name a text file",
+        ),
+        (
+            ("/etc/hostname", {}),
+            "the file '/etc/hostname' is not a file of commit {head}: a leading `/` means the "
+            "repository root, not the machine's, so evalward looked for 'etc/hostname' in the "
+            "repository; copy the file into the repository, commit it, and name it from the root",
+        ),
+    ],
+    ids=["latin-1", "binary", "a machine's path"],
+)
+def test_a_system_file_the_head_cannot_use_fails_the_gate_at_its_line(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    written: tuple[str, dict[str, bytes]],
+    said: str,
+) -> None:
+    base, head = head_with_system_file(repo, github, *written)
+
+    run = gate(repo, github, base, head, env)
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    expected = f"agents/support-bot.yaml:7:3: spec.systemFile: {said.format(head=head[:12])}"
+    assert expected in run.stderr, run.stderr
+    assert model.requests == []
+    assert "Traceback" not in run.stderr
