@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -12,6 +13,7 @@ import threading
 import time
 from pathlib import Path
 from typing import IO
+from xml.etree import ElementTree
 
 import pytest
 
@@ -122,7 +124,17 @@ def test_a_signal_keeps_what_finished_and_exits_130(
     assert all(f["trace"]["steps"] for f in results["fixtures"])  # traces kept, too
     for name in ("junit.xml", "report.html", "comment.md"):
         assert (out / name).is_file(), name
-    assert "cancelled after 2 of 4 runs" in (out / "comment.md").read_text()
+    comment = (out / "comment.md").read_text()
+    assert "cancelled after 2 of 4 runs" in comment
+    # what finished is scored and shown, its Eval incomplete: never passed on half its runs
+    assert re.search(r"\| helper-eval \|.*\| ⏹️ Incomplete \|", comment), comment
+    junit = ElementTree.parse(out / "junit.xml").getroot()
+    assert sorted(case.get("name") for case in junit.iter("testcase")) == ["fast-0", "fast-1"]
+    helper_eval = next(e for e in results["evals"] if e["eval"] == "helper-eval")
+    assert not helper_eval["passed"]
+    assert helper_eval["incomplete_reason"] == (
+        "2 of its 4 runs did not finish before the run stopped"
+    )
     assert "cancelled after 2 of 4 runs" in stdout.text()  # the printed summary
     assert "Traceback" not in stderr.text()
     assert "attribution" not in stderr.text()  # it was not under way: nothing of it to say

@@ -77,6 +77,7 @@ def _planned(prepared: Prepared, context: RunContext, progress: RunProgress) -> 
     context = context.with_plan(plan)
     if cached is not None:
         plan.reused = sum(cached(run) for run in plan.runs)
+    progress.evals = {side: resources.evals for side, resources in context.resources.items()}
     progress.on_plan(plan)
     _check_keys(context)
     return Planned(prepared.changes, context, progress, tuple(notes), trimmed)

@@ -9,11 +9,15 @@ Every phase tells it as it goes (`on_plan`, `on_more`, `on_result`); the front e
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from evalward.errors import EXIT_INTERRUPTED
 from evalward.plan.plan import MoreRuns, Plan
+from evalward.resources import Located
+from evalward.resources.models import Eval
 from evalward.rundata.results import FixtureResult
+from evalward.rundata.sides import Side
 from evalward.rundata.spool import TraceSpool
 
 
@@ -34,6 +38,9 @@ class RunProgress:
     """When the run started (`time.monotonic`): its wall time is measured from here."""
     traces: TraceSpool = field(default_factory=TraceSpool)
     """Where the runs' traces move as they are scored: a cancelled run's are still here."""
+    evals: Mapping[Side, Mapping[str, Located[Eval]]] = field(default_factory=dict)
+    """Each side's Eval definitions, once planned: a run a signal or an error stops is
+    scored over the runs that finished (`flows.session.partial`)."""
 
     @property
     def planned(self) -> int:
