@@ -122,3 +122,88 @@ def test_an_eval_the_base_branch_added_after_the_branch_point_is_compared(
         if f["fixture"] == "greeting"
     )
     assert sides == [("base", "support-bot-eval", "pass"), ("head", "support-bot-eval", "fail")]
+
+
+AGENT = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: { name: clerk }
+spec:
+  models: [openai/gpt-4.1-mini]
+  system: %s
+"""
+CLERK_EVAL = """\
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: { name: clerk-eval }
+spec:
+  targetAgent: clerk
+  fixtureSelector: { matchLabels: { agent: clerk } }
+  scoring: { passThreshold: 0.5, gate: { failOnRegression: any } }
+"""
+FIXTURE = """\
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: { name: %s, labels: { agent: clerk } }
+spec:
+  targetAgent: clerk
+  input: { type: prompt, payload: { prompt: go } }
+%s  assertions:
+    - { type: contains, value: PASS }
+"""
+FILES_FIXTURE = (
+    FIXTURE
+    % (
+        "reads-the-shelf",
+        "  playground: { files: { seed: shelf } }\n",
+    )
+    + "    - { type: fileState, path: note.txt, contains: hello }\n"
+)
+MOCK = """\
+replies:
+  - { match: { fixture: reads-the-shelf, side: base }, turns: [{ content: PASS }] }
+  - { match: { fixture: reads-the-shelf, side: head }, turns: [{ content: FAIL }] }
+  - { match: { fixture: answers }, turns: [{ content: PASS }] }
+"""
+
+
+def test_a_playground_fixture_the_base_branch_added_later_is_made_from_its_tree_on_both_sides(
+    repo: GitRepo, github: FakeGitHub, env: dict[str, str]
+) -> None:
+    """Main added a fixture with a files playground, and its seed, after the branch point:
+    the merge base's tree has no seed, so the base side makes that playground from the base
+    branch's tree, as the head side does, and the head's failure is a regression."""
+    old = repo.commit(
+        "a clerk",
+        {
+            "agents/clerk.yaml": AGENT % "Answer.",
+            "evals/clerk.yaml": CLERK_EVAL,
+            "evals/answers.yaml": FIXTURE % ("answers", ""),
+            "evals/mock.yaml": MOCK,
+        },
+    )
+    tip = repo.commit(
+        "a fixture that reads the shelf",
+        {"evals/shelf.yaml": FILES_FIXTURE, "shelf/note.txt": "hello\n"},
+    )
+    repo.checkout(old)
+    repo.branch("feature")
+    head = repo.commit("a terser clerk", {"agents/clerk.yaml": AGENT % "Answer briefly."})
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=tip))
+
+    run = run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, tip, head),
+        env=env,
+        inputs={"mock-script": "evals/mock.yaml"},
+    )
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    shelf = sorted(
+        (f["side"], f["status"])
+        for f in run.results()["fixtures"]
+        if f["fixture"] == "reads-the-shelf"
+    )
+    assert shelf == [("base", "pass"), ("head", "fail")], run.stdout
+    assert "reads-the-shelf" in run.results()["reason"]

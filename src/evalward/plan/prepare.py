@@ -9,6 +9,7 @@ any base run of the job may read (`plan/reach.py`), written before the first one
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 import tempfile
 from collections.abc import Iterator
@@ -117,6 +118,13 @@ def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
             )
         }
         if (base_checkout := bases.checkout(merge_base, plan)) is not None:
+            if world is not None:  # the base side runs the same definitions: the same seeds
+                base_checkout = dataclasses.replace(
+                    base_checkout,
+                    world=world,
+                    world_names=names,
+                    world_files=checkouts[Side.head].world_files,
+                )
             checkouts[Side.base] = base_checkout
         if setup.shape is not None:
             plan = setup.shape(plan, {side: c.resources for side, c in checkouts.items()})
@@ -157,15 +165,18 @@ class _Bases:
     def world(
         self, tip: str | None, plan: Plan, gate: ResourceSet
     ) -> tuple[Path | None, frozenset[str]]:
-        """The base branch's tree, with what the head side's playgrounds read of it, when
-        they are ones the base branch defines (`gate-config: base`): they are made from it,
-        not from the head."""
+        """The base branch's tree, with what either side's playgrounds read of it, when they
+        are ones the base branch defines (`gate-config: base`): they are made from it, not
+        from the head, nor from the merge base, whose definitions do not gate."""
         gating = self.gating
         if not self.from_base or gating is None or tip is None:
             return None, frozenset()
-        if not uses_playgrounds(plan, gate, Side.head):
+        base = self.base
+        if not uses_playgrounds(plan, gate, Side.head) and not (
+            base is not None and uses_playgrounds(plan, base, Side.base)
+        ):
             return None, frozenset()
-        reach = world_reach(gating, plan.may_run(Side.head))
+        reach = world_reach(gating, [*plan.may_run(Side.head), *plan.may_run(Side.base)])
         return self.stack.enter_context(self.git.worktree(tip, reach.checkout)), world_names(gating)
 
     def load(self, head_commit: str | None, tip: str, merge_base: str, index: FileIndex) -> None:

@@ -76,7 +76,7 @@ def agents_reach(resources: ResourceSet, runs: Iterable[PlannedRun], listing: Li
 
 
 def world_reach(gating: ResourceSet, runs: Iterable[PlannedRun]) -> Reach:
-    """What the head side's playgrounds read of the base branch's tree, under `gate-config:
+    """What either side's playgrounds read of the base branch's tree, under `gate-config:
     base`: those of the runs whose playground the base branch defines (an Eval's is made
     from it for the fixtures a pull request adds to it, too)."""
     reach = Reach()
