@@ -29,6 +29,16 @@ EVAL = (
 def test_validate_counts_seed_resources_and_ignores_foreign_yaml(tmp_path: Path) -> None:
     for name in ("quickstart.yaml", "support-bot.yaml", "support-bot-agent.yaml"):
         (tmp_path / name).write_text((SEEDS / name).read_text())
+    # The seed's agent offers no tool its fixture asks for, which validate refuses
+    # (plan/preflight/test_names_before_run.py): this copy offers them.
+    with (tmp_path / "support-bot-agent.yaml").open("a") as agent:
+        agent.write(
+            "  tools:\n"
+            + "".join(
+                f"    - {{ name: {tool}, description: {tool}, mock: {{ output: ok }} }}\n"
+                for tool in ("clarify_reason", "create_jira_ticket", "send_email")
+            )
+        )
     (tmp_path / "ci.yaml").write_text("on: push\njobs: {test: {runs-on: ubuntu-latest}}\n")
     (tmp_path / "k8s.yaml").write_text("apiVersion: apps/v1\nkind: Deployment\n")
     (tmp_path / "node_modules").mkdir()

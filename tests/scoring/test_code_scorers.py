@@ -66,6 +66,7 @@ module.exports = {
 };
 """,
     "scorers/esm.mjs": "export default (output) => output.startsWith('Hello');\n",
+    "scorers/dynamic.py": "globals()['get_assert'] = lambda output, context: True\n",
     "scorers/broken.py": "def get_assert(output, context):\n    return 1 / 0\n",
     "scorers/loops.py": "def get_assert(output, context):\n    while True:\n        pass\n",
     "scorers/greedy.py": (
@@ -136,8 +137,10 @@ CASES = {
         "error",
         "expected true or false",
     ),
+    # a function a reading of the file finds missing is refused before the run
+    # (tests/plan/preflight/test_names_before_run.py); one bound dynamically is the run's
     "missing-function": (
-        "- { type: code, file: 'scorers/greets.py:nowhere' }",
+        "- { type: code, file: 'scorers/dynamic.py:nowhere' }",
         "error",
         "defines no function 'nowhere'",
     ),

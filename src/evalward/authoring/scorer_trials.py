@@ -15,7 +15,8 @@ What it makes of the sample is told at the assertion's YAML line:
 - any other failure (an exception, a timeout) is a warning: a real run's output may be what
   the scorer expects where the sample is not (JSON, a transform's value).
 
-A scorer that does not compile is the static check's (scorer_checks.py), not told twice.
+A scorer that does not compile, or a Python file that does not define the function named,
+is the static check's (scorer_checks.py), not told twice: it is not run.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from evalward.errors import Problem
+from evalward.plan.preflight.scorer_checks import undefined_function
 from evalward.resources import ResourceSet
 from evalward.resources.code_scorer import CodeAssertion
 from evalward.resources.code_scorer_files import code_sources
@@ -75,7 +77,11 @@ async def try_scorers(resources: ResourceSet, env: Mapping[str, str]) -> ScorerT
     trials: dict[str, _Trial] = {}
     for _, fixture in sorted(resources.fixtures.items()):
         for at, code in code_sources(fixture.resource):
-            if isinstance(code, CodeAssertion) and code.code is not None:
+            if (
+                isinstance(code, CodeAssertion)
+                and code.code is not None
+                and undefined_function(code) is None
+            ):
                 trials.setdefault(code.model_dump_json(), _Trial(fixture, at, code))
     found = ScorerTrials()
     if not trials:

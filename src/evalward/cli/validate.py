@@ -3,11 +3,12 @@
 It refuses everything a run would refuse for the definitions alone, in the run's words: what
 does not load, the provider settings of `evalward.yaml`, and the checks a run makes before
 its first model call (`preflight`, with what the repository shows of seeds, `sql` criteria
-and code scorers). What depends on the machine (keys, the sandbox) is not checked, unless
-`--ask-providers` asks each provider the definitions use for its model list (with the
-environment's keys): a model it does not list is then a warning with the nearest name it
-does; and `--playgrounds` provisions each playground once, as a run would, without an agent
-or a model, and runs each code scorer once on a sample run (authoring/scorer_trials.py).
+and code scorers, the tools assertions name, and the names a `--mock-script` matches).
+What depends on the machine (keys, the sandbox) is not checked, unless `--ask-providers`
+asks each provider the definitions use for its model list (with the environment's keys): a
+model it does not list is then a warning with the nearest name it does; and `--playgrounds`
+provisions each playground once, as a run would, without an agent or a model, and runs each
+code scorer once on a sample run (authoring/scorer_trials.py).
 Problems lead the output; the warnings and what was provisioned follow them.
 """
 
@@ -78,15 +79,17 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         names = settings.names
         listed = _ask(resources, settings, host, out) if args.ask_providers else None
         resources.warnings += unknown_models(resources, settings, listed)
+    script = None
     if args.mock_script:
         try:
-            load_script(Path(args.mock_script))
+            script = load_script(Path(args.mock_script))
         except ResourceError as exc:
             problems += exc.problems
     made: list[Problem] = []
     summary: list[str] = []
     served = _provisioned(resources, host, made, summary) if args.playgrounds else {}
-    found = tree_problems(resources, TreeCheck(bool(args.mock_script), names, host.env, served))
+    asked = TreeCheck(bool(args.mock_script), names, host.env, served, script)
+    found = tree_problems(resources, asked)
     problems += found + [p for p in made if not _told(p, found)]
     told = [f"warning: {warning.render()}" for warning in resources.warnings] + summary
     if problems:  # the problems lead; what was checked follows them

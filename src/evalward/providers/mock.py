@@ -17,16 +17,26 @@ conversation, and the rep is the run's, so concurrent runs never interfere.
 from __future__ import annotations
 
 import json
+import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from evalward.errors import Problem, ResourceError, UnsafeFile, YamlSyntaxError
 from evalward.files.safe_files import read_regular
 from evalward.providers.base import ChatRequest, ChatResponse, ToolCall
-from evalward.resources.problems import problems_from_validation
-from evalward.resources.yamlsource import Document, decode, parse_documents
+from evalward.resources.problems import did_you_mean, problems_from_validation, render_path
+from evalward.resources.yamlsource import Document, PathKey, decode, parse_documents
 from evalward.rundata.trace import Usage
 
 DEFAULT_REPLY = "Default output from the mock provider."
@@ -109,6 +119,8 @@ class MockReply(_Strict):
 class MockScript(_Strict):
     replies: list[MockReply] = Field(default_factory=list)
     default: str = DEFAULT_REPLY
+    _origin: tuple[str, Document] | None = PrivateAttr(default=None)
+    """The file it was loaded from, as shown, and its document: where its problems are."""
 
     @property
     def by_side(self) -> bool:
@@ -137,10 +149,74 @@ def load_script(path: Path) -> MockScript:
         raise ResourceError([Problem(shown, exc.line, exc.column, "", str(exc))]) from None
     document = documents[0] if documents else Document(None, 1)
     try:
-        return MockScript.model_validate(document.data or {})
+        script = MockScript.model_validate(document.data or {})
     except ValidationError as exc:
         problems = problems_from_validation(exc, document, shown, MockScript)
         raise ResourceError(problems) from None
+    script._origin = (shown, document)
+    return script
+
+
+@dataclass(frozen=True)
+class Defined:
+    """The names a run's calls may carry: its agents, its fixtures (and a JudgeCalibration
+    replay's `example-N` and `pair-N`), its Evals and JudgeCalibrations; and those defined
+    but not loaded, whose own problem says why."""
+
+    agents: frozenset[str]
+    fixtures: frozenset[str]
+    evals: frozenset[str]
+    invalid: frozenset[tuple[str, str]] = frozenset()
+
+
+LISTED_NAMES = 10
+"""The defined names a message lists at most."""
+_REPLAYED = re.compile(r"^(?:example|pair)-[1-9][0-9]*$")
+"""The fixture a JudgeCalibration's replay calls by (`example-1`, `pair-1`)."""
+
+
+def undefined_names(script: MockScript, defined: Defined) -> tuple[list[Problem], list[Problem]]:
+    """Each `match` of the script naming an agent, fixture or Eval no definition has, which
+    fits no call: refused when the name is close to a defined one (a misspelling, whose
+    calls would get another entry's reply or `default`), else a warning (an entry for what
+    was removed, or for another suite of a shared script)."""
+    refused: list[Problem] = []
+    warned: list[Problem] = []
+    if script._origin is None:
+        return refused, warned
+    shown, document = script._origin
+    for index, reply in enumerate(script.replies):
+        match = reply.match
+        for key, name, names, kinds, plural in (
+            ("agent", match.agent, defined.agents, ("Agent",), "agents"),
+            ("fixture", match.fixture, defined.fixtures, ("EvalFixture",), "fixtures"),
+            ("eval", match.eval, defined.evals, ("Eval", "JudgeCalibration"), "Evals"),
+        ):
+            if name is None or name in names or any((k, name) in defined.invalid for k in kinds):
+                continue
+            if key == "fixture" and _REPLAYED.match(name):
+                continue
+            listed = sorted(names)
+            close = did_you_mean(name, listed)
+            more = ", ..." if len(listed) > LISTED_NAMES else ""
+            hint = close or (
+                f" (the {plural} are {', '.join(listed[:LISTED_NAMES])}{more})" if listed else ""
+            )
+            said = (
+                f"the entry is for {key} {name!r}, which is not defined{hint}: it would fit no call"
+            )
+            loc: PathKey = ("replies", index, "match", key)
+            line, column = document.locate(loc)
+            if close:
+                message = (
+                    f"{said}, and the calls it was written for would get another entry's "
+                    "reply or `default`"
+                )
+                refused.append(Problem(shown, line, column, render_path(loc), message))
+            else:
+                message = f"{said}; remove it if it is stale, or name what it is for"
+                warned.append(Problem(shown, line, column, render_path(loc), message))
+    return refused, warned
 
 
 _LABEL_KEYS = ("agent", "fixture", "eval", "purpose", "rep", "side")

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalward.errors import ConfigError, ProviderUnavailable
 from evalward.files.safe_files import hash_regular
@@ -33,6 +33,9 @@ from evalward.resources.repo_config import load_config
 from evalward.rundata.cache_mode import CacheMode
 from evalward.rundata.spending import Ceiling, Spent
 from evalward.rundata.trace import Usage
+
+if TYPE_CHECKING:
+    from evalward.providers.mock import MockScript
 
 MAX_CONCURRENCY = 1024
 """The largest `maxConcurrency` a provider accepts: what a provider with no limit counts as."""
@@ -190,6 +193,8 @@ class Providers:
     """The mock as each provider it stands for (`resolve`)."""
     names: tuple[str, ...] = BUILT_IN
     """Every provider name model ids may use (the mock's aside)."""
+    script: MockScript | None = None
+    """The mock script `override` answers from, whose names a run checks before it starts."""
 
     def concurrency_of(self, model_id: str) -> int:
         """The `maxConcurrency` of the provider serving `model_id` (no limit: a large one)."""
@@ -279,6 +284,7 @@ def build_providers(
         script = load_script(Path(mock_script))
         built.override = MeteredProvider(MockProvider(script), prices, None, spent, ceiling=ceiling)
         built.by_side = script.by_side
+        built.script = script
         built.by_name["mock"] = built.override
         built.identity = "mock:" + hash_regular(mock_script)
     return built

@@ -42,7 +42,7 @@ def test_scorers_that_compile_pass(repo: GitRepo) -> None:
     resources = suite(
         repo,
         "{ type: code, language: python, source: \"'refund' in output\" }",
-        "{ type: code, file: scorers/ok.py }",
+        "{ type: code, file: scorers/ok.py:score }",
         files={"scorers/ok.py": "def score(output, context):\n    return True\n"},
     )
 

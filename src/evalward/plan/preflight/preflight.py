@@ -14,6 +14,10 @@ depends on the machine (keys, the sandbox) is checked by the run alone.
   world during an eval.
 - A fixture's state criteria have a playground to read (the fixture's or its Eval's), and a
   run's playground has its seeds in the tree it is made from (playgrounds.py).
+- The tools a fixture's assertions name are tools its declarative agent has (tool_refs.py),
+  for the fixtures the head defines: a base branch's fixture that gates may name a tool the
+  pull request removes, and fails on its own. A check that passes without a call of a tool
+  named close to none of the agent's may be a guard: `validate` warns, a run says nothing.
 - What the repository shows beside the definitions (static_checks.py), and every program
   the head's agents run (program_checks.py). The base's programs are not asked: the pull
   request cannot change the base, so a program only the base lacks must not refuse its gate;
@@ -25,13 +29,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalward.errors import Problem, ResourceError
 from evalward.plan.plan import Checkout, Plan, PlannedRun
 from evalward.plan.playgrounds import missing_seeds, state_without_playground
 from evalward.plan.preflight.program_checks import missing_programs
 from evalward.plan.preflight.static_checks import PlaygroundKey, StaticChecks
+from evalward.plan.preflight.tool_refs import unknown_tools
 from evalward.providers.config import BUILT_IN, unservable
 from evalward.providers.registry import Providers
 from evalward.resources import ResourceSet
@@ -46,6 +51,9 @@ from evalward.resources.yamlsource import PathKey
 from evalward.rundata.sides import Side
 from evalward.text import tool_names
 
+if TYPE_CHECKING:
+    from evalward.providers.mock import Defined, MockScript
+
 NOTED_WARNINGS = 20
 """Warnings a run lists among its notes at most."""
 
@@ -58,6 +66,9 @@ class Scope:
     agents: set[str] = field(default_factory=set)
     evals: set[str] = field(default_factory=set)
     pairs: set[tuple[str, str]] = field(default_factory=set)
+    tool_checked: set[tuple[str, str]] = field(default_factory=set)
+    """The pairs whose assertions' tool names are checked against the Eval's agent: the
+    fixtures the tree being run or validated defines (see `refuse_plan`)."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +81,8 @@ class TreeCheck:
     providers: tuple[str, ...] = BUILT_IN
     env: Mapping[str, str] = field(default_factory=dict)
     served: Mapping[PlaygroundKey, Mapping[str, Any]] = field(default_factory=dict)
+    script: MockScript | None = None
+    """The mock script, loaded: its entries' names are checked against the tree's."""
 
 
 def tree_problems(resources: ResourceSet, asked: TreeCheck) -> list[Problem]:
@@ -81,6 +94,7 @@ def tree_problems(resources: ResourceSet, asked: TreeCheck) -> list[Problem]:
             (name, fixture.resource.metadata.name)
             for fixture in resources.fixtures_of(located.resource)
         )
+    scope.tool_checked = set(scope.pairs)
     checks = _Checks(resources, asked.mock_script, asked.providers, asked.env, asked.served)
     checks.scope(scope)
     tree = Checkout(Side.head, resources.root, resources)
@@ -90,8 +104,15 @@ def tree_problems(resources: ResourceSet, asked: TreeCheck) -> list[Problem]:
         spec = calibration.resource.spec
         checks.models(calibration, ("spec", "judgeModels"), spec.judge_models)
     programs = missing_programs(resources, asked.env, services=True)
-    problems = sorted([*checks.found(), *programs.problems], key=Problem.order)
-    resources.warnings += checks.static.warnings + programs.warnings
+    found = [*checks.found(), *programs.problems]
+    if asked.script is not None:
+        from evalward.providers.mock import undefined_names  # lazy: as the provider loads it
+
+        misnamed, stale = undefined_names(asked.script, defined_names([resources]))
+        found += misnamed
+        resources.warnings += stale
+    problems = sorted(found, key=Problem.order)
+    resources.warnings += checks.static.warnings + programs.warnings + list(checks.guards)
     return problems
 
 
@@ -101,9 +122,17 @@ def refuse_plan(
     """Raise one ResourceError with every refusal of the runs `plan` may make on each side
     (`Plan.may_run`: a later round's too): the head's first, then (when the head has none)
     the base's, said to be the base's. `env` is the run's (its PATH finds Node). Returns the
-    head's warnings (a state path its seeds do not have): the run goes on, and says them."""
+    head's warnings (a state path its seeds do not have, a mock script's entry for what no
+    definition names): the run goes on, and says them."""
     mock_script = providers.override is not None
     warnings: list[Problem] = []
+    script: list[Problem] = []  # told with the head's problems: every side's names count
+    stale: list[Problem] = []
+    if providers.script is not None:
+        from evalward.providers.mock import undefined_names  # lazy: as the provider loads it
+
+        trees = [checkout.resources for checkout in checkouts.values()]
+        script, stale = undefined_names(providers.script, defined_names(trees))
     for side in (Side.head, Side.base):
         if side not in checkouts:
             continue
@@ -116,6 +145,8 @@ def refuse_plan(
             scope.evals.add(run.eval)
             scope.agents.add(tree.evals[run.eval].resource.spec.target_agent)
             scope.pairs.add((run.eval, run.fixture))
+            if side is Side.head and run.fixture not in checkouts[side].gate_fixtures:
+                scope.tool_checked.add((run.eval, run.fixture))
         checks = _Checks(tree, mock_script, providers.names, env)
         checks.scope(scope)
         for run in runs:
@@ -124,14 +155,31 @@ def refuse_plan(
         absent: list[Problem] = []
         if side is Side.head:  # the base's programs: see the module's docstring
             programs = missing_programs(tree, env, scope.agents)
-            problems += programs.problems
+            problems += programs.problems + script
             absent = programs.warnings
             problems.sort(key=Problem.order)
         if problems:
             raise ResourceError(problems, source="" if side is Side.head else "the base branch")
         if side is Side.head:
-            warnings = sorted(dict.fromkeys(checks.static.warnings + absent), key=Problem.order)
+            found = checks.static.warnings + absent + stale
+            warnings = sorted(dict.fromkeys(found), key=Problem.order)
     return warnings
+
+
+def defined_names(trees: Iterable[ResourceSet]) -> Defined:
+    """The names of the trees' definitions a mock script's `match` may give."""
+    from evalward.providers.mock import Defined  # lazy: as the provider loads it
+
+    agents: set[str] = set()
+    fixtures: set[str] = set()
+    evals: set[str] = set()
+    invalid: set[tuple[str, str]] = set()
+    for tree in trees:
+        agents.update(tree.agents)
+        fixtures.update(tree.fixtures)
+        evals.update([*tree.evals, *tree.calibrations])
+        invalid.update(tree.not_loaded)
+    return Defined(frozenset(agents), frozenset(fixtures), frozenset(evals), frozenset(invalid))
 
 
 def warning_notes(warnings: list[Problem]) -> list[str]:
@@ -196,6 +244,9 @@ class _Checks:
         self.providers = providers
         self.locator = Locator(resources)
         self.problems: dict[Problem, None] = {}
+        self.guards: dict[Problem, None] = {}
+        """What `tools` finds that may be meant: a check a tool the agent is not offered is
+        never called (tool_refs.py), which `validate` warns about."""
         self.static = StaticChecks(self.locator, env, served)
         self.missing: dict[tuple[Path, int], tuple[Playground, list[tuple[str, str, str]]]] = {}
         """Each playground's missing seeds, by tree and definition (kept here, so the
@@ -227,6 +278,8 @@ class _Checks:
         for eval_name, fixture_name in sorted(scope.pairs):
             self.side_effects(eval_name, fixture_name)
             self.playground(eval_name, fixture_name)
+        for eval_name, fixture_name in sorted(scope.tool_checked & scope.pairs):
+            self.tools(eval_name, fixture_name)
 
     def models(self, located: Located[Any], at: PathKey, models: list[str], key: str = "") -> None:
         for index, model in enumerate(models):
@@ -265,6 +318,18 @@ class _Checks:
         if refused is not None:
             at = ("spec", "shadowTools") if spec.shadow_tools is not None else ("spec",)
             self.add(fixture, at, refused)
+
+    def tools(self, eval_name: str, fixture_name: str) -> None:
+        target = self.resources.evals[eval_name].resource.spec.target_agent
+        agent = self.resources.agents.get(target)
+        fixture = self.resources.fixtures.get(fixture_name)
+        if agent is None or fixture is None:
+            return  # reported by the load
+        for found in unknown_tools(target, agent.resource.spec, fixture.resource.spec):
+            if found.refused:
+                self.add(fixture, found.at, found.message)
+            else:  # a guard, maybe: `validate` says so, a run does not
+                self.guards[self.locator.problem(fixture, found.at, found.message)] = None
 
     def playground(self, eval_name: str, fixture_name: str) -> None:
         fixture = self.resources.fixtures.get(fixture_name)

@@ -6,10 +6,17 @@ with `compile()`, which runs nothing. A JavaScript scorer is checked with `node 
 parses, runs nothing) when Node is on the run's PATH, written to a file of the name the
 harness gives it. An error is located where the code was written: an inline scorer's at the
 line of its YAML file (`CodeSource.source_at`), a file's at its own line.
+
+A Python file that compiles must also bind the function it is called by (its `file`'s
+`:name`, else `get_assert`, a transform's `get_transform`) at its top level, where the harness
+looks it up: read with `ast` (nothing runs), at the fixture's `file`. A file that binds names
+in ways a reading cannot follow (`from x import *`, `globals()`, `exec`, ...) is left to the
+run; a JavaScript file's exports are too (only running it shows what `module.exports` is).
 """
 
 from __future__ import annotations
 
+import ast
 import re
 import shutil
 import subprocess
@@ -26,7 +33,7 @@ from evalward.resources.code_scorer_files import code_sources
 from evalward.resources.code_source import CodeLanguage, CodeSource, OutputTransform
 from evalward.resources.locate import Locator
 from evalward.resources.models import EvalFixture
-from evalward.resources.problems import render_path
+from evalward.resources.problems import did_you_mean, render_path
 from evalward.resources.resource_set import Located
 from evalward.resources.yamlsource import PathKey
 
@@ -37,6 +44,8 @@ NODE_CHECKS = 4
 _NODE_PLACE = re.compile(r":(\d+)\s*$")
 _NODE_ERROR = re.compile(r"^\w*Error: .+", re.MULTILINE)
 _ESM = re.compile(r"^\s*export\s", re.MULTILINE)
+_DYNAMIC = frozenset({"globals", "vars", "locals", "exec", "eval", "setattr", "__import__"})
+"""Names whose use may bind a module's names where a reading of its code cannot see them."""
 
 Failure = tuple[int | None, int | None, str]
 """Where in the code (its line, its column) and why it does not compile."""
@@ -83,11 +92,14 @@ class ScorerChecks:
             with ThreadPoolExecutor(NODE_CHECKS) as pool:
                 parsed = pool.map(lambda c: _node(node, c.name, c.text, c.inline), scripts)
                 failures.update(zip(scripts, parsed, strict=True))
-        return [
-            self._problem(fixture, at, code, failure)
-            for fixture, at, code, checked in self._scorers
-            if (failure := failures.get(checked)) is not None
-        ]
+        found = []
+        for fixture, at, code, checked in self._scorers:
+            failure = failures.get(checked)
+            if failure is not None:
+                found.append(self._problem(fixture, at, code, failure))
+            elif (why := undefined_function(code)) is not None:
+                found.append(self.locator.problem(fixture, (*at, "file"), why))
+        return found
 
     def _problem(
         self, fixture: Located[EvalFixture], at: PathKey, code: CodeSource, failure: Failure
@@ -104,6 +116,94 @@ class ScorerChecks:
             return self.locator.problem(fixture, field_at, message + where)
         file, first = code.source_at
         return Problem(file, first + line - 1, None, render_path(field_at), message)
+
+
+def undefined_function(code: CodeSource) -> str | None:
+    """Why a Python scorer's file does not define the function it is called by, read with
+    `ast`; None when it does, when it is no such file (inline, a `script`, JavaScript, not
+    loaded), when it does not compile (`_python` says why) or when its names cannot be read."""
+    script = getattr(code, "protocol", ScorerProtocol.function) is ScorerProtocol.script
+    if code.lang is not CodeLanguage.python or code.source is not None or script:
+        return None
+    if code.code is None or not code.function:
+        return None
+    bound = _top_level(code.code)
+    if bound is None or code.function in bound[0]:
+        return None
+    functions = bound[1]
+    what = "transform" if isinstance(code, OutputTransform) else "scorer"
+    named = ":" in (code.file or "")
+    said = f"the Python {what} {code.path!r} defines no function {code.function!r}"
+    if not named:
+        said += " (the one called when `file` names none after a colon)"
+    said += did_you_mean(code.function, functions)
+    if not functions:
+        return f"{said}; it defines no function at its top level"
+    shown = ", ".join(functions[:10]) + (", ..." if len(functions) > 10 else "")
+    return (
+        f"{said}; it defines {shown}: name one of them after {'the' if named else 'a'} colon "
+        f"(`{code.path}:{functions[0]}`), or define {code.function!r} at its top level"
+    )
+
+
+def _top_level(text: str) -> tuple[set[str], list[str]] | None:
+    """The names a module's code may bind at its top level (every one it binds, and some it
+    may not), and the functions it defines there, in order; None when it may bind names a
+    reading cannot see, or does not parse."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    defined = _defined(tree)
+    stored = _stored(tree)
+    if defined is None or stored is None:
+        return None
+    bound, functions = defined
+    functions.sort(key=lambda name: name.startswith("_"))
+    return bound | stored, list(dict.fromkeys(functions))
+
+
+def _defined(tree: ast.Module) -> tuple[set[str], list[str]] | None:
+    """What the module's own scope (not its functions' and classes' bodies) defines and
+    imports, and its functions; None: it imports `*`."""
+    bound: set[str] = set()
+    functions: list[str] = []
+    scope: list[ast.AST] = [tree]
+    while scope:
+        for child in ast.iter_child_nodes(scope.pop()):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                bound.add(child.name)
+                functions += [] if isinstance(child, ast.ClassDef) else [child.name]
+            elif isinstance(child, ast.Import | ast.ImportFrom):
+                if any(alias.name == "*" for alias in child.names):
+                    return None
+                bound.update(a.asname or a.name.split(".", 1)[0] for a in child.names)
+            else:
+                scope.append(child)
+    return bound, functions
+
+
+def _stored(tree: ast.Module) -> set[str] | None:
+    """Every name stored anywhere in the module (some in a function's scope, not the
+    module's: more than it binds), or declared `global`; None: it binds names dynamically."""
+    stored: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            if node.id in _DYNAMIC:
+                return None
+            if isinstance(node.ctx, ast.Store | ast.Del):
+                stored.add(node.id)
+        elif isinstance(node, ast.Attribute) and node.attr in ("__dict__", "modules"):
+            return None
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            stored.update(node.names)
+        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+            stored.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            stored.add(node.rest)
+    return stored
 
 
 def _file_name(code: CodeSource, script: bool) -> str:

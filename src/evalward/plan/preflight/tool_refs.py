@@ -1,0 +1,155 @@
+"""Whether the tools a fixture's assertions name are tools its agent has, asked of a
+declarative agent whose tools its definition lists.
+
+A check of a tool the agent does not have cannot see the agent call it. Where the check wants
+a call (`toolCalled`, its `after`, `toolArgs`, `toolSequence`, a `trajectory` that is not a
+`subset`) the agent cannot pass it: refused. Where it passes without one (`toolNotCalled`,
+its `after`, `toolCalled`'s `before`, a `subset` trajectory, `latency`'s `tool`) it passes
+whatever the agent does: refused when the name is close to one of the agent's tools (a
+misspelling: `lookup_ordr`); a name close to none is a guard against a call of a tool the
+agent is not offered (AgentV's `not-trajectory:tool-used`), which `validate` only warns about.
+The names are matched as scoring matches them (text/tool_names.py): an agent's own tool by
+its name, an MCP server's by its name or its qualified name (`orders__lookup_order`). Every
+tool named in `tools` counts, disabled ones too.
+
+What a run's agent may call is not known before the run when it is a bring-your-own agent
+(its program has its own tools) or when one of its MCP servers lists its tools without a
+`tools.allow` naming them (a run refuses an allowed name the server does not list): such an
+agent's assertions are not checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from evalward.resources.agent import AgentSpec
+from evalward.resources.assertions import (
+    Assertion,
+    AssertSetAssertion,
+    LatencyAssertion,
+    ToolArgsAssertion,
+    ToolCalledAssertion,
+    ToolNotCalledAssertion,
+    ToolSequenceAssertion,
+    TrajectoryAssertion,
+    TrajectoryMode,
+)
+from evalward.resources.mcp import QUALIFIER
+from evalward.resources.models import EvalFixtureSpec
+from evalward.resources.problems import did_you_mean
+from evalward.resources.yamlsource import PathKey
+from evalward.text import tool_names
+
+LISTED_TOOLS = 10
+"""The agent's tools a message lists at most."""
+
+
+def agent_tools(spec: AgentSpec) -> list[str] | None:
+    """The names a run records the agent's tool calls by: its own tools' and its MCP
+    servers' allowed ones (qualified); None when they are not known before a run."""
+    if spec.runtime is not None:
+        return None
+    names = [tool.tool_name for tool in spec.tools]
+    for server, settings in spec.mcp_servers.items():
+        if settings.tools.allow is None:
+            return None
+        names += [
+            f"{server}{QUALIFIER}{tool}"
+            for tool in settings.tools.allow
+            if tool not in settings.tools.deny
+        ]
+    return names
+
+
+@dataclass(frozen=True)
+class UnknownTool:
+    """A field naming a tool the agent does not have, what to say there, and whether it is
+    refused (else a warning)."""
+
+    at: PathKey
+    message: str
+    refused: bool
+
+
+def unknown_tools(agent: str, spec: AgentSpec, fixture: EvalFixtureSpec) -> list[UnknownTool]:
+    """Each field of the fixture's assertions (a conversation's turns' and a group's members'
+    too) that names a tool `agent` does not have."""
+    known = agent_tools(spec)
+    if known is None:
+        return []
+    denied = {
+        f"{server}{QUALIFIER}{tool}": server
+        for server, settings in spec.mcp_servers.items()
+        for tool in settings.tools.deny
+    }
+    bare = {tool_names.parts(name)[-1]: name for name in known if tool_names.parts(name)}
+    found: list[UnknownTool] = []
+    for at, kind, written, wants_a_call in _named(fixture):
+        if any(tool_names.stands_for(name, written) for name in known):
+            continue
+        server = next((s for n, s in denied.items() if tool_names.stands_for(n, written)), None)
+        close = "" if server else did_you_mean(written, [*known, *bare])
+        hint = f" (its MCP server {server!r} denies it: `tools.deny`)" if server else close
+        head = f"`{kind}` names the tool {written!r}, which agent {agent!r} does not have{hint}"
+        shown = ", ".join(known[:LISTED_TOOLS]) + (", ..." if len(known) > LISTED_TOOLS else "")
+        fix = (
+            f"name one of the agent's tools ({shown})"
+            if known
+            else "the agent offers no tool: give it this one in its `tools`"
+        )
+        if wants_a_call:
+            message = f"{head}, so the agent cannot pass it: {fix}"
+        elif close:
+            message = f"{head}, so it passes whatever the agent does: {fix}"
+        else:
+            message = (
+                f"{head}, so it passes unless the model calls a tool it is not offered; if "
+                f"it guards against that, leave it, else {fix}"
+            )
+        found.append(UnknownTool(at, message, wants_a_call or bool(close)))
+    return found
+
+
+def _named(fixture: EvalFixtureSpec) -> Iterator[tuple[PathKey, str, str, bool]]:
+    """Each tool name the fixture's assertions give: where, in which type, the name, and
+    whether the check wants a call of it (else it passes without one)."""
+    yield from _in(fixture.assertions, ("spec", "assertions"))
+    turns = fixture.conversation.turns if fixture.conversation is not None else None
+    for number, turn in enumerate(turns or []):
+        yield from _in(turn.assertions, ("spec", "conversation", "turns", number, "assertions"))
+
+
+def _in(assertions: Sequence[Assertion], at: PathKey) -> Iterator[tuple[PathKey, str, str, bool]]:
+    for index, assertion in enumerate(assertions):
+        here: PathKey = (*at, index)
+        if isinstance(assertion, AssertSetAssertion):
+            yield from _in(assertion.assertions, (*here, "assertions"))
+            continue
+        for field_at, name, wants_a_call in _fields(assertion, here):
+            yield field_at, assertion.type, name, wants_a_call
+
+
+def _fields(assertion: Assertion, at: PathKey) -> list[tuple[PathKey, str, bool]]:
+    """The assertion's fields that name a tool: where, the name, whether it wants a call."""
+    if isinstance(assertion, ToolCalledAssertion):
+        return [
+            ((*at, "tool"), assertion.tool, True),
+            *(((*at, "before", i), name, False) for i, name in enumerate(assertion.before)),
+            *(((*at, "after", i), name, True) for i, name in enumerate(assertion.after)),
+        ]
+    if isinstance(assertion, ToolNotCalledAssertion):
+        return [
+            ((*at, "tool"), assertion.tool, False),
+            *(((*at, "after", i), name, False) for i, name in enumerate(assertion.after)),
+        ]
+    if isinstance(assertion, ToolArgsAssertion):
+        return [((*at, "tool"), assertion.tool, True)]
+    if isinstance(assertion, LatencyAssertion) and assertion.tool is not None:
+        return [((*at, "tool"), assertion.tool, False)]
+    if isinstance(assertion, ToolSequenceAssertion | TrajectoryAssertion):
+        wants = not (
+            isinstance(assertion, TrajectoryAssertion) and assertion.mode is TrajectoryMode.subset
+        )
+        return [((*at, "tools", i), name, wants) for i, name in enumerate(assertion.tools)]
+    return []

@@ -1,0 +1,90 @@
+"""`plan.preflight.tool_refs`: the tools a declarative agent's calls are recorded by, known
+before a run only when its definition lists them all, and the fields of a fixture's
+assertions that name one it does not have."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from evalward.plan.preflight.tool_refs import agent_tools, unknown_tools
+from evalward.resources.agent import AgentSpec
+from evalward.resources.models import EvalFixtureSpec
+
+pytestmark = pytest.mark.unit
+
+TOOLS = [
+    {"name": "lookup_order", "mock": {"output": "shipped"}},
+    {"type": "bash", "enabled": False},
+]
+
+
+def agent(**spec: Any) -> AgentSpec:
+    return AgentSpec.model_validate({"models": ["openai/gpt-4.1-mini"], "tools": TOOLS, **spec})
+
+
+def fixture(*assertions: dict[str, Any]) -> EvalFixtureSpec:
+    return EvalFixtureSpec.model_validate(
+        {
+            "targetAgent": "clerk",
+            "input": {"type": "prompt", "payload": {"prompt": "Where is my order?"}},
+            "assertions": list(assertions),
+        }
+    )
+
+
+def test_an_agents_own_tools_count_disabled_ones_too() -> None:
+    assert agent_tools(agent()) == ["lookup_order", "bash"]
+
+
+def test_an_mcp_servers_tools_count_only_when_its_allow_list_names_them() -> None:
+    allowed = {"url": "http://127.0.0.1:9/mcp", "tools": {"allow": ["a", "b"], "deny": ["b"]}}
+    assert agent_tools(agent(mcpServers={"orders": allowed})) == [
+        "lookup_order",
+        "bash",
+        "orders__a",
+    ]
+    listed = {"url": "http://127.0.0.1:9/mcp"}
+    assert agent_tools(agent(mcpServers={"orders": allowed, "more": listed})) is None
+
+
+def test_a_bring_your_own_agents_tools_are_not_known() -> None:
+    byo = AgentSpec.model_validate({"runtime": {"command": ["python3", "agent.py"]}})
+    assert agent_tools(byo) is None
+    assert unknown_tools("byo", byo, fixture({"type": "toolCalled", "tool": "anything"})) == []
+
+
+def test_each_field_naming_an_unknown_tool_is_found_once_in_order() -> None:
+    spec = fixture(
+        {"type": "toolCalled", "tool": "lookup_order", "before": ["bash", "rm"]},
+        {"type": "assertSet", "assertions": [{"type": "toolArgs", "tool": "lookup_ordr"}]},
+        {"type": "trajectory", "tools": ["lookup_order", "bahs"]},
+    )
+    found = unknown_tools("clerk", agent(), spec)
+    assert [(f.at, f.refused) for f in found] == [
+        (("spec", "assertions", 0, "before", 1), False),  # a guard, maybe: close to no tool
+        (("spec", "assertions", 1, "assertions", 0, "tool"), True),
+        (("spec", "assertions", 2, "tools", 1), True),
+    ]
+    assert found[1].message == (
+        "`toolArgs` names the tool 'lookup_ordr', which agent 'clerk' does not have (did you "
+        "mean 'lookup_order'?), so the agent cannot pass it: name one of the agent's tools "
+        "(lookup_order, bash)"
+    )
+    assert "(did you mean 'bash'?), so the agent cannot pass it" in found[2].message
+
+
+def test_a_check_passing_without_a_call_is_refused_when_the_name_is_close() -> None:
+    spec = fixture(
+        {"type": "toolNotCalled", "tool": "lookup_ordr", "after": ["delete_account"]},
+        {"type": "trajectory", "tools": ["lookup_order", "lookup_ordr"], "mode": "subset"},
+    )
+    found = unknown_tools("clerk", agent(), spec)
+    assert [(f.at, f.refused) for f in found] == [
+        (("spec", "assertions", 0, "tool"), True),
+        (("spec", "assertions", 0, "after", 0), False),
+        (("spec", "assertions", 1, "tools", 1), True),
+    ]
+    assert "so it passes whatever the agent does" in found[0].message
+    assert "so it passes unless the model calls a tool it is not offered" in found[1].message
