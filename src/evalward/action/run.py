@@ -151,6 +151,7 @@ def _main(
             mock_script=str(trusted.mock_script) if trusted.mock_script else None,
             config=config,
             cache_root=context.workspace,
+            workflow=True,
         )
         # Every secret evalward knows: the environment's, and the keys the provider settings
         # name.

@@ -9,9 +9,9 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
-from evalward.errors import ConfigError
+from evalward.errors import ConfigError, GitError
 from evalward.git import Git
 from evalward.plan.plan import Plan, PlannedRun
 from evalward.resources import ResourceSet
@@ -93,6 +93,25 @@ def check_base(git: Git, base: str | None) -> None:
                 f"{what}: {missing}; give a branch, tag or commit it has (`git branch -a` "
                 "lists the branches), or leave out --base to run every Eval"
             )
+    if not git.run("merge-base", base, "HEAD", check=False).strip():
+        _no_merge_base(git, base)
+
+
+def _no_merge_base(git: Git, base: str) -> NoReturn:
+    """Why `base` and HEAD meet nowhere, said for a clone on this machine (git.py's words are
+    for the action's checkout): the history is cut short, or they share none."""
+    if git.run("rev-parse", "--is-shallow-repository", check=False).strip() == "true":
+        raise GitError(
+            f"--base {base}: no merge base between {base} and HEAD: {git.repo} is a shallow "
+            "clone, and the history where they meet was not fetched. Fetch it with `git fetch "
+            "--unshallow` (or `git fetch --deepen=N` for N more commits), then run again; in a "
+            "GitHub workflow, check out with `actions/checkout`'s `fetch-depth: 0`"
+        )
+    raise ConfigError(
+        f"--base {base}: {base} and HEAD have no commit in common (unrelated histories), so "
+        "there is no merge base to compare with; give the branch HEAD was made from, or leave "
+        "out --base to run every Eval"
+    )
 
 
 def _unborn_branch(git: Git) -> str:

@@ -31,6 +31,15 @@ NO_STATUS = (
     "runs' in .evalward/status."
 )
 
+REWRITTEN = {
+    "default-branch": "delete it, or restore the action's cache again after its next push to "
+    "the default branch or `schedule` run, which writes it anew",
+    "local": "delete it, or let the next `evalward run` of that Eval write it anew (one "
+    "without --no-history, --fixture or --reps)",
+}
+"""What to do about a status file that is ignored, by store: the next run that records the
+Eval's status writes it anew; deleting it only stops the warning sooner."""
+
 
 def register(commands: Any) -> None:
     parser = commands.add_parser(
@@ -82,7 +91,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
             continue
         store = StatusStore(folder)
         found = status_rows(resources, store)
-        notes += store.problems
+        notes += [f"{problem}; {REWRITTEN[kind]}" for problem in store.problems]
         if any(row.record is not None for row in found):
             source, directory, rows = kind, folder, found
             break

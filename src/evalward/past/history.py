@@ -20,12 +20,14 @@ import datetime as dt
 import json
 import os
 import re
+import sys
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO, cast
 
+from evalward.errors import UnsafeFile
 from evalward.files.safe_files import read_text
 from evalward.rundata.results import EvalResult
 from evalward.text import jsontext
@@ -88,8 +90,11 @@ def average_scores(result: EvalResult) -> dict[str, float]:
     return scores
 
 
-def record(root: Path, results: Iterable[EvalResult], commit: str = "") -> list[EvalDeltas]:
-    """Append one set per head-side Eval result and return its deltas against the last set."""
+def record(
+    root: Path, results: Iterable[EvalResult], commit: str = "", err: TextIO | None = None
+) -> list[EvalDeltas]:
+    """Append one set per head-side Eval result and return its deltas against the last set.
+    A history file it cannot read is set aside, and `err` (stderr by default) told so."""
     moment = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
     directory = root / HISTORY_DIR
     out: list[EvalDeltas] = []
@@ -97,7 +102,7 @@ def record(root: Path, results: Iterable[EvalResult], commit: str = "") -> list[
         if result.side != "head":
             continue
         path = directory / f"{result.eval}.json"
-        experiment = _load(path, result.eval)
+        experiment = _load(path, result.eval, err or sys.stderr)
         history: list[dict[str, Any]] = experiment["history"]
         previous = history[-1] if history else None
         scores = average_scores(result)
@@ -167,19 +172,46 @@ def _number(value: object) -> float | None:
     return float(value) if isinstance(value, int | float) else None
 
 
-def _load(path: Path, name: str) -> dict[str, Any]:
+def _load(path: Path, name: str, err: TextIO) -> dict[str, Any]:
     try:
         data = jsontext.loads(read_text(path, MAX_FILE_BYTES), finite=False)
     except FileNotFoundError:
         return {"name": name, "history": []}
-    except (OSError, ValueError):
-        data = None
-    sets = data.get("history") if isinstance(data, dict) else None
-    if not isinstance(data, dict) or not isinstance(sets, list) or (sets and not _is_set(sets[-1])):
-        # kept aside, not overwritten: a run never fails over its history, nor loses it
-        path.replace(path.with_name(path.name + ".unreadable"))
-        return {"name": name, "history": []}
-    return data
+    except UnsafeFile as exc:
+        why = f"it {exc.reason}"
+    except OSError as exc:
+        why = f"it cannot be read: {exc.strerror or exc}"
+    except UnicodeDecodeError:
+        why = "it is not UTF-8 text"
+    except json.JSONDecodeError as exc:
+        why = f"not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+    except ValueError as exc:
+        why = f"not JSON: {exc}"
+    else:
+        why = _not_history(data) or ""
+        if not why:
+            return cast(dict[str, Any], data)
+    # kept aside, not overwritten: a run never fails over its history, nor loses it
+    aside = path.with_name(path.name + ".unreadable")
+    path.replace(aside)
+    print(
+        f"evalward: {path}: not a history evalward can read ({why}); set aside as {aside.name}, "
+        f"and {name}'s history (its deltas, report.html's trend) starts again with this run",
+        file=err,
+    )
+    return {"name": name, "history": []}
+
+
+def _not_history(data: object) -> str | None:
+    """What keeps `data` from being a history `record` appends to (None: nothing)."""
+    if not isinstance(data, dict):
+        return "JSON, but not an object"
+    sets = data.get("history")
+    if not isinstance(sets, list):
+        return "JSON, but no `history` list"
+    if sets and not _is_set(sets[-1]):
+        return "JSON, but its last set has no `averageScores` object or a run without `fixture`"
+    return None
 
 
 def _is_set(entry: object) -> bool:

@@ -31,6 +31,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
+from evalward.errors import UnsafeFile
 from evalward.files.safe_files import read_regular
 from evalward.past.history import SAFE_NAME, write_atomically
 from evalward.plan.fingerprint import FileIndex, agent_fingerprint
@@ -186,8 +187,7 @@ class StatusStore:
             if record.schema_version != SCHEMA_VERSION:
                 raise ValueError(f"schemaVersion {record.schema_version}, not {SCHEMA_VERSION}")
         except (OSError, ValueError, ValidationError) as exc:
-            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            self.problems.append(f"{path}: ignored ({reason})")
+            self.problems.append(f"{path}: ignored ({_unreadable(exc)})")
             return None
         return record
 
@@ -196,6 +196,35 @@ class StatusStore:
         if path is None:
             return
         write_atomically(path, json.dumps(record.document(), ensure_ascii=False, indent=1) + "\n")
+
+
+def _unreadable(exc: OSError | ValueError | ValidationError) -> str:
+    """What is wrong with a status file, in words: not a file it reads, not JSON (where), or
+    JSON of another shape (which field, and what it holds instead of what)."""
+    if isinstance(exc, UnsafeFile):
+        return f"it {exc.reason}"
+    if isinstance(exc, OSError):
+        return f"it cannot be read: {exc.strerror or exc}"
+    if not isinstance(exc, ValidationError):
+        return str(exc)
+    first = exc.errors(include_url=False)[0]
+    if first["type"] == "json_invalid":
+        try:  # for Python's words and place, as the history's and every other file's say it
+            json.loads(first["input"])
+        except json.JSONDecodeError as bad:
+            return f"not JSON: {bad.msg} at line {bad.lineno}, column {bad.colno}"
+        except ValueError:
+            pass
+        return f"not JSON: {first.get('ctx', {}).get('error', first['msg'])}"
+    if first["type"] == "model_type":
+        return "JSON, but not an Eval status: expected an object"
+    field = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in first["loc"])
+    more = exc.error_count() - 1
+    also = f" (and {more} more)" if more else ""
+    said = first["msg"]
+    if first["type"] == "string_pattern_mismatch":  # the pattern is no words for a reader
+        said = "a value of a form evalward does not write there"
+    return f"JSON, but not an Eval status: {field.lstrip('.')}: {said[:1].lower()}{said[1:]}{also}"
 
 
 @dataclass(frozen=True)

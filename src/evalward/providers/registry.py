@@ -165,6 +165,8 @@ class Credentials:
     needs_key: bool
     """Whether a run must refuse to start without the key: a built-in provider at its
     vendor's URL, or one evalward.yaml adds whose `apiKeyEnv` it names."""
+    empty: bool = False
+    """The key's variable is set, to nothing (a fork's secret often is)."""
 
 
 @dataclass
@@ -193,6 +195,8 @@ class Providers:
     """The mock as each provider it stands for (`resolve`)."""
     names: tuple[str, ...] = BUILT_IN
     """Every provider name model ids may use (the mock's aside)."""
+    key_advice: str = ""
+    """Where a missing key is given, in the words of the front end that runs (`KEY_ADVICE`)."""
     script: MockScript | None = None
     """The mock script `override` answers from, whose names a run checks before it starts."""
 
@@ -247,16 +251,38 @@ class Providers:
             await provider.aclose()
 
 
+IN_A_WORKFLOW = (
+    "Add it to the workflow step's `env:` from a secret (secrets are not passed to workflows "
+    "from forks)"
+)
+IN_A_SHELL = (
+    "Set it in this shell (`export {key}=…`); or run with `--mock-script FILE`, which answers "
+    "every model call from a script (no key, no network; `evalward init` writes one, "
+    "evals/mock-replies.yaml)"
+)
+
+
+def key_advice(env: Mapping[str, str], workflow: bool | None = None) -> str:
+    """Where a missing key is given: a workflow step's `env:` (the action, or a command in a
+    GitHub workflow, `GITHUB_ACTIONS`), else the shell the command runs in."""
+    if workflow is None:
+        workflow = env.get("GITHUB_ACTIONS") == "true"
+    return IN_A_WORKFLOW if workflow else IN_A_SHELL
+
+
 def build_providers(
     env: Mapping[str, str],
     *,
     mock_script: str | None = None,
     config: ProvidersConfig | None = None,
     cache_root: Path | None = None,
+    workflow: bool | None = None,
 ) -> Providers:
     """Providers configured from the environment the official SDKs read and evalward.yaml.
 
-    `cache_root` anchors a relative `cache.dir` (the repository root).
+    `cache_root` anchors a relative `cache.dir` (the repository root); `workflow` says
+    whether a missing key is given in a workflow step (the action) or in a shell (None: in a
+    workflow when GITHUB_ACTIONS says so).
     """
     config = config or ProvidersConfig()
     prices = PriceTable(config.pricing)
@@ -268,6 +294,7 @@ def build_providers(
             directory = (cache_root or Path.cwd()) / directory
         cache = ResponseCache(directory, config.cache.mode)
     built = Providers(by_name={}, prices=prices, spent=spent, names=config.names)
+    built.key_advice = key_advice(env, workflow)
     ceiling = built.ceiling
     for name in config.names:
         settings = config.provider(name)
@@ -351,12 +378,16 @@ def _credentials(name: str, settings: ProviderSettings, env: Mapping[str, str]) 
         assert settings.base_url is not None, "the config requires a named provider's baseUrl"
         key_env = settings.api_key_env
         has_key = bool(env.get(key_env)) if key_env else False
-        return Credentials(key_env, has_key, settings.base_url, needs_key=key_env is not None)
+        empty = key_env is not None and env.get(key_env) == ""
+        return Credentials(
+            key_env, has_key, settings.base_url, needs_key=key_env is not None, empty=empty
+        )
     default_url, standard_key_env, url_env = _STANDARD[name]
     key_env = settings.api_key_env or standard_key_env
     base_url = settings.base_url or _env_url(env, url_env) or default_url
     has_key = bool(env.get(key_env))
-    return Credentials(key_env, has_key, base_url, base_url == default_url)
+    empty = env.get(key_env) == ""
+    return Credentials(key_env, has_key, base_url, base_url == default_url, empty=empty)
 
 
 def _env_url(env: Mapping[str, str], name: str) -> str | None:
@@ -388,16 +419,16 @@ def check_credentials(model_ids: list[str], providers: Providers) -> None:
         creds = providers.credentials.get(name)
         if creds is None or creds.has_key or not creds.needs_key:
             continue
+        state = "is empty" if creds.empty else "is not set"
+        advice = (providers.key_advice or IN_A_WORKFLOW).format(key=creds.key_env)
         if name not in _STANDARD:
             raise ConfigError(
                 f"model {model_id!r} needs {creds.key_env} (the `apiKeyEnv` of provider "
-                f"{name!r} in evalward.yaml), which is not set or empty. Add it to the "
-                "workflow step's `env:` from a secret (secrets are not passed to workflows "
-                "from forks), or remove `apiKeyEnv` if the server needs no key."
+                f"{name!r} in evalward.yaml), which {state}. {advice}; or remove `apiKeyEnv` "
+                "if the server needs no key."
             )
         url_env = f"{name.upper()}_BASE_URL"
         raise ConfigError(
-            f"model {model_id!r} needs {creds.key_env}, which is not set. Add it to the "
-            "workflow step's `env:` from a secret (secrets are not passed to workflows "
-            f"from forks), or set {url_env} to a server that needs no key."
+            f"model {model_id!r} needs {creds.key_env}, which {state}. {advice}; or set "
+            f"{url_env} to a server that needs no key."
         )

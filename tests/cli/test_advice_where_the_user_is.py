@@ -1,0 +1,219 @@
+"""Mistakes and mishaps met on a laptop, through the command line: each is said once on
+stderr, naming the file or the setting, what is wrong and the fix that works there (not the
+GitHub workflow's, unless the command runs in one)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from support.clirun import evalward, initialised
+from support.gitrepo import GitRepo
+
+pytestmark = pytest.mark.integration
+
+MOCK = "evals/mock-replies.yaml"
+
+
+@pytest.fixture
+def started(repo: GitRepo) -> GitRepo:
+    return initialised(repo)
+
+
+def _said_once(stderr: str, words: str) -> str:
+    """The one line of `stderr` that holds `words`."""
+    (line,) = [line for line in stderr.splitlines() if words in line]
+    return line
+
+
+# --- the local run history ----------------------------------------------------------------
+
+
+def test_a_history_file_that_is_not_json_is_set_aside_and_said_once(started: GitRepo) -> None:
+    first = evalward("run", "--mock-script", MOCK, "--output-dir", "out", cwd=started.path)
+    assert first.returncode == 0, first.stderr
+    history = started.path / ".evalward" / "history" / "assistant-eval.json"
+    history.write_text("garbage\n", encoding="utf-8")
+
+    done = evalward("run", "--mock-script", MOCK, "--output-dir", "out", cwd=started.path)
+
+    assert done.returncode == 0, done.stderr
+    line = _said_once(done.stderr, ".unreadable")
+    assert line == (
+        f"evalward: {history}: not a history evalward can read (not JSON: Expecting value at "
+        "line 1, column 1); set aside as assistant-eval.json.unreadable, and assistant-eval's "
+        "history (its deltas, report.html's trend) starts again with this run"
+    )
+    aside = history.with_name("assistant-eval.json.unreadable")
+    assert aside.read_text(encoding="utf-8") == "garbage\n"  # kept, not lost
+    assert "assistant-eval (first run)" in done.stdout
+    assert json.loads(history.read_text(encoding="utf-8"))["name"] == "assistant-eval"
+
+
+def test_a_history_of_another_shape_is_said_to_be_one(started: GitRepo) -> None:
+    history = started.path / ".evalward" / "history" / "assistant-eval.json"
+    history.parent.mkdir(parents=True)
+    history.write_text('{"name": "assistant-eval", "history": {}}', encoding="utf-8")
+
+    done = evalward("run", "--mock-script", MOCK, "--output-dir", "out", cwd=started.path)
+
+    assert done.returncode == 0, done.stderr
+    line = _said_once(done.stderr, ".unreadable")
+    assert "(JSON, but no `history` list); set aside as assistant-eval.json.unreadable" in line
+
+
+# --- evalward status on a status file it cannot read ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("store", "fix"),
+    [
+        (
+            ".evalward/status",
+            "delete it, or let the next `evalward run` of that Eval write it anew (one without "
+            "--no-history, --fixture or --reps)",
+        ),
+        (
+            ".evalward/cache/status",
+            "delete it, or restore the action's cache again after its next push to the default "
+            "branch or `schedule` run, which writes it anew",
+        ),
+    ],
+)
+def test_status_says_a_status_file_is_not_json_where_and_what_to_do(
+    started: GitRepo, store: str, fix: str
+) -> None:
+    path = started.path / store / "assistant-eval.json"
+    path.parent.mkdir(parents=True)
+    path.write_text("{\n", encoding="utf-8")
+
+    done = evalward("status", cwd=started.path)
+
+    assert done.returncode == 0, done.stderr
+    assert "validation error" not in done.stderr
+    assert _said_once(done.stderr, str(path)) == (
+        f"evalward: {path}: ignored (not JSON: Expecting property name enclosed in double "
+        f"quotes at line 2, column 1); {fix}"
+    )
+
+
+def test_status_names_the_field_of_a_status_file_of_another_shape(started: GitRepo) -> None:
+    path = started.path / ".evalward" / "status" / "assistant-eval.json"
+    path.parent.mkdir(parents=True)
+    document = {"schemaVersion": 1, "name": "assistant-eval", "totalFixtures": "many"}
+    path.write_text(json.dumps(document), encoding="utf-8")
+
+    done = evalward("status", cwd=started.path)
+
+    assert done.returncode == 0, done.stderr
+    line = _said_once(done.stderr, str(path))
+    assert "ignored (JSON, but not an Eval status: totalFixtures: input should be a valid " in line
+    assert "validation error" not in line
+
+
+def test_the_next_local_run_writes_an_ignored_status_file_anew(started: GitRepo) -> None:
+    path = started.path / ".evalward" / "status" / "assistant-eval.json"
+    path.parent.mkdir(parents=True)
+    path.write_text("{\n", encoding="utf-8")
+
+    done = evalward("run", "--mock-script", MOCK, "--output-dir", "out", cwd=started.path)
+
+    assert done.returncode == 0, done.stderr
+    assert json.loads(path.read_text(encoding="utf-8"))["lastResult"] == "Pass"  # as docs say
+
+
+# --- --base in a clone whose history is cut short -------------------------------------------
+
+
+def _shallow_clone(started: GitRepo, tmp_path_factory: pytest.TempPathFactory) -> GitRepo:
+    """A clone of `started`'s branch `feature` (two commits past main) one commit deep, with
+    main fetched one commit deep too: where they meet is not in it."""
+    started.branch("feature")
+    started.commit("more", {"prompts/more.md": "more\n"})
+    started.commit("more still", {"prompts/more.md": "more still\n"})
+    started.checkout("main")
+    clone = tmp_path_factory.mktemp("shallow") / "clone"
+    source = f"file://{started.path}"
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", "--branch", "feature", source, str(clone)],
+        check=True,
+    )
+    shallow = GitRepo(clone)  # (re-initialising a clone keeps it as it is)
+    shallow.git("fetch", "-q", "--depth", "1", "origin", "main:main")
+    return shallow
+
+
+def test_base_in_a_shallow_clone_says_to_fetch_the_history_here(
+    started: GitRepo, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    shallow = _shallow_clone(started, tmp_path_factory)
+
+    done = evalward(
+        "run", "--base", "main", "--mock-script", MOCK, "--output-dir", "out", cwd=shallow.path
+    )
+
+    assert done.returncode == 3, done.stderr
+    line = _said_once(done.stderr, "--base main")
+    assert line.startswith(
+        f"evalward: --base main: no merge base between main and HEAD: {shallow.path} is a "
+        "shallow clone, and the history where they meet was not fetched. Fetch it with "
+        "`git fetch --unshallow`"
+    )
+    assert line.endswith(
+        "in a GitHub workflow, check out with `actions/checkout`'s `fetch-depth: 0`"
+    )
+
+    shallow.git("fetch", "-q", "--unshallow")  # what it said to do
+    assert evalward("plan", "--base", "main", cwd=shallow.path).returncode == 0
+
+
+def test_base_with_no_commit_in_common_is_a_mistake_in_the_command(started: GitRepo) -> None:
+    started.git("checkout", "-q", "--orphan", "lone")
+    started.commit("a history of its own")
+
+    done = evalward("plan", "--base", "main", cwd=started.path)
+
+    assert done.returncode == 2, done.stderr
+    assert _said_once(done.stderr, "--base main") == (
+        "evalward: --base main: main and HEAD have no commit in common (unrelated histories), "
+        "so there is no merge base to compare with; give the branch HEAD was made from, or "
+        "leave out --base to run every Eval"
+    )
+
+
+# --- a provider key that is not there -------------------------------------------------------
+
+
+LOCAL_FIX = (
+    "Set it in this shell (`export OPENAI_API_KEY=…`); or run with `--mock-script FILE`, which "
+    "answers every model call from a script (no key, no network; `evalward init` writes one, "
+    "evals/mock-replies.yaml); or set OPENAI_BASE_URL to a server that needs no key."
+)
+WORKFLOW_FIX = (
+    "Add it to the workflow step's `env:` from a secret (secrets are not passed to workflows "
+    "from forks); or set OPENAI_BASE_URL to a server that needs no key."
+)
+
+
+@pytest.mark.parametrize(
+    ("env", "state", "fix"),
+    [
+        ({}, "is not set", LOCAL_FIX),
+        ({"OPENAI_API_KEY": ""}, "is empty", LOCAL_FIX),
+        ({"OPENAI_API_KEY": "", "GITHUB_ACTIONS": "true"}, "is empty", WORKFLOW_FIX),
+    ],
+    ids=["unset", "empty", "empty-in-a-workflow"],
+)
+def test_a_missing_key_says_how_to_give_one_where_the_command_runs(
+    started: GitRepo, env: dict[str, str], state: str, fix: str
+) -> None:
+    done = evalward("run", "--no-cache", "--output-dir", "out", cwd=started.path, **env)
+
+    assert done.returncode == 2, done.stderr
+    line = _said_once(done.stderr, "needs OPENAI_API_KEY")
+    assert line.endswith(
+        f"model 'openai/gpt-4.1-mini' needs OPENAI_API_KEY, which {state}. {fix}"
+    ), line
+    assert "Traceback" not in done.stderr
