@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import json
 import os
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,6 +44,10 @@ MAX_TRACE_BYTES = 32 * 1024 * 1024
 DRAIN_IDLE_SECONDS = 0.5
 """After the agent's process group is gone, how long its output may stay silent before
 evalward stops reading: what it wrote before it ended is already in the pipe."""
+
+EXIT_POLL_SECONDS = 0.1
+"""How often a run looks whether the agent's own process has exited (asyncio's `wait` also
+waits for its pipes, which a process it started may hold)."""
 
 INPUT_PLACEHOLDER = "{input}"
 TEXTS = (StepType.assistant, StepType.final)
@@ -246,12 +251,12 @@ async def run_command_agent(
     output = CommandOutput(trace, runtime.stdout)
     run = _Run(process, output, kill_grace, await events.open())
     stderr_task = asyncio.create_task(read_tail(process.stderr))
-    timed_out = False
+    timed_out: str | None = None
     try:
         async with asyncio.timeout(timeout_seconds):
             await run.until_exit(stdin_bytes(runtime, request, input_text))
     except TimeoutError:
-        timed_out = True
+        timed_out = run.why_not_done(timeout_seconds)
     finally:
         await stop_agent(process, stderr_task, launch, trace)
         # stop reading what a process left behind still writes into the agent's pipes
@@ -259,7 +264,7 @@ async def run_command_agent(
         if process.returncode is not None and transport is not None:
             transport.close()
         events.close()
-    _end(trace, output, process.returncode, timeout_seconds if timed_out else None)
+    _end(trace, output, process.returncode, timed_out)
     return output.answer()
 
 
@@ -278,16 +283,14 @@ async def stop_agent(
 
 
 def _end(
-    trace: Trace, output: CommandOutput, returncode: int | None, timed_out: float | None
+    trace: Trace, output: CommandOutput, returncode: int | None, timed_out: str | None
 ) -> None:
-    """Why the run failed, if it did."""
+    """Why the run failed, if it did (`timed_out`: why it did not end in time)."""
     past = past_proxy.from_stderr(trace.stderr) if trace.error is None else None
     if output.problem:
         trace.add(StepType.error, content=output.problem[0])
     elif timed_out is not None:
-        trace.time_out(
-            f"the agent did not finish within {timed_out:g} s; its process group was killed"
-        )
+        trace.time_out(timed_out)
     elif past is not None:
         trace.add(StepType.error, content=past)
     elif returncode != 0:
@@ -308,6 +311,13 @@ class _Run:
     output: CommandOutput
     kill_grace: float
     events: asyncio.StreamReader
+    started: float = field(default_factory=time.monotonic)
+    exited_at: float | None = None
+    """When the agent's own process was seen to have exited."""
+    wrote_at: float = 0.0
+    """When the last line of its output was read."""
+    held: tuple[str, ...] = ()
+    """The channels still open when reading stopped."""
 
     async def read(self, stream: asyncio.StreamReader, channel: str) -> None:
         while not self.output.problem:
@@ -322,8 +332,48 @@ class _Run:
             if not line:
                 return
             self.output.take(line, channel)
+            self.wrote_at = time.monotonic()
         # The agent's output is broken: nothing more it writes counts, so stop it now.
         await kill_group(self.process, self.kill_grace)
+
+    async def watch_exit(self) -> None:
+        """Note when the agent's own process has exited (`exited_at`)."""
+        while self.process.returncode is None:
+            await asyncio.sleep(EXIT_POLL_SECONDS)
+        self.exited_at = time.monotonic()
+
+    def why_not_done(self, seconds: float) -> str:
+        """Why the run did not end within `seconds`: the agent was still running; or its
+        process had exited and a process it started held its output open, writing on (an
+        agent that needed longer) or silent since (a leftover that no longer timeout helps:
+        it is to be started otherwise)."""
+        if self.process.returncode is None or not self.held:
+            return f"the agent did not finish within {seconds:g} s; its process group was killed"
+        exited_at = self.exited_at if self.exited_at is not None else time.monotonic()
+        after = exited_at - self.started
+        exited = "in under a second" if after < 1 else f"{after:.0f} s in"
+        held = " and ".join(WHERE[channel] for channel in self.held)
+        if self.wrote_at > exited_at + DRAIN_IDLE_SECONDS:
+            return (
+                f"the agent did not finish within {seconds:g} s: its process exited {exited}, "
+                f"and a process it started went on writing to its {held}; its process group "
+                "was killed"
+            )
+        if "events" not in self.held:
+            fix = "redirect its stdout and stderr (`cmd >/dev/null 2>&1 &`)"
+        elif "stdout" not in self.held:
+            fix = "close $EVALWARD_EVENTS_FD in it (bash: `cmd {EVALWARD_EVENTS_FD}>&- &`)"
+        else:
+            fix = (
+                "redirect its stdout and stderr and close $EVALWARD_EVENTS_FD "
+                "(bash: `cmd >/dev/null 2>&1 {EVALWARD_EVENTS_FD}>&- &`)"
+            )
+        return (
+            f"the agent's process exited {exited}, but a process it started kept its {held} "
+            f"open until the timeout ({seconds:g} s); its process group was killed. A process "
+            f"left running must not hold {'them' if len(self.held) > 1 else 'it'}: {fix}, "
+            "or end it before the agent exits"
+        )
 
     async def feed(self, data: bytes) -> None:
         stdin = self.process.stdin
@@ -354,6 +404,7 @@ class _Run:
             for channel, stream in streams.items()
         }
         waiter = asyncio.create_task(self.process.wait())
+        watcher = asyncio.create_task(self.watch_exit())
         try:
             await self.feed(data)
             while not all(reader.done() for reader in readers):
@@ -375,7 +426,8 @@ class _Run:
             while self.process.returncode is None:  # output closed; the process may still run
                 await asyncio.wait({waiter}, timeout=DRAIN_IDLE_SECONDS)
         finally:
-            for task in (*readers, waiter):
+            self.held = tuple(channel for reader, channel in readers.items() if not reader.done())
+            for task in (*readers, waiter, watcher):
                 if not task.done():
                     task.cancel()
                     await asyncio.gather(task, return_exceptions=True)

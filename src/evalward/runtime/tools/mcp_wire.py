@@ -56,6 +56,8 @@ MESSAGE_DEPTH = 64
 SERVER_REQUESTS = 32
 """Most requests a server may make of evalward in one run (each is refused)."""
 CHUNK = 64 * 1024
+"""What a stdio server's stdout is read in, and its stream's limit: evalward holds at most
+twice that of it unread (then the pipe waits), where a message is bounded to 4 MiB."""
 
 Streams = tuple[
     MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]
@@ -232,7 +234,9 @@ async def stdio_transport(
     its process group is ended on the way out."""
     env = limited_env(launch.env, command.env, launch.extra_env, sandbox=launch.sandbox)
     try:
-        process = await spawn(command.run, cwd=launch.root, env=env, sandbox=launch.sandbox)
+        process = await spawn(
+            command.run, cwd=launch.root, env=env, sandbox=launch.sandbox, stream_limit=CHUNK
+        )
     except AgentRunError as exc:
         raise McpFailure(f"MCP server {guard.server!r} could not start: {exc}") from None
     reads, session_reads = anyio.create_memory_object_stream[SessionMessage | Exception](0)
