@@ -85,6 +85,7 @@ def constraints(schema: dict[str, Any]) -> list[str]:
         "pattern": "matches `{}`",
     }
     found = [text.format(schema[key]) for key, text in words.items() if key in schema]
+    found = ["not empty" if said == "at least 1 characters" else said for said in found]
     for option in schema.get("anyOf", []):
         found += constraints(option)
     return found

@@ -423,6 +423,20 @@ EXTRA: list[Case] = [
         {"f.yaml": fixture_with("{type: contains, value: hi}", "{type: regex, pattern: '[z-a]'}")},
         ("f.yaml:12:21: spec.assertions[0].pattern: invalid regular expression:",),
     ),
+    Case(
+        "contains-empty",
+        "types and fields",
+        {"f.yaml": fixture_with("{type: contains, value: hi}", "{type: contains, value: ''}")},
+        ("f.yaml:12:24: spec.assertions[0].value: expected a non-empty string; found ''",),
+    ),
+    Case(
+        "judge-rubric-blank",
+        "types and fields",
+        {"f.yaml": fixture_with("{type: contains, value: hi}", "{type: judge, rubric: '  '}")},
+        (
+            "f.yaml:12:21: spec.assertions[0].rubric: a blank rubric gives the judge nothing to score: say what it scores",
+        ),
+    ),
     # --- file references and paths -------------------------------------------------------------
     Case(
         "system-file-missing",

@@ -27,13 +27,15 @@ from evalward.resources.state_assertions import (
 
 class ContainsAssertion(AssertionBase):
     type: Literal["contains"]
-    value: str
+    value: str = Field(min_length=1)
+    """Never empty: every text contains "", so the check would pass whatever the agent said."""
     field: str | None = None
 
 
 class NotContainsAssertion(AssertionBase):
     type: Literal["notContains"]
-    value: str
+    value: str = Field(min_length=1)
+    """Never empty: no text leaves "" out, so the check would fail whatever was said."""
     field: str | None = None
 
 
@@ -213,6 +215,13 @@ class JudgeAssertion(AssertionBase):
     kind: Literal["rubric"] = "rubric"
     rubric: str
     min_score: float = Field(default=0.5, ge=0, le=1)
+
+    @field_validator("rubric")
+    @classmethod
+    def _said(cls, rubric: str) -> str:
+        if not rubric.strip():
+            raise ValueError("a blank rubric gives the judge nothing to score: say what it scores")
+        return rubric
 
 
 class SimilarityMetric(StrEnum):
