@@ -7,47 +7,12 @@ import json
 
 import pytest
 
+from action.test_gate_evasion import HANGING_SUITE
 from fakes.github_api import FakeGitHub, FakePull
 from support.actionrun import pull_request_event, run_action
 from support.gitrepo import GitRepo
 
 pytestmark = pytest.mark.hostile
-
-SUITE = """\
-apiVersion: evalward.dev/v1
-kind: Agent
-metadata: {{ name: helper }}
-spec:
-  runtime:
-    command: [{python}, agent/helper.py]
----
-apiVersion: evalward.dev/v1
-kind: Eval
-metadata: {{ name: helper-eval }}
-spec:
-  targetAgent: helper
-  fixtures: [greets, thanks]
-  scoring: {{ passThreshold: 1.0 }}
-  execution: {{ timeoutSeconds: 3 }}
----
-apiVersion: evalward.dev/v1
-kind: EvalFixture
-metadata: {{ name: greets }}
-spec:
-  targetAgent: helper
-  input: {{ type: prompt, payload: {{ prompt: greet }} }}
-  assertions:
-    - {{ type: contains, value: hello }}
----
-apiVersion: evalward.dev/v1
-kind: EvalFixture
-metadata: {{ name: thanks }}
-spec:
-  targetAgent: helper
-  input: {{ type: prompt, payload: {{ prompt: thank }} }}
-  assertions:
-    - {{ type: contains, value: thank you }}
-"""
 
 LAX_EVAL = """\
 apiVersion: evalward.dev/v1
@@ -80,7 +45,7 @@ def test_a_pass_within_the_pull_requests_longer_timeout_is_not_the_gates(
     own Eval gives it 60 s and passes. Rerun with the cache the first run kept (a re-run of
     the job, or a later push): the gating Eval's head run of `thanks` still times out,
     because a result is keyed on the timeout it finished within."""
-    suite = SUITE.format(python=json.dumps("/usr/bin/python3"))
+    suite = HANGING_SUITE.format(python=json.dumps("/usr/bin/python3"))
     base = repo.commit(
         "a helper", {"agents.yaml": suite, "agent/helper.py": HELPER.format(slow_on=[])}
     )

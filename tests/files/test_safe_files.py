@@ -4,6 +4,7 @@ link or an endless file is refused at once (each case would block or flood a pla
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 from pathlib import Path
 
@@ -74,7 +75,12 @@ def test_a_result_cache_whose_database_is_a_fifo_is_set_aside(tmp_path: Path) ->
 
 def test_past_runs_files_that_are_fifos_count_as_none(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "suite.json")
-    assert load_history(tmp_path / "suite.json", "suite") == {"name": "suite", "history": []}
+    said = io.StringIO()
+    assert load_history(tmp_path / "suite.json", "suite", said) == {
+        "name": "suite",
+        "history": [],
+    }
+    assert "set aside as suite.json.unreadable" in said.getvalue()
     (tmp_path / "status").mkdir()
     os.mkfifo(tmp_path / "status" / "suite.json")
     store = StatusStore(tmp_path / "status")
