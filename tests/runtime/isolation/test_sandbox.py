@@ -300,7 +300,7 @@ metadata: {{ name: sees }}
 spec:
   targetAgent: bot
   input: {{ type: prompt, payload: {{ prompt: go }} }}
-  assertions: [ {{ type: contains, value: "" }} ]
+  assertions: [ {{ type: contains, value: FEATURE_FLAG }} ]
 """
 
 SEES = """\
