@@ -37,7 +37,8 @@ def main() -> None:
             whole = time.perf_counter() - start
     finally:
         busy.kill()
-    summary = re.findall(r"=+ (.*?) in ([\d.]+)s", done.stdout)
+    # pytest -q's last line: "4092 passed in 532.28s (0:08:52)" (with `=` around it, without -q)
+    summary = re.findall(r"^=*\s*(\d.*?) in ([\d.]+)s\b", done.stdout, re.MULTILINE)
     counted, pytest_s = summary[-1] if summary else ("no pytest summary", "nan")
     head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
                           capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
