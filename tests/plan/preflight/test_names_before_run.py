@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import pytest
 
 from fakes.model_server import ScriptedModelServer
+from plan.preflight.test_validate_before_run import line_of, problems
 from support.byoagent import one_agent_suite
 from support.clirun import evalward
 from support.gitrepo import GitRepo
@@ -76,20 +77,6 @@ spec:
     - { type: contains, value: refund }
 """
 TOOLS = "(lookup_order, refund_order)"
-
-
-def line_of(text: str, needle: str) -> int:
-    """The line of `text` that holds `needle` (which must be there once)."""
-    assert text.count(needle) == 1, needle
-    return text[: text.index(needle)].count("\n") + 1
-
-
-def problems(done: subprocess.CompletedProcess[str]) -> list[str]:
-    """The problem lines of a refusal: exit 2, one message a line, no traceback."""
-    said = done.stdout + done.stderr
-    assert done.returncode == 2, said
-    assert "Traceback" not in said and "internal error" not in said, said
-    return [x.removeprefix("evalward:").strip() for x in done.stderr.splitlines()[1:]]
 
 
 def passes(done: subprocess.CompletedProcess[str]) -> None:
