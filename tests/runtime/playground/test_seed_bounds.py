@@ -81,3 +81,25 @@ def test_a_fixtures_seed_too_large_to_hold_is_refused_by_name(text: str, said: s
     connection = sqlite3.connect(":memory:")
     with pytest.raises(SeedError, match=re.escape(f"the seed 'seed.yaml' {said}")):
         load_seed(connection, "seed.yaml", text)
+
+
+@pytest.mark.parametrize("database", ["file", "memory"])
+def test_a_seed_past_the_database_bound_is_said_to_be_too_large(
+    tmp_path: Path, database: str
+) -> None:
+    """Rows without end fill the database to its bound: the seed is too large, said so and by
+    how much may be held (SQLite's own words blame the disk)."""
+    filler = (
+        "CREATE TABLE t (x); WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c) "
+        "INSERT INTO t SELECT zeroblob(1000000) FROM c;"
+    )
+    connection = sqlite3.connect(tmp_path / "db.sqlite" if database == "file" else ":memory:")
+    try:
+        with pytest.raises(SeedError) as refused:
+            load_seed(connection, "seed.sql", filler)
+    finally:
+        connection.close()
+    assert str(refused.value) == (
+        "the seed 'seed.sql' makes a database larger than a playground may hold (256 MiB); "
+        "seed what the fixtures need"
+    )

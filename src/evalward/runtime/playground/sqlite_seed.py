@@ -64,6 +64,11 @@ def load_seed(
             raise SeedError(f"the seed {seed!r} may not {guard.refused}") from None
         if time.monotonic() > deadline:
             raise SeedTimeout(f"the seed {seed!r} did not load within {seconds:g} s") from None
+        if getattr(exc, "sqlite_errorname", "") == "SQLITE_FULL":  # the bound, not the disk
+            raise SeedError(
+                f"the seed {seed!r} makes a database larger than a playground may hold "
+                f"({DATABASE_LIMIT // (1024 * 1024)} MiB); seed what the fixtures need"
+            ) from None
         raise SeedError(f"the seed {seed!r} does not load: {exc}") from None
     finally:
         connection.set_progress_handler(None, 0)
