@@ -257,6 +257,20 @@ EXTRA: list[Case] = [
         ("a.yaml:9:1: invalid YAML:",),
     ),
     Case(
+        "agent-file-broken-references-follow",
+        "YAML syntax",
+        {
+            "a.yaml": AGENT.replace("[openai/gpt-test]", "[openai/gpt-test"),
+            "f.yaml": FIXTURE,
+            "e.yaml": EVAL,
+        },
+        (
+            "a.yaml:6:1: invalid YAML:",
+            "e.yaml:5:3: spec.targetAgent: Eval 'ev' targets agent 'bot', which is not defined: a.yaml did not parse, and may define it",
+            "f.yaml:7:3: spec.targetAgent: EvalFixture 'fx' is for agent 'bot' (its targetAgent), which is not defined: a.yaml did not parse, and may define it",
+        ),
+    ),
+    Case(
         "config-syntax",
         "YAML syntax",
         {"evalward.yaml": "roots: [\n"},

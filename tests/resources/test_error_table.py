@@ -667,11 +667,12 @@ def test_all_problems_of_a_run_are_reported_together(tmp_path: Path) -> None:
         load_resources(tmp_path)
     assert [p.file for p in caught.value.problems] == [
         "a.yaml",
-        "e.yaml",  # its agent is not defined
         "f.yaml",
         "x.yaml",
+        "e.yaml",  # its agent is not defined, which x.yaml, not YAML, may have: after it
         "e.yaml",  # it selects no fixture that loads: after the fixture's own problem
     ]
+    assert caught.value.problems[3].message.endswith("x.yaml did not parse, and may define it")
     assert caught.value.problems[-1].message == (
         "Eval 'ev' selects no fixture that loads: the fixtures with the labels {'agent': "
         "'bot'} are invalid: 'fx' (see f.yaml:9)"

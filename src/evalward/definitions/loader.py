@@ -229,6 +229,7 @@ class _Run:
             documents = load_documents(text)
         except YamlSyntaxError as exc:
             self.problems.append(Problem(rel, exc.line, exc.column, "", str(exc)))
+            self.result.unparsed.append(rel)
             self.claimed.add(path)
             return
         self._texts[rel] = text
@@ -308,6 +309,7 @@ class _Run:
         except YamlSyntaxError as exc:
             if looks_like_resource(content):
                 self.problems.append(Problem(rel, exc.line, exc.column, "", str(exc)))
+                self.result.unparsed.append(rel)
             return None
 
     def _load_document(self, document: Document, index: int, rel: str) -> bool:

@@ -69,6 +69,9 @@ class ResourceSet:
     not_loaded: dict[tuple[str, str], NotLoaded] = field(default_factory=dict)
     """Documents of a known kind and name that do not load, by (kind, name): what names one
     says it is invalid and where, never that it is not defined."""
+    unparsed: list[str] = field(default_factory=list)
+    """Files that look like evalward's and are not YAML it can read: what they define is
+    unknown, so a name no resource has may be theirs."""
     agentv_files: set[str] = field(default_factory=set)
     """Files read as AgentV: what they load depends on the files they reference."""
     reads: dict[str, set[str]] = field(default_factory=dict)
@@ -114,10 +117,15 @@ class ResourceSet:
     def unresolved(self, kind: str, name: str, names: Iterable[str]) -> tuple[str, bool]:
         """How a reference to `name`, a `kind` that is not in `names`, ends its message, and
         whether it is the consequence of another problem: a resource that does not load is
-        invalid, where its own problem says why (never "not defined", nor another's name)."""
+        invalid, where its own problem says why (never "not defined", nor another's name), and
+        one a file that did not parse may define follows that file's problem."""
         broken = self.not_loaded.get((kind, name))
         if broken is not None:
             return f", which is invalid: see {broken.where}", True
+        if self.unparsed:
+            files = ", ".join(printable(file) for file in self.unparsed[:3])
+            more = f" and {len(self.unparsed) - 3} more" if len(self.unparsed) > 3 else ""
+            return f", which is not defined: {files}{more} did not parse, and may define it", True
         return f", which is not defined{did_you_mean(name, names)}", False
 
     def fixtures_of(self, eval_def: Eval) -> list[Located[EvalFixture]]:
