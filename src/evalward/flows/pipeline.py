@@ -1,6 +1,6 @@
 """The phases from a change to its scored, compared record, shared by the action and the CLI:
 plan (`plan.planned.plan`), execute (`execute.run_plan`), then scoring and comparing what ran
-(`evaluated`). This module owns no client: git and the providers come in with the front end's
+(`evaluated`), or what finished of a run a signal or an error stopped (`partial`). This module owns no client: git and the providers come in with the front end's
 `RunSetup`, so tests run it against real repositories and local model servers.
 """
 
@@ -8,11 +8,15 @@ from __future__ import annotations
 
 from evalward.execute.plan_scores import score_evals
 from evalward.execute.run_plan import Ran, execute
+from evalward.plan.changes import ChangeSet
+from evalward.plan.plan import Plan
 from evalward.plan.planned import plan
 from evalward.plan.progress import RunProgress
 from evalward.plan.request import RunRequest
 from evalward.plan.run_setup import RunSetup
 from evalward.record.evaluation import Evaluation
+from evalward.rundata.results import EvalResult, FixtureResult
+from evalward.rundata.sides import Side
 from evalward.rundata.spool import TraceSpool
 from evalward.verdict.compare import compare, no_baseline_notes
 from evalward.verdict.settle import settle
@@ -61,3 +65,25 @@ def evaluated(ran: Ran, traces: TraceSpool) -> Evaluation:
     evaluation.notes += no_baseline_notes(evaluation.evals)
     evaluation.comparisons = compare(evaluation.evals)
     return evaluation
+
+
+def partial(progress: RunProgress) -> Evaluation:
+    """The Evaluation of a run a signal or an error stopped: the runs that finished, their
+    traces, and each Eval scored and compared over them, as far as they go (junit.xml, the
+    comment and report.html show them; the decision stays incomplete)."""
+    plan = progress.plan or Plan()
+    done = list(progress.done)
+    evals = [_cut(result, plan, done) for result in score_evals(plan, progress.evals, done)]
+    return Evaluation(ChangeSet(), plan, done, evals, compare(evals), traces=progress.traces)
+
+
+def _cut(result: EvalResult, plan: Plan, done: list[FixtureResult]) -> EvalResult:
+    """An Eval some of whose planned runs did not finish: incomplete, never passed, whatever
+    the runs that did say."""
+    side, name = Side(result.side), result.eval
+    planned = sum(1 for run in plan.runs if run.side is side and run.eval == name)
+    finished = sum(1 for run in done if run.side == result.side and run.eval == name)
+    if finished >= planned:
+        return result
+    missing = f"{planned - finished} of its {planned} runs did not finish before the run stopped"
+    return result.model_copy(update={"passed": False, "incomplete_reason": missing})

@@ -14,25 +14,19 @@ from pathlib import Path
 from typing import Any
 
 from evalward.errors import EXIT_BUG, EvalwardError
-from evalward.execute.plan_scores import score_evals
 from evalward.flows import pipeline, shard
 from evalward.flows.interrupt import until_signalled
 from evalward.flows.shard import ShardSpec, WrittenPart
 from evalward.flows.shard_merge import expected, merge_parts
-from evalward.plan.changes import ChangeSet
-from evalward.plan.plan import Plan
 from evalward.plan.progress import RunProgress
 from evalward.plan.request import RunRequest
 from evalward.plan.run_setup import RunOptions, RunSetup
 from evalward.plan.sandbox_ready import ready
 from evalward.record.evaluation import Evaluation
 from evalward.record.schema import RunInfo, SpentInfo
-from evalward.rundata.results import EvalResult, FixtureResult
-from evalward.rundata.sides import Side
 from evalward.rundata.spending import spending_line
 from evalward.security import Redactor
 from evalward.verdict import gate
-from evalward.verdict.compare import compare
 from evalward.verdict.gate import BypassRecord, GateDecision, GateResult, LabelWeighed
 
 
@@ -60,7 +54,12 @@ class Outcome:
         setup, progress = request.setup, request.progress
         spent = SpentInfo.of(setup.providers.spent)
         return cls(
-            partial(progress), progress, progress.elapsed(), spent, setup.options, failure=exc
+            pipeline.partial(progress),
+            progress,
+            progress.elapsed(),
+            spent,
+            setup.options,
+            failure=exc,
         )
 
     @property
@@ -193,32 +192,12 @@ async def run_change(request: RunRequest) -> Outcome:
     raised to `run`, which makes it the Outcome's too."""
     setup, progress = request.setup, request.progress
     ran = await until_signalled(pipeline.run_change(request), progress)
-    evaluation = partial(progress) if ran is None else pipeline.evaluated(ran, progress.traces)
+    evaluation = (
+        pipeline.partial(progress) if ran is None else pipeline.evaluated(ran, progress.traces)
+    )
     failure = ran.failure if ran is not None else None
     spent = SpentInfo.of(setup.providers.spent)
     return Outcome(evaluation, progress, progress.elapsed(), spent, setup.options, failure=failure)
-
-
-def partial(progress: RunProgress) -> Evaluation:
-    """The Evaluation of a run a signal or an error stopped: the runs that finished, their
-    traces, and each Eval scored and compared over them, as far as they go (junit.xml, the
-    comment and report.html show them; the decision stays incomplete)."""
-    plan = progress.plan or Plan()
-    done = list(progress.done)
-    evals = [_cut(result, plan, done) for result in score_evals(plan, progress.evals, done)]
-    return Evaluation(ChangeSet(), plan, done, evals, compare(evals), traces=progress.traces)
-
-
-def _cut(result: EvalResult, plan: Plan, done: list[FixtureResult]) -> EvalResult:
-    """An Eval some of whose planned runs did not finish: incomplete, never passed, whatever
-    the runs that did say."""
-    side, name = Side(result.side), result.eval
-    planned = sum(1 for run in plan.runs if run.side is side and run.eval == name)
-    finished = sum(1 for run in done if run.side == result.side and run.eval == name)
-    if finished >= planned:
-        return result
-    missing = f"{planned - finished} of its {planned} runs did not finish before the run stopped"
-    return result.model_copy(update={"passed": False, "incomplete_reason": missing})
 
 
 def merge(request: RunRequest) -> Outcome:
