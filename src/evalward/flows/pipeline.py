@@ -1,7 +1,8 @@
 """The phases from a change to its scored, compared record, shared by the action and the CLI:
 plan (`plan.planned.plan`), execute (`execute.run_plan`), then scoring and comparing what ran
-(`evaluated`), or what finished of a run a signal or an error stopped (`partial`). This module owns no client: git and the providers come in with the front end's
-`RunSetup`, so tests run it against real repositories and local model servers.
+(`evaluated`), or what finished of a run a signal or an error stopped (`partial`). This
+module owns no client: git and the providers come in with the front end's `RunSetup`, so
+tests run it against real repositories and local model servers.
 """
 
 from __future__ import annotations
