@@ -40,7 +40,7 @@ class RunProgress:
     """Where the runs' traces move as they are scored: a cancelled run's are still here."""
     evals: Mapping[Side, Mapping[str, Located[Eval]]] = field(default_factory=dict)
     """Each side's Eval definitions, once planned: a run a signal or an error stops is
-    scored over the runs that finished (`flows.session.partial`)."""
+    scored over the runs that finished (`flows.pipeline.partial`)."""
 
     @property
     def planned(self) -> int:
