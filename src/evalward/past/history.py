@@ -177,16 +177,8 @@ def _load(path: Path, name: str, err: TextIO) -> dict[str, Any]:
         data = jsontext.loads(read_text(path, MAX_FILE_BYTES), finite=False)
     except FileNotFoundError:
         return {"name": name, "history": []}
-    except UnsafeFile as exc:
-        why = f"it {exc.reason}"
-    except OSError as exc:
-        why = f"it cannot be read: {exc.strerror or exc}"
-    except UnicodeDecodeError:
-        why = "it is not UTF-8 text"
-    except json.JSONDecodeError as exc:
-        why = f"not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
-    except ValueError as exc:
-        why = f"not JSON: {exc}"
+    except (OSError, ValueError) as exc:
+        why = unreadable(exc)
     else:
         why = _not_history(data) or ""
         if not why:
@@ -200,6 +192,20 @@ def _load(path: Path, name: str, err: TextIO) -> dict[str, Any]:
         file=err,
     )
     return {"name": name, "history": []}
+
+
+def unreadable(exc: OSError | ValueError) -> str:
+    """Why a file evalward keeps for itself (a history, a status) cannot be read as JSON, in
+    words: not a file it reads, not UTF-8, or not JSON (where, in Python's words)."""
+    if isinstance(exc, UnsafeFile):
+        return f"it {exc.reason}"
+    if isinstance(exc, OSError):
+        return f"it cannot be read: {exc.strerror or exc}"
+    if isinstance(exc, UnicodeDecodeError):
+        return "it is not UTF-8 text"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+    return f"not JSON: {exc}"
 
 
 def _not_history(data: object) -> str | None:

@@ -31,9 +31,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
-from evalward.errors import UnsafeFile
 from evalward.files.safe_files import read_regular
-from evalward.past.history import SAFE_NAME, write_atomically
+from evalward.past.history import SAFE_NAME, unreadable, write_atomically
 from evalward.plan.fingerprint import FileIndex, agent_fingerprint
 from evalward.resources import Agent, Located, ResourceSet
 
@@ -201,10 +200,8 @@ class StatusStore:
 def _unreadable(exc: OSError | ValueError | ValidationError) -> str:
     """What is wrong with a status file, in words: not a file it reads, not JSON (where), or
     JSON of another shape (which field, and what it holds instead of what)."""
-    if isinstance(exc, UnsafeFile):
-        return f"it {exc.reason}"
     if isinstance(exc, OSError):
-        return f"it cannot be read: {exc.strerror or exc}"
+        return unreadable(exc)
     if not isinstance(exc, ValidationError):
         return str(exc)
     first = exc.errors(include_url=False)[0]
@@ -212,7 +209,7 @@ def _unreadable(exc: OSError | ValueError | ValidationError) -> str:
         try:  # for Python's words and place, as the history's and every other file's say it
             json.loads(first["input"])
         except json.JSONDecodeError as bad:
-            return f"not JSON: {bad.msg} at line {bad.lineno}, column {bad.colno}"
+            return unreadable(bad)
         except ValueError:
             pass
         return f"not JSON: {first.get('ctx', {}).get('error', first['msg'])}"
