@@ -59,7 +59,6 @@ from evalward.host import Host
 from evalward.plan.request import RunRequest
 from evalward.plan.run_setup import Revisions, RunSetup
 from evalward.providers.registry import build_providers
-from evalward.report.files import unwritable
 from evalward.report.markdown import render_stopped_early
 from evalward.verdict.gate import GateResult
 
@@ -135,11 +134,6 @@ def _main(
     git = Git(context.workspace)
     site = Site(env, context, settings)
     check_output_dir(git, context.workspace, site.output_dir)
-    unwritable_here = unwritable(site.output_dir)
-    if unwritable_here is not None:
-        raise ConfigError(
-            f"action input `output-dir`: {unwritable_here}; give a folder evalward can write into"
-        )
     parts = shard_parts(settings, context.workspace, git) if settings.merge else None
     pull = pull_request(site, github, route.pr) if route.pr is not None and github else None
     base_sha = context.base_sha or (pull.base_sha if pull is not None else None)

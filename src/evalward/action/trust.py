@@ -26,6 +26,7 @@ from evalward.git import Git
 from evalward.plan.prepare import config_at
 from evalward.providers.config import ProvidersConfig, from_repo_config
 from evalward.providers.registry import repo_providers
+from evalward.report.files import unwritable
 from evalward.runtime.isolation.agent_users import AGENT_USER, AUTO_USER, AgentUser, claim_pair
 from evalward.runtime.isolation.sandbox import NOT_COPIED, Sandbox
 from evalward.text.escaping import printable
@@ -83,8 +84,9 @@ def check_output_dir(git: Git, workspace: Path, output_dir: Path) -> None:
     """Refuse an output directory the checkout could redirect or fill: a symbolic link on the
     way to it or anywhere under it (a committed `.evalward/out/audit.jsonl -> ~/.bashrc`), a
     file where a folder on the way must be, files the commit brings into it (a forged
-    `audit.jsonl` that evalward would append to, a folder named `results.json`), or anything
-    in it that is neither a file nor a folder (a FIFO blocks the writer)."""
+    `audit.jsonl` that evalward would append to, a folder named `results.json`), anything
+    in it that is neither a file nor a folder (a FIFO blocks the writer), or a folder
+    evalward cannot write (the run's results would be lost after it)."""
     setting = "action input `output-dir`"
     blocked = file_on_the_way(workspace, output_dir)
     if blocked is not None:
@@ -121,6 +123,9 @@ def check_output_dir(git: Git, workspace: Path, output_dir: Path) -> None:
             f"{setting}: {_shown(workspace, odd)} is neither a file nor a folder (a FIFO, a "
             "socket or a device); remove it, or set `output-dir` to an empty directory."
         )
+    cannot = unwritable(output_dir)
+    if cannot is not None:
+        raise ConfigError(f"{setting}: {cannot}; give a folder evalward can write into")
 
 
 def _shown(workspace: Path, path: Path) -> str:

@@ -196,7 +196,7 @@ class Providers:
     names: tuple[str, ...] = BUILT_IN
     """Every provider name model ids may use (the mock's aside)."""
     key_advice: str = ""
-    """Where a missing key is given, in the words of the front end that runs (`KEY_ADVICE`)."""
+    """Where a missing key is given, in the words of the front end that runs (`key_advice`)."""
     script: MockScript | None = None
     """The mock script `override` answers from, whose names a run checks before it starts."""
 
