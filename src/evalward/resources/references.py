@@ -16,7 +16,7 @@ from evalward.resources.common import AGENTV_DEFAULT_TARGET
 from evalward.resources.models import Eval, EvalFixture
 from evalward.resources.resource_set import Located, ProblemReporter, ResourceSet
 from evalward.resources.unread_settings import check_unread_settings
-from evalward.resources.yamlsource import PathKey
+from evalward.resources.yamlsource import PathKey, undecodable
 from evalward.text.escaping import printable
 
 FROM_ROOT = " (paths in a resource are from the repository root)"
@@ -129,10 +129,9 @@ def _not_utf8(content: bytes) -> str:
     try:
         content.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = content.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (content.rfind(b"\n", 0, exc.start) + 1) + 1
-        at = f"byte 0x{content[exc.start]:02x} at line {line}, column {column}"
-        if content.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")):
+        bad = undecodable(content, exc)
+        at = f"byte 0x{bad.byte:02x} at line {bad.line}, column {bad.column}"
+        if bad.wide:
             return "is UTF-16 or UTF-32 text (it starts with a byte-order mark); save it as UTF-8"
         if b"\0" in content:  # NUL bytes, and no mark of a wide encoding: not text
             return f"is binary, not UTF-8 text ({at}): a system prompt is text; name a text file"

@@ -173,21 +173,39 @@ def decode(raw: bytes) -> str:
     try:
         return without_bom(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
-        for bom, encoding in _BOMS:
-            if raw.startswith(bom):
-                raise YamlSyntaxError(
-                    f"file is {encoding.upper()} (it starts with a {encoding.upper()} byte-order "
-                    "mark); save it as UTF-8",
-                    1,
-                    1,
-                ) from None
-        line = raw.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        bad = undecodable(raw, exc)
+        if bad.wide:
+            raise YamlSyntaxError(
+                f"file is {bad.wide} (it starts with a {bad.wide} byte-order mark); save it as "
+                "UTF-8",
+                1,
+                1,
+            ) from None
         raise YamlSyntaxError(
-            f"file is not valid UTF-8 (byte 0x{raw[exc.start]:02x}); save it as UTF-8",
-            line,
-            column,
+            f"file is not valid UTF-8 (byte 0x{bad.byte:02x}); save it as UTF-8",
+            bad.line,
+            bad.column,
         ) from None
+
+
+@dataclass(frozen=True)
+class NotUtf8:
+    """Where bytes stop being UTF-8: the wide encoding a byte-order mark at their start says
+    they are (`wide`, "" for none), and the first byte that is not, at its 1-based line and
+    column."""
+
+    wide: str
+    byte: int
+    line: int
+    column: int
+
+
+def undecodable(raw: bytes, exc: UnicodeDecodeError) -> NotUtf8:
+    """Where `raw`, which `exc` says is not UTF-8, stops being it (a YAML file, a prompt)."""
+    wide = next((encoding.upper() for bom, encoding in _BOMS if raw.startswith(bom)), "")
+    line = raw.count(b"\n", 0, exc.start) + 1
+    column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+    return NotUtf8(wide, raw[exc.start], line, column)
 
 
 def looks_like_resource(raw: bytes) -> bool:
