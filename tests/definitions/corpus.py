@@ -557,7 +557,7 @@ EXTRA: list[Case] = [
         "side-effect-shadows-another",
         "refusals",
         {
-            "a.yaml": SIDE_EFFECTING,
+            "a.yaml": SIDE_EFFECTING + "    - {name: send_email, mock: {output: sent}}\n",
             "refund.py": "print(1)\n",
             "f.yaml": FIXTURE + "  shadowTools: [send_email]\n",
             "e.yaml": EVAL,
@@ -568,7 +568,7 @@ EXTRA: list[Case] = [
         "side-effect-replays-another",
         "refusals",
         {
-            "a.yaml": SIDE_EFFECTING,
+            "a.yaml": SIDE_EFFECTING + "    - {name: send_email, mock: {output: sent}}\n",
             "refund.py": "print(1)\n",
             "f.yaml": FIXTURE + "  toolReplay: [{tool: send_email, output: ok}]\n",
             "e.yaml": EVAL,

@@ -1,7 +1,8 @@
-"""Names that would make a check vacuous or blame the agent, refused by `validate` and by a
-run before its first model call, each at the file and line of the name with the nearest one:
-a tool an assertion names that the declarative agent does not have, a Python scorer's
-function its file does not define, and an agent, fixture or Eval a mock script's `match`
+"""Names that would make a check vacuous, blame the agent or run a tool meant to be stood in
+for, refused by `validate` and by a run before its first model call, each at the file and
+line of the name with the nearest one: a tool an assertion, `shadowTools` or `toolReplay`
+names that the declarative agent does not have, a Python scorer's function its file does not
+define, and an agent, fixture or Eval a mock script's `match`
 names that no definition has. What cannot be known before a run (an MCP server's tools it
 lists, a bring-your-own agent's tools, names a scorer binds dynamically) is left alone, and
 so is a base branch's fixture that gates a pull request which removed its tool."""
@@ -52,6 +53,8 @@ metadata: { name: status }
 spec:
   targetAgent: clerk
   input: { type: prompt, payload: { prompt: "Where is order 12345?" } }
+  shadowTools: [refund_order]
+  toolReplay: [{ tool: lookup_order, output: { status: shipped } }]
   assertions:
     - { type: toolCalled, tool: lookup_order, before: [refund_order] }
     - { type: toolNotCalled, tool: refund_order, after: [lookup_order] }
@@ -109,15 +112,32 @@ class Misnamed:
     """What the message says, after its `file:line:column: `."""
 
 
-def tool_message(kind: str, written: str, close: str, wants_a_call: bool) -> str:
-    said = "the agent cannot pass it" if wants_a_call else "it passes whatever the agent does"
+def tool_message(kind: str, written: str, close: str, wants_a_call: bool, said: str = "") -> str:
+    said = said or (
+        "the agent cannot pass it" if wants_a_call else "it passes whatever the agent does"
+    )
     return (
         f"`{kind}` names the tool {written!r}, which agent 'clerk' does not have (did you mean "
         f"{close!r}?), so {said}: name one of the agent's tools {TOOLS}"
     )
 
 
+STANDS_IN_FOR_NONE = "it stands in for none and the tool meant runs"
 MISNAMED = [
+    Misnamed(
+        "shadowTools",
+        "shadowTools: [refund_order]",
+        "shadowTools: [refund_ordr]",
+        "spec.shadowTools[0]: "
+        + tool_message("shadowTools", "refund_ordr", "refund_order", False, STANDS_IN_FOR_NONE),
+    ),
+    Misnamed(
+        "toolReplay",
+        "[{ tool: lookup_order, output",
+        "[{ tool: lookup_ordr, output",
+        "spec.toolReplay[0].tool: "
+        + tool_message("toolReplay", "lookup_ordr", "lookup_order", False, STANDS_IN_FOR_NONE),
+    ),
     Misnamed(
         "toolNotCalled",
         "toolNotCalled, tool: refund_order,",

@@ -88,3 +88,30 @@ def test_a_check_passing_without_a_call_is_refused_when_the_name_is_close() -> N
     ]
     assert "so it passes whatever the agent does" in found[0].message
     assert "so it passes unless the model calls a tool it is not offered" in found[1].message
+
+
+def test_a_shadowed_or_replayed_name_stands_in_for_a_tool_only_when_the_agent_has_it() -> None:
+    spec = EvalFixtureSpec.model_validate(
+        {
+            "targetAgent": "clerk",
+            "input": {"type": "prompt", "payload": {"prompt": "Where is my order?"}},
+            "shadowTools": ["bash", "lookup_ordr", "send_fax"],
+            "toolReplay": [
+                {"tool": "lookup_order", "output": "shipped"},
+                {"tool": "lookup-order", "output": "shipped"},
+            ],
+            "assertions": [{"type": "contains", "value": "shipped"}],
+        }
+    )
+    found = unknown_tools("clerk", agent(), spec)
+    assert [(f.at, f.refused) for f in found] == [
+        (("spec", "shadowTools", 1), True),
+        (("spec", "shadowTools", 2), False),  # a recording of a tool the agent lost, maybe
+        (("spec", "toolReplay", 1, "tool"), True),
+    ]
+    assert found[0].message == (
+        "`shadowTools` names the tool 'lookup_ordr', which agent 'clerk' does not have (did "
+        "you mean 'lookup_order'?), so it stands in for none and the tool meant runs: name one "
+        "of the agent's tools (lookup_order, bash)"
+    )
+    assert found[2].message.startswith("`toolReplay` names the tool 'lookup-order'")

@@ -8,6 +8,10 @@ its `after`, `toolCalled`'s `before`, a `subset` trajectory, `latency`'s `tool`)
 whatever the agent does: refused when the name is close to one of the agent's tools (a
 misspelling: `lookup_ordr`); a name close to none is a guard against a call of a tool the
 agent is not offered (AgentV's `not-trajectory:tool-used`), which `validate` only warns about.
+A fixture's `shadowTools` and `toolReplay` stand in for a tool by its name: one naming a tool
+the agent does not have stands in for none, and the tool meant runs as it would without the
+fixture (for real, if it has a `command`): refused when the name is close to one of the
+agent's tools, else a warning of `validate`'s (a recording of a tool the agent since lost).
 The names are matched as scoring matches them (text/tool_names.py): an agent's own tool by
 its name, an MCP server's by its name or its qualified name (`orders__lookup_order`). Every
 tool named in `tools` counts, disabled ones too.
@@ -43,6 +47,8 @@ from evalward.text import tool_names
 
 LISTED_TOOLS = 10
 """The agent's tools a message lists at most."""
+STAND_INS = ("shadowTools", "toolReplay")
+"""The fixture's fields that stand in for a tool by its name."""
 
 
 def agent_tools(spec: AgentSpec) -> list[str] | None:
@@ -98,7 +104,9 @@ def unknown_tools(agent: str, spec: AgentSpec, fixture: EvalFixtureSpec) -> list
             if known
             else "the agent offers no tool: give it this one in its `tools`"
         )
-        if wants_a_call:
+        if kind in STAND_INS:
+            message = f"{head}, so it stands in for none and the tool meant runs: {fix}"
+        elif wants_a_call:
             message = f"{head}, so the agent cannot pass it: {fix}"
         elif close:
             message = f"{head}, so it passes whatever the agent does: {fix}"
@@ -112,8 +120,12 @@ def unknown_tools(agent: str, spec: AgentSpec, fixture: EvalFixtureSpec) -> list
 
 
 def _named(fixture: EvalFixtureSpec) -> Iterator[tuple[PathKey, str, str, bool]]:
-    """Each tool name the fixture's assertions give: where, in which type, the name, and
-    whether the check wants a call of it (else it passes without one)."""
+    """Each tool name the fixture gives: where, in which field or assertion type, the name,
+    and whether a check wants a call of it (else it passes without one, or stands in)."""
+    for index, name in enumerate(fixture.shadow_tools or []):
+        yield ("spec", "shadowTools", index), "shadowTools", name, False
+    for index, entry in enumerate(fixture.tool_replay or []):
+        yield ("spec", "toolReplay", index, "tool"), "toolReplay", entry.tool, False
     yield from _in(fixture.assertions, ("spec", "assertions"))
     turns = fixture.conversation.turns if fixture.conversation is not None else None
     for number, turn in enumerate(turns or []):
