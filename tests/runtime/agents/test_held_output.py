@@ -167,3 +167,4 @@ def test_evalward_run_reports_what_held_the_output_not_a_slow_agent(repo: GitRep
     assert "the agent did not finish" not in message
     assert "`cmd >/dev/null 2>&1 {EVALWARD_EVENTS_FD}>&- &`" in message
     assert "skipped: the agent's process exited" in said  # the comment's words too
+    assert "or end it before the agent exits" in said  # the advice whole, not cut short
