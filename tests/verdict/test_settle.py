@@ -111,6 +111,26 @@ def test_an_outage_only_fixture_is_not_enough_data_and_not_a_pass() -> None:
     head = settled(located, {"a": "P", "b": "OO"})[Side.head]
     assert outcomes_of(head) == {"a": ("pass", "stable"), "b": ("skipped", "not enough data")}
     assert (head.passing, head.failing, head.skipped) == (1, 0, 1)
+    assert head.passed is False
+    assert head.provider_unavailable is True  # no verdict on the agent: rerun
+    assert head.incomplete_reason == (
+        "its model providers failed through their retries on fixture(s) b (2 of its head "
+        "reps), which the other reps do not settle"
+    )
+
+
+def test_an_outage_leaves_an_adaptive_eval_undecided_only_where_it_left_a_fixture_open() -> None:
+    """An outage in place of a rep of a fixture its other reps settle working says nothing
+    the tests need: the Eval passes. Where the tests block anyway, the Eval fails on that
+    evidence, not for the outage."""
+    located = definition(fixtures=["a", "b"], **ADAPTIVE)
+    head = settled(located, {"a": "P", "b": "OP"})[Side.head]
+    assert outcomes_of(head) == {"a": ("pass", "stable"), "b": ("pass", "stable")}
+    assert (head.passed, head.provider_unavailable, head.incomplete_reason) == (True, False, "")
+
+    head = settled(located, {"a": "FFFF", "b": "OO"}, {"a": "PPP"})[Side.head]
+    assert outcomes_of(head)["a"] == ("fail", "regression")
+    assert (head.passed, head.provider_unavailable, head.incomplete_reason) == (False, False, "")
 
 
 def test_a_fixture_open_at_its_maximum_is_not_settled() -> None:

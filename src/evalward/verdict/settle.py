@@ -22,7 +22,7 @@ from evalward.scoring.pairwise_panel import Judged
 from evalward.verdict.adaptive import Outcomes, SequentialTests, judge, record
 from evalward.verdict.pairwise_verdict import settle_pairwise
 from evalward.verdict.preference import pass_rate_share
-from evalward.verdict.undecided import tested, withheld
+from evalward.verdict.undecided import tested, unsettled_by_outage, withheld
 
 Definitions = Mapping[Side, Mapping[str, Located[Eval]]]
 
@@ -91,6 +91,8 @@ def _settle(
         result = tested(result, blocks=call.blocks)
         unjudged = base_result.fixtures if base_result is not None else []
         sequential = _with_unjudged(record(call), unjudged)
+        result = unsettled_by_outage(result, sequential, blocks=call.blocks)
+        verdict = verdict and not result.provider_unavailable
         settled.append(_as_settled(result, verdict and not result.inconclusive_reason, sequential))
     return settled
 

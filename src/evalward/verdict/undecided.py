@@ -7,13 +7,17 @@ whose gating judges cannot decide is *inconclusive* — it does not pass, and is
 unless its other evidence already fails it (a run that failed or timed out, the rest of its
 assertions below its threshold), since that evidence needs no judge. `settle` applies it to
 every Eval's result on both sides, before the sequential and preference tests, which keep to
-it: their verdicts pass an Eval only where no judge it reads is undecided (`tested`).
+it: their verdicts pass an Eval only where no judge it reads is undecided (`tested`), and
+no outage left a gating fixture unsettled (`unsettled_by_outage`).
 """
 
 from __future__ import annotations
 
+from collections import Counter
+
 from evalward.rundata.pairwise_record import PairwiseRecord
 from evalward.rundata.results import EvalResult
+from evalward.rundata.sequential_record import SequentialRecord
 from evalward.scoring.pairwise_panel import WHAT_TO_DO
 
 
@@ -45,6 +49,38 @@ def tested(result: EvalResult, *, blocks: bool) -> EvalResult:
     undecided = "" if blocks or result.incomplete_reason else _of_gating(result)
     reason = inconclusive_reason(undecided) if undecided else ""
     return result.model_copy(update={"inconclusive_reason": reason})
+
+
+def unsettled_by_outage(
+    result: EvalResult, sequential: SequentialRecord, *, blocks: bool
+) -> EvalResult:
+    """The adaptive result with no verdict where an outage kept a gating fixture unsettled:
+    a head run whose providers failed through their retries says nothing, and the runs it
+    took the place of might have settled the fixture broken (an agent that makes its failing
+    runs outages, a request too large for the provider, must not pass by them). Unavailable,
+    as an Eval whose every run was an outage is, unless the tests already block it."""
+    if blocks or result.incomplete_reason:
+        return result
+    outages = Counter(
+        run.fixture
+        for run in result.fixtures
+        if run.provider_unavailable and run.fixture not in result.pending
+    )
+    open_ = [
+        (name, count)
+        for name, count in outages.items()
+        if (call := sequential.of(name)) is not None and not call.settled
+    ]
+    if not open_:
+        return result
+    said = ", ".join(f"{name} ({count} of its head reps)" for name, count in sorted(open_))
+    reason = (
+        f"its model providers failed through their retries on fixture(s) {said}, which the "
+        "other reps do not settle"
+    )
+    return result.model_copy(
+        update={"passed": False, "provider_unavailable": True, "incomplete_reason": reason}
+    )
 
 
 def failed_by_evidence() -> dict[str, object]:
