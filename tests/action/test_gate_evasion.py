@@ -21,7 +21,16 @@ import pytest
 
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer, text
-from support.actionrun import SHARD_KEY, ActionRun, pull_request_event, run_action, run_shards
+from support.actionrun import (
+    SHARD_KEY,
+    ActionRun,
+    gate_pull_request,
+    pull_request_event,
+    run_action,
+    run_shards,
+)
+from support.answered import AGENT, helper_eval, scripted
+from support.documents import by_label, eval_for
 from support.gitrepo import GitRepo
 from support.suite import (
     BASE_PROMPT,
@@ -1067,8 +1076,121 @@ def test_control_base_runs_the_budget_cannot_hold_alone_are_allowed_and_said_fir
     assert headline == (
         "## ✅ evalward: every affected Eval passes without some of its runs — 1 runs of "
         "fixtures the base branch gates with were not run: the budget cannot hold the base's "
-        "own runs (allowed by allow-incomplete)"
+        "own runs of support-bot-eval (allowed by allow-incomplete)"
     )
+
+
+OTHER_AGENT = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: {{ name: other }}
+spec:
+  models: [openai/gpt-4.1-mini]
+  system: You are another helper ({version}). Answer in one sentence.
+"""
+
+
+def labelled_fixture(agent: str, name: str, severity: str) -> str:
+    """A fixture of `agent`'s Eval (selected by its label) that "the answer" passes."""
+    return f"""\
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: {name}, labels: {{ agent: {agent} }} }}
+spec:
+  targetAgent: {agent}
+  severity: {severity}
+  input: {{ type: prompt, payload: {{ prompt: "question about {name}" }} }}
+  assertions:
+    - {{ type: contains, value: "the answer" }}
+"""
+
+
+def two_agents(
+    repo: GitRepo,
+    model: ScriptedModelServer,
+    *,
+    touch_other: bool,
+    breaks_f1: bool,
+    helper: tuple[str, ...] = ("f0", "f1"),
+) -> tuple[str, str]:
+    """A base of two agents: helper (fixtures `helper`, medium: 2 calls each, both sides)
+    and other (o0, o1, critical: 4 calls). The head changes helper (failing f1 when it
+    `breaks_f1`) and, when it will `touch_other`, makes a harmless edit of other, whose Eval
+    then runs first."""
+    fixed = "execution: { repsPerFixture: 1 }", "scoring: { passThreshold: 1.0 }"
+    base = repo.commit(
+        "two agents",
+        {
+            "agent.yaml": AGENT.format(version="v1"),
+            "other.yaml": OTHER_AGENT.format(version="w1"),
+            "eval.yaml": helper_eval(*fixed),
+            "other-eval.yaml": eval_for("other", by_label("other"), *fixed),
+            "fixtures.yaml": "---\n".join(
+                labelled_fixture("helper", name, "medium") for name in helper
+            ),
+            "other-fixtures.yaml": "---\n".join(
+                labelled_fixture("other", name, "critical") for name in ("o0", "o1")
+            ),
+            ".gitignore": ".evalward/\n",
+        },
+    )
+    repo.branch("change")
+    files = {"agent.yaml": AGENT.format(version="v2")}
+    if touch_other:
+        files["other.yaml"] = OTHER_AGENT.format(version="w2")
+    head = repo.commit("a new prompt", files)
+    right = [True] * 10
+    scripted(model, "v1", dict.fromkeys(helper, right))
+    scripted(model, "v2", {name: [name != "f1" or not breaks_f1] * 10 for name in helper})
+    scripted(model, "w1", {"o0": right, "o1": right})
+    scripted(model, "w2", {"o0": right, "o1": right})
+    return base, head
+
+
+def test_touching_another_agent_cannot_make_the_budget_excuse_a_fixture_the_head_breaks(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """A budget of 6 holds helper's Eval alone (4 calls), which fails f1. A harmless edit of
+    other puts its critical fixtures first, and f1 is left out: its Eval's own runs would
+    have fit alone, so allow-incomplete does not excuse it, and the gate is incomplete."""
+    base, head = two_agents(repo, model, touch_other=True, breaks_f1=True)
+    budget = {"max-model-calls": "6", "allow-incomplete": "true", "cache": "off"}
+
+    run = gate_pull_request(repo, github, base, head, env, budget)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.outputs["result"] == "incomplete"
+    document = json.loads((repo.path / ".evalward/out/results.json").read_text())
+    skipped = {(r["eval"], r["fixture"]) for r in document["skippedRuns"]}
+    assert skipped == {("helper-eval", "f1")}
+    said = "2 runs of fixtures the base branch gates with were skipped by the budget"
+    assert said in document["reason"]
+    assert "allow-incomplete does not excuse them" in comment(github)
+    assert "cannot hold the base's own runs" not in comment(github)
+
+
+def test_control_an_eval_whose_own_runs_cannot_fit_alone_is_excused_and_named(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """Helper's Eval of four fixtures (8 calls) does not fit a budget of 7 even alone;
+    other's (4 calls) does, and runs first. Helper's left-out runs are excused, and the
+    headline names the one Eval whose runs the verdict does not cover."""
+    helper = ("f0", "f1", "f2", "f3")
+    base, head = two_agents(repo, model, touch_other=True, breaks_f1=False, helper=helper)
+    budget = {"max-model-calls": "7", "allow-incomplete": "true", "cache": "off"}
+
+    run = gate_pull_request(repo, github, base, head, env, budget)
+
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.outputs["result"] == "pass"
+    document = json.loads((repo.path / ".evalward/out/results.json").read_text())
+    skipped = {(r["eval"], r["fixture"]) for r in document["skippedRuns"]}
+    assert skipped == {("helper-eval", "f1"), ("helper-eval", "f2"), ("helper-eval", "f3")}
+    headline = comment(github).split("\n")[1]
+    assert headline.endswith(
+        "— 6 runs of fixtures the base branch gates with were not run: the budget cannot "
+        "hold the base's own runs of helper-eval (allowed by allow-incomplete)"
+    ), headline
 
 
 def test_a_base_agent_without_a_price_refuses_a_dollar_budget_its_head_runs_are_counted_by(

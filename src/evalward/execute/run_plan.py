@@ -43,8 +43,9 @@ class Ran:
     notes: list[str]
     skipped: list[PlannedRun]
     """The runs the budget left out, the plan's and the rounds'."""
-    base_over: bool
-    """The budget cannot hold the base's own gating runs even alone."""
+    base_over: frozenset[str]
+    """The Evals whose own runs of the fixtures the base gates with the budget cannot hold
+    even alone (`Trimmed.base_over`)."""
     estimate: Estimate | None
     private: set[tuple[str, str]]
     """(Eval, fixture) pairs held out of public reports (`private_runs`)."""
@@ -95,9 +96,9 @@ async def execute(planned: Planned) -> Ran:
     notes = [*planned.notes, *stale]
     skipped = list(planned.skipped)
     # Only the plan's own runs can excuse a skipped one: the rounds a head's failure or an
-    # open test asks for are the pull request's to pay, and a round the budget refuses leaves
-    # its fixtures undecided, never passed.
-    base_over = planned.trimmed is not None and planned.trimmed.base_over
+    # open test asks for are the pull request's to pay, and a round the budget refuses is
+    # excused only in an Eval whose own plan runs the budget could not hold even alone.
+    base_over = planned.trimmed.base_over if planned.trimmed is not None else frozenset()
 
     def ran(fixtures: list[FixtureResult], estimate: Estimate | None, **failed: Exception) -> Ran:
         resources = context.resources

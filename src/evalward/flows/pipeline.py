@@ -54,7 +54,7 @@ def evaluated(ran: Ran, traces: TraceSpool) -> Evaluation:
         notes=list(ran.notes),
         private=ran.private,
         skipped=list(ran.skipped),
-        base_over_budget=ran.base_over,
+        base_over=ran.base_over,
         estimate=ran.estimate,
         traces=traces,
         agents=ran.agents,

@@ -132,7 +132,7 @@ async def run_part(
         plan=PlanRecord.model_validate(plan_record(splitter.whole)),
         definitions=definitions_digest(splitter.whole, splitter.definitions),
         skipped=[run_key(run) for run in evaluation.skipped],
-        base_over_budget=evaluation.base_over_budget,
+        base_over_evals=sorted(evaluation.base_over),
         spent=SpentInfo.of(setup.providers.spent),
     )
     # whether an Eval has a baseline is the merge's to say, of every part's base runs
@@ -156,9 +156,9 @@ def assign(
     The runs of the fixtures the base gates with are split first, by what the budget counts
     for them (`budget_estimate`: the base's agent for a head run), so each part's share of
     them is the base's own to decide; every other run then fills the parts. A part's budget
-    says whether it could hold its share (`Trimmed.base_over`): balanced by the head's own
-    estimates, a costly fixture the pull request adds would fill one part alone and crowd
-    the base's runs into the others, past their budgets."""
+    says of which Evals it could not hold its share even alone (`Trimmed.base_over`):
+    balanced by the head's own estimates, a costly fixture the pull request adds would fill
+    one part alone and crowd the base's runs into the others, past their budgets."""
     whole = dict(resources)
     gating = [i for i, run in enumerate(plan.runs) if plan.base_gates(run)]
     rest = [i for i, run in enumerate(plan.runs) if not plan.base_gates(run)]

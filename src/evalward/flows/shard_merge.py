@@ -102,7 +102,10 @@ def merge(parts: Sequence[Part], plan: Expected, key: str | None) -> Evaluation:
     order = {run_key(run): position for position, run in enumerate(plan.plan.runs)}
     results: dict[RunKey, FixtureResult] = {}
     skipped: list[PlannedRun] = []
-    excused = True  # every part that skipped a run of the base's gating fixtures could not help it
+    # Per Eval: excused only if every part that skipped a run of its base's gating fixtures
+    # could not hold that Eval's share even alone.
+    over: set[str] = set()
+    held: set[str] = set()
     traces = TraceSpool()
     notes = list(plan.notes)
     spent = Spent()
@@ -113,7 +116,9 @@ def merge(parts: Sequence[Part], plan: Expected, key: str | None) -> Evaluation:
         for run in part.skipped:
             _given_to(name, index, run, owner)
             skipped.append(PlannedRun(Side(run[0]), run[1], run[2], run[3]))
-            excused &= part.base_over_budget or not plan.plan.base_gates(skipped[-1])
+            if plan.plan.base_gates(skipped[-1]):
+                of = skipped[-1].eval
+                (over if of in part.base_over_evals else held).add(of)
         for result in map(traces.keep, part.fixtures):
             found = (result.side, result.eval, result.fixture, result.rep)
             _given_to(name, index, found, owner)
@@ -139,7 +144,7 @@ def merge(parts: Sequence[Part], plan: Expected, key: str | None) -> Evaluation:
         notes=notes + no_baseline_notes(evals),
         private=private_runs(plan.plan, plan.resources),
         skipped=sorted(skipped),
-        base_over_budget=excused,
+        base_over=frozenset(over - held),
         traces=traces,
         spent_elsewhere=spent,
         agent_files=targets_files(plan.plan, plan.resources),

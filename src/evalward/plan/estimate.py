@@ -62,11 +62,10 @@ class Trimmed:
     skipped: list[PlannedRun]
     counted: Estimate
     """What the budget counted for the kept runs (`budget_estimate`)."""
-
-    @property
-    def base_over(self) -> bool:
-        """The budget cannot hold the base's own gating runs even alone: it left some out."""
-        return any(self.plan.base_gates(run) for run in self.skipped)
+    base_over: frozenset[str] = frozenset()
+    """The Evals whose runs of the fixtures the base gates with the budget cannot hold even
+    alone, each Eval's counted apart from every other's: only their skipped runs may be
+    excused, since which other Evals a pull request affects is its own choice."""
 
     @property
     def note(self) -> str:
@@ -78,11 +77,12 @@ class Trimmed:
             f"over budget: {len(self.skipped)} of {total} runs skipped "
             f"(estimated {self.counted.calls} model calls for the rest)"
         )
-        if self.base_over:
-            own = sum(map(self.plan.base_gates, self.skipped))
+        own = [r for r in self.skipped if r.eval in self.base_over and self.plan.base_gates(r)]
+        if own:
             said += (
-                f"; {own} of them are of fixtures the base branch gates with, which the budget "
-                "cannot hold even alone"
+                f"; {len(own)} of them are of fixtures the base branch gates with in "
+                f"{', '.join(sorted(self.base_over))}, whose own runs the budget cannot hold "
+                "even alone"
             )
         return said
 
@@ -344,7 +344,8 @@ def trim_to_budget(
     it adds to the base's Evals (pending: they gate only once merged), get only what those
     leave. Nothing a pull request adds or makes costlier can push the fixtures that decide
     the gate out of it; one of them is left out only where the budget cannot hold the base's
-    own (`base_over`)."""
+    own. Which Evals' own cannot fit even alone is `base_over`: what else the pull request
+    touches adds to the first tier, so it cannot make another Eval's runs excusable."""
     groups: dict[tuple[str, str], list[PlannedRun]] = {}
     for run in plan.runs:
         groups.setdefault((run.eval, run.fixture), []).append(run)
@@ -363,9 +364,12 @@ def trim_to_budget(
     total = counted = Estimate(0, 0.0)
     kept: list[PlannedRun] = []
     skipped: list[PlannedRun] = []
+    alone: dict[str, Estimate] = {}  # each Eval's first tier, as the budget counts it
     for group in sorted(groups, key=lambda g: (tier(g), -severity(g), g)):
         runs = [run for run in groups[group] if cached is None or not cached(run)]
         cost = budget_total(runs, plan, resources, prices)
+        if tier(group) == 0:
+            alone[group[0]] = alone.get(group[0], Estimate(0, 0.0)) + cost
         if over_budget(budget, counted, cost):
             skipped += groups[group]
             continue
@@ -374,7 +378,10 @@ def trim_to_budget(
         total = sum((estimate_run(r, resources[r.side], prices) for r in runs), total)
     order = {id(run): index for index, run in enumerate(plan.runs)}
     kept.sort(key=lambda run: order[id(run)])
-    return Trimmed(plan.with_runs(kept), total, sorted(skipped), counted)
+    over = frozenset(
+        name for name, cost in alone.items() if over_budget(budget, Estimate(0, 0.0), cost)
+    )
+    return Trimmed(plan.with_runs(kept), total, sorted(skipped), counted, over)
 
 
 def adaptive_ceiling(

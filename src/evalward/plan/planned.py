@@ -36,8 +36,8 @@ class Planned:
     """What planning told: the definitions' warnings, what the budget cut."""
     trimmed: Trimmed | None
     """The budget's cut of the plan (None without a budget): what it left out, what it
-    counted, of which the base's own gating runs', and whether it could not hold those even
-    alone (`Trimmed.base_over`)."""
+    counted, and the Evals whose own runs of the fixtures the base gates with it could not
+    hold even alone (`Trimmed.base_over`)."""
 
     @property
     def skipped(self) -> tuple[PlannedRun, ...]:

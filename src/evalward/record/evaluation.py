@@ -43,9 +43,9 @@ class Evaluation:
     """(Eval, fixture) pairs marked `visibility: private`: held out of public reports."""
     skipped: list[PlannedRun] = field(default_factory=list)
     """Runs left out to stay within the budget."""
-    base_over_budget: bool = False
-    """The budget cannot hold the runs of the fixtures the base gates with even alone: only
-    then may `allow-incomplete` pass a gate that left some of them out (`SkippedGating`)."""
+    base_over: frozenset[str] = frozenset()
+    """The Evals whose own runs of the fixtures the base gates with the budget cannot hold
+    even alone: only their skipped runs may `allow-incomplete` excuse (`SkippedGating`)."""
     estimate: Estimate | None = None
     traces: TraceSpool = field(default_factory=TraceSpool)
     """Where the fixture results' traces were moved after scoring."""
@@ -101,10 +101,15 @@ class Evaluation:
             allow_incomplete=allow_incomplete,
             not_run=self.plan.not_run,
             undefined=self.plan.undefined,
-            budget=SkippedGating(
-                sum(map(self.plan.base_gates, self.skipped)), self.base_over_budget
-            ),
+            budget=self.skipped_gating(),
         )
+
+    def skipped_gating(self) -> SkippedGating:
+        """The skipped runs of the fixtures the base gates with, and which of them are of an
+        Eval whose own the budget cannot hold even alone (`base_over`)."""
+        gating = [run for run in self.skipped if self.plan.base_gates(run)]
+        over = [run for run in gating if run.eval in self.base_over]
+        return SkippedGating(len(gating), len(over), tuple(sorted({run.eval for run in over})))
 
     def trace_of(self, result: FixtureResult) -> Trace:
         return self.traces.trace_of(result)

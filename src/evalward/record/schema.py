@@ -313,9 +313,9 @@ class ShardPart(_Record):
     definitions: str
     notes: list[str] = Field(default_factory=list)
     skipped: list[RunKey] = Field(default_factory=list)
-    base_over_budget: bool = Field(default=False, alias="baseOverBudget")
-    """The part's budget cannot hold its runs of the fixtures the base gates with even alone
-    (`Evaluation.base_over_budget`): only then are those it skipped excused."""
+    base_over_evals: list[str] = Field(default_factory=list, alias="baseOverEvals")
+    """The Evals whose runs of the fixtures the base gates with the part's budget cannot hold
+    even alone, each apart (`Evaluation.base_over`): only their runs it skipped are excused."""
     fixtures: list[FixtureResult] = Field(default_factory=list)
     spent: SpentInfo | None = None
     """What the part's model calls used: the merge adds the parts' up."""

@@ -173,8 +173,8 @@ class GateDecision:
     """The exit code that problem maps to (errors.py), unless a bypass honours it."""
     uncovered: str = ""
     """The runs of the base's own gating fixtures a passing gate did not see, because the
-    budget cannot hold them even alone (`allow-incomplete` let it pass): said in the headline,
-    as the verdict does not cover them; "" when it saw them all."""
+    budget cannot hold their Evals' even alone (`allow-incomplete` let it pass): said in the
+    headline, with those Evals, as the verdict does not cover them; "" when it saw them all."""
 
     @property
     def exit_code(self) -> int:
@@ -192,16 +192,21 @@ class GateDecision:
 @dataclass(frozen=True)
 class SkippedGating:
     """Of the runs the budget skipped, those of fixtures the base's own definitions gate with
-    (`Plan.base_gates`), and whether the budget cannot hold the base's own runs even alone."""
+    (`Plan.base_gates`), and of those, the ones of Evals whose own such runs the budget cannot
+    hold even alone (`over`)."""
 
     runs: int = 0
-    base_over: bool = False
+    over_runs: int = 0
+    """Of `runs`, those of the Evals `over` names."""
+    over: tuple[str, ...] = ()
+    """The Evals whose own runs of the base's gating fixtures the budget cannot hold even
+    alone, each counted apart from every other."""
 
     @property
-    def excused(self) -> bool:
-        """Whether `allow-incomplete` may let the gate pass without them: only when the base's
-        own runs do not fit the budget, whatever the pull request adds or changes."""
-        return self.runs == 0 or self.base_over
+    def unexcused(self) -> int:
+        """The runs `allow-incomplete` may not let the gate pass without: those of an Eval
+        whose own runs fit the budget alone, whatever else the pull request touches."""
+        return self.runs - self.over_runs
 
 
 def decide(
@@ -220,7 +225,8 @@ def decide(
     or could not run at all (`not_run`: Eval -> why, e.g. its agent was removed), unless an
     honoured bypass covers it. Runs the budget skipped make the gate incomplete unless
     `allow_incomplete`; a skipped run of a fixture the base gates with (`budget`) never lets
-    it pass, unless the budget cannot hold the base's own runs even alone (a pass says so).
+    it pass, unless the budget cannot hold the base's own runs of its Eval even alone (a pass
+    says of which Evals).
 
     When nothing else fails, no verdict is ever a pass: an Eval whose every run met an
     outage makes the gate `unavailable` (exit 3: rerun it); one whose judge could not be
@@ -252,10 +258,10 @@ class _RunFacts:
     @property
     def blocking(self) -> int:
         """The skipped runs that keep the gate from passing: all of them, unless
-        `allow_incomplete`; then those of the base's gating fixtures, unless excused."""
+        `allow_incomplete`; then those of the base's gating fixtures not excused."""
         if not self.allow_incomplete:
             return self.skipped_runs
-        return 0 if self.budget.excused else self.budget.runs
+        return self.budget.unexcused
 
 
 def _decision(
@@ -369,13 +375,14 @@ def _skipped_text(facts: _RunFacts) -> str:
     if facts.allow_incomplete:  # only the base's gating fixtures' runs count then
         said = (
             f"{blocking} runs of fixtures the base branch gates with were skipped by the "
-            "budget, which holds the base's own runs: allow-incomplete does not excuse them "
-            "(what the pull request adds gets only what the base's own runs leave)"
+            "budget, which holds the base's own runs of their Evals alone: allow-incomplete "
+            "does not excuse them (what the pull request adds or touches gets only what the "
+            "base's own runs leave)"
         )
-    elif facts.budget.runs and facts.budget.base_over:
+    elif facts.budget.over:
         said += (
-            f" ({facts.budget.runs} of fixtures the base branch gates with: the budget cannot "
-            "hold the base's own runs)"
+            f" ({facts.budget.over_runs} of fixtures the base branch gates with: the budget "
+            f"cannot hold the base's own runs of {', '.join(facts.budget.over)})"
         )
     return said
 
@@ -389,10 +396,11 @@ def _passed(
         if advisory
         else "every affected Eval meets its threshold"
     )
-    if budget.runs:
+    if budget.runs:  # under allow-incomplete, all of them of the Evals `over` names
         decision.uncovered = (
             f"{budget.runs} runs of fixtures the base branch gates with were not run: the "
-            "budget cannot hold the base's own runs (allowed by allow-incomplete)"
+            f"budget cannot hold the base's own runs of {', '.join(budget.over)} (allowed by "
+            "allow-incomplete)"
         )
         decision.reason += f" without them: {decision.uncovered}"
     if facts.skipped_runs > budget.runs:
