@@ -133,6 +133,9 @@ def test_real_payloads_route(tmp_path: Path, payload: str, event: str, kind: str
         assert context.head_sha == data["pull_request"]["head"]["sha"]
     if payload == "pull_request.labeled":
         assert context.event_label == data["label"]["name"]
+        # who applied the label and when: what shows the payload is the label's own event
+        assert context.event_sender == data["sender"]["login"]
+        assert context.event_updated_at == data["pull_request"]["updated_at"]
 
 
 def test_pull_request_target_explains_the_risk(tmp_path: Path) -> None:

@@ -35,9 +35,17 @@ AT = "2026-11-21T09:00:00Z"
 
 
 def site(
-    tmp_path: Path, github: FakeGitHub, action: str = "", event_label: str = "", head_sha: str = ""
+    tmp_path: Path,
+    github: FakeGitHub,
+    action: str = "",
+    event_label: str = "",
+    head_sha: str = "",
+    *,
+    sender: str = "",
+    updated_at: str = AT,
 ) -> Site:
-    """A pull_request job's site; a `labeled` event names its label and the head it saw."""
+    """A pull_request job's site; a `labeled` event names its label, the head it saw, who
+    applied the label and when (`labelled` applies it at AT)."""
     context = WorkflowContext(
         event_name="pull_request",
         repository=github.repository,
@@ -49,6 +57,8 @@ def site(
         head_sha=head_sha,
         action=action,
         event_label=event_label,
+        event_sender=sender,
+        event_updated_at=updated_at,
     )
     return Site({}, context, Settings())
 
@@ -65,7 +75,7 @@ def test_a_label_applied_on_this_head_by_a_writer_bypasses(
     tmp_path: Path, github: FakeGitHub
 ) -> None:
     client, pull = labelled(github, "maintainer", "write")
-    here = site(tmp_path, github, action="labeled", event_label=LABEL, head_sha=HEAD)
+    here = site(tmp_path, github, "labeled", LABEL, HEAD, sender="maintainer")
 
     weighed = check_bypass(here, client, pull, HEAD, None, needed=True)
 
@@ -77,7 +87,7 @@ def test_a_label_applied_on_this_head_by_a_writer_bypasses(
 
 def test_the_author_s_own_label_bypasses_and_says_so(tmp_path: Path, github: FakeGitHub) -> None:
     client, pull = labelled(github, "octocat", "admin")
-    here = site(tmp_path, github, action="labeled", event_label=LABEL, head_sha=HEAD)
+    here = site(tmp_path, github, "labeled", LABEL, HEAD, sender="octocat")
 
     weighed = check_bypass(here, client, pull, HEAD, None, needed=True)
 
@@ -86,12 +96,45 @@ def test_the_author_s_own_label_bypasses_and_says_so(tmp_path: Path, github: Fak
 
 def test_a_reader_s_label_is_refused(tmp_path: Path, github: FakeGitHub) -> None:
     client, pull = labelled(github, "drive-by", "read")
-    here = site(tmp_path, github, action="labeled", event_label=LABEL, head_sha=HEAD)
+    here = site(tmp_path, github, "labeled", LABEL, HEAD, sender="drive-by")
 
     weighed = check_bypass(here, client, pull, HEAD, None, needed=True)
 
     assert weighed.bypass is None and weighed.refusal is not None
     assert "drive-by has read permission" in weighed.refusal.reason
+
+
+@pytest.mark.parametrize(
+    ("sender", "updated_at", "why"),
+    [
+        ("triager", AT, "it is the label triager applied, and the label that stands was applied"),
+        ("maintainer", "2026-11-21T08:59:54Z", "it was made at 2026-11-21T08:59:54Z, before"),
+        ("maintainer", "", "its time (none) cannot be weighed"),
+    ],
+    ids=["another sender", "made before the label", "no time"],
+)
+def test_a_labeled_payload_shows_its_head_only_as_the_event_of_the_label_that_stands(
+    tmp_path: Path, github: FakeGitHub, sender: str, updated_at: str, why: str
+) -> None:
+    client, pull = labelled(github, "maintainer", "write")
+    stale = site(tmp_path, github, "labeled", LABEL, HEAD, sender=sender, updated_at=updated_at)
+    # GitHub writes the payload's time and the event's apart, to the second
+    close = site(
+        tmp_path,
+        github,
+        "labeled",
+        LABEL,
+        HEAD,
+        sender="maintainer",
+        updated_at="2026-11-21T08:59:56Z",
+    )
+
+    refused = check_bypass(stale, client, pull, HEAD, None, needed=True)
+    honoured = check_bypass(close, client, pull, HEAD, None, needed=True)
+
+    assert refused.bypass is None and refused.record is None and refused.refusal is not None
+    assert "an earlier head" in refused.refusal.reason and why in refused.refusal.reason
+    assert honoured.bypass is not None and honoured.record is not None
 
 
 def test_a_push_after_the_label_re_arms_the_gate_and_the_earlier_record_names_its_head(
@@ -110,7 +153,7 @@ def test_the_label_is_not_weighed_where_the_gate_passes_alone_or_is_absent(
     tmp_path: Path, github: FakeGitHub
 ) -> None:
     client, pull = labelled(github, "maintainer", "write")
-    here = site(tmp_path, github, action="labeled", event_label=LABEL, head_sha=HEAD)
+    here = site(tmp_path, github, "labeled", LABEL, HEAD, sender="maintainer")
 
     kept = check_bypass(here, client, pull, HEAD, None, needed=False)
     unlabelled = PullInfo(number=7, labels=[], head_sha=HEAD, base_sha=BASE)

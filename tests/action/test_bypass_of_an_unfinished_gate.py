@@ -28,7 +28,14 @@ def test_a_writer_s_label_bypasses_a_gate_the_budget_left_incomplete(
     github.permissions["maintainer"] = "write"
     github.add_label(7, LABEL, actor="maintainer")
     event = pull_request_event(
-        github.repository, 7, base, head, [LABEL], action="labeled", label=LABEL
+        github.repository,
+        7,
+        base,
+        head,
+        [LABEL],
+        action="labeled",
+        label=LABEL,
+        sender="maintainer",
     )
 
     # the budget holds order-status (high) and leaves greeting (low) out: incomplete

@@ -165,6 +165,7 @@ def test_renaming_the_agent_with_every_target_fails_with_the_reason_and_the_labe
         labels=["force-eval-bypass"],
         action="labeled",
         label="force-eval-bypass",
+        sender="maintainer",
     )
     bypassed = run_action(repo.path, github, event, env=env)
     assert bypassed.returncode == 0, bypassed.stdout + bypassed.stderr

@@ -181,8 +181,9 @@ def gate(
     inputs: dict[str, str] | None = None,
 ) -> ActionRun:
     event = pull_request_event(
-        github.repository, 7, change.base, change.head, [LABEL], action="labeled", label=LABEL
-    )
+        github.repository, 7, change.base, change.head, [LABEL], action="labeled", label=LABEL,
+        sender=MAINTAINER,
+    )  # fmt: skip
     return run_action(
         change.repo.path,
         github,

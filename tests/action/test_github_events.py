@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from fakes.github_api import FakeGitHub, FakePull
+from fakes.github_api import TIMESTAMP, FakeGitHub, FakePull
 from fakes.model_server import Rule, ScriptedModelServer, text
 from support.actionrun import prepare, pull_request_event, run_action, start_action, under_test
 from support.gitrepo import GitRepo
@@ -148,10 +148,15 @@ def test_pull_request_target_is_refused_unless_opted_in(
 # --- the bypass ----------------------------------------------------------------------------
 
 
-def labeled(base: str, head: str) -> dict[str, Any]:
-    return real_payload(
+def labeled(base: str, head: str, sender: str = "maintainer") -> dict[str, Any]:
+    """GitHub's payload of `sender` applying the label on `head`, at the fake's TIMESTAMP (when
+    `add_label` applies it unless told another time)."""
+    payload = real_payload(
         "pull_request.labeled", head=head, base=base, label={"name": LABEL, "color": "f00"}
     )
+    payload["sender"]["login"] = sender
+    payload["pull_request"]["updated_at"] = TIMESTAMP
+    return payload
 
 
 def test_bypass_covers_the_labelled_sha_and_a_later_push_rearms_the_gate(
@@ -214,7 +219,7 @@ def test_bypass_by_a_user_without_write_permission_is_refused_and_audited(
     github.permissions["triager"] = "triage"
     github.add_label(7, LABEL, actor="triager")
 
-    run = run_action(repo.path, github, labeled(base, head), env=env)
+    run = run_action(repo.path, github, labeled(base, head, sender="triager"), env=env)
 
     assert run.returncode == 1
     assert run.outputs["result"] == "fail"

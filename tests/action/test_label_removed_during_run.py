@@ -44,7 +44,7 @@ def test_a_label_removed_while_the_runs_went_on_does_not_bypass(
     model.script(head_call_withdraws_the_label, text("Bye."))
     model.script(lambda body: True, text("Hello!"))
     event = pull_request_event(
-        github.repository, 7, base, head, [LABEL], action="labeled", label=LABEL
+        github.repository, 7, base, head, [LABEL], action="labeled", label=LABEL, sender=MAINTAINER
     )
 
     run = run_action(

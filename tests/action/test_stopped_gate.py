@@ -73,6 +73,7 @@ def _gate(
         labels=[LABEL] if label else [],
         action="labeled" if label else "synchronize",
         label=LABEL if label else None,
+        sender="maintainer",
     )
     return run_action(
         repo.path,

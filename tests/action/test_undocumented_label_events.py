@@ -76,7 +76,7 @@ def test_an_undocumented_labeled_event_refuses_the_bypass_with_a_warning(
     path, answer = SHAPES[shape]
     github.answer("GET", path, Response(200, answer))
     event = pull_request_event(
-        github.repository, 7, base, head, [LABEL], action="labeled", label=LABEL
+        github.repository, 7, base, head, [LABEL], action="labeled", label=LABEL, sender=MAINTAINER
     )
 
     run = run_action(repo.path, github, event, env=provider_env(model), run_dir=tmp_path / "r")

@@ -122,7 +122,7 @@ def bypassed_by(
     github.permissions[actor] = "write"
     event = pull_request_event(
         github.repository, 7, base, head,
-        labels=["force-eval-bypass"], action="labeled", label="force-eval-bypass",
+        labels=["force-eval-bypass"], action="labeled", label="force-eval-bypass", sender=actor,
     )  # fmt: skip
     return run_action(repo.path, github, event, env=env), head
 

@@ -149,7 +149,7 @@ def test_an_eval_judged_below_its_floor_is_bypassed_by_the_label(
     github.permissions["alice"] = "write"
     event = pull_request_event(
         github.repository, 7, pull.base_sha, pull.head_sha,
-        labels=["force-eval-bypass"], action="labeled", label="force-eval-bypass",
+        labels=["force-eval-bypass"], action="labeled", label="force-eval-bypass", sender="alice",
     )  # fmt: skip
 
     run = run_action(repo.path, github, event, env=env)

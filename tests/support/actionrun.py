@@ -13,7 +13,7 @@ from typing import Any, TypedDict
 
 from typing_extensions import Unpack
 
-from fakes.github_api import FakeGitHub, FakePull
+from fakes.github_api import TIMESTAMP, FakeGitHub, FakePull
 from support import forkserver, head_strays
 from support.agentuser import AGENT_USER_INPUT
 from support.clirun import SOURCE
@@ -74,8 +74,13 @@ def pull_request_event(
     *,
     action: str = "synchronize",
     label: str | None = None,
+    sender: str = "octocat",
+    updated_at: str = TIMESTAMP,
 ) -> dict[str, Any]:
-    """A minimal pull_request payload; tests of the payload shape use tests/data/webhooks/."""
+    """A minimal pull_request payload; tests of the payload shape use tests/data/webhooks/.
+    `sender` caused the event and `updated_at` is the pull request's last change: on
+    `labeled`, who applied the label and when, as GitHub sends them (the fake's `add_label`
+    applies it at TIMESTAMP too, unless told another time)."""
     event: dict[str, Any] = {
         "action": action,
         "number": number,
@@ -84,9 +89,10 @@ def pull_request_event(
             "base": {"sha": base_sha, "ref": "main"},
             "head": {"sha": head_sha, "ref": "feature"},
             "labels": [{"name": name} for name in labels or []],
+            "updated_at": updated_at,
         },
         "repository": {"full_name": repository},
-        "sender": {"login": "octocat"},
+        "sender": {"login": sender},
     }
     if label is not None:
         event["label"] = {"name": label}

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from datetime import datetime, timedelta
 
-from evalward.action.github import GitHubClient, PullInfo
+from evalward.action.context import WorkflowContext
+from evalward.action.github import GitHubClient, LabelEvent, PullInfo
 from evalward.action.job import Console, Site
 from evalward.action.workflow import append_audit, command
 from evalward.errors import EXIT_OK
@@ -31,13 +33,15 @@ def check_bypass(
     head the label was applied on (`previous`: the record the earlier comment kept). The
     label is weighed only where the gate cannot pass on its own (`needed`: `needs_bypass`),
     and as it stands when the gate decides: a label taken off while the runs went on is no
-    label, however the pull request read when the job started."""
+    label, however the pull request read when the job started. This run's `labeled` payload
+    shows the head only when it is the event of the label that stands (`stale_payload`)."""
     label = site.settings.bypass_label
     if label not in pull.labels or label not in github.labels(pull.number):
         return LabelWeighed()
     applied = github.latest_labeled(pull.number, label)
     labeled_at = applied.created_at if applied else None
     covered: str | None = None
+    unproven = ""
     context = site.context
     if (
         context.action == "labeled"
@@ -45,8 +49,13 @@ def check_bypass(
         and context.pr_number == pull.number
         and context.head_sha
     ):
-        covered = context.head_sha
-    elif previous is not None and previous.label == label and previous.labeled_at == labeled_at:
+        unproven = stale_payload(context, applied)
+        covered = None if unproven else context.head_sha
+    if (
+        covered is None
+        and previous is not None
+        and (previous.label, previous.labeled_at) == (label, labeled_at)
+    ):
         covered = previous.sha
     record = BypassRecord(label, labeled_at, covered) if covered else None
     if not needed:
@@ -61,11 +70,55 @@ def check_bypass(
         applied_at=labeled_at,
         permission=permission,
         covered_sha=covered,
+        unproven=unproven,
     )
     if isinstance(verdict, Bypass):
         by_author = bool(actor) and actor == pull.author
         return LabelWeighed(dataclasses.replace(verdict, by_author=by_author), record=record)
     return LabelWeighed(refusal=verdict, record=record)
+
+
+LABELED_SKEW = timedelta(seconds=5)
+"""How much earlier than the `labeled` event's `created_at` the payload's
+`pull_request.updated_at` may read and still be that event's own: GitHub writes both to the
+second, in separate writes. A label removed and applied again within it is not told apart."""
+
+
+def stale_payload(context: WorkflowContext, applied: LabelEvent | None) -> str:
+    """Why this run's `labeled` payload is not the event of the label that stands ("" when it
+    is). Only that event shows the head the label was applied on: a run still going on when
+    the label was removed and applied again (by anyone, on another head) reads the newer event
+    from the API, and a re-run replays its old payload. The payload is that event's when the
+    same user sent it and it was made no earlier than the event (`LABELED_SKEW`)."""
+    if applied is None or not applied.actor:
+        return "the issue events API does not say who applied the label that stands"
+    if context.event_sender != applied.actor:
+        return (
+            f"it is the label {context.event_sender or 'someone'} applied, and the label that "
+            f"stands was applied by {applied.actor}"
+        )
+    made, labeled = instant(context.event_updated_at), instant(applied.created_at)
+    if made is None or labeled is None:
+        return (
+            f"its time ({context.event_updated_at or 'none'}) cannot be weighed against the "
+            f"label's ({applied.created_at or 'none'})"
+        )
+    if made < labeled - LABELED_SKEW:
+        return (
+            f"it was made at {context.event_updated_at}, before the label that stands was "
+            f"applied at {applied.created_at} (a re-run of an earlier run, or the label was "
+            "removed and applied again since)"
+        )
+    return ""
+
+
+def instant(text: str | None) -> datetime | None:
+    """GitHub's ISO 8601 time with its zone; None for anything else."""
+    try:
+        moment = datetime.fromisoformat(text or "")
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else None
 
 
 def needs_bypass(outcome: Outcome) -> bool:

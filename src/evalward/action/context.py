@@ -28,6 +28,11 @@ class WorkflowContext:
     """The event's `action` (opened, synchronize, labeled, …)."""
     event_label: str = ""
     """On `labeled`/`unlabeled`: the label that was added or removed."""
+    event_sender: str = ""
+    """The event's `sender.login`: on `labeled`, who applied the label."""
+    event_updated_at: str = ""
+    """A pull_request event's `pull_request.updated_at`, as written: on `labeled`, GitHub's
+    time of applying the label (a re-run replays the old payload, and its old time)."""
     ref: str = ""
     sha: str = ""
     default_branch: str = ""
@@ -64,6 +69,7 @@ def load_context(env: Mapping[str, str]) -> WorkflowContext:
         "run_id": env.get("GITHUB_RUN_ID", ""),
         "action": str(event.get("action") or ""),
         "event_label": str(dig(event, "label", "name") or ""),
+        "event_sender": str(dig(event, "sender", "login") or ""),
         "ref": env.get("GITHUB_REF") or str(event.get("ref") or ""),
         "sha": env.get("GITHUB_SHA") or str(event.get("after") or ""),
         "default_branch": str(dig(event, "repository", "default_branch") or ""),
@@ -80,6 +86,7 @@ def load_context(env: Mapping[str, str]) -> WorkflowContext:
             pr_number=int(pull["number"]),
             base_sha=str(dig(pull, "base", "sha") or ""),
             head_sha=str(dig(pull, "head", "sha") or ""),
+            event_updated_at=str(pull.get("updated_at") or ""),
         )
     return WorkflowContext(**context)
 

@@ -115,12 +115,15 @@ def judge_bypass(
     applied_at: str | None,
     permission: str | None,
     covered_sha: str | None,
+    unproven: str = "",
 ) -> Bypass | BypassRefusal:
     """Honour the label only for a user with write access, and (scope `sha`) for its own head.
 
     `covered_sha` is the head the label was applied to, when evalward can prove it: from the
     `labeled` event's payload, or from the record in its own comment. A push after the label
     changes the head, so with scope `sha` the gate is armed again until someone re-applies it.
+    `unproven` says why this run's `labeled` payload proves no head ("" when it does, or the
+    run is not one), so that a refusal tells the labeler why their label did not count.
     The facts are keyword-only, so that one is never passed in another's place."""
 
     def refuse(reason: str) -> BypassRefusal:
@@ -139,6 +142,7 @@ def judge_bypass(
             f"the label was applied to {where}, and the head is now {head_sha[:12]}: with "
             "`bypass-scope: sha` a push after the label re-arms the gate; remove and re-apply "
             "the label to bypass this head"
+            + (f". This run's `labeled` event shows no head: {unproven}" if unproven else "")
         )
     return Bypass(label, applied_by, applied_at, permission, scope, head_sha)
 
