@@ -102,15 +102,14 @@ async def gate(job: Job, request: RunRequest) -> int:
     existing = _earlier_comment(job.console, github, number, job.site.marker)
     previous = BypassRecord.parse(existing.body) if existing else None
     needed = needs_bypass(outcome)
-    try:
-        label = check_bypass(job.site, github, pull, head_sha, previous, needed)
-    except GitHubError as exc:
-        job.console.log(
-            command("warning", f"{exc} The bypass label could not be checked: no bypass.")
-        )
-        label = LabelWeighed()
-    verdict = decide(outcome, label)
+    verdict = decide(outcome, _weigh(job, github, pull, head_sha, previous, needed))
     await attribute(job.console, request, verdict)
+    if verdict.decision.result is GateResult.bypassed:
+        # attribution (`mode: always`) may have run for minutes: the label is weighed as it
+        # stands when the check is written, and what attribution found stays for the reports
+        again = _weigh(job, github, pull, head_sha, previous, needed)
+        if again.bypass is None:
+            verdict = decide(outcome, again)
     report = gate_report(job.site, verdict, pull, head_sha)
     body = write_everything(job, verdict, report)
     audit(job.console, job.site, verdict, number, head_sha)
@@ -136,6 +135,25 @@ async def gate(job: Job, request: RunRequest) -> int:
         _post_comment(job, github, pull, marked if fits else body)
     report_check(job, verdict, report, head_sha, gating=True)
     return conclude(job.console, verdict)
+
+
+def _weigh(
+    job: Job,
+    github: GitHubClient,
+    pull: PullInfo,
+    head_sha: str,
+    previous: BypassRecord | None,
+    needed: bool,
+) -> LabelWeighed:
+    """The bypass label as it stands now (`check_bypass`); GitHub failing to say costs a
+    warning and the bypass, never the decision."""
+    try:
+        return check_bypass(job.site, github, pull, head_sha, previous, needed)
+    except GitHubError as exc:
+        job.console.log(
+            command("warning", f"{exc} The bypass label could not be checked: no bypass.")
+        )
+        return LabelWeighed()
 
 
 async def _outcome(
