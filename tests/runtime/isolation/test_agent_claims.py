@@ -7,6 +7,7 @@ way two jobs would, and from this one.
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -139,3 +140,19 @@ def test_a_claims_folder_another_user_could_change_is_refused(tmp_path: Path) ->
     folder.symlink_to(tmp_path)
     with pytest.raises(ConfigError, match="not a folder"):
         claim_pair({0}, folder)
+
+
+@needs_root
+def test_only_the_claims_folder_s_owner_may_list_what_the_machine_s_jobs_gate(
+    tmp_path: Path,
+) -> None:
+    """The turns' names hold the commits the jobs gate: an agent of another job must not
+    list them. A folder an earlier evalward left open to reading is closed."""
+    made = tmp_path / "made"
+    claim_pair({0}, made).release()
+    assert stat.S_IMODE(made.stat().st_mode) == 0o700
+    left_open = tmp_path / "left-open"
+    left_open.mkdir(mode=0o755)
+    left_open.chmod(0o755)
+    claim_pair({0}, left_open).release()
+    assert stat.S_IMODE(left_open.stat().st_mode) == 0o700

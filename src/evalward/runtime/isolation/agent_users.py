@@ -150,10 +150,12 @@ def end_unclaimed(uids: Iterable[int], end: Callable[[int], object], folder: Pat
 
 def checked_folder(folder: Path, what: str) -> None:
     """Make the folder, or check that the one there is evalward's: another user's folder
-    could let its owner take a pair away from the job holding it, or a side's turn.
-    `what` starts the message (what is kept there, by what)."""
+    could let its owner take a pair away from the job holding it, or a side's turn. Only
+    its owner may list it: the names of its turns hold the commits the machine's jobs gate,
+    which an agent of another job (a pull request's code) must not learn. `what` starts the
+    message (what is kept there, by what)."""
     with contextlib.suppress(FileExistsError):
-        folder.mkdir(mode=0o755)
+        folder.mkdir(mode=0o700)
     info = folder.lstat()
     if (
         not stat.S_ISDIR(info.st_mode)
@@ -165,6 +167,8 @@ def checked_folder(folder: Path, what: str) -> None:
             f"may write (owner {info.st_uid}, mode {stat.S_IMODE(info.st_mode):o}); remove "
             "it, or name a user"
         )
+    if stat.S_IMODE(info.st_mode) != 0o700:  # made open by an earlier evalward
+        folder.chmod(0o700, follow_symlinks=False)
 
 
 def _unowned(uid: int) -> bool:
