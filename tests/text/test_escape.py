@@ -7,10 +7,12 @@ import pytest
 
 from evalward.action.workflow import command
 from evalward.report.html import Page, html_chunks
+from evalward.report.markdown import pieces_md
 from evalward.resources.common import Severity
 from evalward.rundata.results import FixtureResult, Status, Verdict
 from evalward.rundata.trace import Trace
 from evalward.text import escaping
+from evalward.text.escaping import TERMINAL
 
 pytestmark = pytest.mark.unit
 
@@ -49,6 +51,28 @@ def test_links_and_mentions_are_neutralised_for_github_and_left_intact_on_a_term
     assert terminal == "see https://example.com/x and www.example.org, ask @octocat \\| done"
     assert "\u200b" not in escaping.terminal_block(text)
     assert "@\u200boctocat" in escaping.block(text)
+
+
+LATEX = r"$\Huge\color{green}\textsf{✅ evalward: every affected Eval passes}$ $$\color{white}x$$"
+"""What GitHub would draw as MathJax after markdown: a huge green verdict, hidden text."""
+
+
+def test_every_dollar_is_literal_in_github_markdown_and_kept_on_a_terminal() -> None:
+    github = escaping.inline(LATEX)
+    assert "$" not in github.replace("<span>$</span>", ""), github
+    assert github.startswith(r"<span>$</span>\\Huge\\color{green}"), github
+    assert github.count("<span>$</span>") == LATEX.count("$") == 6
+    assert escaping.terminal_inline(LATEX) == LATEX
+    costs = escaping.inline("cost $0.000123 ≤ $0.05")
+    assert costs == "cost <span>$</span>0.000123 ≤ <span>$</span>0.05"
+
+
+def test_a_dollar_beside_a_code_piece_opens_no_math() -> None:
+    """`$` + code span + `$` is GitHub's other inline math form ($`…`$)."""
+    said = pieces_md((("tool $", False), ("x^2", True), ("$ called", False)), escaping.GITHUB)
+    assert said == "tool <span>$</span>`x^2`<span>$</span> called"
+    terminal = pieces_md((("tool $", False), ("x^2", True), ("$ called", False)), TERMINAL)
+    assert terminal == "tool $`x^2`$ called"
 
 
 def test_the_terminal_sink_shows_control_characters_by_name() -> None:

@@ -3,10 +3,10 @@
 The comment is shown in two places, each with its own pair of escapes (a `Sink`):
 
 - `GITHUB`: markdown that GitHub renders (the PR comment, the job summary, comment.md).
-  Agent output must not ping people, inject HTML, close our `<details>`, forge links, or fake
-  evalward's own sections. Inline text is HTML-escaped and has markdown syntax, autolinks
-  (every `://` and `www.`, whatever precedes it) and every `@` neutralised; blocks go into a
-  code fence longer than any backtick run inside them.
+  Agent output must not ping people, inject HTML, close our `<details>`, forge links, draw
+  math, or fake evalward's own sections. Inline text is HTML-escaped and has markdown syntax,
+  autolinks (every `://` and `www.`, whatever precedes it), every `@` and every `$`
+  neutralised; blocks go into a code fence longer than any backtick run inside them.
 - `TERMINAL`: the same markdown printed as text by the command line. Nothing renders it, so
   nothing is a link or a mention and a URL must survive being copied: text stays as it is,
   but for `|` (which would shift a table's columns) and control characters (an escape
@@ -51,6 +51,12 @@ _AUTOLINK = re.compile(r"(?i)://|www\.")
 stands: github.com's parser links an address glued to a digit or `_` (`2https://…`,
 `my_www.…`), so no word boundary is asked for. A zero-width space before its last character
 keeps the text readable and unlinked."""
+_DOLLAR = "<span>$</span>"
+"""A literal `$` in GitHub markdown, the form GitHub's docs give ("Writing mathematical
+expressions"). GitHub renders `$…$` and `$$…$$` outside code as MathJax after markdown, so a
+backslash escape, which markdown removes first, does not stop it: agent text could draw a
+huge green "every Eval passes" or hide words in white, and evalward's own "cost $0.01 ≤
+$0.05" would turn into math."""
 _BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 """C0 and C1 controls but tab and newline: ESC starts a sequence the terminal obeys, CR
@@ -94,7 +100,9 @@ def inline(text: object, limit: int = 300) -> str:
     value = _REFERENCE.sub(lambda m: m[0] + _ZERO_WIDTH, value)
     # every `@`: before a letter it is a mention, and GitHub links `name@domain` whatever the
     # domain starts with (`billing@_evil.example`)
-    return value.replace("@", "@" + _ZERO_WIDTH)
+    value = value.replace("@", "@" + _ZERO_WIDTH)
+    # last: the span is HTML that nothing above may escape
+    return value.replace("$", _DOLLAR)
 
 
 def block(text: object, limit: int = 4000) -> str:
