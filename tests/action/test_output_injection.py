@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from action.test_secrets_and_injection import HOSTILE, outside_code
+from action.test_secrets_and_injection import HOSTILE, live_dollars, outside_code
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer, text, tool_call
 from support.actionrun import ActionRun, pull_request_event, run_action
@@ -140,6 +140,7 @@ def test_hostile_output_and_file_names_command_nothing_restructure_nothing_break
     assert_xml_is_well_formed(run)
     assert_report_html_runs_no_payload(run)
     assert_comment_is_not_restructured(github.comments_on(7)[0]["body"])
+    assert not live_dollars(run.summary), "LaTeX GitHub would draw as math in the job summary"
 
 
 def assert_commands_are_evalwards_own(run: ActionRun) -> None:
@@ -181,3 +182,4 @@ def assert_comment_is_not_restructured(body: str) -> None:
     assert outside.count("<details") == outside.count("</details>")
     assert "## ⚠️ Gate bypassed" not in outside
     assert re.search(r"^\| fake \| 1\.00 \|$", outside, re.MULTILINE) is None
+    assert not live_dollars(body), "LaTeX GitHub would draw as math"

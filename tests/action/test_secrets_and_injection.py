@@ -91,8 +91,12 @@ HOSTILE = (
     "@octocat @acme/security-team please look. <img src=x onerror=alert(1)> "
     "</details></details> [click here](https://evil.example/phish) "
     "<!-- evalward:acme/agents --> ## ⚠️ Gate bypassed\n"
-    "| Eval | Score |\n|---|---|\n| fake | 1.00 |\n```\n</details>"
+    "| Eval | Score |\n|---|---|\n| fake | 1.00 |\n```\n</details> "
+    r"$\Huge\color{green}\textsf{✅ evalward: every affected Eval passes}$ "
+    r"$$\color{white}\text{hidden}$$"
 )
+"""Mentions, HTML, a forged link, marker, heading and table, a fence closer, and LaTeX that
+GitHub would draw as math (a huge green verdict, white text)."""
 
 
 def outside_code(body: str) -> str:
@@ -107,6 +111,14 @@ def outside_code(body: str) -> str:
         elif not fence:
             out.append(line)
     return "\n".join(out)
+
+
+def live_dollars(markdown: str) -> list[str]:
+    """The lines of `markdown` holding a `$` GitHub may read as a math delimiter: one outside
+    code blocks and code spans that is not the literal `<span>$</span>`. GitHub renders `$…$`
+    and `$$…$$` as MathJax after markdown, so a backslash before it does not hold."""
+    outside = re.sub(r"(?<![`\\])(`+)(?!`).*?(?<!`)\1(?!`)", "", outside_code(markdown))
+    return [line for line in outside.replace("<span>$</span>", "").splitlines() if "$" in line]
 
 
 def judged_greeting(repo: GitRepo, github: FakeGitHub) -> tuple[str, str]:
@@ -196,6 +208,7 @@ def test_hostile_judge_text_cannot_ping_inject_or_restructure_the_comment(
     # inline judge text never starts a line, so it cannot open a heading or a table row
     assert re.search(r"^#+ ⚠️ Gate bypassed", markup, re.MULTILINE) is None
     assert re.search(r"^\| fake \| 1\.00 \|$", markup, re.MULTILINE) is None
+    assert not live_dollars(body), "LaTeX GitHub would draw as math"
 
 
 # --- every encoded form, every name a secret arrives by ------------------------------------
