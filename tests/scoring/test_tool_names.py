@@ -86,6 +86,17 @@ def test_a_qualified_tool_name_matches_the_name_users_write(
     assert status is expected, message
 
 
+def test_the_calls_listed_are_quoted_as_the_model_named_them() -> None:
+    """A name is the model's to choose: unquoted, `refund, greet` reads as two calls."""
+    status, message = run(
+        {"type": "trajectory", "tools": ["refund", "greet"]}, trace_of("refund, greet")
+    )
+    assert status is Status.failed
+    assert message == (
+        "tool calls 'refund, greet' do not match the reference 'refund', 'greet' (strict)"
+    )
+
+
 def test_a_near_miss_lists_the_calls_with_a_did_you_mean() -> None:
     status, message = run(
         {"type": "toolCalled", "tool": "lookup_orders"},
@@ -93,13 +104,13 @@ def test_a_near_miss_lists_the_calls_with_a_did_you_mean() -> None:
     )
     assert status is Status.failed
     assert message == (
-        "lookup_orders was never called (calls: OrderPlugin-lookup_order, greet); "
+        "lookup_orders was never called (calls: 'OrderPlugin-lookup_order', 'greet'); "
         "did you mean OrderPlugin-lookup_order?"
     )
     _, sequence = run(
         {"type": "toolSequence", "tools": ["greet", "lookup"]}, trace_of("greet", "lookup_order")
     )
-    assert sequence.endswith("calls were greet, lookup_order; did you mean lookup_order?")
+    assert sequence.endswith("calls were 'greet', 'lookup_order'; did you mean lookup_order?")
     _, args = run({"type": "toolArgs", "tool": "lookup_ordr", "args": {}}, trace_of("lookup_order"))
     assert args.endswith("did you mean lookup_order?")
 

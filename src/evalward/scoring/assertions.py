@@ -90,7 +90,9 @@ def _first(calls: list[str], tool: str) -> int | None:
 
 
 def _listing(calls: list[str]) -> str:
-    return ", ".join(calls) if calls else "none"
+    """The tools called, each quoted as `_short` quotes a value: a name is the model's to
+    choose, and unquoted one holding `, ` would read as two calls."""
+    return ", ".join(_short(name) for name in calls) if calls else "none"
 
 
 def _short(value: Any, limit: int = 80) -> str:
