@@ -77,8 +77,6 @@ class FixtureChecks:
         if isinstance(assertion, STATE_TYPES):
             status, message = check_state(assertion, self.playground)
             return JudgeOutcome(status, 1.0 if status is Status.passed else 0.0, message)
-        if isinstance(assertion, AssertSetAssertion):
-            return await self._group(assertion)
         if self.failed_transform is not None and assertion.type in READS_OUTPUT:
             return JudgeOutcome(Status.error, 0.0, self.failed_transform)
         read = self.read
@@ -92,6 +90,11 @@ class FixtureChecks:
                 read = await transform_output(assertion.transform, read, self.spec, self.scorers)
             except TransformError as exc:
                 return JudgeOutcome(Status.error, 0.0, str(exc))
+        if isinstance(assertion, AssertSetAssertion):
+            # its members read what the group reads: its turn, its transform (a group on a
+            # turn the conversation never reached fails, as each member there would)
+            narrowed = self if read is self.read else dataclasses.replace(self, read=read)
+            return await narrowed._group(assertion)
         return await self._checked(assertion, read)
 
     async def _checked(self, assertion: Assertion, read: Transformed) -> JudgeOutcome:
