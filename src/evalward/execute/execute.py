@@ -24,6 +24,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 
 from evalward.errors import ConfigError
+from evalward.plan.estimate import budget_estimate
 from evalward.plan.plan import PlannedRun
 from evalward.plan.playgrounds import source_of
 from evalward.plan.run_context import RunContext
@@ -65,7 +66,9 @@ class Execution:
     traces: TraceSpool | None = None
     """Where each result's trace moves once it is scored and cached, before `on_result`."""
     allowance: Allowance | None = None
-    """What the model proxy lets agents' own calls spend (its per-run share without one)."""
+    """What agents' own calls may spend past the plan's estimate: through the model proxy
+    (which holds each run to its share without one), and a declarative agent's past those
+    its run's estimate counted."""
     defers: Callable[[PlannedRun], bool] | None = None
     """The runs scored first without their judge assertions (`base_judging.BaseJudging`): a
     cached result is served to such a run only, or to any run once it is judged."""
@@ -96,6 +99,7 @@ class _Run:
 
     def __init__(self, context: RunContext, how: Execution) -> None:
         self.plan, self.checkouts, self.how = context.plan, context.checkouts, how
+        self.resources = context.resources
         self.providers, options = context.providers, context.options
         self.sandbox, self.cache = options.sandbox, options.cache
         self.keys = context.keys
@@ -460,9 +464,19 @@ class _Run:
                     fixture.conversation, spec.simulated_user.model, spec.judge.model
                 ),
                 allowance=self.how.allowance,
+                counted_calls=self._counted_calls(run, runner),
                 processes=processes,
             )
         )
+
+    def _counted_calls(self, run: PlannedRun, runner: AgentRunner) -> int:
+        """The agent's calls the budget counted for `run` when it was kept (`budget_estimate`:
+        a head run of a fixture the base gates with, by the base's agent): a declarative
+        agent makes those before its calls draw from the allowance. 0 without a budget."""
+        if self.how.allowance is None or not runner.kind.calls_estimated:
+            return 0
+        prices = self.providers.prices
+        return budget_estimate(run, self.plan, self.resources, prices).agent_calls
 
     async def _score(
         self, index: int, run: PlannedRun, trace: Trace, playground: PlaygroundRun | None

@@ -11,10 +11,11 @@ as docs/cli.md ("The estimate") sets out, with its ratio to what runs spent. Bes
   counts its answer as `REPLY_TOKENS`.
 
 What the estimate leaves of the budget is the `Allowance` of the calls that cannot be
-estimated: those bring-your-own agents (and command tools) make through the model proxy.
-The proxy counts them as they happen and refuses the first one past it. A simulated user's
-calls are estimated at their most (one per turn the conversation can reach), but what they
-read grows with what the agent says: their share stays in the allowance, and each call is
+estimated: those bring-your-own agents (and command tools) make through the model proxy,
+and a declarative agent's past the ones its run's estimate counted (`OwnCalls`). Each is
+counted as it happens, and the first one past it is refused. A simulated user's calls are
+estimated at their most (one per turn the conversation can reach), but what they read
+grows with what the agent says: their share stays in the allowance, and each call is
 counted against it as it is made, so the budget stops a conversation that outgrows it.
 
 Over budget, what runs is decided from the base's definitions alone (`trim_to_budget`).
@@ -133,6 +134,7 @@ def estimate_run(
         seen += REPLY_TOKENS * CHARS_PER_TOKEN + STEP_CHARS * 2
     calls *= agent_turns(fixture)
     seen *= agent_turns(fixture)
+    own = len(calls)
     users = [_Call(*call) for call in user_calls(fixture.conversation, eval_def.spec, seen)]
     calls += users
     rubrics = [len(a.rubric) for a in assertions if isinstance(a, JudgeAssertion)]
@@ -143,7 +145,7 @@ def estimate_run(
         calls += _pairwise_calls(eval_def.spec, fixture, seen)
     cost = _priced(calls, prices)
     tokens = sum(c.prompt + c.reply for c in calls)
-    return Estimate(len(calls), cost, tokens, len(users), _priced(users, prices) or 0.0)
+    return Estimate(len(calls), cost, tokens, len(users), _priced(users, prices) or 0.0, own)
 
 
 def _similar_calls(agent: AgentSpec, fixture: EvalFixtureSpec, estimated: bool) -> list[_Call]:

@@ -112,6 +112,31 @@ class Allowance:
 
 
 @dataclass
+class OwnCalls:
+    """One run's calls of a declarative agent, which evalward makes itself: the first
+    `counted` are those the plan's estimate counted for the run (`budget_estimate`), already
+    taken from the budget; each past them draws from the `Allowance`, as a call through the
+    model proxy does, so a pull request's `maxTurns` cannot spend past `max-model-calls`.
+    A run's calls are made one at a time: a reply's cost is the last call's."""
+
+    allowance: Allowance
+    counted: int
+    made: int = 0
+
+    def admit(self) -> str | None:
+        """Count one call about to be sent, or say why it is refused."""
+        if self.made >= self.counted and (refusal := self.allowance.admit(None)) is not None:
+            return refusal
+        self.made += 1
+        return None
+
+    def spend(self, cost_usd: float | None) -> None:
+        """Count the last call's cost, when it drew from the allowance."""
+        if self.made > self.counted:
+            self.allowance.spend(cost_usd)
+
+
+@dataclass
 class Ceiling:
     """A hard bound on the calls every provider of a run may make, whoever makes them (an
     agent, its simulated user, a judge, a program through the model proxy): attribution's
@@ -161,6 +186,9 @@ class Estimate:
     `Allowance`, rather than set aside ahead."""
     user_cost_usd: float = 0.0
     """Of `cost_usd`, the simulated users' calls' (priced ones)."""
+    agent_calls: int = 0
+    """Of `calls`, those evalward makes for a declarative agent: a run may make that many
+    before its calls draw from the `Allowance` (`OwnCalls`)."""
 
     def __add__(self, other: Estimate) -> Estimate:
         cost = (
@@ -174,6 +202,7 @@ class Estimate:
             self.tokens + other.tokens,
             self.user_calls + other.user_calls,
             self.user_cost_usd + other.user_cost_usd,
+            self.agent_calls + other.agent_calls,
         )
 
 

@@ -12,8 +12,9 @@ from evalward.providers.base import (
     ChatResponse,
     RunLabels,
 )
-from evalward.providers.registry import Providers
+from evalward.providers.registry import MeteredProvider, Providers
 from evalward.providers.tool_choice import choice_for
+from evalward.rundata.spending import OwnCalls
 from evalward.rundata.trace import Fallback, StepType, Trace
 from evalward.runtime.agents.resolved_agent import ResolvedAgent
 from evalward.runtime.tools.tools import ToolExecutor, ToolResult
@@ -26,18 +27,21 @@ async def run_declarative(
     labels: RunLabels,
     trace: Trace,
     executor: ToolExecutor,
+    *,
+    budget: OwnCalls | None = None,
 ) -> None:
     """Drive the tool loop until the model answers without tool calls or max turns is hit.
 
     Steps are appended to `trace` as they happen, so a timeout keeps what was done. `models`
     are tried in order: a call that fails after its retries moves the run to the next model
-    for good, and the trace records the fallback.
+    for good, and the trace records the fallback. Each call is held to `budget` (None: no
+    budget is set): one it refuses is never sent, and the run ends with an error saying so.
     """
     messages = opening_messages(agent)
     for message in conversation:
         messages.append(message)
         trace.add(StepType.input, content=message.content)
-    await continue_declarative(agent, messages, providers, labels, trace, executor)
+    await continue_declarative(agent, messages, providers, labels, trace, executor, budget=budget)
 
 
 def opening_messages(agent: ResolvedAgent) -> list[ChatMessage]:
@@ -52,6 +56,8 @@ async def continue_declarative(
     labels: RunLabels,
     trace: Trace,
     executor: ToolExecutor,
+    *,
+    budget: OwnCalls | None = None,
 ) -> None:
     """The tool loop from `messages` (the history so far, which it extends) to the agent's
     answer: one run, or one turn of a conversation."""
@@ -67,7 +73,7 @@ async def continue_declarative(
             labels=labels,
             tool_choice=choice_for(agent.spec.tool_choice, number),
         )
-        answered = await _complete(models, request, providers, trace)
+        answered = await _complete(models, request, providers, trace, budget)
         if answered is None:
             return
         model_id, response, elapsed_ms = answered
@@ -112,19 +118,43 @@ async def _call_tools(
     return True
 
 
+class _Refused(Exception):
+    """The budget refused a call before it was sent (`OwnCalls.admit`)."""
+
+
 async def _complete(
-    models: list[str], request: ChatRequest, providers: Providers, trace: Trace
+    models: list[str],
+    request: ChatRequest,
+    providers: Providers,
+    trace: Trace,
+    budget: OwnCalls | None,
 ) -> tuple[str, ChatResponse, float] | None:
-    """Ask the current model; on failure fall back down the list. None: all failed."""
+    """Ask the current model; on failure fall back down the list. None: all failed, or the
+    budget refused the call (an error of the agent's, not an outage: no other model is
+    tried)."""
     failures: list[str] = []
     outage = True
+
+    def admit() -> None:
+        """Run only when a provider is to be called: a reply from the cache is free."""
+        if budget is not None and (refusal := budget.admit()) is not None:
+            raise _Refused(refusal)
+
     while models:
         model_id = models[0]
         provider, model = providers.resolve(model_id)
         started = time.monotonic()
         trace.model_calls += 1
         try:
-            response = await provider.complete(replace(request, model=model))
+            if isinstance(provider, MeteredProvider):
+                response = await provider.complete(replace(request, model=model), before_call=admit)
+            else:
+                admit()
+                response = await provider.complete(replace(request, model=model))
+        except _Refused as refused:
+            trace.model_calls -= 1  # never sent
+            trace.add(StepType.error, content=f"a model call was refused: {refused}")
+            return None
         except ProviderError as exc:
             failures.append(f"{model_id}: {exc}")
             outage = outage and isinstance(exc, ProviderUnavailable)
@@ -141,6 +171,8 @@ async def _complete(
             continue
         if response.cached:
             trace.cache_hits += 1
+        elif budget is not None and providers.override is None:  # a mock script's is free
+            budget.spend(response.usage.cost_usd)
         return model_id, response, (time.monotonic() - started) * 1000
     trace.add(StepType.error, content="; ".join(failures) or "no model to call")
     trace.provider_unavailable = bool(failures) and outage

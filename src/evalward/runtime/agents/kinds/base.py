@@ -48,7 +48,11 @@ class FixtureRun:
     user_model: str | None = None
     """The model that plays the conversation's simulated user, if it has one."""
     allowance: Allowance | None = None
-    """The job's budget its simulated user's calls are metered against (None: no budget)."""
+    """The job's budget its simulated user's calls are metered against (None: no budget),
+    and its declarative agent's past `counted_calls`."""
+    counted_calls: int = 0
+    """The declarative agent's calls the plan's estimate counted for the run
+    (`budget_estimate`), taken from the budget before it ran."""
     env: Mapping[str, str] = field(default_factory=dict)
     """Where the run's playground is (runtime/playground/): given to every program of the
     run and, for an http agent, in the request's `playground`."""

@@ -15,6 +15,7 @@ from typing import ClassVar
 from evalward.errors import McpFailure
 from evalward.providers.base import ChatMessage
 from evalward.resources.agent import AgentSpec
+from evalward.rundata.spending import OwnCalls
 from evalward.rundata.trace import StepType
 from evalward.runtime.agents.conversation import TurnAnswer
 from evalward.runtime.agents.conversation_agents import ConversationRun, turn_final
@@ -24,7 +25,7 @@ from evalward.runtime.agents.declarative import (
     run_declarative,
 )
 from evalward.runtime.agents.inputs import input_messages
-from evalward.runtime.agents.kinds.base import AgentKind, RunPlace
+from evalward.runtime.agents.kinds.base import AgentKind, FixtureRun, RunPlace
 from evalward.runtime.tools.mcp_tools import McpToolbox
 from evalward.runtime.tools.tools import ToolExecutor
 
@@ -57,7 +58,13 @@ class DeclarativeKind(AgentKind):
                 else:
                     messages = input_messages(run.fixture_input)
                     await run_declarative(
-                        setup.agent, messages, setup.providers, run.labels, trace, executor
+                        setup.agent,
+                        messages,
+                        setup.providers,
+                        run.labels,
+                        trace,
+                        executor,
+                        budget=_own_calls(run),
                     )
         except McpFailure as failure:  # a server that could not start: nothing ran
             trace.add(StepType.error, content=str(failure))
@@ -67,12 +74,15 @@ class DeclarativeKind(AgentKind):
         """One history, extended by every turn's tool loop."""
         agent, providers, trace = self.setup.agent, self.setup.providers, place.trace
         messages = opening_messages(agent)
+        budget = _own_calls(place.run)  # the whole conversation's
 
         async def answer(history: list[ChatMessage], turn: int) -> str:
             if turn == 1:  # the conversation's own opening instructions, if it has them
                 messages.extend(m for m in history[:-1] if m.role == "system")
             messages.append(history[-1])
-            await continue_declarative(agent, messages, providers, talk.labels, trace, executor)
+            await continue_declarative(
+                agent, messages, providers, talk.labels, trace, executor, budget=budget
+            )
             return turn_final(trace, turn)
 
         return answer
@@ -94,3 +104,8 @@ class DeclarativeKind(AgentKind):
         service = place.run.env.get("EVALWARD_SERVICE_URL")
         async with connected(servers, own_tools, place.launch, service) as toolbox:
             yield toolbox
+
+
+def _own_calls(run: FixtureRun) -> OwnCalls | None:
+    """What the run's model calls are held to: none without a budget."""
+    return None if run.allowance is None else OwnCalls(run.allowance, run.counted_calls)
