@@ -92,6 +92,30 @@ def test_a_declarative_agent_that_loops_on_a_tool_is_stopped_at_the_budget(
     assert (run.returncode, run.outputs["result"]) == (1, "fail")
 
 
+def test_rounds_of_adaptive_reps_are_not_paid_from_what_a_looping_agent_already_spent(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """Under adaptive reps the head's failing run asks for more reps: a round is run only
+    if what the budget leaves still holds it once the looping run's calls are counted. It
+    does not, so the fixture is left undecided: the gate is incomplete, never green."""
+    adaptive = helper_eval("execution: { reps: { min: 1, max: 8 } }")
+    base = commit_suite(repo, adaptive, ["f0"])
+    repo.branch("change")
+    head = repo.commit("a looping agent", {"agent.yaml": LOOPING_AGENT})
+    scripted(model, "v1", {"f0": [True] * 10})
+    model.script(
+        lambda b: "(v2)" in json.dumps(b),
+        *([tool_call("ping", {})] * 150 + [text("the answer")]),
+    )
+
+    run = gate_pull_request(repo, github, base, head, env, {"max-model-calls": "5", "cache": "off"})
+
+    document = results(repo)
+    assert document["run"]["spent"]["model_calls"] == len(model.requests) <= 5
+    assert "adaptive reps stopped early" in document["reason"] + " ".join(document["notes"])
+    assert (run.returncode, run.outputs["result"]) == (1, "incomplete")
+
+
 TOOL_AGENT = (
     AGENT
     + """\

@@ -24,7 +24,7 @@ from evalward.plan.run_context import RunContext
 from evalward.resources.gate_policy import FlakyOnMain
 from evalward.rundata.results import FixtureResult
 from evalward.rundata.sides import Side
-from evalward.rundata.spending import Budget, Estimate
+from evalward.rundata.spending import Allowance, Budget, Estimate
 from evalward.verdict.adaptive import SequentialTests, more_runs
 from evalward.verdict.preference import pass_rate_share
 from evalward.verdict.settle import outcomes
@@ -104,7 +104,7 @@ async def run_rounds(
             break
         if budget.limited:
             cost = budget_total(extra, plan, context.resources, context.providers.prices)
-            refused = _over(budget, committed, cost)
+            refused = _over(budget, committed, cost, how.allowance)
             if refused:
                 notes.append(
                     f"{'adaptive reps' if len(held) < len(extra) else 'base runs'} stopped "
@@ -203,12 +203,20 @@ def next_round(
     return extra
 
 
-def _over(budget: Budget, committed: Estimate | None, more: Estimate) -> str:
+def _over(
+    budget: Budget, committed: Estimate | None, more: Estimate, left: Allowance | None
+) -> str:
+    """The limit `more` would exceed on top of what is `committed`, or of what the calls
+    past the estimate (agents' own and simulated users') already drew from the budget's
+    `left`: what was spent is not set aside again ("" for none)."""
+    drawn = left.short_of(more) if left is not None else ""
     calls = more.calls + (committed.calls if committed is not None else 0)
-    if budget.max_model_calls is not None and calls > budget.max_model_calls:
+    if budget.max_model_calls is not None and (
+        calls > budget.max_model_calls or drawn == "max-model-calls"
+    ):
         return f"max-model-calls ({budget.max_model_calls})"
     if budget.max_cost_usd is not None and more.cost_usd is not None:
         spent = more.cost_usd + (committed.cost_usd or 0.0 if committed is not None else 0.0)
-        if spent > budget.max_cost_usd:
+        if spent > budget.max_cost_usd or drawn == "max-cost-usd":
             return f"max-cost-usd ({budget.max_cost_usd})"
     return ""

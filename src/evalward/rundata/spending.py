@@ -75,6 +75,19 @@ class Allowance:
             counted = estimate.cost_usd - estimate.user_cost_usd
             self.max_cost_usd = max(self.max_cost_usd - counted, 0.0)
 
+    def short_of(self, estimate: Estimate) -> str:
+        """The limit `estimate`'s calls that are not metered here would take past what is
+        left ("" for none): a round of adaptive reps is set aside from what the calls drawn
+        so far left, not from what they spent already."""
+        calls = self.calls + estimate.calls - estimate.user_calls
+        if self.max_calls is not None and calls > self.max_calls:
+            return "max-model-calls"
+        if self.max_cost_usd is not None and estimate.cost_usd is not None:
+            counted = estimate.cost_usd - estimate.user_cost_usd
+            if self.cost_usd + counted > self.max_cost_usd:
+                return "max-cost-usd"
+        return ""
+
     def admit(self, run: str | None = "") -> str | None:
         """Count one call of `run` (any key that tells runs apart; None for a call that is
         no run's own: a simulated user's), or say why it is refused."""
