@@ -1081,14 +1081,7 @@ def test_control_base_runs_the_budget_cannot_hold_alone_are_allowed_and_said_fir
     )
 
 
-OTHER_AGENT = """\
-apiVersion: evalward.dev/v1
-kind: Agent
-metadata: {{ name: other }}
-spec:
-  models: [openai/gpt-4.1-mini]
-  system: You are another helper ({version}). Answer in one sentence.
-"""
+OTHER_AGENT = AGENT.replace("name: helper", "name: other").replace("a helper", "another helper")
 
 
 def labelled_fixture(agent: str, name: str, severity: str) -> str:
