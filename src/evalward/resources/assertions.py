@@ -336,3 +336,35 @@ def flatten(assertions: list[Assertion]) -> list[Assertion]:
         else:
             out.append(assertion)
     return out
+
+
+ToolField = tuple[tuple[str | int, ...], str, bool]
+"""Where in an assertion a tool is named (from the assertion), the name as written, and
+whether the check wants a call of it (else it passes without one)."""
+
+
+def tool_fields(assertion: Assertion) -> list[ToolField]:
+    """The assertion's own fields that name a tool (a group's members are assertions of their
+    own): what the names are compared by, before a run (plan/preflight/tool_refs.py) and as a
+    head run of a fixture the base gates with is scored (scoring/fixture_checks.py)."""
+    if isinstance(assertion, ToolCalledAssertion):
+        return [
+            (("tool",), assertion.tool, True),
+            *((("before", i), name, False) for i, name in enumerate(assertion.before)),
+            *((("after", i), name, True) for i, name in enumerate(assertion.after)),
+        ]
+    if isinstance(assertion, ToolNotCalledAssertion):
+        return [
+            (("tool",), assertion.tool, False),
+            *((("after", i), name, False) for i, name in enumerate(assertion.after)),
+        ]
+    if isinstance(assertion, ToolArgsAssertion):
+        return [(("tool",), assertion.tool, True)]
+    if isinstance(assertion, LatencyAssertion) and assertion.tool is not None:
+        return [(("tool",), assertion.tool, False)]
+    if isinstance(assertion, ToolSequenceAssertion | TrajectoryAssertion):
+        wants = not (
+            isinstance(assertion, TrajectoryAssertion) and assertion.mode is TrajectoryMode.subset
+        )
+        return [(("tools", i), name, wants) for i, name in enumerate(assertion.tools)]
+    return []

@@ -28,17 +28,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from evalward.resources.agent import AgentSpec
-from evalward.resources.assertions import (
-    Assertion,
-    AssertSetAssertion,
-    LatencyAssertion,
-    ToolArgsAssertion,
-    ToolCalledAssertion,
-    ToolNotCalledAssertion,
-    ToolSequenceAssertion,
-    TrajectoryAssertion,
-    TrajectoryMode,
-)
+from evalward.resources.assertions import Assertion, AssertSetAssertion, tool_fields
 from evalward.resources.mcp import QUALIFIER
 from evalward.resources.models import EvalFixtureSpec
 from evalward.resources.problems import did_you_mean
@@ -144,24 +134,4 @@ def _in(assertions: Sequence[Assertion], at: PathKey) -> Iterator[tuple[PathKey,
 
 def _fields(assertion: Assertion, at: PathKey) -> list[tuple[PathKey, str, bool]]:
     """The assertion's fields that name a tool: where, the name, whether it wants a call."""
-    if isinstance(assertion, ToolCalledAssertion):
-        return [
-            ((*at, "tool"), assertion.tool, True),
-            *(((*at, "before", i), name, False) for i, name in enumerate(assertion.before)),
-            *(((*at, "after", i), name, True) for i, name in enumerate(assertion.after)),
-        ]
-    if isinstance(assertion, ToolNotCalledAssertion):
-        return [
-            ((*at, "tool"), assertion.tool, False),
-            *(((*at, "after", i), name, False) for i, name in enumerate(assertion.after)),
-        ]
-    if isinstance(assertion, ToolArgsAssertion):
-        return [((*at, "tool"), assertion.tool, True)]
-    if isinstance(assertion, LatencyAssertion) and assertion.tool is not None:
-        return [((*at, "tool"), assertion.tool, False)]
-    if isinstance(assertion, ToolSequenceAssertion | TrajectoryAssertion):
-        wants = not (
-            isinstance(assertion, TrajectoryAssertion) and assertion.mode is TrajectoryMode.subset
-        )
-        return [((*at, "tools", i), name, wants) for i, name in enumerate(assertion.tools)]
-    return []
+    return [((*at, *field), name, wants) for field, name, wants in tool_fields(assertion)]
