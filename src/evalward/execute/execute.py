@@ -498,6 +498,10 @@ class _Run:
                 scorers=self.gate_scorers
                 if run.side is Side.head and run.fixture in checkout.gate_fixtures
                 else self.scorers[run.side],
+                removed_tools={
+                    removed.name: removed.message
+                    for removed in checkout.removed_tools.get((run.eval, run.fixture), ())
+                },
             )
             # A model call that failed under an agent's own code may have been worked around
             # or not: like an error, such a run is tried again next time rather than reused. A

@@ -21,6 +21,7 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from evalward.files.committed import RepoFiles
 from evalward.plan.changes import ChangeSet
@@ -30,6 +31,9 @@ from evalward.resources.gate_policy import BaseRuns, RegressionPolicy
 from evalward.resources.models import Eval
 from evalward.resources.repo_config import RepoConfig
 from evalward.rundata.sides import GateConfig, Side
+
+if TYPE_CHECKING:
+    from evalward.plan.preflight.tool_refs import RemovedTool
 
 
 @dataclass(frozen=True, order=True)
@@ -342,6 +346,13 @@ class Checkout:
     """The fixtures of this (head) side that the base branch defines (`gate-config: base`):
     their code scorers run as the base side's user, which no program of the pull request
     runs as."""
+    removed_tools: Mapping[tuple[str, str], tuple[RemovedTool, ...]] = field(
+        default_factory=dict, compare=False
+    )
+    """By (Eval, fixture) of `gate_fixtures`: the tools its checks that pass without a call
+    name, which the base side's agent has and this (head) side's does not (`tool_refs.
+    removed_tools`). Those checks fail: the pull request cannot make the base's guard vacuous
+    by renaming the tool it guards."""
     reads: frozenset[str] | None = None
     """What this side's runs read of `root` (`plan/reach.py`), when `root` holds more:
     all an agent user's copy of it needs. None: all of it."""

@@ -40,6 +40,7 @@ from evalward.plan.plan import (
     undefined,
 )
 from evalward.plan.playgrounds import uses_playgrounds, world_names
+from evalward.plan.preflight.tool_refs import removed_in_gate
 from evalward.plan.reach import agents_reach, world_reach
 from evalward.plan.run_setup import RunSetup
 from evalward.resources import ResourceSet
@@ -103,6 +104,10 @@ def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
         # base's checkout does; a program that names no `watch` gets it all.
         reads = agents_reach(gate, plan.may_run(Side.head), index.listed).checkout
         gated = bases.gating.fixtures if from_base and bases.gating is not None else {}
+        # known before a run where both sides' agents are: what a renamed tool makes vacuous
+        removed = (
+            removed_in_gate(gate, bases.base, gated) if gated and bases.base is not None else {}
+        )
         checkouts = {
             Side.head: Checkout(
                 Side.head,
@@ -115,6 +120,7 @@ def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
                 world_files=bases.gating.files if world is not None and bases.gating else None,
                 reads=frozenset(reads) if reads is not None else None,
                 gate_fixtures=frozenset(gated),  # the base's fixtures, scored as the base
+                removed_tools=removed,
             )
         }
         if (base_checkout := bases.checkout(merge_base, plan)) is not None:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from evalward.errors import TransformError
 from evalward.providers.base import RunLabels
@@ -21,6 +22,7 @@ from evalward.resources.assertions import (
     AssertSetAssertion,
     JudgeAssertion,
     SimilarAssertion,
+    tool_fields,
 )
 from evalward.resources.code_scorer import CodeAssertion
 from evalward.resources.models import EvalFixtureSpec
@@ -67,6 +69,10 @@ class FixtureChecks:
     scorers: CodeScorers | None = None
     failed_transform: str | None = None
     """Why the fixture's transform gave nothing: every check of the output is then an error."""
+    removed_tools: Mapping[str, str] = field(default_factory=dict)
+    """A head run of a fixture the base gates with: each tool the base side's agent has and
+    the pull request removed or renamed, by its name in the fixture, and why a check that
+    passes without a call of it fails (plan/preflight/tool_refs.py, `removed_tools`)."""
 
     async def outcome(self, assertion: Assertion) -> JudgeOutcome:
         """One assertion's status, score and message."""
@@ -74,6 +80,9 @@ class FixtureChecks:
         unread = _unreadable(trace)
         if unread is not None:
             return unread
+        removed = self._removed(assertion)
+        if removed is not None:
+            return JudgeOutcome(Status.failed, 0.0, removed)
         if isinstance(assertion, STATE_TYPES):
             status, message = check_state(assertion, self.playground)
             return JudgeOutcome(status, 1.0 if status is Status.passed else 0.0, message)
@@ -96,6 +105,14 @@ class FixtureChecks:
             narrowed = self if read is self.read else dataclasses.replace(self, read=read)
             return await narrowed._group(assertion)
         return await self._checked(assertion, read)
+
+    def _removed(self, assertion: Assertion) -> str | None:
+        """Why the assertion fails unread: a field of it that passes without a call names a
+        tool the pull request took from the agent (`removed_tools`)."""
+        for _, name, wants_a_call in tool_fields(assertion):
+            if not wants_a_call and name in self.removed_tools:
+                return self.removed_tools[name]
+        return None
 
     async def _checked(self, assertion: Assertion, read: Transformed) -> JudgeOutcome:
         trace = read.trace

@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import statistics
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 
 from evalward.providers.base import CallTally, RunLabels
 from evalward.resources import Eval, EvalFixture, Located
@@ -77,16 +77,20 @@ async def score_fixture(
     regex_timeout: float = REGEX_TIMEOUT_SECONDS,
     playground: PlaygroundRun | None = None,
     scorers: CodeScorers | None = None,
+    removed_tools: Mapping[str, str] | None = None,
 ) -> FixtureResult:
     """Score one run of one fixture (`run`: its Eval, side, rep and commit); judge
     assertions (and code scorers, run by `scorers`) run concurrently, state criteria read
-    `playground`."""
+    `playground`; a check that passes without a call of one of `removed_tools` fails
+    (`FixtureChecks.removed_tools`)."""
     spec = fixture.resource.spec
     judge = judge or EvalJudge(eval=run.eval)
     read, failed = await fixture_read(spec, trace, scorers)
     tally = CallTally()
     labels = _judge_labels(fixture, run, tally)
-    checks = FixtureChecks(spec, read, judge, labels, regex_timeout, playground, scorers, failed)
+    checks = FixtureChecks(
+        spec, read, judge, labels, regex_timeout, playground, scorers, failed, removed_tools or {}
+    )
     assertions = spec.every_assertion
     outcomes = await checks.outcomes(assertions)
     results = [

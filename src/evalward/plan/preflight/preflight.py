@@ -16,7 +16,9 @@ depends on the machine (keys, the sandbox) is checked by the run alone.
   run's playground has its seeds in the tree it is made from (playgrounds.py).
 - The tools a fixture's assertions name are tools its declarative agent has (tool_refs.py),
   for the fixtures the head defines: a base branch's fixture that gates may name a tool the
-  pull request removes, and fails on its own. A check that passes without a call of a tool
+  pull request removes, and is not refused for it (the pull request cannot change it); a
+  check of it fails, on its own when it wants a call, else as it is scored
+  (`tool_refs.removed_tools`). A check that passes without a call of a tool
   named close to none of the agent's may be a guard: `validate` warns, a run says nothing.
 - What the repository shows beside the definitions (static_checks.py), and every program
   the head's agents run (program_checks.py). The base's programs are not asked: the pull

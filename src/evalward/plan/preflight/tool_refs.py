@@ -16,6 +16,12 @@ The names are matched as scoring matches them (text/tool_names.py): an agent's o
 its name, an MCP server's by its name or its qualified name (`orders__lookup_order`). Every
 tool named in `tools` counts, disabled ones too.
 
+A base branch's fixture that gates (`gate-config: base`) is not refused: the pull request
+cannot change it. Where its check passes without a call of a tool the base side's agent has
+and the head's does not (`removed_tools`), the pull request removed or renamed the tool the
+base guards, and the head's run fails that check: renaming `refund_order` does not make
+`toolNotCalled: refund_order` vacuous. A name neither side's agent has stays a guard.
+
 What a run's agent may call is not known before the run when it is a bring-your-own agent
 (its program has its own tools) or when one of its MCP servers lists its tools without a
 `tools.allow` naming them (a run refuses an allowed name the server does not list): such an
@@ -24,9 +30,10 @@ agent's assertions are not checked.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 
+from evalward.resources import ResourceSet
 from evalward.resources.agent import AgentSpec
 from evalward.resources.assertions import Assertion, AssertSetAssertion, tool_fields
 from evalward.resources.mcp import QUALIFIER
@@ -61,11 +68,26 @@ def agent_tools(spec: AgentSpec) -> list[str] | None:
 @dataclass(frozen=True)
 class UnknownTool:
     """A field naming a tool the agent does not have, what to say there, and whether it is
-    refused (else a warning)."""
+    refused (else a warning); the name as written, the field or assertion type, and whether
+    the check wants a call of it."""
 
     at: PathKey
     message: str
     refused: bool
+    name: str
+    kind: str
+    wants_a_call: bool
+
+
+@dataclass(frozen=True)
+class RemovedTool:
+    """A tool that a check passing without its call names, in a fixture the base gates with,
+    which the base side's agent has and the head's does not: the pull request removed or
+    renamed it, so the check cannot see the call the base meant, and fails (`message`)."""
+
+    name: str
+    """As the fixture writes it."""
+    message: str
 
 
 def unknown_tools(agent: str, spec: AgentSpec, fixture: EvalFixtureSpec) -> list[UnknownTool]:
@@ -105,7 +127,60 @@ def unknown_tools(agent: str, spec: AgentSpec, fixture: EvalFixtureSpec) -> list
                 f"{head}, so it passes unless the model calls a tool it is not offered; if "
                 f"it guards against that, leave it, else {fix}"
             )
-        found.append(UnknownTool(at, message, wants_a_call or bool(close)))
+        refused = wants_a_call or bool(close)
+        found.append(UnknownTool(at, message, refused, written, kind, wants_a_call))
+    return found
+
+
+def removed_tools(
+    agent: str, base: AgentSpec, head: AgentSpec, fixture: EvalFixtureSpec
+) -> tuple[RemovedTool, ...]:
+    """The tools named by the checks of `fixture` (one the base gates with) that pass without
+    a call of them, which `agent` has on the base side (`base`) and not on the head (`head`).
+    A check that wants a call fails without this; a name neither side's agent has is a guard
+    against a tool never offered, left as it is; and where either side's tools are not known
+    before a run, nothing is said."""
+    if agent_tools(base) is None:
+        return ()
+    base_lacks = {found.at for found in unknown_tools(agent, base, fixture)}
+    removed: dict[str, RemovedTool] = {}
+    for found in unknown_tools(agent, head, fixture):
+        if found.wants_a_call or found.kind in STAND_INS or found.at in base_lacks:
+            continue
+        removed.setdefault(
+            found.name,
+            RemovedTool(
+                found.name,
+                f"agent {agent!r} has the tool {found.name!r} on the base branch, and the pull "
+                "request removed or renamed it: this check of the base's fixture would pass "
+                "whatever the agent does, so it fails. Keep the tool as the base names it; a "
+                "removal on purpose is what the bypass label is for",
+            ),
+        )
+    return tuple(removed.values())
+
+
+def removed_in_gate(
+    head: ResourceSet, base: ResourceSet, gated: Collection[str]
+) -> dict[tuple[str, str], tuple[RemovedTool, ...]]:
+    """`removed_tools` of each (Eval, fixture) of the head's definitions whose fixture the base
+    gates with (`gated`), where the Eval's agent is a declarative one on both sides; only the
+    pairs that have any."""
+    found: dict[tuple[str, str], tuple[RemovedTool, ...]] = {}
+    for eval_name, located in head.evals.items():
+        target = located.resource.spec.target_agent
+        head_agent, base_agent = head.agents.get(target), base.agents.get(target)
+        if head_agent is None or base_agent is None:
+            continue
+        for fixture in head.fixtures_of(located.resource):
+            name = fixture.resource.metadata.name
+            if name not in gated:
+                continue
+            removed = removed_tools(
+                target, base_agent.resource.spec, head_agent.resource.spec, fixture.resource.spec
+            )
+            if removed:
+                found[(eval_name, name)] = removed
     return found
 
 

@@ -1,0 +1,138 @@
+"""A pull request that renames the tool a base branch's fixture guards against.
+
+The base's fixture (`gate-config: base`) says `toolNotCalled: refund_order`. A head agent whose
+tool is now `issue_refund` can call it freely: the guard sees no `refund_order` and would
+pass. Such a check of a tool the base side's agent has and the head's does not fails, saying
+which tool and what to do; a guard against a tool neither side's agent has passes as before.
+All run as the runner runs the action: a real repository, the fake GitHub API and the
+scripted model server.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from fakes.github_api import FakeGitHub, FakePull
+from fakes.model_server import ScriptedModelServer, text, tool_call
+from support.actionrun import ActionRun, pull_request_event, run_action
+from support.gitrepo import GitRepo
+from support.suite import provider_env
+
+pytestmark = pytest.mark.hostile
+
+AGENT = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: {{ name: refunds }}
+spec:
+  models: [openai/gpt-agent]
+  system: {prompt}
+  tools:
+    - name: {tool}
+      description: Refund an order.
+      parameters: {{ type: object, properties: {{ id: {{ type: string }} }} }}
+      mock: {{ output: refunded }}
+"""
+
+EVAL = """\
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: {{ name: refunds-eval }}
+spec:
+  targetAgent: refunds
+  fixtures: [no-refund]
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: no-refund }}
+spec:
+  targetAgent: refunds
+  input: {{ type: prompt, payload: {{ prompt: Refund order 1 please. }} }}
+  assertions:
+    - {guard}
+    - {{ type: contains, value: sorry }}
+"""
+
+NOT_CALLED = "{ type: toolNotCalled, tool: refund_order }"
+GROUPED = "{ type: assertSet, assertions: [ { type: toolNotCalled, tool: refund_order } ] }"
+
+
+def agent_asked(body: dict[str, Any], prompt: str) -> bool:
+    return body.get("model") == "gpt-agent" and prompt in json.dumps(body["messages"][0])
+
+
+def renamed(repo: GitRepo, guard: str) -> tuple[str, str]:
+    """The base (its agent's `refund_order` guarded by `guard`) and a head that renames it."""
+    base = repo.commit(
+        "base",
+        {
+            "agents.yaml": AGENT.format(prompt="BASE-PROMPT never refund.", tool="refund_order"),
+            "evals.yaml": EVAL.format(guard=guard),
+        },
+    )
+    repo.branch("feature")
+    head = repo.commit(
+        "rename the tool",
+        {"agents.yaml": AGENT.format(prompt="HEAD-PROMPT always refund.", tool="issue_refund")},
+    )
+    return base, head
+
+
+def gate(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, guard: str, *, refunds: bool
+) -> ActionRun:
+    """Pull request 7 renaming the tool, its head agent refunding through it (or not)."""
+    base, head = renamed(repo, guard)
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+    model.script(lambda b: agent_asked(b, "BASE-PROMPT"), text("I am sorry, no refunds."))
+    replies = [tool_call("issue_refund", {"id": "1"})] if refunds else []
+    model.script(lambda b: agent_asked(b, "HEAD-PROMPT"), *replies, text("I am sorry, it is done."))
+    return run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, head),
+        env=provider_env(model),
+    )
+
+
+def head_run(run: ActionRun) -> dict[str, Any]:
+    found: dict[str, Any] = next(
+        f for f in run.results()["fixtures"] if (f["fixture"], f["side"]) == ("no-refund", "head")
+    )
+    return found
+
+
+@pytest.mark.parametrize("guard", [NOT_CALLED, GROUPED], ids=["not-called", "group"])
+def test_a_base_guard_of_a_tool_the_pull_request_renamed_fails_and_says_why(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, guard: str
+) -> None:
+    run = gate(repo, github, model, guard, refunds=True)
+
+    found = head_run(run)
+    calls = [s["tool"] for s in found["trace"]["steps"] if s["type"] == "tool_call"]
+    assert calls == ["issue_refund"]
+    assert found["status"] == "fail", found
+    checked = found["assertions"][0]
+    assert (checked["status"], checked["score"]) == ("fail", 0.0), checked
+    said = checked["message"]
+    assert "'refund_order'" in said and "'refunds'" in said, said
+    assert "removed or renamed" in said and "bypass label" in said, said
+    assert found["assertions"][1]["status"] == "pass"  # the rest of the fixture reads as ever
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "removed or renamed" in run.stdout, run.stdout
+
+
+def test_control_a_base_guard_of_a_tool_neither_agent_has_still_passes(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """AgentV's `not-trajectory:tool-used`: a guard against a tool never offered, on either
+    side, is left as it is by the rename of another tool."""
+    run = gate(repo, github, model, "{ type: toolNotCalled, tool: delete_account }", refunds=False)
+
+    found = head_run(run)
+    assert found["status"] == "pass", found
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "removed or renamed" not in run.stdout, run.stdout
