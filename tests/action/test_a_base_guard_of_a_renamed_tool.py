@@ -18,6 +18,7 @@ import pytest
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer, text, tool_call
 from support.actionrun import ActionRun, pull_request_event, run_action
+from support.clirun import evalward
 from support.gitrepo import GitRepo
 from support.suite import provider_env
 
@@ -136,3 +137,25 @@ def test_control_a_base_guard_of_a_tool_neither_agent_has_still_passes(
     assert found["status"] == "pass", found
     assert run.returncode == 0, run.stdout + run.stderr
     assert "removed or renamed" not in run.stdout, run.stdout
+
+
+def test_a_pass_cached_where_no_base_compared_is_not_read_for_the_renamed_tools_head(
+    repo: GitRepo, model: ScriptedModelServer
+) -> None:
+    """A run of the head alone (a push of its branch) scores the guard as passing: nothing
+    there says the tool was renamed. The head's run against the base reads no such result."""
+    renamed(repo, NOT_CALLED)
+    model.script(lambda b: agent_asked(b, "BASE-PROMPT"), text("I am sorry, no refunds."))
+    model.script(
+        lambda b: agent_asked(b, "HEAD-PROMPT"),
+        tool_call("issue_refund", {"id": "1"}),
+        text("I am sorry, it is done."),
+    )
+    env = provider_env(model)
+    alone = evalward("run", ".", "--all", cwd=repo.path, **env)
+    assert alone.returncode == 0, alone.stdout + alone.stderr
+
+    compared = evalward("run", ".", "--base", "main", cwd=repo.path, **env)
+    said = compared.stdout + compared.stderr
+    assert compared.returncode == 1, said
+    assert "removed or renamed" in said, said

@@ -172,6 +172,9 @@ class CacheKeys:
         world = self._playgrounds.of(self._checkouts[run.side], run)
         if world is not None:  # the playground's definition and seeds
             fixture += "\n" + _canonical(world)
+        removed = self._checkouts[run.side].removed_tools.get((run.eval, run.fixture))
+        if removed:  # the base's checks a head agent's renamed tool fails (never a cached pass)
+            fixture += "\n" + _canonical(sorted(tool.name for tool in removed))
         return hashlib.sha256(f"{shared}\n{fixture}\n{run.rep}".encode()).hexdigest()
 
     def _shared(self, side: Side, name: str) -> dict[str, Any]:
