@@ -4,8 +4,8 @@ The base's fixture (`gate-config: base`) says `toolNotCalled: refund_order`. A h
 tool is now `issue_refund` can call it freely: the guard sees no `refund_order` and would
 pass. Such a check of a tool the base side's agent has and the head's does not fails, saying
 which tool and what to do; a guard against a tool neither side's agent has passes as before.
-All run as the runner runs the action: a real repository, the fake GitHub API and the
-scripted model server.
+The pull requests run as the runner runs the action: a real repository, the fake GitHub API
+and the scripted model server; the result cache's case runs the command line twice.
 """
 
 from __future__ import annotations
@@ -124,6 +124,7 @@ def test_a_base_guard_of_a_tool_the_pull_request_renamed_fails_and_says_why(
     assert found["assertions"][1]["status"] == "pass"  # the rest of the fixture reads as ever
     assert run.returncode == 1, run.stdout + run.stderr
     assert "removed or renamed" in run.stdout, run.stdout
+    assert "removed or renamed" in github.comments_on(7)[0]["body"]
 
 
 def test_control_a_base_guard_of_a_tool_neither_agent_has_still_passes(
