@@ -361,7 +361,7 @@ def tool_fields(assertion: Assertion) -> list[ToolField]:
     if isinstance(assertion, ToolArgsAssertion):
         return [(("tool",), assertion.tool, True)]
     if isinstance(assertion, LatencyAssertion) and assertion.tool is not None:
-        return [(("tool",), assertion.tool, False)]
+        return [(("tool",), assertion.tool, True)]  # a run that never calls it fails it
     if isinstance(assertion, ToolSequenceAssertion | TrajectoryAssertion):
         wants = not (
             isinstance(assertion, TrajectoryAssertion) and assertion.mode is TrajectoryMode.subset

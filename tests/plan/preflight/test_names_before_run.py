@@ -184,7 +184,7 @@ MISNAMED = [
         "latency",
         "latency, tool: lookup_order,",
         "latency, tool: lokup_order,",
-        "spec.assertions[5].tool: " + tool_message("latency", "lokup_order", "lookup_order", False),
+        "spec.assertions[5].tool: " + tool_message("latency", "lokup_order", "lookup_order", True),
     ),
     Misnamed(
         "in-a-group",

@@ -3,8 +3,8 @@ declarative agent whose tools its definition lists.
 
 A check of a tool the agent does not have cannot see the agent call it. Where the check wants
 a call (`toolCalled`, its `after`, `toolArgs`, `toolSequence`, a `trajectory` that is not a
-`subset`) the agent cannot pass it: refused. Where it passes without one (`toolNotCalled`,
-its `after`, `toolCalled`'s `before`, a `subset` trajectory, `latency`'s `tool`) it passes
+`subset`, `latency`'s `tool`) the agent cannot pass it: refused. Where it passes without one
+(`toolNotCalled`, its `after`, `toolCalled`'s `before`, a `subset` trajectory) it passes
 whatever the agent does: refused when the name is close to one of the agent's tools (a
 misspelling: `lookup_ordr`); a name close to none is a guard against a call of a tool the
 agent is not offered (AgentV's `not-trajectory:tool-used`), which `validate` only warns about.
