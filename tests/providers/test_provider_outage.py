@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import socket
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +29,15 @@ KEY = "sk-test-secret-value"
 UNAVAILABLE = "provider unavailable — not a verdict on the agent"
 
 
-def dead_url() -> str:
-    """A loopback port nothing listens on: connections are refused."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    return f"http://127.0.0.1:{port}/v1"
+@contextmanager
+def dead_url(port: int = 0) -> Iterator[str]:
+    """A loopback port bound and never listened on, held while the block runs: connections
+    are refused, and no other test's server (another worker's) can take the port meanwhile,
+    as it could a port merely let go of."""
+    with socket.socket() as held:
+        held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # past a closed server's
+        held.bind(("127.0.0.1", port))
+        yield f"http://127.0.0.1:{held.getsockname()[1]}/v1"
 
 
 def head_of(body: dict[str, Any]) -> bool:
@@ -68,11 +73,11 @@ def test_connection_refused_on_every_run_is_exit_3_with_every_file_written(
     repo: GitRepo, github: FakeGitHub
 ) -> None:
     base, head = pr_with_fast_retries(repo, github)
-    env = {"OPENAI_BASE_URL": dead_url(), "OPENAI_API_KEY": KEY}
-
-    run = run_action(
-        repo.path, github, pull_request_event(github.repository, 7, base, head), env=env
-    )
+    with dead_url() as url:
+        env = {"OPENAI_BASE_URL": url, "OPENAI_API_KEY": KEY}
+        run = run_action(
+            repo.path, github, pull_request_event(github.repository, 7, base, head), env=env
+        )
 
     assert run.returncode == 3, run.stderr
     assert "Traceback" not in run.stderr
@@ -262,7 +267,8 @@ def test_a_pass_cached_from_one_server_is_not_reused_against_another(
     assert first.returncode == 0, first.stderr
     assert "reused" not in first.stderr
 
-    elsewhere = run_cli(repo, tmp_path / "b", dead_url())
+    with dead_url() as url:
+        elsewhere = run_cli(repo, tmp_path / "b", url)
 
     assert elsewhere.returncode == 3, elsewhere.stderr + elsewhere.stdout
     assert results_of(tmp_path / "b")["cacheHits"] == 0
@@ -336,10 +342,12 @@ def test_no_cache_against_a_dead_server_drops_the_stale_pass(
     suite(repo)
     model.script("Where is it?", text("It shipped."))
     assert run_cli(repo, tmp_path / "1", model.base_url).returncode == 0
-    model.close()  # the same URL, now refusing connections
-
-    assert run_cli(repo, tmp_path / "2", model.base_url, "--no-cache").returncode == 3
-    after = run_cli(repo, tmp_path / "3", model.base_url)
+    model.close()
+    port = int(model.base_url.rsplit(":", 1)[1].split("/")[0])
+    with dead_url(port) as url:  # the same URL, now refusing connections
+        assert url == model.base_url.rstrip("/")
+        assert run_cli(repo, tmp_path / "2", url, "--no-cache").returncode == 3
+        after = run_cli(repo, tmp_path / "3", url)
     assert after.returncode == 3, after.stdout  # no pass resurfaces from the cache
 
 

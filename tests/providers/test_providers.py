@@ -277,13 +277,14 @@ def test_a_refusal_is_a_provider_error_but_no_outage(model: ScriptedModelServer)
 
 
 def test_connection_refused_is_an_outage() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    config = provider_config({"providers": {"openai": {"retry": FAST_RETRY}}})
-    providers = build_providers({"OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1"}, config=config)
-    with pytest.raises(ProviderUnavailable, match=r"no complete reply .* after 3 attempts"):
-        ask(providers, "openai/gpt-test", HELLO)
+    with socket.socket() as held:  # bound, never listened on: refused, and no one else's
+        held.bind(("127.0.0.1", 0))
+        port = held.getsockname()[1]
+        config = provider_config({"providers": {"openai": {"retry": FAST_RETRY}}})
+        url = f"http://127.0.0.1:{port}/v1"
+        providers = build_providers({"OPENAI_BASE_URL": url}, config=config)
+        with pytest.raises(ProviderUnavailable, match=r"no complete reply .* after 3 attempts"):
+            ask(providers, "openai/gpt-test", HELLO)
 
 
 def test_where_replies_come_from_names_the_endpoint_and_its_settings() -> None:
@@ -313,12 +314,14 @@ def test_the_response_cache_is_keyed_by_the_endpoint(
         {"OPENAI_BASE_URL": model.base_url}, config=provider_config({"cache": cache})
     )
     assert ask(again, "openai/gpt-test", HELLO).cached is True
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        dead = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
-    elsewhere = build_providers(
-        {"OPENAI_BASE_URL": dead},
-        config=provider_config({"cache": cache, "providers": {"openai": {"retry": FAST_RETRY}}}),
-    )
-    with pytest.raises(ProviderUnavailable):
-        ask(elsewhere, "openai/gpt-test", HELLO)
+    with socket.socket() as held:  # bound, never listened on: refused, and no one else's
+        held.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{held.getsockname()[1]}/v1"
+        elsewhere = build_providers(
+            {"OPENAI_BASE_URL": dead},
+            config=provider_config(
+                {"cache": cache, "providers": {"openai": {"retry": FAST_RETRY}}}
+            ),
+        )
+        with pytest.raises(ProviderUnavailable):
+            ask(elsewhere, "openai/gpt-test", HELLO)
