@@ -85,15 +85,18 @@ def _settle(
             flaky=(flaky or {}).get(result.eval),
             policy=policy,
         )
-        verdict = not call.blocks and not (result.incomplete_reason or result.advisory)
-        verdict = verdict and not result.provider_unavailable
         # the threshold read no verdict here: the sequential tests are the other evidence
         result = tested(result, blocks=call.blocks)
         unjudged = base_result.fixtures if base_result is not None else []
         sequential = _with_unjudged(record(call), unjudged)
         result = unsettled_by_outage(result, sequential, blocks=call.blocks)
-        verdict = verdict and not result.provider_unavailable
-        settled.append(_as_settled(result, verdict and not result.inconclusive_reason, sequential))
+        undecided = (
+            result.incomplete_reason
+            or result.advisory
+            or result.provider_unavailable
+            or result.inconclusive_reason
+        )
+        settled.append(_as_settled(result, not call.blocks and not undecided, sequential))
     return settled
 
 
