@@ -70,23 +70,21 @@ class Allowance:
         """Take what `estimate`'s calls that are not metered here will spend (a round of
         adaptive reps, once the budget has admitted it)."""
         if self.max_calls is not None:
-            self.max_calls = max(self.max_calls - (estimate.calls - estimate.user_calls), 0)
-        if self.max_cost_usd is not None and estimate.cost_usd is not None:
-            counted = estimate.cost_usd - estimate.user_cost_usd
+            self.max_calls = max(self.max_calls - estimate.set_aside_calls, 0)
+        counted = estimate.set_aside_cost_usd
+        if self.max_cost_usd is not None and counted is not None:
             self.max_cost_usd = max(self.max_cost_usd - counted, 0.0)
 
     def short_of(self, estimate: Estimate) -> str:
         """The limit `estimate`'s calls that are not metered here would take past what is
         left ("" for none): a round of adaptive reps is set aside from what the calls drawn
         so far left, not from what they spent already."""
-        calls = self.calls + estimate.calls - estimate.user_calls
-        if self.max_calls is not None and calls > self.max_calls:
+        if self.max_calls is not None and self.calls + estimate.set_aside_calls > self.max_calls:
             return "max-model-calls"
-        if self.max_cost_usd is not None and estimate.cost_usd is not None:
-            counted = estimate.cost_usd - estimate.user_cost_usd
-            if self.cost_usd + counted > self.max_cost_usd:
-                return "max-cost-usd"
-        return ""
+        counted = estimate.set_aside_cost_usd
+        if self.max_cost_usd is None or counted is None:
+            return ""
+        return "max-cost-usd" if self.cost_usd + counted > self.max_cost_usd else ""
 
     def admit(self, run: str | None = "") -> str | None:
         """Count one call of `run` (any key that tells runs apart; None for a call that is
@@ -202,6 +200,16 @@ class Estimate:
     agent_calls: int = 0
     """Of `calls`, those evalward makes for a declarative agent: a run may make that many
     before its calls draw from the `Allowance` (`OwnCalls`)."""
+
+    @property
+    def set_aside_calls(self) -> int:
+        """The calls a budget sets aside ahead: all but the simulated users'."""
+        return self.calls - self.user_calls
+
+    @property
+    def set_aside_cost_usd(self) -> float | None:
+        """What a budget sets aside ahead of `cost_usd` (None: a model has no price)."""
+        return None if self.cost_usd is None else self.cost_usd - self.user_cost_usd
 
     def __add__(self, other: Estimate) -> Estimate:
         cost = (
