@@ -17,7 +17,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from action.test_secrets_and_injection import HOSTILE, live_dollars, outside_code
+from action.test_secrets_and_injection import HOSTILE, live_dollars, most_marks, outside_code
+from evalward.text.escaping import MAX_MARKS
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer, text, tool_call
 from support.actionrun import ActionRun, pull_request_event, run_action
@@ -141,6 +142,7 @@ def test_hostile_output_and_file_names_command_nothing_restructure_nothing_break
     assert_report_html_runs_no_payload(run)
     assert_comment_is_not_restructured(github.comments_on(7)[0]["body"])
     assert not live_dollars(run.summary), "LaTeX GitHub would draw as math in the job summary"
+    assert most_marks(run.summary) <= MAX_MARKS, "a stack of marks drawn in the job summary"
 
 
 def assert_commands_are_evalwards_own(run: ActionRun) -> None:
@@ -183,3 +185,4 @@ def assert_comment_is_not_restructured(body: str) -> None:
     assert "## ⚠️ Gate bypassed" not in outside
     assert re.search(r"^\| fake \| 1\.00 \|$", outside, re.MULTILINE) is None
     assert not live_dollars(body), "LaTeX GitHub would draw as math"
+    assert most_marks(body) <= MAX_MARKS and "combining marks" in body, "a stack is drawn"

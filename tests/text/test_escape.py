@@ -3,8 +3,11 @@ report.html."""
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 
+from action.test_secrets_and_injection import most_marks
 from evalward.action.workflow import command
 from evalward.report.html import Page, html_chunks
 from evalward.report.markdown import pieces_md
@@ -114,6 +117,53 @@ def test_report_html_shows_bidi_controls_by_name() -> None:
     )
     assert RLO not in page
     assert "said &lt;U+202E&gt;gnihtemos" in page and "reason &lt;U+202E&gt;x" in page
+
+
+ZALGO = "Z" + "\u0336\u0301\u0317\u0353\u0348\u0358\u0489" * 6 + "algo"
+"""A letter carrying 42 combining marks: drawn over the lines above and below it."""
+
+
+def test_a_stack_of_combining_marks_is_cut_and_counted_in_every_sink() -> None:
+    text = f"pay {ZALGO} now"
+    for shown in (
+        escaping.inline(text),
+        escaping.block(text),
+        escaping.code_span(text),
+        escaping.terminal_inline(text),
+        escaping.terminal_block(text),
+        escaping.log_line(text),
+        command("error", text, title=text),
+    ):
+        assert most_marks(shown) == escaping.MAX_MARKS, shown
+        assert "+38 combining marks" in shown and "algo now" in shown
+
+
+def test_the_marks_of_written_languages_are_kept() -> None:
+    for text in ("Tiếng Việt: ệ ở ữ", "שָׁלוֹם בְּרֵאשִׁית", "हिन्दी क्षत्रिय", "ผู้ที่ไม่ได้"):
+        assert escaping.reveal_controls(text) == text
+        assert unicodedata.normalize("NFD", text) == escaping.reveal_marks(
+            unicodedata.normalize("NFD", text)
+        )
+
+
+def test_report_html_cuts_a_stack_of_marks() -> None:
+    result = FixtureResult(
+        eval="e",
+        fixture="f",
+        side="head",
+        status=Status.failed,
+        score=0.0,
+        verdict=Verdict.failed,
+        severity=Severity.low,
+        message=f"said {ZALGO}",
+        output=ZALGO,
+        trace=Trace(),
+    )
+    page = "".join(
+        html_chunks(Page(result="fail", reason=ZALGO, evals=[], fixtures=[result], private=set()))
+    )
+    assert most_marks(page) == escaping.MAX_MARKS
+    assert page.count("+38 combining marks") >= 3
 
 
 def test_text_in_the_job_log_starts_no_runner_command() -> None:

@@ -41,7 +41,7 @@ from evalward.rundata.results import EvalResult, FixtureResult
 from evalward.rundata.spool import TraceSource
 from evalward.rundata.trace import Trace
 from evalward.security import Redact
-from evalward.text.escaping import reveal_bidi
+from evalward.text.escaping import reveal_bidi, reveal_marks
 from evalward.text.numbers import delta_text
 from evalward.verdict.compare import EvalComparison, compare
 
@@ -301,12 +301,13 @@ def html_chunks(
 
     `redact` is applied to every string of the embedded data (the whole page should also be
     written through the redactor, which covers the HTML parts). Bidirectional controls are
-    shown by name in every string, data included: the script writes it as text."""
+    shown by name in every string, data included: the script writes it as text; a stack of
+    combining marks is cut and counted."""
     result, reason, evals, fixtures = page.result, page.reason, page.evals, page.fixtures
     private = page.private
 
     def shown(text: str) -> str:
-        return redact(reveal_bidi(text))
+        return redact(reveal_marks(reveal_bidi(text)))
 
     comparisons = compare(evals) if page.comparisons is None else page.comparisons
     pairs = build_pairs(comparisons, evals, fixtures, private)

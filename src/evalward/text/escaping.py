@@ -14,7 +14,8 @@ The comment is shown in two places, each with its own pair of escapes (a `Sink`)
 
 Both show bidirectional controls by name (`reveal_bidi`), and other control characters too:
 an escape sequence would drive a terminal, and a NUL is text GitHub's API may refuse to
-store, so one in an agent's reply could keep the whole comment from being posted.
+store, so one in an agent's reply could keep the whole comment from being posted. A
+character's combining marks past the first few are counted, not drawn (`reveal_marks`).
 
 GitHub Actions workflow commands (`::error file=…::message`) have escapes of their own
 (`command_data`, `command_property`): a message cannot start a new command line. Every other
@@ -30,8 +31,11 @@ from __future__ import annotations
 
 import html
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
+from itertools import chain
 
 from evalward.errors import printable as printable
 
@@ -80,11 +84,47 @@ def reveal_bidi(text: str) -> str:
     return _BIDI.sub(lambda m: f"<U+{ord(m[0]):04X}>", text)
 
 
+MAX_MARKS = 4
+"""Combining marks one character may carry as it is drawn: written text stacks a few
+(Vietnamese two, pointed Hebrew up to four or five counting cantillation); "Zalgo" text
+stacks dozens, drawn above and below the line over the lines around it, evalward's own
+verdict among them."""
+
+
+def reveal_marks(text: str) -> str:
+    """Each run of more than `MAX_MARKS` combining marks cut to its first `MAX_MARKS`,
+    followed by how many more there were (`<+37 combining marks>`): what the marks cover is
+    readable again, and that they were there is shown, as a control's name shows it."""
+    if text.isascii():
+        return text
+    return _stacked_marks().sub(
+        lambda m: f"{m[0][:MAX_MARKS]}<+{len(m[0]) - MAX_MARKS} combining marks>", text
+    )
+
+
+@cache
+def _stacked_marks() -> re.Pattern[str]:
+    """A run of more than `MAX_MARKS` non-spacing or enclosing marks (Unicode's `Mn`, `Me`),
+    built once from this Python's Unicode tables (marks stand in planes 0, 1 and 14 only)."""
+    ranges: list[str] = []
+    start = previous = -2
+    for code in chain(range(0x300, 0x20000), range(0xE0000, 0xE1000)):
+        if unicodedata.category(chr(code)) not in ("Mn", "Me"):
+            continue
+        if code != previous + 1:
+            if start >= 0:
+                ranges.append(f"{chr(start)}-{chr(previous)}")
+            start = code
+        previous = code
+    ranges.append(f"{chr(start)}-{chr(previous)}")
+    return re.compile(f"[{''.join(ranges)}]{{{MAX_MARKS + 1},}}")
+
+
 def reveal_controls(text: str) -> str:
-    """`reveal_bidi`, and the other control characters but tab and newline by name: a line
-    ending CRLF keeps its newline alone."""
+    """`reveal_bidi`, `reveal_marks`, and the other control characters but tab and newline by
+    name: a line ending CRLF keeps its newline alone."""
     text = text.replace("\r\n", "\n")
-    return _CONTROL.sub(lambda m: f"<U+{ord(m[0]):04X}>", reveal_bidi(text))
+    return _CONTROL.sub(lambda m: f"<U+{ord(m[0]):04X}>", reveal_marks(reveal_bidi(text)))
 
 
 def _one_line(text: object, limit: int) -> str:
