@@ -136,6 +136,10 @@ def test_a_stack_of_combining_marks_is_cut_and_counted_in_every_sink() -> None:
     ):
         assert most_marks(shown) == escaping.MAX_MARKS, shown
         assert "+38 combining marks" in shown and "algo now" in shown
+    # marks past plane 0 (musical symbols' combining tremolos) are counted as well
+    assert escaping.reveal_marks("𝅘" + "\U0001d167" * 9) == "𝅘" + "\U0001d167" * 4 + (
+        "<+5 combining marks>"
+    )
 
 
 def test_the_marks_of_written_languages_are_kept() -> None:

@@ -97,27 +97,37 @@ def reveal_marks(text: str) -> str:
     readable again, and that they were there is shown, as a control's name shows it."""
     if text.isascii():
         return text
-    return _stacked_marks().sub(
+    in_plane_0, in_every_plane = _stacked_marks()
+    stacked = in_every_plane if _BEYOND_PLANE_0.search(text) else in_plane_0
+    return stacked.sub(
         lambda m: f"{m[0][:MAX_MARKS]}<+{len(m[0]) - MAX_MARKS} combining marks>", text
     )
 
 
+_BEYOND_PLANE_0 = re.compile("[\U00010000-\U0010ffff]")
+
+
 @cache
-def _stacked_marks() -> re.Pattern[str]:
+def _stacked_marks() -> tuple[re.Pattern[str], re.Pattern[str]]:
     """A run of more than `MAX_MARKS` non-spacing or enclosing marks (Unicode's `Mn`, `Me`),
-    built once from this Python's Unicode tables (marks stand in planes 0, 1 and 14 only)."""
-    ranges: list[str] = []
-    start = previous = -2
+    built once from this Python's Unicode tables (marks stand in planes 0, 1 and 14 only):
+    of plane 0's marks alone, and of them all. The first is a table `re` looks a character
+    up in at once, the second a list of ranges it walks: 20 times slower on a text that has
+    no character past plane 0 to find."""
+    ranges: list[tuple[int, int]] = []
     for code in chain(range(0x300, 0x20000), range(0xE0000, 0xE1000)):
         if unicodedata.category(chr(code)) not in ("Mn", "Me"):
             continue
-        if code != previous + 1:
-            if start >= 0:
-                ranges.append(f"{chr(start)}-{chr(previous)}")
-            start = code
-        previous = code
-    ranges.append(f"{chr(start)}-{chr(previous)}")
-    return re.compile(f"[{''.join(ranges)}]{{{MAX_MARKS + 1},}}")
+        if ranges and ranges[-1][1] == code - 1:
+            ranges[-1] = (ranges[-1][0], code)
+        else:
+            ranges.append((code, code))
+
+    def stack(of: list[tuple[int, int]]) -> re.Pattern[str]:
+        marks = "".join(f"{chr(first)}-{chr(last)}" for first, last in of)
+        return re.compile(f"[{marks}]{{{MAX_MARKS + 1},}}")
+
+    return stack([r for r in ranges if r[1] < 0x10000]), stack(ranges)
 
 
 def reveal_controls(text: str) -> str:
