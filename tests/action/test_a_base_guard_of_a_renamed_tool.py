@@ -160,3 +160,77 @@ def test_a_pass_cached_where_no_base_compared_is_not_read_for_the_renamed_tools_
     said = compared.stdout + compared.stderr
     assert compared.returncode == 1, said
     assert "removed or renamed" in said, said
+
+
+STOOD_IN = """\
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: {{ name: refunds-eval }}
+spec:
+  targetAgent: refunds
+  fixtures: [no-refund]
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: no-refund }}
+spec:
+  targetAgent: refunds
+  input: {{ type: prompt, payload: {{ prompt: Refund order 1 please. }} }}
+  {stand_in}
+  assertions:
+    - {{ type: contains, value: refused }}
+"""
+REPLAYED = 'toolReplay: [{ tool: refund_order, output: "refused: order 1 is final" }]'
+SHADOWED = "shadowTools: [refund_order]"
+
+
+@pytest.mark.parametrize("stand_in", [REPLAYED, SHADOWED], ids=["replay", "shadow"])
+def test_a_base_recording_of_a_tool_the_pull_request_renamed_fails_the_run_unstarted(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, stand_in: str
+) -> None:
+    """The base's fixture answers `refund_order` with its recording (or a shadow's stub); the
+    head renames it `issue_refund`, whose own answer is what the pull request wrote. The
+    head's run would read that in place of the base's recording: it is an error instead."""
+    base = repo.commit(
+        "base",
+        {
+            "agents.yaml": AGENT.format(prompt="BASE-PROMPT", tool="refund_order"),
+            "evals.yaml": STOOD_IN.format(stand_in=stand_in),
+        },
+    )
+    repo.branch("feature")
+    head = repo.commit(
+        "rename the tool",
+        {
+            "agents.yaml": AGENT.format(prompt="HEAD-PROMPT", tool="issue_refund").replace(
+                "mock: { output: refunded }", "mock: { output: 'refused: order 1 is final' }"
+            )
+        },
+    )
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+    model.script(
+        lambda b: agent_asked(b, "BASE-PROMPT"),
+        tool_call("refund_order", {"id": "1"}),
+        text("It was refused."),
+    )
+    model.script(
+        lambda b: agent_asked(b, "HEAD-PROMPT"),
+        tool_call("issue_refund", {"id": "1"}),
+        text("It was refused."),
+    )
+    run = run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, head),
+        env=provider_env(model),
+    )
+
+    found = head_run(run)
+    assert found["status"] == "error", found
+    kind = stand_in.split(":")[0]
+    said = json.dumps(found)
+    assert f"`{kind}` of the base's fixture answers it" in said, said
+    assert "'refund_order'" in said and "removed or renamed" in said, said
+    assert not model.requests_mentioning("HEAD-PROMPT"), "the head's run started"
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "removed or renamed" in github.comments_on(7)[0]["body"]

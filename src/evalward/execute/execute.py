@@ -402,7 +402,9 @@ class _Run:
     async def _run_agent_alone(self, run: PlannedRun) -> tuple[Trace, PlaygroundRun | None]:
         checkout = self.checkouts[run.side]
         target = checkout.resources.evals[run.eval].resource.spec.target_agent
-        if (why := self.unrunnable.get((run.side, target))) is not None:
+        removed = checkout.removed_tools.get((run.eval, run.fixture), ())
+        stood_in = next((r.message for r in removed if r.stand_in), None)
+        if (why := self.unrunnable.get((run.side, target)) or stood_in) is not None:
             trace = Trace()
             trace.add(StepType.error, content=why)
             return trace, None
@@ -501,6 +503,7 @@ class _Run:
                 removed_tools={
                     removed.name: removed.message
                     for removed in checkout.removed_tools.get((run.eval, run.fixture), ())
+                    if not removed.stand_in
                 },
             )
             # A model call that failed under an agent's own code may have been worked around

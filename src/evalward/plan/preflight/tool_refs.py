@@ -20,7 +20,10 @@ A base branch's fixture that gates (`gate-config: base`) is not refused: the pul
 cannot change it. Where its check passes without a call of a tool the base side's agent has
 and the head's does not (`removed_tools`), the pull request removed or renamed the tool the
 base guards, and the head's run fails that check: renaming `refund_order` does not make
-`toolNotCalled: refund_order` vacuous. A name neither side's agent has stays a guard.
+`toolNotCalled: refund_order` vacuous. A name neither side's agent has stays a guard. Where
+its `shadowTools` or `toolReplay` stands in for such a tool, the renamed tool would answer
+the head's agent in place of the base's recordings (with what the pull request wrote): the
+head's run is an error instead, and never starts.
 
 What a run's agent may call is not known before the run when it is a bring-your-own agent
 (its program has its own tools) or when one of its MCP servers lists its tools without a
@@ -88,6 +91,9 @@ class RemovedTool:
     name: str
     """As the fixture writes it."""
     message: str
+    stand_in: bool = False
+    """Named by the fixture's `shadowTools` or `toolReplay`, not by a check: the run fails
+    as a whole, before it starts."""
 
 
 def unknown_tools(agent: str, spec: AgentSpec, fixture: EvalFixtureSpec) -> list[UnknownTool]:
@@ -143,18 +149,25 @@ def removed_tools(
     if agent_tools(base) is None:
         return ()
     base_lacks = {found.at for found in unknown_tools(agent, base, fixture)}
-    removed: dict[str, RemovedTool] = {}
+    removed: dict[tuple[str, bool], RemovedTool] = {}
     for found in unknown_tools(agent, head, fixture):
-        if found.wants_a_call or found.kind in STAND_INS or found.at in base_lacks:
+        if found.wants_a_call or found.at in base_lacks:
             continue
+        stand_in = found.kind in STAND_INS
+        had = f"agent {agent!r} has the tool {found.name!r} on the base branch, and the pull "
+        why = (
+            f"`{found.kind}` of the base's fixture answers it, so the renamed tool would "
+            "answer in place of what the base recorded, and the run fails before it starts"
+            if stand_in
+            else "this check of the base's fixture would pass whatever the agent does, so it fails"
+        )
         removed.setdefault(
-            found.name,
+            (found.name, stand_in),
             RemovedTool(
                 found.name,
-                f"agent {agent!r} has the tool {found.name!r} on the base branch, and the pull "
-                "request removed or renamed it: this check of the base's fixture would pass "
-                "whatever the agent does, so it fails. Keep the tool as the base names it; a "
-                "removal on purpose is what the bypass label is for",
+                f"{had}request removed or renamed it: {why}. Keep the tool as the base names "
+                "it; a removal on purpose is what the bypass label is for",
+                stand_in,
             ),
         )
     return tuple(removed.values())
