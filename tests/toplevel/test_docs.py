@@ -77,3 +77,25 @@ def test_what_users_read_says_what_things_are_not_which_source_they_came_from() 
             texts[f"evalward {name} --help"] = command.format_help()
     cited = {where: m[0] for where, text in texts.items() if (m := SOURCE_CITATION.search(text))}
     assert not cited, cited
+
+
+def test_the_results_page_names_every_field_results_json_holds() -> None:
+    """A field the schema gains and docs/results-schema.md does not name is one a later
+    workflow step cannot know it may read."""
+    schema = json.loads((ROOT / "docs" / "results.schema.json").read_text())
+    page = (ROOT / "docs" / "results-schema.md").read_text()
+    named = set(re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)`", page))
+    fields: set[str] = set()
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            properties = node.get("properties")
+            fields.update(properties if isinstance(properties, dict) else ())
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(schema)
+    assert not fields - named, sorted(fields - named)
