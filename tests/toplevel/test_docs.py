@@ -99,3 +99,19 @@ def test_the_results_page_names_every_field_results_json_holds() -> None:
 
     walk(schema)
     assert not fields - named, sorted(fields - named)
+
+
+def test_every_page_and_example_workflow_uses_the_action_at_the_major_tag_a_release_moves() -> None:
+    """A release moves `v<major>` of its own version (docs/github.md, "The image a job runs"):
+    a workflow copied with another major names a tag no release made."""
+    from evalward import __version__
+
+    tag = f"v{__version__.split('.')[0]}"
+    texts = [ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *ROOT.glob("examples/**/*.yml")]
+    used = {
+        f"{path.relative_to(ROOT)}: {major}"
+        for path in texts
+        for major in re.findall(r"evalward/evalward@(v\d+)\b", path.read_text())
+        if major != tag
+    }
+    assert not used, sorted(used)
