@@ -116,3 +116,15 @@ def test_the_shared_options_parse_as_a_command_line_gives_them() -> None:
         "m.yaml",
     )
     assert parser.parse_args([]).path == "."
+
+
+def test_each_option_that_narrows_the_plan_is_repeatable_and_its_help_says_so() -> None:
+    """docs/cli.md: `--agent`, `--eval` and `--fixture` are each repeatable; the help says what
+    the parser does."""
+    parser = argparse.ArgumentParser()
+    add_selection(parser)
+    args = parser.parse_args(["--agent", "a", "--agent", "b", "--fixture", "x", "--fixture", "y"])
+    assert (args.agent, args.fixture) == (["a", "b"], ["x", "y"])
+    helps = {a.dest: a.help for a in parser._actions}
+    for dest in ("agent", "eval", "fixture"):
+        assert "(repeatable)" in str(helps[dest]), dest

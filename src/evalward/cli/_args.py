@@ -35,13 +35,21 @@ def add_selection(parser: argparse.ArgumentParser) -> None:
         "(default: run every Eval, no baseline)",
     )
     parser.add_argument(
-        "--agent", action="append", default=[], metavar="A", help="only Evals of this agent"
+        "--agent",
+        action="append",
+        default=[],
+        metavar="A",
+        help="only Evals of this agent (repeatable)",
     )
     parser.add_argument(
         "--eval", action="append", default=[], metavar="E", help="only this Eval (repeatable)"
     )
     parser.add_argument(
-        "--fixture", action="append", default=[], metavar="F", help="only this fixture"
+        "--fixture",
+        action="append",
+        default=[],
+        metavar="F",
+        help="only this fixture (repeatable)",
     )
     parser.add_argument(
         "--reps", type=reps, metavar="N", help="reps per fixture instead of the Eval's own"
