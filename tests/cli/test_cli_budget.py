@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from fakes.model_server import ScriptedModelServer, text
 from support.answered import helper_eval
@@ -172,3 +173,16 @@ def test_the_estimate_is_the_same_made_during_the_runs_or_before_them(
     assert during["estimate"]["calls"] == 2 and during["estimate"]["costUsd"] > 0
     reused = spending()
     assert reused["estimate"]["calls"] == 0 and reused["actual"]["calls"] == 0
+
+
+def test_the_help_of_a_budget_names_every_call_it_holds_as_they_are_made(tmp_path: Path) -> None:
+    """What the estimate leaves holds the calls it cannot foresee: a bring-your-own agent's,
+    a declarative agent's past its estimate and a simulated user's (plan/estimate.py); the
+    help says so of all three, as action.yml and the README do."""
+    done = evalward("run", "--help", cwd=tmp_path, COLUMNS="200")
+    assert done.returncode == 0, done.stderr
+    action = yaml.safe_load((Path(__file__).parents[2] / "action.yml").read_text())
+    described = action["inputs"]["max-model-calls"]["description"]
+    for said in (" ".join(done.stdout.split()), " ".join(described.split())):
+        for calls in ("bring-your-own agents", "a declarative agent's", "simulated users'"):
+            assert calls in said, (calls, said)

@@ -48,7 +48,9 @@ def register(commands: Any) -> None:
         metavar="N",
         help="a budget of estimated model calls: over it, the most severe fixtures run and "
         "the rest are skipped, which fails the gate as incomplete (see --allow-incomplete); "
-        "what the estimate leaves is enforced on bring-your-own agents' own calls",
+        "what the estimate leaves is enforced as calls are made on those it cannot foresee: "
+        "bring-your-own agents' own, a declarative agent's past its run's estimate, and "
+        "simulated users'",
     )
     parser.add_argument(
         "--max-cost-usd",
