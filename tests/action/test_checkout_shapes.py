@@ -1,9 +1,11 @@
 """A pull request that puts a file where evalward needs a folder, or a folder where it reads a
-file: the gate says so and fails, or goes on without what it cannot use; it never crashes."""
+file: the gate says so and fails, or goes on without what it cannot use; it never crashes. So
+too for what an earlier step of the job left where the output goes."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -50,6 +52,76 @@ def test_an_output_folder_evalward_cannot_write_fails_before_any_run(
     assert run.returncode == 2, run.stdout + run.stderr
     assert "action input `output-dir`: evalward cannot write in /proc" in run.stderr
     assert "internal error" not in run.stderr
+    assert model.requests == []
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        (
+            "{outside}/out",
+            "{outside}/out",
+            "{outside}/out is a file, where evalward needs a folder",
+        ),
+        (
+            "{outside}/out/run",
+            "{outside}/out",
+            "{outside}/out is a file, where evalward needs a folder",
+        ),
+        (
+            "{outside}/out",
+            "{outside}/out/results.json/",
+            "{outside}/out/results.json is not a file, and evalward writes the run's "
+            "results.json there, after the runs",
+        ),
+        (
+            ".evalward/out",
+            "{workspace}/.evalward/out/report.html/",
+            ".evalward/out/report.html is not a file, and evalward writes the run's report.html",
+        ),
+        (
+            "{outside}/out",
+            "{outside}/out/audit.jsonl/",
+            "{outside}/out/audit.jsonl is not a file, and evalward writes the run's audit.jsonl",
+        ),
+    ],
+    ids=[
+        "a file as the folder",
+        "a file on the way",
+        "a folder as results.json",
+        "a folder as report.html in the workspace",
+        "a folder as audit.jsonl",
+    ],
+)
+def test_what_an_earlier_step_left_where_the_results_go_fails_before_any_run(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    tmp_path: Path,
+    case: tuple[str, str, str],
+) -> None:
+    """Not committed, so no check of the commit finds it: it is found before the runs, whose
+    results, comment and check it would otherwise take with it as the files are written.
+    `case`: the `output-dir` given, what the earlier step left (a folder if it ends in `/`)
+    and what the error says."""
+    folder, left, said = case
+    base, head = make_pr(repo, github)
+    script_model(model, head_greets_well=False)
+    places = {"outside": str(tmp_path / "elsewhere"), "workspace": str(repo.path)}
+    made = Path(left.format(**places))
+    made.parent.mkdir(parents=True, exist_ok=True)
+    if left.endswith("/"):
+        made.mkdir()
+    else:
+        made.write_text("left by an earlier step\n")
+
+    run = gate(repo, github, base, head, env, **{"output-dir": folder.format(**places)})
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert f"::error::action input `output-dir`: {said.format(**places)}" in run.stderr
+    assert "internal error" not in run.stderr and "Traceback" not in run.stderr
+    assert run.outputs["result"] == "incomplete"
     assert model.requests == []
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from evalward.action.context import WorkflowContext
 from evalward.action.settings import Isolation, Settings
+from evalward.action.workflow import AUDIT_FILE
 from evalward.errors import ConfigError
 from evalward.files.committed import RepoFiles
 from evalward.files.inside import file_on_the_way, link_on_the_way
@@ -26,7 +27,7 @@ from evalward.git import Git
 from evalward.plan.prepare import config_at
 from evalward.providers.config import ProvidersConfig, from_repo_config
 from evalward.providers.registry import repo_providers
-from evalward.report.files import unwritable
+from evalward.report.files import RUN_FILES, not_a_file, not_a_folder, unwritable
 from evalward.runtime.isolation.agent_users import AGENT_USER, AUTO_USER, AgentUser, claim_pair
 from evalward.runtime.isolation.sandbox import NOT_COPIED, Sandbox
 from evalward.text.escaping import printable
@@ -84,9 +85,11 @@ def check_output_dir(git: Git, workspace: Path, output_dir: Path) -> None:
     """Refuse an output directory the checkout could redirect or fill: a symbolic link on the
     way to it or anywhere under it (a committed `.evalward/out/audit.jsonl -> ~/.bashrc`), a
     file where a folder on the way must be, files the commit brings into it (a forged
-    `audit.jsonl` that evalward would append to, a folder named `results.json`), anything
-    in it that is neither a file nor a folder (a FIFO blocks the writer), or a folder
-    evalward cannot write (the run's results would be lost after it)."""
+    `audit.jsonl` that evalward would append to, a folder named `results.json`), a file
+    where the folder goes or a folder where one of its files goes that an earlier step left
+    (in the workspace or outside it), anything in it that is neither a file nor a folder (a
+    FIFO blocks the writer), or a folder evalward cannot write (the run's results would be
+    lost after it)."""
     setting = "action input `output-dir`"
     blocked = file_on_the_way(workspace, output_dir)
     if blocked is not None:
@@ -117,6 +120,20 @@ def check_output_dir(git: Git, workspace: Path, output_dir: Path) -> None:
                 "results.json goes). Remove them from the repository and add the folder to "
                 ".gitignore, or set `output-dir` to a directory that is not in it."
             )
+    blocked = not_a_folder(output_dir)
+    if blocked is not None:
+        raise ConfigError(
+            f"{setting}: {_shown(workspace, blocked)} is a file, where evalward needs a folder "
+            "for its results. Remove it in the step that made it, or set `output-dir` to a "
+            "folder (it is created if missing)."
+        )
+    taken = not_a_file(output_dir, (*RUN_FILES, AUDIT_FILE))
+    if taken is not None:
+        raise ConfigError(
+            f"{setting}: {_shown(workspace, taken)} is not a file, and evalward writes the "
+            f"run's {taken.name} there, after the runs: their results would be lost. Remove "
+            "it in the step that made it, or set `output-dir` to another folder."
+        )
     odd = next((p for p in inside if not (p.is_file() or p.is_dir())), None)
     if odd is not None:
         raise ConfigError(

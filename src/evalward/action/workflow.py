@@ -28,9 +28,13 @@ def command(name: str, message: str = "", **properties: str | int | None) -> str
     return f"::{name}{' ' + props if props else ''}::{command_data(reveal_controls(message))}"
 
 
+AUDIT_FILE = "audit.jsonl"
+"""The audit record the action appends to in its output folder, beside a run's files."""
+
+
 def append_audit(output_dir: Path, record: dict[str, Any], redact: Redact) -> None:
     output_dir.mkdir(parents=True, exist_ok=True)
-    with (output_dir / "audit.jsonl").open("a", encoding="utf-8", errors=UNSHOWABLE) as handle:
+    with (output_dir / AUDIT_FILE).open("a", encoding="utf-8", errors=UNSHOWABLE) as handle:
         handle.write(redact(json.dumps(record, sort_keys=False)) + "\n")
 
 

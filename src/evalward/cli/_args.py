@@ -100,17 +100,15 @@ def output_folder(text: str) -> str:
     after a run whose results it would lose."""
     from pathlib import Path
 
-    from evalward.report.files import unwritable
+    from evalward.report.files import not_a_folder, unwritable
 
     path = Path(nameable(text))
-    for place in (path, *path.parents):
-        if place.is_dir():
-            break
-        if place.exists() or place.is_symlink():
-            raise argparse.ArgumentTypeError(
-                f"{place} is a file, where evalward needs a folder to write into; give a "
-                "folder (it is created if missing)"
-            )
+    place = not_a_folder(path)
+    if place is not None:
+        raise argparse.ArgumentTypeError(
+            f"{place} is a file, where evalward needs a folder to write into; give a "
+            "folder (it is created if missing)"
+        )
     reason = unwritable(path)
     if reason is not None:
         raise argparse.ArgumentTypeError(f"{reason}; give a folder evalward can write into")
@@ -122,14 +120,12 @@ def run_output_folder(text: str) -> str:
     folder named results.json) is refused before the run, whose results it would lose."""
     from pathlib import Path
 
-    from evalward.report.files import RUN_FILES
+    from evalward.report.files import not_a_file
 
-    folder = Path(output_folder(text))
-    for name in RUN_FILES:
-        place = folder / name
-        if (place.exists() or place.is_symlink()) and not place.is_file():
-            raise argparse.ArgumentTypeError(
-                f"{place} is not a file, and evalward writes the run's {name} there; remove "
-                "it or give another folder"
-            )
+    place = not_a_file(Path(output_folder(text)))
+    if place is not None:
+        raise argparse.ArgumentTypeError(
+            f"{place} is not a file, and evalward writes the run's {place.name} there; remove "
+            "it or give another folder"
+        )
     return text

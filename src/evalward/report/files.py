@@ -59,6 +59,29 @@ RUN_FILES = ("results.json", "junit.xml", "report.html", "comment.md")
 """The files a run writes in its output folder, in the order `write_reports` writes them."""
 
 
+def not_a_folder(folder: Path) -> Path | None:
+    """The first of `folder` and the folders on the way to it that exists and is no folder
+    (a file an earlier step left where the output folder goes), None where there is none: the
+    run's files could not be written there, so it is refused before the run."""
+    for place in (folder, *folder.parents):
+        if place.is_dir():
+            return None
+        if place.exists() or place.is_symlink():
+            return place
+    return None
+
+
+def not_a_file(folder: Path, names: Iterable[str] = RUN_FILES) -> Path | None:
+    """The first place in `folder` where a run writes one of `names` and something that is
+    not a file stands (a folder named results.json), None where there is none: the run's
+    results would be lost there once computed."""
+    for name in names:
+        place = folder / name
+        if (place.exists() or place.is_symlink()) and not place.is_file():
+            return place
+    return None
+
+
 @dataclass(frozen=True)
 class Shown:
     """What the reports show beside the evaluation: how far the run went and where (`run`),
