@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import os
 import select
+import signal
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -40,7 +41,7 @@ def main(argv: list[str] | None = None, host: Host | None = None) -> int:
     except KeyboardInterrupt:
         from evalward.errors import EXIT_INTERRUPTED
 
-        _report("interrupted", host)
+        _report("interrupted (SIGINT or SIGTERM: Ctrl-C, or a cancelled job)", host)
         return EXIT_INTERRUPTED
     except Exception as exc:  # the one place a bug becomes a message, not a traceback
         from evalward.errors import EXIT_BUG, EXIT_OUTPUT_CLOSED, EvalwardError
@@ -75,6 +76,7 @@ def entry() -> int:
 
     host = Host.of_process()
     host.pause_collector()
+    signal.signal(signal.SIGTERM, _interrupt)
     code = main(host=host)
     try:
         sys.stdout.flush()  # what is still buffered, while a closed pipe can be handled
@@ -88,6 +90,13 @@ def entry() -> int:
     # frees them all the same.
     gc.freeze()
     return code
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    """SIGTERM as SIGINT: a cancelled job gets either. Where a run is under way its session
+    keeps what finished (`flows.interrupt`); anywhere else (looking up the pull request,
+    before the runs) it is an interruption, exit 130 and said, not a death without a word."""
+    raise KeyboardInterrupt
 
 
 class _QuietWhenClosed:

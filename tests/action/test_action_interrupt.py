@@ -1,7 +1,9 @@
 """GitHub cancels a job with SIGINT (then SIGTERM, then SIGKILL). Whenever it comes — while
 a model call of the k-th run is in flight, just as its reply arrives, or once every run is
 done and evalward is talking to GitHub — the action ends with exit 130 and what finished is
-written: results.json, the outputs, the comment."""
+written: results.json, the outputs, the comment. One that comes before any run (the pull
+request still being looked up) ends it with exit 130 too, `result=incomplete` and a job
+summary that says so."""
 
 from __future__ import annotations
 
@@ -101,3 +103,37 @@ def test_a_signal_once_every_run_is_done_still_writes_everything_and_ends_130(
     results = _assert_cancelled_and_written(run)
     assert len(results["fixtures"]) == 4
     assert "cancelled after 4 of 4 runs" in json.dumps(github.comments_on(7)[0]["body"])
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_while_the_pull_request_is_looked_up_ends_130_and_says_so(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    signum: signal.Signals,
+) -> None:
+    """Before the runs there is nothing to keep, but the job still says why it ended, as the
+    cancellation of a run does, and leaves no `result` unset."""
+    launch = _launch(repo, github, env)
+    script_model(model, head_greets_well=False)
+    started: list[subprocess.Popen[str]] = []
+    answer = github.server.handler
+
+    def signal_on_the_lookup(request: Request) -> Response:
+        if request.method == "GET" and request.path.endswith("/pulls/7"):
+            started[0].send_signal(signum)
+        return answer(request)
+
+    github.server.handler = signal_on_the_lookup
+
+    run = _run(repo, launch, started)
+
+    said = run.stdout + run.stderr
+    assert run.returncode == 130, said
+    assert "Traceback" not in said and "internal error" not in said, said
+    assert "::error::interrupted (SIGINT or SIGTERM: Ctrl-C, or a cancelled job)" in run.stderr
+    assert run.outputs["result"] == "incomplete"
+    assert "cancelled (SIGINT or SIGTERM) before the gate wrote its decision" in run.summary
+    assert "the job exits 130" in run.summary
+    assert model.requests == []

@@ -80,7 +80,7 @@ def main(
     outputs = Outputs(host.env.get("GITHUB_OUTPUT"))
     try:
         return _main(host, out, settings, context, outputs)
-    except Exception as exc:
+    except (Exception, KeyboardInterrupt) as exc:
         stopped_early(host, context, outputs, exc)
         raise
     finally:
@@ -90,15 +90,21 @@ def main(
             print(f"evalward: {given} files and folders given back to uid {owner}", file=out)
 
 
-def stopped_early(host: Host, context: WorkflowContext, outputs: Outputs, exc: Exception) -> None:
-    """An error ended the run before it wrote its decision (GitHub's API refused the pull
-    request, an input is wrong, a bug): `result=incomplete`, as for any gate an error stops,
-    and a job summary saying what stopped it. The error itself is the log's last line
-    (`evalward.__main__`), and its exit code the job's."""
+def stopped_early(
+    host: Host, context: WorkflowContext, outputs: Outputs, exc: Exception | KeyboardInterrupt
+) -> None:
+    """An error or a signal ended the run before it wrote its decision (GitHub's API refused
+    the pull request, an input is wrong, a bug, the job cancelled while the pull request was
+    looked up): `result=incomplete`, as for any gate an error stops, and a job summary saying
+    what stopped it. The error itself is the log's last line (`evalward.__main__`), and its
+    exit code the job's."""
     if "result" in outputs.written:
         return
     redact = host.redactor()
-    if isinstance(exc, EvalwardError):
+    if isinstance(exc, KeyboardInterrupt):
+        message = "cancelled (SIGINT or SIGTERM) before the gate wrote its decision"
+        code = EXIT_INTERRUPTED
+    elif isinstance(exc, EvalwardError):
         message, code = str(exc), exc.exit_code
     else:
         message = f"internal error: {type(exc).__name__}: {exc}. This is a bug in evalward."
