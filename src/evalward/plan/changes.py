@@ -98,6 +98,18 @@ def detect_changes(
     return result
 
 
+def agents_changed(
+    changed_files: list[FileChange], agents: ResourceSet, other: ResourceSet, index: FileIndex
+) -> dict[str, list[str]]:
+    """The agents of `agents` that differ in `other`, by the rule that finds a change's
+    changed agents (their definitions compared, and what they read, through `index`, a
+    listing of `agents`' tree, against `changed_files`, the diff between the two): an agent
+    `other` lacks is changed."""
+    result = ChangeSet(changed_files=changed_files)
+    _agents(result, changed_paths(changed_files), agents, other, index)
+    return result.changed_agents
+
+
 def changed_paths(changed: list[FileChange]) -> set[str]:
     """The paths a change touches: each file's, and a renamed file's old one."""
     return {c.path for c in changed} | {c.old_path for c in changed if c.old_path}

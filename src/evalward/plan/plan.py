@@ -111,6 +111,14 @@ class Plan:
     added: list[str] = field(default_factory=list)
     """Evals the pull request adds (the base branch defines none of that name): they gate, but
     a budget keeps their runs only with what the base's own leave (`estimate.trim_to_budget`)."""
+    base_behind: dict[str, str] = field(default_factory=dict)
+    """Eval -> the agent its base side runs, where the base branch has changed that agent
+    since the pull request branched off (its definition, or a file it reads, differs between
+    the merge base and the tip: `prepare.behind_tip`). What the default branch recorded of
+    the merge base's agent, and what that agent would cost, are then not the base branch's
+    to say: no fixture of the Eval is flaky on main from those records
+    (`rounds.flaky_on_main`), and the budget's "cannot hold even alone" excuses none of its
+    runs (`Evaluation.skipped_gating`). Empty where the merge base is the tip."""
 
     def for_side(self, side: Side) -> list[PlannedRun]:
         return [r for r in self.runs if r.side is side]

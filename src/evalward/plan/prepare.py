@@ -23,7 +23,7 @@ from evalward.errors import ResourceError
 from evalward.files.committed import RepoFiles
 from evalward.files.inside import folders_of
 from evalward.git import FileChange, Git
-from evalward.plan.changes import ChangeSet, changed_paths, detect_changes
+from evalward.plan.changes import ChangeSet, agents_changed, changed_paths, detect_changes
 from evalward.plan.fingerprint import (
     FileIndex,
     agent_reads,
@@ -132,6 +132,7 @@ def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
                     world_files=checkouts[Side.head].world_files,
                 )
             checkouts[Side.base] = base_checkout
+            plan.base_behind = bases.behind(tip, base_checkout, plan)
         if setup.shape is not None:
             plan = setup.shape(plan, {side: c.resources for side, c in checkouts.items()})
         yield Prepared(changes, plan, checkouts, bases.notes)
@@ -166,7 +167,15 @@ class _Bases:
             listing = partial(self.git.under, merge_base)
             reach = agents_reach(self.base, plan.may_run(Side.base), listing)
             self.root = self.stack.enter_context(self.git.worktree(merge_base, reach.checkout))
-        return Checkout(Side.base, self.root, self.base, sha=merge_base or "")
+        return Checkout(Side.base, self.root, self.base, FileIndex(self.root), sha=merge_base or "")
+
+    def behind(self, tip: str | None, base: Checkout, plan: Plan) -> dict[str, str]:
+        """`Plan.base_behind`: the planned Evals whose base side's agent (the merge base's,
+        `base`) the base branch has changed since, at `tip`; none where the merge base is
+        the tip, or where the tip's definitions do not gate (`gate-config: head`)."""
+        if not self.from_base or self.gating is None or tip is None or tip == base.sha:
+            return {}
+        return behind_tip(self.git, tip, base, self.gating, plan.evals)
 
     def world(
         self, tip: str | None, plan: Plan, gate: ResourceSet
@@ -219,6 +228,31 @@ class _Bases:
             self.gating = load_base(git, tip, self.head, differs, self.stack, config).resources
         except ResourceError as exc:
             raise _unloadable(exc, tip) from None
+
+
+def behind_tip(
+    git: Git, tip: str, base: Checkout, gating: ResourceSet, evals: list[str]
+) -> dict[str, str]:
+    """Of `evals`, those whose base side's agent differs at `tip` from the merge base's
+    (`base.sha`), each with that agent: change detection's rule (`changes.agents_changed`)
+    on the diff between the two, reading the agent's files as the base side's keys do
+    (`base.index`). An agent the merge base lacks and the tip has, or one the tip lacks,
+    has changed: only the same agent at both lets the merge base's stand for the tip's."""
+    resources = base.resources
+    targets = {
+        name: resources.evals[name].resource.spec.target_agent
+        for name in evals
+        if name in resources.evals
+    }
+    ran = {
+        agent: resources.agents[agent] for agent in targets.values() if agent in resources.agents
+    }
+    changed = {agent for agent in targets.values() if agent not in ran and agent in gating.agents}
+    if ran:
+        index = base.index or FileIndex(base.root)
+        only = dataclasses.replace(resources, agents=ran)
+        changed |= set(agents_changed(git.changed_files(base.sha, tip), only, gating, index))
+    return {name: agent for name, agent in targets.items() if agent in changed}
 
 
 # The merge base's resources, parsed from only what a change touched when that is safe.
