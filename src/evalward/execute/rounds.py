@@ -36,7 +36,10 @@ Flaky = Mapping[str, Mapping[str, float]]
 def flaky_on_main(context: RunContext) -> tuple[dict[str, dict[str, float]], list[str]]:
     """Each adaptive Eval's fixtures that are flaky on main (`past.flaky`, read from the
     trusted cache's `RunOptions.main_history`) for its base agent as it is, and a note for
-    each Eval whose records are stale."""
+    each Eval whose records are stale. Where the base branch has changed that agent since
+    the pull request branched off (`Plan.base_behind`), its records of the merge base's
+    agent make no fixture flaky: the branch point is the pull request's to choose, and a
+    note says so where they would have."""
     flaky: dict[str, dict[str, float]] = {}
     notes: list[str] = []
     directory, base = context.options.main_history, context.checkouts.get(Side.base)
@@ -53,6 +56,13 @@ def flaky_on_main(context: RunContext) -> tuple[dict[str, dict[str, float]], lis
             notes.append(
                 f"{name}: the default branch's record of its fixtures is stale ({found.stale}); "
                 "no fixture is called flaky on main from it"
+            )
+        elif found.flaky and name in context.plan.base_behind:
+            notes.append(
+                f"{name}: the base branch has changed agent {agent} since the pull request "
+                "branched off, so what the default branch recorded of the agent as it was "
+                f"then does not make {', '.join(found.flaky)} flaky on main; rebased onto the "
+                "base branch, the pull request is compared with its agent as it is now"
             )
         elif found.flaky:
             flaky[name] = found.flaky
