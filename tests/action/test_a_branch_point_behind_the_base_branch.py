@@ -22,7 +22,7 @@ from action.test_github_events import real_payload
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer
 from support.actionrun import ActionRun, pull_request_event, run_action
-from support.answered import ADAPTIVE_EVAL, FIXTURE, scripted
+from support.answered import ADAPTIVE_EVAL, FIXTURE, helper_eval, scripted
 from support.gitrepo import GitRepo
 
 pytestmark = pytest.mark.hostile
@@ -161,3 +161,121 @@ def test_control_a_base_branch_that_left_the_agent_alone_still_calls_it_flaky(
     call = f1_call(run)
     assert call["blocks"] is False and call["flaky_on_main"] is not None
     assert "has changed agent helper" not in comment(github)
+
+
+# --- the budget's excuse --------------------------------------------------------------------
+
+
+def inline(version: str, padding: int = 0) -> str:
+    """The helper, its prompt in its definition at `version` and `padding` characters
+    longer."""
+    said = f"You are a helper ({version}). Answer in one sentence." + " Be kind." * (padding // 9)
+    return f"""\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: {{ name: helper }}
+spec:
+  models: [openai/gpt-4.1-mini]
+  system: "{said}"
+"""
+
+
+PRICED = "pricing:\n  openai/gpt-4.1-mini: { input: 10, output: 10 }\n"
+"""$10 a million tokens: a run of a 40,000-character prompt is estimated at about $0.10, one
+of a sentence's at $0.002."""
+
+
+def costly_then(repo: GitRepo, tip: dict[str, str]) -> str:
+    """Main's helper with a 40,000-character prompt and fixtures f0 and f1 (one rep each,
+    both must pass), then main commits `tip`. Returns the old commit."""
+    old = repo.commit(
+        "suite",
+        {
+            "evalward.yaml": PRICED,
+            "agent.yaml": inline("v1", 40_000),
+            "eval.yaml": helper_eval(
+                "execution: { repsPerFixture: 1 }", "scoring: { passThreshold: 1.0 }"
+            ),
+            "fixtures.yaml": "---\n".join(FIXTURE.format(name=name) for name in ("f0", "f1")),
+            ".gitignore": ".evalward/\n",
+        },
+    )
+    repo.commit("main moves on", tip)
+    return old
+
+
+def script_costly(model: ScriptedModelServer) -> None:
+    """Every version of the helper is right, but the pull request's (v2) on f1."""
+    for version in ("v1", "v3"):
+        scripted(model, version, {"f0": [True] * 4, "f1": [True] * 4})
+    scripted(model, "v2", {"f0": [True] * 4, "f1": [False] * 4})
+
+
+BUDGET = {"max-cost-usd": "0.25", "allow-incomplete": "true", "cache": "off"}
+"""Holds f0's runs on both sides at the old prompt's cost ($0.20), not f1's beside them."""
+
+
+def test_a_branch_point_where_the_agent_cost_more_does_not_excuse_the_fixture_it_breaks(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """Main trimmed the prompt; the pull request branches off before that and breaks f1.
+    Estimated with the old prompt, the Eval's own runs do not fit the budget even alone, so
+    f1 is left out: that is not excused, as main's agent is not the one the estimate read,
+    and the gate is incomplete, saying to rebase or raise the budget."""
+    script_costly(model)
+    old = costly_then(repo, {"agent.yaml": inline("v3")})
+    tip = repo.head()
+    head = branched_off(repo, old, {"agent.yaml": inline("v2")})
+
+    run = gate(repo, github, tip, head, env, **BUDGET)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.outputs["result"] == "incomplete"
+    skipped = {(r["side"], r["fixture"]) for r in run.results()["skippedRuns"]}
+    assert skipped == {("head", "f1"), ("base", "f1")}
+    said = (
+        "2 runs of fixtures the base branch gates with in helper-eval were skipped by the "
+        "budget, which cannot hold the merge base's runs of them alone; but the base branch "
+        "has changed their agent since the pull request branched off, so allow-incomplete "
+        "does not excuse them: rebase onto the base branch, or raise the budget"
+    )
+    assert said in run.results()["reason"]
+    assert said in comment(github)
+
+
+def test_control_a_base_branch_whose_agent_still_costs_that_much_excuses_it(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """Main moved on without touching the agent: the base branch's own runs of the Eval do
+    not fit the budget even alone, so allow-incomplete excuses f1's, as on the tip."""
+    script_costly(model)
+    old = costly_then(repo, {"README.md": "The helper.\n"})
+    tip = repo.head()
+    head = branched_off(repo, old, {"agent.yaml": inline("v2")})
+
+    run = gate(repo, github, tip, head, env, **BUDGET)
+
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.outputs["result"] == "pass"
+    headline = comment(github).split("\n")[1]
+    assert headline.endswith(
+        "— 2 runs of fixtures the base branch gates with were not run: the budget cannot "
+        "hold the base's own runs of helper-eval (allowed by allow-incomplete)"
+    ), headline
+
+
+def test_control_rebased_onto_the_trimmed_agent_every_run_fits_and_f1_fails(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """The same pull request rebased onto main's trimmed prompt: every run fits, f1 runs and
+    fails, and so does the gate."""
+    script_costly(model)
+    costly_then(repo, {"agent.yaml": inline("v3")})
+    tip = repo.head()
+    head = branched_off(repo, tip, {"agent.yaml": inline("v2")})
+
+    run = gate(repo, github, tip, head, env, **BUDGET)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.outputs["result"] == "fail"
+    assert run.results()["skippedRuns"] == []

@@ -66,7 +66,9 @@ class Trimmed:
     base_over: frozenset[str] = frozenset()
     """The Evals whose runs of the fixtures the base gates with the budget cannot hold even
     alone, each Eval's counted apart from every other's: only their skipped runs may be
-    excused, since which other Evals a pull request affects is its own choice."""
+    excused, since which other Evals a pull request affects is its own choice (and not those
+    of an Eval whose agent the base branch has changed since the merge base it was estimated
+    at: `Plan.base_behind`)."""
 
     @property
     def note(self) -> str:

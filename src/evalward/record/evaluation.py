@@ -106,10 +106,21 @@ class Evaluation:
 
     def skipped_gating(self) -> SkippedGating:
         """The skipped runs of the fixtures the base gates with, and which of them are of an
-        Eval whose own the budget cannot hold even alone (`base_over`)."""
+        Eval whose own the budget cannot hold even alone (`base_over`): excused, unless the
+        base branch has changed the agent they were estimated with since the pull request
+        branched off (`Plan.base_behind`), whose cost is then the branch point's, not the
+        base branch's."""
         gating = [run for run in self.skipped if self.plan.base_gates(run)]
         over = [run for run in gating if run.eval in self.base_over]
-        return SkippedGating(len(gating), len(over), tuple(sorted({run.eval for run in over})))
+        behind = [run for run in over if run.eval in self.plan.base_behind]
+        excused = [run for run in over if run.eval not in self.plan.base_behind]
+        return SkippedGating(
+            len(gating),
+            len(excused),
+            tuple(sorted({run.eval for run in excused})),
+            behind_runs=len(behind),
+            behind=tuple(sorted({run.eval for run in behind})),
+        )
 
     def trace_of(self, result: FixtureResult) -> Trace:
         return self.traces.trace_of(result)

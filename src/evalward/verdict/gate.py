@@ -205,6 +205,12 @@ class SkippedGating:
     over: tuple[str, ...] = ()
     """The Evals whose own runs of the base's gating fixtures the budget cannot hold even
     alone, each counted apart from every other."""
+    behind_runs: int = 0
+    """Of `runs`, those the budget cannot hold even alone as the merge base's agent costs,
+    of Evals whose agent the base branch has changed since the pull request branched off
+    (`behind`): not excused, as what a branch point's agent costs is the pull request's
+    choice; rebasing onto the base branch, or a larger budget, runs them."""
+    behind: tuple[str, ...] = ()
 
     @property
     def unexcused(self) -> int:
@@ -375,20 +381,38 @@ def _skipped_text(facts: _RunFacts) -> str:
     blocking = facts.blocking
     if not blocking:
         return ""
-    said = f"{blocking} runs were skipped by the budget"
     if facts.allow_incomplete:  # only the base's gating fixtures' runs count then
-        said = (
-            f"{blocking} runs of fixtures the base branch gates with were skipped by the "
-            "budget, which holds the base's own runs of their Evals alone: allow-incomplete "
-            "does not excuse them (what the pull request adds or touches gets only what the "
-            "base's own runs leave)"
-        )
-    elif facts.budget.over:
+        return _unexcused_text(facts.budget)
+    said = f"{blocking} runs were skipped by the budget"
+    if facts.budget.over:
         said += (
             f" ({facts.budget.over_runs} of fixtures the base branch gates with: the budget "
             f"cannot hold the base's own runs of {', '.join(facts.budget.over)})"
         )
     return said
+
+
+def _unexcused_text(budget: SkippedGating) -> str:
+    """Why allow-incomplete does not excuse the runs of the base's gating fixtures the budget
+    skipped: their Evals' own runs fit it alone, or were estimated with an agent the base
+    branch has changed since the pull request branched off (`SkippedGating.behind`)."""
+    said = []
+    if fit := budget.unexcused - budget.behind_runs:
+        said.append(
+            f"{fit} runs of fixtures the base branch gates with were skipped by the "
+            "budget, which holds the base's own runs of their Evals alone: allow-incomplete "
+            "does not excuse them (what the pull request adds or touches gets only what the "
+            "base's own runs leave)"
+        )
+    if budget.behind_runs:
+        said.append(
+            f"{budget.behind_runs} runs of fixtures the base branch gates with in "
+            f"{', '.join(budget.behind)} were skipped by the budget, which cannot hold the "
+            "merge base's runs of them alone; but the base branch has changed their agent "
+            "since the pull request branched off, so allow-incomplete does not excuse them: "
+            "rebase onto the base branch, or raise the budget"
+        )
+    return "; ".join(said)
 
 
 def _passed(
