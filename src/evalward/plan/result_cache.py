@@ -1,10 +1,11 @@
 """Fixture-run results stored under a content hash of everything that determines them.
 
 The key covers the resolved agent (its definition and the contents of the files it
-references), the fixture, the Eval's scoring and judge configuration and its timeout,
-evalward's version and the rep index. The side and the Eval's name are not part of it: a
-result computed for `main` on a push is the same result a pull request's base side needs, so
-the baseline is free.
+references), the fixture, the Eval (its name, which a bring-your-own agent's request carries,
+its scoring and judge configuration and its timeout), evalward's version and the rep index.
+The side is not part of it: a result computed for `main` on a push is the same result a pull
+request's base side needs, so the baseline is free. Nor is a result of one Eval another's:
+an agent told which Eval it runs under may behave under one alone.
 
 But a result computed on the head side of a comparison is kept apart: the pull request's
 other programs ran in the same turn, and a baseline must never be one they could have
@@ -178,9 +179,10 @@ class CacheKeys:
         return hashlib.sha256(f"{shared}\n{fixture}\n{run.rep}".encode()).hexdigest()
 
     def _shared(self, side: Side, name: str) -> dict[str, Any]:
-        """The material every run of an Eval on one side has in common, once (the agent's
-        fingerprint, the scoring, judge and model endpoints, and the timeout: a run that
-        finished within another Eval's longer one did not within this one's)."""
+        """The material every run of an Eval on one side has in common, once (the Eval's
+        name, the agent's fingerprint, the scoring, judge and model endpoints, and the
+        timeout: a run that finished within another Eval's longer one did not within this
+        one's, and an agent's request names its Eval, so a pass under one is not another's)."""
         resources = self._checkouts[side].resources
         eval_def = resources.evals[name].resource
         agent_name = eval_def.spec.target_agent
@@ -194,6 +196,7 @@ class CacheKeys:
         models += [m for m in [eval_def.spec.simulated_user.model] if m]
         checkout = self._checkouts[side]
         return {
+            "eval": name,
             "providers": self._providers.identity_of(models),
             **({"side": side.value, "sha": checkout.sha} if self._providers.by_side else {}),
             "agent": self.agent(side, agent_name),
