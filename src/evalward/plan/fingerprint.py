@@ -5,7 +5,8 @@ files in its tools', MCP servers' and runtime's command lines (an argument that 
 option, a URL or a template and may name a file: it has a `/` or a file extension, or is one
 plain name, as a script without an extension is; `-m pkg.mod` names the package `pkg`), the
 files its `environment` is built from and the folders they are in (its installer is given
-each whole: a requirements file's includes, a `.python-version`) — and on every file its
+each whole: a requirements file's includes, a `.python-version`) and the installers'
+settings in the folders above them (a `uv.toml` at the root) — and on every file its
 `watch` globs match, which is how an agent declares the rest of its code. A named path that
 is a folder (`npm --prefix agents/web start`) is every file under it. A program that names
 no `watch` declares nothing of what it reads: it is checked out with the whole commit, and
@@ -64,7 +65,8 @@ def referenced_files(located: Located[Agent]) -> list[str]:
     for program in spec.programs():
         paths += _named_by(program.argv)
     if spec.environment is not None:
-        paths += [*spec.environment.files(), *spec.environment.folders()]
+        environment = spec.environment
+        paths += [*environment.files(), *environment.folders(), *environment.above()]
     if reads_everything(spec):
         paths.append(".")
     return sorted(set(paths))

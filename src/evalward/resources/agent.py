@@ -108,6 +108,13 @@ LOCK_FILES = {
     NODE_PACKAGE: ("package-lock.json", "npm-shrinkwrap.json"),
 }
 """The files beside an environment's file that decide what it installs."""
+READ_ABOVE = {
+    "python": ("uv.toml", "pyproject.toml", "uv.lock", ".python-version"),
+    "node": ("package.json", "package-lock.json", "npm-shrinkwrap.json", ".npmrc"),
+}
+"""What each installer reads in the folders above the one it runs in: uv the nearest
+`uv.toml` or `pyproject.toml` (its settings: an index, `find-links`), a workspace's root
+and lock, and a `.python-version`; npm a workspace's root, its lock and its `.npmrc`."""
 
 
 class AgentEnvironment(Model):
@@ -194,6 +201,18 @@ class AgentEnvironment(Model):
             folder, name = posixpath.split(path)
             paths += [path, *(posixpath.join(folder, n) for n in LOCK_FILES.get(name, ()))]
         return paths
+
+    def above(self) -> list[str]:
+        """The files its installers may read in each folder above a named file's, up to the
+        repository's root (they may not exist): a `uv.toml` there changes what is installed
+        as the named file does, so the agent reads them too."""
+        paths: list[str] = []
+        for kind, named in self.named().items():
+            folder = posixpath.dirname(posixpath.normpath(named.lstrip("/")))
+            while folder:
+                folder = posixpath.dirname(folder)
+                paths += [posixpath.join(folder, name) for name in READ_ABOVE[kind]]
+        return sorted(set(paths))
 
     def folders(self) -> list[str]:
         """The folders its installer reads, each named file's ("." for the root): it is

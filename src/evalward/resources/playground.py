@@ -166,7 +166,8 @@ class ServicePart(PartSettings):
     def paths(self) -> list[str]:
         """Its seed, and each argument of its commands that looks like a path."""
         commands = [*self.start, *(self.dump or [])]
-        built = self.environment.files() if self.environment is not None else []
+        environment = self.environment
+        built = [*environment.files(), *environment.above()] if environment is not None else []
         return self.seeds() + [a for a in commands if "/" in a and not a.startswith("-")] + built
 
     def state_part(self) -> str | None:
