@@ -22,11 +22,13 @@ from evalward.git import FileChange
 from evalward.plan.fingerprint import (
     FileIndex,
     agent_reads,
+    imports_from_root,
     may_cover,
     paths_under,
     read_globs,
     reads_everything,
     referenced_files,
+    root_modules,
 )
 from evalward.resources import Located, ResourceSet
 from evalward.resources.models import Agent
@@ -201,6 +203,12 @@ def _reads(
         hit = next((p for p in ordered if fnmatch(p, pattern)), None)
         if hit is not None:
             result.note_agent(name, f"watched path {printable(hit)} changed")
+    if imports_from_root(located.resource.spec):
+        # A module the head removed from the root is in no listing of the head.
+        for hit in root_modules(ordered)[:1]:
+            result.note_agent(
+                name, f"{printable(hit)} changed (Python run with -m or -c imports from the root)"
+            )
     return read
 
 

@@ -7,11 +7,12 @@ plain name, as a script without an extension is; `-m pkg.mod` names the package 
 files its `environment` is built from and the folders they are in (its installer is given
 each whole: a requirements file's includes, a `.python-version`) and the installers'
 settings in the folders above them (a `uv.toml` at the root) — and on every file its
-`watch` globs match, which is how an agent declares the rest of its code. A named path that
-is a folder (`npm --prefix agents/web start`) is every file under it. A program that names
-no `watch` declares nothing of what it reads: it is checked out with the whole commit, and
-depends on every file of it (`reads_everything`), so no change to the code it imports goes
-unseen, nor is a result of its earlier code reused.
+`watch` globs match, which is how an agent declares the rest of its code. Python run with
+`-m` or `-c` imports from the root first, so such an agent reads the root's modules too. A
+named path that is a folder (`npm --prefix agents/web start`) is every file under it. A
+program that names no `watch` declares nothing of what it reads: it is checked out with the
+whole commit, and depends on every file of it (`reads_everything`), so no change to the code
+it imports goes unseen, nor is a result of its earlier code reused.
 
 Both readers take these paths from one listing of the checkout (`FileIndex`) and one rule
 (`agent_reads`): the result cache hashes each (`agent_fingerprint`), and change detection
@@ -70,6 +71,45 @@ def referenced_files(located: Located[Agent]) -> list[str]:
     if reads_everything(spec):
         paths.append(".")
     return sorted(set(paths))
+
+
+_PYTHON = re.compile(r"python[\d.]*")
+"""A Python interpreter named by its program's name (`python3`, `/usr/bin/python3.12`)."""
+_TAKES_A_VALUE = frozenset({"-X", "-W", "--check-hash-based-pycs"})
+ROOT_MODULE = re.compile(r"[^/]+\.(py|pyc|so)|[^/]+/__init__\.(py|pyc)")
+"""A path Python may import from the repository's root: a module or a package's start."""
+
+
+def imports_from_root(spec: AgentSpec) -> bool:
+    """Whether a program of the agent is Python run with `-m` or `-c`: Python then puts its
+    working directory, the repository's root, first on its import path (unless `-I` or
+    `-P`), so a module there (`textwrap.py`) takes the place of one the program imports."""
+    return any(_root_first(program.argv) for program in spec.programs())
+
+
+def _root_first(argv: list[str]) -> bool:
+    if not argv or not _PYTHON.fullmatch(posixpath.basename(argv[0])):
+        return False
+    safe, skip = False, False
+    for argument in argv[1:]:
+        if skip:
+            skip = False
+            continue
+        if argument in _TAKES_A_VALUE:
+            skip = True
+            continue
+        if argument == "--" or not argument.startswith("-") or argument.startswith("--"):
+            return False  # a script: its own folder is first on the path
+        letters = argument[1:]
+        safe = safe or "I" in letters or "P" in letters
+        if "m" in letters or "c" in letters:
+            return not safe
+    return False
+
+
+def root_modules(paths: Iterable[str]) -> list[str]:
+    """The paths of a listing Python may import from the repository's root (`ROOT_MODULE`)."""
+    return [path for path in paths if ROOT_MODULE.fullmatch(path)]
 
 
 def reads_everything(spec: AgentSpec) -> bool:
@@ -381,9 +421,13 @@ def under_globs(folders: Iterable[str]) -> list[str]:
 
 
 def agent_reads(located: Located[Agent], index: FileIndex) -> list[str]:
-    """Every repository path the agent depends on (the module's rule), as it names them."""
+    """Every repository path the agent depends on (the module's rule), as it names them: with
+    the root's modules, for a program that imports from the root first."""
     watched = index.matching(read_globs(located, index))
-    return sorted(set(referenced_files(located)) | set(watched))
+    found = set(referenced_files(located)) | set(watched)
+    if imports_from_root(located.resource.spec):
+        found.update(root_modules(index.listed([""])))
+    return sorted(found)
 
 
 def agent_fingerprint(located: Located[Agent], index: FileIndex) -> dict[str, Any]:

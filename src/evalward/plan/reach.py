@@ -21,9 +21,11 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatch
 
 from evalward.plan.fingerprint import (
+    imports_from_root,
     paths_under,
     reads_everything,
     referenced_files,
+    root_modules,
     watched_folders,
 )
 from evalward.plan.plan import PlannedRun
@@ -69,7 +71,10 @@ def agents_reach(resources: ResourceSet, runs: Iterable[PlannedRun], listing: Li
         playground_reach(resources, eval_name, fixture, reach)
     located = [resources.agents[name] for name in sorted(agents) if name in resources.agents]
     watched = [glob for agent in located for glob in agent.resource.spec.watch]
-    listed = sorted(listing(watched_folders(watched))) if watched else []
+    folders = watched_folders(watched) if watched else []
+    if any(imports_from_root(agent.resource.spec) for agent in located):
+        folders.append("")  # the root's modules: the whole listing, once
+    listed = sorted(listing(folders)) if folders else []
     for agent in located:
         _agent(agent, listed, reach)
     return reach
@@ -119,6 +124,8 @@ def _agent(located: Located[Agent], listed: list[str], reach: Reach) -> None:
             reach.everything(f"agent {name!r}'s environment is the repository's root folder")
     if reads_everything(spec):
         reach.everything(f"agent {name!r} runs a program and names no `watch`")
+    if imports_from_root(spec):
+        reach.paths.update(root_modules(listed))
     for folder in watched_folders(spec.watch):
         under = paths_under(listed, folder)
         reach.paths.update(path for path in under if any(fnmatch(path, p) for p in spec.watch))
