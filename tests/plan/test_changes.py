@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from evalward.definitions.loader import load_resources
@@ -9,6 +11,7 @@ from evalward.git import Git
 from evalward.plan.changes import ChangeSet, detect_changes
 from evalward.plan.plan import build_plan, gate_resources
 from evalward.rundata.sides import GateConfig
+from support.clirun import evalward
 from support.gitrepo import GitRepo
 
 pytestmark = pytest.mark.integration
@@ -129,6 +132,32 @@ def test_a_changed_system_file_or_watched_path_changes_the_agent(repo: GitRepo) 
         "prompts/beta.md changed",
         "watched path tools/beta/lookup.py changed",
     ]
+
+
+@pytest.mark.parametrize("written", ["./tools/beta/*", "/tools/beta/*"])
+def test_a_watch_written_from_the_current_folder_or_the_root_watches_the_same_files(
+    repo: GitRepo, written: str
+) -> None:
+    """`./tools/**` matched no path (paths are from the root, with no `./`), so the agent's
+    code changed unseen and its Evals never ran: the plan said no Eval was affected."""
+    repo.commit(
+        "base",
+        {
+            "agents/beta.yaml": agent("beta", watch=f"[{written!r}]".replace("'", '"')),
+            "tools/beta/lookup.py": "print('v1')",
+            "evals/beta.yaml": EVAL.format(name="beta", threshold=0.9),
+            "evals/fixtures/beta-1.yaml": FIXTURE.format(fixture="beta-1", name="beta", value="hi"),
+        },
+    )
+    repo.branch("pr")
+    repo.commit("tool", {"tools/beta/lookup.py": "print('v2')"})
+
+    planned = evalward("plan", ".", "--base", "main", "--json", cwd=repo.path)
+
+    assert planned.returncode == 0, planned.stdout + planned.stderr
+    plan = json.loads(planned.stdout)
+    assert plan["changedAgents"] == {"beta": ["watched path tools/beta/lookup.py changed"]}
+    assert [row["name"] for row in plan["evals"]] == ["beta-eval"]
 
 
 def test_a_gitattributes_above_the_files_an_agent_reads_changes_it(repo: GitRepo) -> None:

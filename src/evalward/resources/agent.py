@@ -254,6 +254,13 @@ class AgentSpec(Model):
         description="Packages its programs need (runtime, command tools), built by the action.",
     )
 
+    @field_validator("watch")
+    @classmethod
+    def _from_the_root(cls, globs: list[str]) -> list[str]:
+        """`./agent/**` and `/agent/**` as `agent/**`: paths are from the root, and a glob
+        written so matched no path, so change detection never saw the agent's code change."""
+        return [_from_root(glob) for glob in globs]
+
     @field_validator("tool_choice", mode="before")
     @classmethod
     def _vendor_choice(cls, value: Any) -> Any:
@@ -355,3 +362,11 @@ class Agent(Model):
     kind: Literal["Agent"]
     metadata: Metadata
     spec: AgentSpec
+
+
+def _from_root(glob: str) -> str:
+    """A `watch` glob with its leading `/` and `./` taken off (`./agent/**` is `agent/**`)."""
+    written = glob
+    while glob.startswith(("/", "./")):
+        glob = glob.removeprefix(".").lstrip("/")
+    return glob or written
