@@ -54,7 +54,8 @@ Exit codes:
     0  the gate passed (or was bypassed)
     1  the gate failed: an affected Eval is below its threshold
     2  configuration error: nothing was gated
-    3  an external failure (git, provider, GitHub, agent process)
+    3  an external failure (git, provider, GitHub, agent process; in the action, a file the
+       runner could not write, where the gate would have exited 0)
     4  a bug in evalward
     130  interrupted
     141  standard output was closed by its reader (`evalward run | head`); files are written

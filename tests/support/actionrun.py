@@ -255,15 +255,18 @@ def execute(workspace: Path, launch: Launch) -> ActionRun:
     return launch.finish(done.returncode, done.stdout, done.stderr)
 
 
-def start_action(workspace: Path, launch: Launch) -> subprocess.Popen[str]:
-    """Start the action without waiting, e.g. to signal it mid-run. It holds the tests' shared
-    lock on head strays for as long as it runs (`head_strays.shared_for_a_child`): a test
-    that makes them cannot start meanwhile, nor hold the lock while this gate waits on a
-    turn another of the test's gates holds."""
+def start_action(
+    workspace: Path, launch: Launch, wrapper: tuple[str, ...] = ()
+) -> subprocess.Popen[str]:
+    """Start the action without waiting, e.g. to signal it mid-run, or under `wrapper` (a
+    command that runs the rest, `prlimit --fsize=N --`). It holds the tests' shared lock on
+    head strays for as long as it runs (`head_strays.shared_for_a_child`): a test that makes
+    them cannot start meanwhile, nor hold the lock while this gate waits on a turn another of
+    the test's gates holds."""
     lock = head_strays.shared_for_a_child()
     try:
         return subprocess.Popen(
-            under_test(),
+            [*wrapper, *under_test()],
             cwd=workspace,
             env=launch.env,
             stdout=subprocess.PIPE,

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from evalward.action.context import WorkflowContext
 from evalward.action.github import GitHubClient, LabelEvent, PullInfo
 from evalward.action.job import Console, Site
-from evalward.action.workflow import append_audit, command
+from evalward.action.workflow import AUDIT_FILE, append_audit, command
 from evalward.errors import EXIT_OK
 from evalward.flows.session import Outcome, RunVerdict, decide
 from evalward.verdict.gate import Bypass, BypassRecord, LabelWeighed, audit_record, judge_bypass
@@ -129,7 +129,8 @@ def needs_bypass(outcome: Outcome) -> bool:
 
 
 def audit(console: Console, site: Site, verdict: RunVerdict, number: int, head_sha: str) -> None:
-    """Record a bypass used or refused, everywhere an auditor looks."""
+    """Record a bypass used or refused, everywhere an auditor looks; an audit.jsonl the
+    runner cannot take is lost (`Console.lose`): the job then does not end clean."""
     decision = verdict.decision
     if decision.bypass is None and decision.refusal is None:
         return
@@ -160,5 +161,8 @@ def audit(console: Console, site: Site, verdict: RunVerdict, number: int, head_s
         )
     elif decision.refusal is not None:
         console.log(command("warning", f"evalward bypass refused: {decision.refusal.reason}"))
-    append_audit(site.output_dir, record, console.redact)
+    try:
+        append_audit(site.output_dir, record, console.redact)
+    except OSError as exc:
+        console.lose(f"the audit record in {site.output_dir / AUDIT_FILE}", exc)
     console.output({"audit": line})

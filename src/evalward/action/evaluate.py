@@ -171,4 +171,4 @@ def missing_secrets(
         )
     console.log(command("warning", f"evalward skipped: {message}"))
     console.output({"result": GateResult.skipped.value})
-    return 0
+    return console.exit_code(0)

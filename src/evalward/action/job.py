@@ -6,6 +6,7 @@ servers. The runs themselves are not the job's: they are the `RunRequest` beside
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +17,8 @@ from evalward.action.github import GitHubClient, PullInfo
 from evalward.action.route import Route
 from evalward.action.settings import Settings
 from evalward.action.setup import CacheUse
-from evalward.action.workflow import Outputs
+from evalward.action.workflow import Outputs, command
+from evalward.errors import EXIT_EXTERNAL, EXIT_OK
 from evalward.git import Git
 from evalward.report.markdown import marker_for
 from evalward.rundata.cache_mode import CacheMode
@@ -27,19 +29,53 @@ from evalward.text.escaping import log_line
 @dataclass
 class Console:
     """Where the job speaks: its log and its action outputs, every line redacted, and each a
-    line of text or evalward's own command, never one the text starts (`log_line`)."""
+    line of text or evalward's own command, never one the text starts (`log_line`); and
+    what it could not write on the runner (`lose`)."""
 
     out: TextIO
     redact: Redactor
     outputs: Outputs = field(default_factory=lambda: Outputs(None))
     """GITHUB_OUTPUT: where action outputs go (none outside a workflow)."""
+    lost: list[str] = field(default_factory=list)
+    """What the job could not write (a file, the job summary, its outputs), in order."""
 
     def log(self, line: str) -> None:
         print(log_line(self.redact(line)), file=self.out, flush=True)
 
     def output(self, values: dict[str, str]) -> None:
-        """Action outputs (GITHUB_OUTPUT)."""
-        self.outputs.write(values, self.redact)
+        """Action outputs (GITHUB_OUTPUT); ones the runner cannot take are lost (`lose`)."""
+        try:
+            self.outputs.write(values, self.redact)
+        except OSError as exc:
+            self.lose(f"the step's outputs ({', '.join(values)}) in {self.outputs.path}", exc)
+
+    def lose(self, what: str, exc: OSError) -> None:
+        """`what` could not be written (a full disk, a file size limit, an I/O error): one
+        `::error` names it, the OS's reason and what to do. It costs that alone: the
+        decision is still commented and checked, but the job no longer ends clean
+        (`exit_code`)."""
+        reason = exc.strerror or str(exc)
+        if (name := errno.errorcode.get(exc.errno or 0)) is not None:
+            reason = f"{reason} ({name})"
+        self.lost.append(what)
+        self.log(
+            command(
+                "error",
+                f"{what} was not written: {reason}. The decision stands and is still "
+                "reported, but the job does not pass without its files: free space on the "
+                "runner (or raise its file size limit) and rerun the job.",
+                title="evalward: a file was not written",
+            )
+        )
+
+    def exit_code(self, code: int) -> int:
+        """The job's exit code for the decision's `code`: 3 (an outside failure: rerun) where
+        it is 0 and something was not written, for a job whose files, audit record included,
+        are missing must not look clean; any other code stands."""
+        if code != EXIT_OK or not self.lost:
+            return code
+        self.log(f"evalward: exit {EXIT_EXTERNAL} — not written: {'; '.join(self.lost)}")
+        return EXIT_EXTERNAL
 
 
 @dataclass

@@ -2,11 +2,13 @@
 default branch's score log, and the last line of the log.
 
 Results are written first, before anything that talks to GitHub: whatever fails later, what
-was computed is on disk.
+was computed is on disk. A file the runner cannot take (its disk full) costs that file, never
+the comment, the check or the decision: the job then exits 3 where it would exit 0.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from evalward import __version__
@@ -94,9 +96,16 @@ def run_reason(context: WorkflowContext, route: Route) -> RunReason:
 
 def write_everything(job: Job, verdict: RunVerdict, report: ReportContext) -> str:
     """Every file, the job summary and the outputs, and what the run spent beside the
-    estimate; returns the comment as written."""
+    estimate; returns the comment as written (rendered from memory: a file the runner cannot
+    take costs that file, `Console.lose`, never the comment or the decision)."""
     outcome, decision = verdict.outcome, verdict.decision
     evaluation = outcome.evaluation
+    lost: list[Path] = []
+
+    def lose(path: Path, exc: OSError) -> None:
+        lost.append(path)
+        job.console.lose(str(path), exc)
+
     results_path, body = write_reports(
         job.site.output_dir,
         evaluation,
@@ -108,21 +117,32 @@ def write_everything(job: Job, verdict: RunVerdict, report: ReportContext) -> st
             trends([c.name for c in evaluation.comparisons], cache_dir=job.trusted.cache.directory),
             report.summary,
         ),
+        lose=lose,
     )
     spending = outcome.spending()
     if spending is not None:
         job.console.log(f"evalward: {spending}")
     summary = render_comment(report, job.trusted.template, SUMMARY_LIMIT, measure=utf8.size)
-    append_summary(job.site.env.get("GITHUB_STEP_SUMMARY"), summary, job.console.redact)
+    add_summary(job.console, job.site.env, summary)
     head_scores = [c.head.score for c in evaluation.comparisons if not c.head.advisory]
-    job.console.output(
-        {
-            "result": decision.result.value,
-            "score": f"{min(head_scores):.2f}" if head_scores else "",
-            "results-json": in_workspace(job.site.context, results_path),
-        }
-    )
+    outputs = {
+        "result": decision.result.value,
+        "score": f"{min(head_scores):.2f}" if head_scores else "",
+    }
+    if results_path not in lost:
+        outputs["results-json"] = in_workspace(job.site.context, results_path)
+    job.console.output(outputs)
     return body
+
+
+def add_summary(console: Console, env: Mapping[str, str], markdown: str) -> None:
+    """Append to the job summary (GITHUB_STEP_SUMMARY); one the runner cannot take is lost
+    (`Console.lose`), never the decision."""
+    path = env.get("GITHUB_STEP_SUMMARY")
+    try:
+        append_summary(path, markdown, console.redact)
+    except OSError as exc:
+        console.lose(f"the job summary (GITHUB_STEP_SUMMARY: {path})", exc)
 
 
 def in_workspace(context: WorkflowContext, path: Path) -> str:
@@ -166,9 +186,10 @@ def record_scores(job: Job, evaluation: Evaluation) -> None:
 def conclude(console: Console, verdict: RunVerdict) -> int:
     """The log's last line, the decision and why; then the exit code
     (`RunVerdict.exit_code`: the error that stopped the run is raised again, its files
-    written, and reported and exits as ever)."""
+    written, and reported and exits as ever; 3 in place of 0 where something was not
+    written, `Console.exit_code`)."""
     decision = verdict.decision
     if decision.result is GateResult.unavailable:
         console.log(command("error", decision.reason, title="evalward: provider unavailable"))
     console.log(f"evalward: {decision.result.value} — {decision.reason}")
-    return verdict.exit_code()
+    return console.exit_code(verdict.exit_code())

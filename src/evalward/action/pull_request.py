@@ -12,9 +12,9 @@ from evalward.action.checks import annotate, report_check
 from evalward.action.evaluate import evaluate, missing_secrets
 from evalward.action.github import Comment, GitHubClient, PullInfo
 from evalward.action.job import Console, Job, Site
-from evalward.action.outputs import conclude, gate_report, write_everything
+from evalward.action.outputs import add_summary, conclude, gate_report, write_everything
 from evalward.action.settings import CommentMode, Settings
-from evalward.action.workflow import append_summary, command
+from evalward.action.workflow import command
 from evalward.errors import (
     ConfigError,
     GitHubError,
@@ -211,7 +211,7 @@ def comment_unloadable(job: Job, number: int, head_sha: str, exc: ResourceError)
     body = render_unloadable(
         job.site.marker, problems, head_sha, job.site.context.run_url, exc.source
     )
-    append_summary(job.site.env.get("GITHUB_STEP_SUMMARY"), body, job.console.redact)
+    add_summary(job.console, job.site.env, body)
     job.console.output({"result": GateResult.failed.value})
     if job.clients.github is None or job.site.settings.comment is CommentMode.never:
         return

@@ -3,7 +3,8 @@
 `main()` builds the real clients (git, GitHub, providers) from the environment, routes the
 event (`route`) and runs what it asks for; everything below takes each client as a
 parameter (`job.Job`), so tests drive it with local servers. The exit code always tells the
-truth: 0 pass/bypassed/skipped, 1 fail, 2 configuration, 3 external failure, 130 cancelled.
+truth: 0 pass/bypassed/skipped, 1 fail, 2 configuration, 3 external failure (a file the
+runner could not write among them), 130 cancelled.
 """
 
 from __future__ import annotations
@@ -127,7 +128,7 @@ def _main(
         skipped = Console(out, host.redactor(), outputs)
         skipped.log(f"evalward: skipped — {route.why}")
         skipped.output({"result": GateResult.skipped.value})
-        return 0
+        return skipped.exit_code(0)
     token = settings.github_token.get_secret_value() or env.get("GITHUB_TOKEN", "")
     github: GitHubClient | None = None
     if route.kind is RouteKind.gate or settings.check_run:
@@ -267,7 +268,7 @@ async def shard_part(job: Job, request: RunRequest) -> int:
         return EXIT_INTERRUPTED
     job.console.log(f"evalward: {part}")
     job.console.output({"results-json": in_workspace(job.site.context, part.path)})
-    return request.progress.exit_code(0)
+    return job.console.exit_code(request.progress.exit_code(0))
 
 
 def _chosen(route: Route) -> Callable[[str], bool] | None:

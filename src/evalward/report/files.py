@@ -3,6 +3,7 @@ junit.xml, report.html, comment.md, the job summary and the action's outputs."""
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -94,6 +95,11 @@ class Shown:
     summary: RunSummary | None = None
 
 
+Lose = Callable[[Path, OSError], None]
+"""Told a run's file that could not be written (a full disk, a file size limit, an I/O
+error) and why: the file is lost, and the run's other files and its decision are not."""
+
+
 def write_reports(
     output_dir: Path,
     evaluation: Evaluation,
@@ -101,10 +107,14 @@ def write_reports(
     comment: Callable[[], str],
     redact: Redactor,
     shown: Shown = Shown(),
+    *,
+    lose: Lose | None = None,
 ) -> tuple[Path, str]:
     """Every file of a run in `output_dir` — results.json first, so it is on disk whatever
     fails later (the comment is rendered only then) — then junit.xml, report.html and
-    comment.md. Returns results.json's path and the comment as written."""
+    comment.md. Returns results.json's path and the comment as written. With `lose`, a file
+    that cannot be written costs that file alone (`_write_or_lose`); without, its error is
+    raised."""
     # lazy: report.html's renderer and the XML library cost a command that writes no files
     # (`evalward run` without --output-dir) about 5 ms of start-up
     from evalward.report.html import Page, html_chunks
@@ -113,10 +123,10 @@ def write_reports(
     run = shown.run or RunInfo()
     summary = shown.summary or run_summary(evaluation, decision)
     results = output_dir / "results.json"
-    write_chunks(results, results_chunks(evaluation, decision, run, summary), redact)
-    write_chunks(
-        output_dir / "junit.xml", junit_chunks(evaluation.evals, evaluation.private), redact
-    )
+    chunks = results_chunks(evaluation, decision, run, summary)
+    _write_or_lose(results, chunks, redact, lose)
+    junit = junit_chunks(evaluation.evals, evaluation.private)
+    _write_or_lose(output_dir / "junit.xml", junit, redact, lose)
     page = Page(
         result=decision.result.value,
         reason=decision.reason,
@@ -129,7 +139,21 @@ def write_reports(
         attribution=evaluation.attribution,
     )
     html = html_chunks(page, trace_of=evaluation.trace_of, trends=shown.trends, redact=redact)
-    write_chunks(output_dir / "report.html", html, redact)
+    _write_or_lose(output_dir / "report.html", html, redact, lose)
     body = redact(comment())
-    write_text(output_dir / "comment.md", body, redact)
+    _write_or_lose(output_dir / "comment.md", [body], redact, lose)
     return results, body
+
+
+def _write_or_lose(path: Path, chunks: Iterable[str], redact: Redactor, lose: Lose | None) -> None:
+    """Write one file of a run (`write_chunks`). Where it cannot be written and `lose` is
+    given, neither a part of it nor an earlier run's file of that name is left to be taken
+    for this run's, and `lose` is told; without `lose`, the error is raised."""
+    try:
+        write_chunks(path, chunks, redact)
+    except OSError as exc:
+        if lose is None:
+            raise
+        with contextlib.suppress(OSError):
+            path.unlink(missing_ok=True)
+        lose(path, exc)

@@ -1,0 +1,198 @@
+"""A runner that cannot take the action's files (its disk full, a file size limit) costs
+those files, not the decision: the comment and the check run still say it, results.json is
+written first, and a gate that would have exited 0 exits 3 (rerun) with one `::error`
+naming what was not written, why, and what to do, never an internal error.
+
+The action runs under `prlimit --fsize`: a write past the limit fails with EFBIG (CPython
+ignores SIGXFSZ), as one on a full disk fails with ENOSPC. The agents' replies are long runs
+of `<>`, which report.html writes as `\\u003c`-escapes: it grows past the limit while
+results.json, a sixth of its size, stays well under it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from fakes.github_api import FakeGitHub
+from fakes.model_server import ScriptedModelServer, text, tool_call
+from support.actionrun import ActionRun, Launch, prepare, pull_request_event, start_action
+from support.gitrepo import GitRepo
+from support.limits import subprocess_limit
+from support.suite import make_pr, script_model
+
+pytestmark = pytest.mark.e2e
+
+LIMIT = 400_000
+"""The largest file the action may write, in bytes: results.json of the long replies is
+about 150 KB, report.html about 860 KB."""
+
+PRLIMIT = "/usr/bin/prlimit"
+LABEL = "force-eval-bypass"
+
+
+def _gate(repo: GitRepo, github: FakeGitHub, env: dict[str, str], labeled_by: str = "") -> Launch:
+    """Pull request 7 (`make_pr`) gated with a check run; on the bypass label's `labeled`
+    event, applied by `labeled_by` with write access, when one is named."""
+    base, head = make_pr(repo, github)
+    payload = pull_request_event(github.repository, 7, base, head)
+    if labeled_by:
+        github.add_label(7, LABEL, actor=labeled_by)
+        github.permissions[labeled_by] = "write"
+        payload = pull_request_event(
+            github.repository, 7, base, head,
+            labels=[LABEL], action="labeled", label=LABEL, sender=labeled_by,
+        )  # fmt: skip
+    inputs = {"cache": "off", "check-run": "true"}
+    return prepare(repo.path, github, payload, env=env, inputs=inputs)
+
+
+def _run_limited(repo: GitRepo, launch: Launch) -> ActionRun:
+    process = start_action(repo.path, launch, (PRLIMIT, f"--fsize={LIMIT}", "--"))
+    stdout, stderr = process.communicate(timeout=subprocess_limit())
+    return launch.finish(process.returncode, stdout, stderr)
+
+
+def _long_replies(model: ScriptedModelServer, *, head_greets_well: bool) -> None:
+    """Both sides look the order up and greet at length; the head greets without the
+    "Hello" the greeting fixture asks for unless `head_greets_well`."""
+    padding = "<>" * 25_000
+    for tag in ("BASE-V1", "HEAD-V2"):
+        model.script(
+            lambda b, tag=tag: tag in json.dumps(b) and "12345" in json.dumps(b),
+            tool_call("lookup_order", {"order_id": "12345"}),
+            text("Your order has shipped and arrives on 2026-11-25."),
+        )
+    model.script(lambda b: "BASE-V1" in json.dumps(b), text(f"Hello! {padding}"))
+    greeting = "Hello!" if head_greets_well else "Hi."
+    model.script(lambda b: "HEAD-V2" in json.dumps(b), text(f"{greeting} {padding}"))
+
+
+def _errors(run: ActionRun) -> list[str]:
+    """The log's errors about what was not written (a failing fixture is an error too)."""
+    lines = run.stdout.splitlines()
+    return [line for line in lines if line.startswith("::error") and "not written" in line]
+
+
+def _no_bug(run: ActionRun) -> None:
+    said = run.stdout + run.stderr
+    assert "Traceback" not in said and "This is a bug" not in said, said
+    assert "internal error" not in said, said
+
+
+def _report_html_lost(run: ActionRun) -> None:
+    """results.json, junit.xml and comment.md on disk, in their order; report.html not (nor a
+    part of it), and one `::error` that names it, the OS's reason and what to do."""
+    _no_bug(run)
+    out = run.output_dir
+    assert run.results()["fixtures"], "results.json is written first, and whole"
+    assert (out / "junit.xml").is_file() and (out / "comment.md").is_file()
+    assert sorted(p.name for p in out.iterdir()) == ["comment.md", "junit.xml", "results.json"]
+    (error,) = _errors(run)
+    assert "report.html" in error and "File too large" in error and "EFBIG" in error, error
+    assert "free space" in error and "rerun" in error, error
+
+
+def test_a_passing_gate_whose_report_cannot_be_written_comments_checks_and_exits_3(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    launch = _gate(repo, github, env)
+    _long_replies(model, head_greets_well=True)
+
+    run = _run_limited(repo, launch)
+
+    assert run.returncode == 3, run.stdout + run.stderr
+    _report_html_lost(run)
+    assert run.results()["result"] == "pass"
+    assert run.outputs["result"] == "pass"
+    assert "every affected Eval passes" in github.comments_on(7)[0]["body"]
+    assert [check["conclusion"] for check in github.check_runs] == ["success"]
+
+
+def test_a_failing_gate_whose_report_cannot_be_written_still_fails_with_exit_1(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    launch = _gate(repo, github, env)
+    _long_replies(model, head_greets_well=False)
+
+    run = _run_limited(repo, launch)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    _report_html_lost(run)
+    assert run.outputs["result"] == "fail"
+    assert "support-bot-eval" in github.comments_on(7)[0]["body"]
+    assert [check["conclusion"] for check in github.check_runs] == ["failure"]
+
+
+def _filled(path: Path, room: int = 0) -> bytes:
+    """Fill `path` to `room` bytes short of the limit, as earlier runs could have: a write
+    past that is cut short where the limit falls."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = b'{"event": "earlier"}\n'
+    content = line * (LIMIT // len(line) + 1)
+    content = content[: LIMIT - room] if room else content
+    path.write_bytes(content)
+    return content
+
+
+def test_a_bypass_whose_audit_record_cannot_be_written_is_commented_and_exits_3(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    launch = _gate(repo, github, env, labeled_by="maintainer")
+    script_model(model, head_greets_well=False)
+    _filled(launch.output_dir / "audit.jsonl")
+
+    run = _run_limited(repo, launch)
+
+    assert run.returncode == 3, run.stdout + run.stderr
+    _no_bug(run)
+    assert run.outputs["result"] == "bypassed"
+    assert run.results()["result"] == "bypassed"
+    body = github.comments_on(7)[0]["body"]
+    assert "### ⚠️ Bypass" in body and "**maintainer**" in body
+    assert [check["conclusion"] for check in github.check_runs] == ["neutral"]
+    (record,) = run.json_lines()  # the log still holds the record
+    assert record["event"] == "eval_gate_bypass" and record["actor"] == "maintainer"
+    (error,) = _errors(run)
+    assert "audit.jsonl" in error and "EFBIG" in error and "rerun" in error, error
+
+
+def test_a_passing_gate_whose_job_summary_cannot_be_written_exits_3(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    launch = _gate(repo, github, env)
+    script_model(model, head_greets_well=True)
+    _filled(launch.summary_file)
+
+    run = _run_limited(repo, launch)
+
+    assert run.returncode == 3, run.stdout + run.stderr
+    _no_bug(run)
+    out = run.output_dir
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["comment.md", "junit.xml", "report.html", "results.json"]
+    assert run.outputs["result"] == "pass"
+    assert "every affected Eval passes" in github.comments_on(7)[0]["body"]
+    assert [check["conclusion"] for check in github.check_runs] == ["success"]
+    (error,) = _errors(run)
+    assert "GITHUB_STEP_SUMMARY" in error and "EFBIG" in error, error
+
+
+def test_the_runs_themselves_fit_under_the_limit(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """Without a limit the same gate passes with exit 0, report.html past the limit and
+    results.json well under it: what the tests above lose is report.html alone."""
+    launch = _gate(repo, github, env)
+    _long_replies(model, head_greets_well=True)
+
+    process = start_action(repo.path, launch)
+    stdout, stderr = process.communicate(timeout=subprocess_limit())
+    run = launch.finish(process.returncode, stdout, stderr)
+
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert (run.output_dir / "report.html").stat().st_size > LIMIT * 3 // 2
+    assert (run.output_dir / "results.json").stat().st_size < LIMIT // 2
+    assert subprocess.run([PRLIMIT, "--version"], check=False).returncode == 0
