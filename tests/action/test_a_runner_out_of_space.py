@@ -142,7 +142,7 @@ def test_a_bypass_whose_audit_record_cannot_be_written_is_commented_and_exits_3(
 ) -> None:
     launch = _gate(repo, github, env, labeled_by="maintainer")
     script_model(model, head_greets_well=False)
-    _filled(launch.output_dir / "audit.jsonl")
+    earlier = _filled(launch.output_dir / "audit.jsonl", room=10)
 
     run = _run_limited(repo, launch)
 
@@ -155,6 +155,7 @@ def test_a_bypass_whose_audit_record_cannot_be_written_is_commented_and_exits_3(
     assert [check["conclusion"] for check in github.check_runs] == ["neutral"]
     (record,) = run.json_lines()  # the log still holds the record
     assert record["event"] == "eval_gate_bypass" and record["actor"] == "maintainer"
+    assert (launch.output_dir / "audit.jsonl").read_bytes() == earlier, "no half a record"
     (error,) = _errors(run)
     assert "audit.jsonl" in error and "EFBIG" in error and "rerun" in error, error
 

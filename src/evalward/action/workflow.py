@@ -10,6 +10,7 @@ as in the comment.
 from __future__ import annotations
 
 import json
+import os
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,9 +34,20 @@ AUDIT_FILE = "audit.jsonl"
 
 
 def append_audit(output_dir: Path, record: dict[str, Any], redact: Redact) -> None:
+    """Append the record as one line of audit.jsonl, whole or not at all: a line cut short
+    (a full disk) is taken back, so that the next run's record is not joined to half of
+    this one."""
     output_dir.mkdir(parents=True, exist_ok=True)
-    with (output_dir / AUDIT_FILE).open("a", encoding="utf-8", errors=UNSHOWABLE) as handle:
-        handle.write(redact(json.dumps(record, sort_keys=False)) + "\n")
+    line = redact(json.dumps(record, sort_keys=False)) + "\n"
+    data = memoryview(line.encode("utf-8", errors=UNSHOWABLE))
+    with (output_dir / AUDIT_FILE).open("ab", buffering=0) as handle:
+        start = handle.seek(0, os.SEEK_END)
+        try:
+            while data:
+                data = data[handle.write(data) or 0 :]
+        except OSError:
+            handle.truncate(start)
+            raise
 
 
 def append_summary(path: str | None, markdown: str, redact: Redact) -> None:
