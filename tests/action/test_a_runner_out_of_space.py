@@ -11,7 +11,9 @@ results.json, a sixth of its size, stays well under it."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,7 @@ import pytest
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer, text, tool_call
 from support.actionrun import ActionRun, Launch, prepare, pull_request_event, start_action
+from support.clirun import SOURCE
 from support.gitrepo import GitRepo
 from support.limits import subprocess_limit
 from support.suite import make_pr, script_model
@@ -197,3 +200,33 @@ def test_the_runs_themselves_fit_under_the_limit(
     assert (run.output_dir / "report.html").stat().st_size > LIMIT * 3 // 2
     assert (run.output_dir / "results.json").stat().st_size < LIMIT // 2
     assert subprocess.run([PRLIMIT, "--version"], check=False).returncode == 0
+
+
+def test_the_command_line_prints_the_decision_and_names_the_file_it_could_not_write(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """`evalward run --output-dir` under the same limit: the comment is printed, the files
+    that fit are written, and the one that did not is named with its reason on standard
+    error; a passing run exits 3 (run again for the files), never an internal error."""
+    make_pr(repo, github)
+    _long_replies(model, head_greets_well=True)
+    out = repo.path.parent / "cli-out"
+
+    done = subprocess.run(
+        [PRLIMIT, f"--fsize={LIMIT}", "--", sys.executable, "-m", "evalward", "run", ".",
+         "--base", "main", "--no-cache", "--no-history", "--output-dir", str(out)],
+        cwd=repo.path,
+        env={"PATH": os.environ["PATH"], "HOME": str(repo.path), "PYTHONPATH": SOURCE, **env},
+        capture_output=True,
+        text=True,
+        timeout=subprocess_limit(),
+        check=False,
+    )  # fmt: skip
+
+    said = done.stdout + done.stderr
+    assert done.returncode == 3, said
+    assert "Traceback" not in said and "This is a bug" not in said, said
+    assert "every affected Eval passes" in done.stdout, done.stdout
+    assert sorted(p.name for p in out.iterdir()) == ["comment.md", "junit.xml", "results.json"]
+    assert "not written" in done.stderr and "report.html" in done.stderr, done.stderr
+    assert "EFBIG" in done.stderr and "run again" in done.stderr, done.stderr

@@ -6,7 +6,6 @@ servers. The runs themselves are not the job's: they are the `RunRequest` beside
 
 from __future__ import annotations
 
-import errno
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +19,7 @@ from evalward.action.setup import CacheUse
 from evalward.action.workflow import Outputs, command
 from evalward.errors import EXIT_EXTERNAL, EXIT_OK
 from evalward.git import Git
+from evalward.report.files import why_unwritten
 from evalward.report.markdown import marker_for
 from evalward.rundata.cache_mode import CacheMode
 from evalward.security import Redactor
@@ -54,9 +54,7 @@ class Console:
         `::error` names it, the OS's reason and what to do. It costs that alone: the
         decision is still commented and checked, but the job no longer ends clean
         (`exit_code`)."""
-        reason = exc.strerror or str(exc)
-        if (name := errno.errorcode.get(exc.errno or 0)) is not None:
-            reason = f"{reason} ({name})"
+        reason = why_unwritten(exc)
         self.lost.append(what)
         self.log(
             command(

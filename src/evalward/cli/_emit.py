@@ -7,11 +7,13 @@ call needs to wait for)."""
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from evalward.errors import EXIT_EXTERNAL, EXIT_OK, printable
 from evalward.past.trend import Trend
 from evalward.record.evaluation import Evaluation
 from evalward.record.schema import RunInfo
@@ -61,6 +63,11 @@ def emit(
         show_changes=base,
         report_file=bool(output.output_dir),
     )
+    lost: list[str] = []
+
+    def lose(path: Path, exc: OSError) -> None:
+        lost.append(f"{printable(str(path))} ({files.why_unwritten(exc)})")
+
     if output.output_dir:
         files.write_reports(
             Path(output.output_dir),
@@ -69,6 +76,7 @@ def emit(
             lambda: render_comment(context),
             redact,
             files.Shown(run, trends, context.summary),
+            lose=lose,
         )
     if output.as_json:
         document = results_document(evaluation, decision, run, context.summary)
@@ -78,4 +86,15 @@ def emit(
         print(redact(render_comment(context, sink=escaping.TERMINAL)), file=out)
         if output.extra:
             print(redact(output.extra), file=out)
+    if lost:
+        # the decision is printed whole; a file the disk could not take costs that file
+        print(
+            redact(
+                f"evalward: not written: {'; '.join(lost)}. The decision above stands; free "
+                "space (or raise the file size limit) and run again for the files."
+            ),
+            file=sys.stderr,
+        )
+        if decision.exit_code == EXIT_OK:
+            return EXIT_EXTERNAL
     return decision.exit_code

@@ -4,6 +4,7 @@ junit.xml, report.html, comment.md, the job summary and the action's outputs."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -98,6 +99,14 @@ class Shown:
 Lose = Callable[[Path, OSError], None]
 """Told a run's file that could not be written (a full disk, a file size limit, an I/O
 error) and why: the file is lost, and the run's other files and its decision are not."""
+
+
+def why_unwritten(exc: OSError) -> str:
+    """The system's reason a file was not written, with its name: `File too large (EFBIG)`."""
+    reason = exc.strerror or str(exc)
+    if (name := errno.errorcode.get(exc.errno or 0)) is not None:
+        reason = f"{reason} ({name})"
+    return reason
 
 
 def write_reports(
