@@ -162,24 +162,16 @@ def test_a_pass_cached_where_no_base_compared_is_not_read_for_the_renamed_tools_
     assert "removed or renamed" in said, said
 
 
-STOOD_IN = """\
-apiVersion: evalward.dev/v1
-kind: Eval
-metadata: {{ name: refunds-eval }}
-spec:
-  targetAgent: refunds
-  fixtures: [no-refund]
----
-apiVersion: evalward.dev/v1
-kind: EvalFixture
-metadata: {{ name: no-refund }}
-spec:
-  targetAgent: refunds
-  input: {{ type: prompt, payload: {{ prompt: Refund order 1 please. }} }}
-  {stand_in}
-  assertions:
-    - {{ type: contains, value: refused }}
-"""
+def stood_in(stand_in: str) -> str:
+    """The Eval and its fixture, whose `stand_in` answers `refund_order` and whose check
+    asks that the reply say the refund was refused."""
+    return (
+        EVAL.format(guard="{ type: contains, value: refused }")
+        .replace("  assertions:", f"  {stand_in}\n  assertions:")
+        .replace("    - { type: contains, value: sorry }\n", "")
+    )
+
+
 REPLAYED = 'toolReplay: [{ tool: refund_order, output: "refused: order 1 is final" }]'
 SHADOWED = "shadowTools: [refund_order]"
 
@@ -195,7 +187,7 @@ def test_a_base_recording_of_a_tool_the_pull_request_renamed_fails_the_run_unsta
         "base",
         {
             "agents.yaml": AGENT.format(prompt="BASE-PROMPT", tool="refund_order"),
-            "evals.yaml": STOOD_IN.format(stand_in=stand_in),
+            "evals.yaml": stood_in(stand_in),
         },
     )
     repo.branch("feature")

@@ -97,7 +97,8 @@ def test_github_markdown_shows_control_characters_by_name_too() -> None:
     assert escaping.block("one\r\ntwo\rthree") == "```text\none\ntwo<U+000D>three\n```"
 
 
-def test_report_html_shows_bidi_controls_by_name() -> None:
+def html_page(said: str, output: str, reason: str) -> str:
+    """report.html of one failed run whose message, output and the run's reason are these."""
     result = FixtureResult(
         eval="e",
         fixture="f",
@@ -106,15 +107,16 @@ def test_report_html_shows_bidi_controls_by_name() -> None:
         score=0.0,
         verdict=Verdict.failed,
         severity=Severity.low,
-        message=f"said {RLO}gnihtemos",
-        output=f"out {RLO}tuo",
+        message=said,
+        output=output,
         trace=Trace(),
     )
-    page = "".join(
-        html_chunks(
-            Page(result="fail", reason=f"reason {RLO}x", evals=[], fixtures=[result], private=set())
-        )
-    )
+    page = Page(result="fail", reason=reason, evals=[], fixtures=[result], private=set())
+    return "".join(html_chunks(page))
+
+
+def test_report_html_shows_bidi_controls_by_name() -> None:
+    page = html_page(f"said {RLO}gnihtemos", f"out {RLO}tuo", f"reason {RLO}x")
     assert RLO not in page
     assert "said &lt;U+202E&gt;gnihtemos" in page and "reason &lt;U+202E&gt;x" in page
 
@@ -151,21 +153,7 @@ def test_the_marks_of_written_languages_are_kept() -> None:
 
 
 def test_report_html_cuts_a_stack_of_marks() -> None:
-    result = FixtureResult(
-        eval="e",
-        fixture="f",
-        side="head",
-        status=Status.failed,
-        score=0.0,
-        verdict=Verdict.failed,
-        severity=Severity.low,
-        message=f"said {ZALGO}",
-        output=ZALGO,
-        trace=Trace(),
-    )
-    page = "".join(
-        html_chunks(Page(result="fail", reason=ZALGO, evals=[], fixtures=[result], private=set()))
-    )
+    page = html_page(f"said {ZALGO}", ZALGO, ZALGO)
     assert most_marks(page) == escaping.MAX_MARKS
     assert page.count("+38 combining marks") >= 3
 
