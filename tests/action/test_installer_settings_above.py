@@ -15,6 +15,7 @@ from fakes.github_api import FakeGitHub
 from support.agentenv import PYTHON, needs_root, open_pr, run_gate, workspace
 from support.documents import documents, labelled_suite
 from support.scorerpackages import package_folder, wheel
+from support.suite import answered
 
 pytestmark = pytest.mark.hostile
 
@@ -92,10 +93,6 @@ def test_a_uv_setting_at_the_root_changes_an_agent_installed_below_it(
 
     results = run.results()
     assert "dep-agent" in results["changedAgents"], run.stdout + run.stderr
-    sides = {
-        f["side"]: (f["output"], f["cached"])
-        for f in results["fixtures"]
-        if f["fixture"] == "answers"
-    }
+    sides = answered(results, "answers")
     assert sides == {"base": ("GOOD", False), "head": ("BAD", False)}, sides
     assert run.returncode == 1, run.stdout + run.stderr

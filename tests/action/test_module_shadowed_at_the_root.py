@@ -16,6 +16,7 @@ from fakes.github_api import FakeGitHub, FakePull
 from support.actionrun import pull_request_event, run_action
 from support.documents import documents, labelled_suite
 from support.gitrepo import GitRepo
+from support.suite import answered
 
 pytestmark = pytest.mark.hostile
 
@@ -101,11 +102,7 @@ def test_a_module_added_at_the_root_changes_an_agent_run_with_dash_m(
 
     results = run.results()
     assert "writer" in results["changedAgents"], run.stdout + run.stderr
-    sides = {
-        f["side"]: (f["output"], f["cached"])
-        for f in results["fixtures"]
-        if f["fixture"] == "answers"
-    }
+    sides = answered(results, "answers")
     assert sides == {"base": ("GOOD", False), "head": ("BAD", False)}, sides
     assert run.returncode == 1, run.stdout + run.stderr
 

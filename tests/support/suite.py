@@ -5,6 +5,7 @@ both sides. Also the provider variables every run that calls the scripted model 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer, text, tool_call
@@ -168,3 +169,13 @@ def script_model(model: ScriptedModelServer, *, head_greets_well: bool) -> None:
             tool_call("lookup_order", {"order_id": "unknown"}),
             text("Hello! I looked everything up for you."),
         )
+
+
+def answered(results: dict[str, Any], fixture: str) -> dict[str, tuple[str, bool]]:
+    """Each side's run of `fixture` in a results.json: (its output, whether the result cache
+    answered it)."""
+    return {
+        f["side"]: (f["output"], f["cached"])
+        for f in results["fixtures"]
+        if f["fixture"] == fixture
+    }
