@@ -107,6 +107,37 @@ def test_a_cost_budget_trims_by_the_estimated_cost(
     assert [f["fixture"] for f in results(tmp_path / "trimmed")["fixtures"]] == ["zzz-top"]
 
 
+PROMPT_FILE = "You are a helper. Answer in one sentence.\n" + "Be thorough. " * 3_330
+"""A system prompt of 40 KB: 10,000 tokens a call, at four characters a token."""
+
+
+def test_a_cost_budget_counts_the_system_prompt_a_system_file_holds(
+    repo: GitRepo, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """Each call sends the 40 KB prompt and the model says it read 10,000 tokens ($0.004):
+    the estimate counts the file as the run sends it, so a budget of one and a half runs
+    keeps the critical fixture and skips the other, and the job spends within it. Counted
+    as the few tokens of an inline prompt, both fitted, and the job spent twice what one
+    run may."""
+    suite(repo)
+    prompted = AGENT.replace(
+        "  system: You are a helper. Answer in one sentence.\n", "  systemFile: prompt.md\n"
+    )
+    repo.commit("a long prompt", {"agent.yaml": prompted, "prompt.md": PROMPT_FILE})
+    model.default = text("the answer", prompt_tokens=10_000)
+    call_usd = (10_000 * 0.4 + 5 * 1.6) / 1e6
+
+    done = run(repo, model, tmp_path / "out", "--json", "--max-cost-usd", f"{1.5 * call_usd:.6f}")
+
+    assert done.returncode == 1, done.stderr
+    spending = json.loads(done.stdout)["spending"]
+    assert spending["estimate"]["tokens"] > 10_000
+    assert spending["actual"]["costUsd"] <= 1.5 * call_usd
+    assert [f["fixture"] for f in results(tmp_path / "out")["fixtures"]] == ["zzz-top"]
+    assert [r["fixture"] for r in results(tmp_path / "out")["skippedRuns"]] == ["aaa-low"]
+    assert len(model.requests) == 1
+
+
 def test_a_budget_that_is_not_a_positive_number_is_refused(
     repo: GitRepo, model: ScriptedModelServer, tmp_path: Path
 ) -> None:

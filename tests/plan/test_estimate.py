@@ -75,3 +75,13 @@ def test_an_embedding_reads_the_answer_the_agents_kind_foresees(
     found = estimate(tmp_path, agent, CONTAINS, SIMILAR)
     assert found.calls == without.calls + 1
     assert found.tokens - without.tokens == len("an answer") // 4 + answer
+
+
+def test_a_system_file_is_counted_as_the_same_prompt_written_inline(tmp_path: Path) -> None:
+    """Every call sends the system prompt, from `system` or from a `systemFile`: 4,000
+    characters either way are 1,000 tokens more than none, in the agent's call."""
+    (tmp_path / "prompt.md").write_text("x" * 4000)
+    none = estimate(tmp_path, DECLARATIVE, CONTAINS).tokens
+    inline = estimate(tmp_path, DECLARATIVE + f"\n  system: {'x' * 4000}", CONTAINS).tokens
+    in_file = estimate(tmp_path, DECLARATIVE + "\n  systemFile: prompt.md", CONTAINS).tokens
+    assert inline == in_file == none + 1000

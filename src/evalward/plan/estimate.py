@@ -2,7 +2,9 @@
 
 The estimate of a run is built from the sizes of what its calls will carry, at four
 characters a token (`CHARS_PER_TOKEN`): its agent's calls turn by turn and its judges' calls,
-as docs/cli.md ("The estimate") sets out, with its ratio to what runs spent. Besides those:
+as docs/cli.md ("The estimate") sets out, with its ratio to what runs spent. The system
+prompt is what its agent sends, a `systemFile`'s as long as the file in its side's commit
+(`ResourceSet.system_size`, asked of the door once per agent). Besides those:
 
 - Each `similar` assertion adds one embeddings call to its model: the texts and the answer.
 - A head run of a fixture judged pairwise adds two calls of the pairwise judge (its pair
@@ -91,6 +93,15 @@ class Trimmed:
 
 
 @dataclass(frozen=True)
+class Prompted:
+    """An Agent as the estimate reads it: its definition, and how long the system prompt is
+    that every call of its sends (`ResourceSet.system_size`: a `systemFile`'s too)."""
+
+    spec: AgentSpec
+    system: int
+
+
+@dataclass(frozen=True)
 class _Call:
     model: str
     prompt: int
@@ -98,14 +109,16 @@ class _Call:
 
 
 def estimate_run(
-    run: PlannedRun, resources: ResourceSet, prices: PriceTable, agent: AgentSpec | None = None
+    run: PlannedRun, resources: ResourceSet, prices: PriceTable, counted: Prompted | None = None
 ) -> Estimate:
-    """The run's model calls, tokens and cost; `agent` estimates it with another definition of
-    its agent than `resources` holds (`budget_estimate`)."""
+    """The run's model calls, tokens and cost; `counted` estimates it with another definition
+    of its agent than `resources` holds (`budget_estimate`)."""
     eval_def = resources.evals[run.eval].resource
     fixture = resources.fixtures[run.fixture].resource.spec
-    if agent is None:
-        agent = resources.agents[eval_def.spec.target_agent].resource.spec
+    if counted is None:
+        name = eval_def.spec.target_agent
+        counted = Prompted(resources.agents[name].resource.spec, resources.system_size(name))
+    agent, system = counted.spec, counted.system
     assertions = flatten(fixture.assertions)
     given = sum(len(m.content) for m in opening_messages(fixture))
     calls: list[_Call] = []
@@ -120,7 +133,7 @@ def estimate_run(
         offered = any(t.enabled for t in agent.tools)
         turns = min(max(len(named), int(offered)) + 1, agent.max_turns)
         result_chars = _tool_result_chars(agent, fixture, named)
-        prompt = len(agent.system or "") + given + _tool_schema_chars(agent)
+        prompt = system + given + _tool_schema_chars(agent)
         messages = len(opening_messages(fixture)) + 1
         answer = _answer_tokens(agent, fixture)
         for turn in range(turns):
@@ -130,7 +143,7 @@ def estimate_run(
             if not last:  # the tool call and its result join the conversation
                 prompt += TOOL_CALL_TOKENS * CHARS_PER_TOKEN + result_chars
                 messages += 2
-        seen += prompt - len(agent.system or "") - _tool_schema_chars(agent)
+        seen += prompt - system - _tool_schema_chars(agent)
         seen += answer * CHARS_PER_TOKEN + STEP_CHARS * (2 * turns)
     else:
         seen += REPLY_TOKENS * CHARS_PER_TOKEN + STEP_CHARS * 2
@@ -269,7 +282,7 @@ def refuse_unpriced(
         eval_def = tree.evals[run.eval].resource
         models.update(tree.agents[eval_def.spec.target_agent].resource.spec.models)
         counted = _budget_agent(run, plan, resources)  # what the budget prices the run by
-        models.update(counted.models if counted is not None else [])
+        models.update(counted.spec.models if counted is not None else [])
         fixture = tree.fixtures[run.fixture].resource.spec
         checks = flatten(fixture.assertions)
         if any(assertion.type == "judge" for assertion in checks):
@@ -307,15 +320,19 @@ def budget_total(
 
 def _budget_agent(
     run: PlannedRun, plan: Plan, resources: dict[Side, ResourceSet]
-) -> AgentSpec | None:
-    """The agent `budget_estimate` estimates `run` with in place of its own (None: its own)."""
+) -> Prompted | None:
+    """The agent `budget_estimate` estimates `run` with in place of its own (None: its own),
+    its system prompt as long as the base's is."""
     head, base = resources[Side.head], resources.get(Side.base)
     if run.side is Side.base or base is None or not plan.base_gates(run):
         return None
     located = base.evals.get(run.eval)
     eval_def = located.resource if located is not None else head.evals[run.eval].resource
-    found = base.agents.get(eval_def.spec.target_agent)
-    return found.resource.spec if found is not None else AgentSpec()
+    name = eval_def.spec.target_agent
+    found = base.agents.get(name)
+    if found is None:
+        return Prompted(AgentSpec(), 0)
+    return Prompted(found.resource.spec, base.system_size(name))
 
 
 def over_budget(budget: Budget, total: Estimate, more: Estimate) -> bool:

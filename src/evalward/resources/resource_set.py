@@ -9,7 +9,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
 
-from evalward.errors import Problem
+from evalward.errors import NotCommitted, Problem
 from evalward.files.committed import RepoFiles
 from evalward.resources.models import KINDS, Agent, Eval, EvalFixture, JudgeCalibration
 from evalward.resources.problems import did_you_mean
@@ -83,6 +83,9 @@ class ResourceSet:
         default_factory=dict, init=False, repr=False, compare=False
     )
     _indexed: int = field(default=-1, init=False, repr=False, compare=False)
+    _system_sizes: dict[str, int] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @property
     def files(self) -> RepoFiles:
@@ -151,6 +154,33 @@ class ResourceSet:
                     index.setdefault(pair, set()).add(name)
             self._label_index, self._indexed = index, len(self.fixtures)
         return self._label_index
+
+    def system_size(self, agent: str) -> int:
+        """How long the system prompt is that the Agent `agent` sends, for the estimate: its
+        `system`'s characters, or its `systemFile`'s bytes in this side's files (the door,
+        files/committed.py: a commit's blob, never the working tree in a gate). The files of
+        every Agent not asked before are asked of the door at once; one it cannot read counts
+        nothing (the agent's runs are errors, which call no model)."""
+        if agent not in self._system_sizes:
+            self._measure_systems()
+        return self._system_sizes.get(agent, 0)
+
+    def _measure_systems(self) -> None:
+        """`system_size` of every Agent not measured yet."""
+        files: dict[str, str] = {}
+        for name, located in self.agents.items():
+            spec = located.resource.spec
+            if name in self._system_sizes:
+                continue
+            if not spec.system_file:
+                self._system_sizes[name] = len(spec.system or "")
+                continue
+            try:
+                files[name] = self.files.agent_reference(spec.system_file, located.file).path
+            except NotCommitted:
+                self._system_sizes[name] = 0
+        sizes = self.files.sizes(sorted(set(files.values()))) if files else {}
+        self._system_sizes.update((name, sizes.get(path, 0)) for name, path in files.items())
 
     def depending_on(self, changed: set[str]) -> set[str]:
         """The files whose resources read one of the `changed` paths."""
