@@ -1,5 +1,9 @@
-"""`max-cost-usd` counts what the job's model calls will cost: a system prompt an Agent reads
-from a `systemFile` is estimated as long as the file is in the commit of the run's side."""
+"""`max-cost-usd` holds what the job's model calls actually cost, not only what the plan's
+estimate said they would: a head run of a fixture the base gates with is estimated with the
+base's agent, so a pull request whose agent sends a prompt of 400 KB makes calls the budget
+counted at a fraction of their price. Once what the job spent reaches the budget no call is
+sent, and the run is an error naming the limit; an agent whose calls cost what its estimate
+said runs as before."""
 
 from __future__ import annotations
 
@@ -11,14 +15,17 @@ import pytest
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer, text
 from support.actionrun import gate_pull_request
-from support.answered import FIXTURE, helper_eval
+from support.answered import AGENT, FIXTURE, commit_suite, helper_eval, scripted
 from support.gitrepo import GitRepo
 
 pytestmark = pytest.mark.hostile
 
+FIXTURES = ["f0", "f1", "f2", "f3"]
 ONE_AT_A_TIME = helper_eval("execution: { repsPerFixture: 1, parallel: 1 }")
 """One run at a time: each call is sent after the last one's reply was counted."""
 
+PROMPT = "You are a helper (v2). Answer in one sentence.\n" + "Be thorough. " * 33_000
+"""The pull request's system prompt: about 400 KB, 100,000 tokens a call."""
 PROMPT_AGENT = """\
 apiVersion: evalward.dev/v1
 kind: Agent
@@ -27,11 +34,85 @@ spec:
   models: [openai/gpt-4.1-mini]
   systemFile: prompt.md
 """
+CALL_USD = 100_000 * 0.4 / 1e6 + 5 * 1.6 / 1e6
+"""What one call of the pull request's agent costs at gpt-4.1-mini's price, by the usage the
+model server reports: $0.04."""
+BUDGET = "0.01"
+"""Four times what the plan's eight runs are estimated at; a quarter of one head call."""
 
 
 def results(repo: GitRepo) -> dict[str, Any]:
     document: dict[str, Any] = json.loads((repo.path / ".evalward/out/results.json").read_text())
     return document
+
+
+def costly(body: dict[str, Any]) -> bool:
+    return "(v2)" in json.dumps(body)
+
+
+def test_a_head_agent_whose_counted_calls_cost_past_the_budget_is_stopped_once_spent(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """Each head run makes the one call the base's agent is estimated at, but the model says
+    it read 100,000 tokens: the first costs four times the budget, and no other is sent."""
+    base = commit_suite(repo, ONE_AT_A_TIME, FIXTURES)
+    repo.branch("change")
+    head = repo.commit("a long prompt", {"agent.yaml": PROMPT_AGENT, "prompt.md": PROMPT})
+    scripted(model, "v1", {name: [True] for name in FIXTURES})
+    model.script(costly, text("the answer", prompt_tokens=100_000))
+
+    run = gate_pull_request(repo, github, base, head, env, {"max-cost-usd": BUDGET, "cache": "off"})
+
+    document = results(repo)
+    assert sum(map(costly, model.requests)) == 1
+    assert document["run"]["spent"]["cost_usd"] < CALL_USD + float(BUDGET)
+    heads = [f for f in document["fixtures"] if f["side"] == "head"]
+    assert [f["status"] for f in heads] == ["pass", "error", "error", "error"]
+    for refused in heads[1:]:
+        assert "a model call was refused: the job's cost budget is spent" in refused["message"]
+        assert "(max-cost-usd)" in refused["message"]
+    assert (run.returncode, run.outputs["result"]) == (1, "fail")
+
+
+def test_a_round_of_adaptive_reps_is_run_only_where_what_was_spent_leaves_room_for_it(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """The head's one run fails and asks for more reps; its call cost four times the budget,
+    so the round is left out rather than run into refusals: the gate is incomplete, saying
+    so, never green."""
+    adaptive = helper_eval("execution: { reps: { min: 1, max: 8 }, parallel: 1 }")
+    base = commit_suite(repo, adaptive, ["f0"])
+    repo.branch("change")
+    head = repo.commit("a long prompt", {"agent.yaml": PROMPT_AGENT, "prompt.md": PROMPT})
+    scripted(model, "v1", {"f0": [True] * 8})
+    model.script(costly, text("no idea", prompt_tokens=100_000))
+
+    run = gate_pull_request(repo, github, base, head, env, {"max-cost-usd": BUDGET, "cache": "off"})
+
+    document = results(repo)
+    assert sum(map(costly, model.requests)) == 1
+    assert "adaptive reps stopped early" in document["reason"] + " ".join(document["notes"])
+    assert "max-cost-usd" in " ".join(document["notes"])
+    assert (run.returncode, run.outputs["result"]) == (1, "incomplete")
+
+
+def test_an_agent_whose_calls_cost_what_was_estimated_passes_under_the_budget(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """The pull request's agent sends a prompt of about the base's size, and the model says
+    so: the job spends less than the budget, and nothing is refused."""
+    base = commit_suite(repo, ONE_AT_A_TIME, FIXTURES)
+    repo.branch("change")
+    head = repo.commit("a new prompt", {"agent.yaml": AGENT.format(version="v2")})
+    for version in ("v1", "v2"):
+        scripted(model, version, {name: [True] for name in FIXTURES})
+
+    run = gate_pull_request(repo, github, base, head, env, {"max-cost-usd": BUDGET, "cache": "off"})
+
+    document = results(repo)
+    assert [f["status"] for f in document["fixtures"]] == ["pass"] * 8
+    assert document["run"]["spent"]["cost_usd"] < float(BUDGET)
+    assert (run.returncode, run.outputs["result"]) == (0, "pass")
 
 
 LONG_PROMPT = "You are a helper ({version}). Answer in one sentence.\n" + "Be thorough. " * 3_330

@@ -56,7 +56,10 @@ def register(commands: Any) -> None:
         "--max-cost-usd",
         type=positive_amount,
         metavar="USD",
-        help="a budget of estimated cost in US dollars (the same rule)",
+        help=(
+            "a budget of estimated cost in US dollars (the same rule); once the job's calls "
+            "have cost it, no agent's call is sent"
+        ),
     )
     parser.add_argument(
         "--allow-incomplete",

@@ -24,7 +24,7 @@ from evalward.plan.planned import Planned
 from evalward.plan.run_context import RunContext
 from evalward.rundata.results import FixtureResult
 from evalward.rundata.sides import Side
-from evalward.rundata.spending import Allowance, Estimate
+from evalward.rundata.spending import Allowance, Estimate, Spent
 from evalward.scoring.pairwise_panel import Judged
 
 
@@ -84,7 +84,7 @@ async def execute(planned: Planned) -> Ran:
     how = Execution(
         on_result=record,
         traces=traces,
-        allowance=Allowance.left_by(context.budget, counted),
+        allowance=Allowance.left_by(context.budget, counted, _job_spending(context)),
         defers=later.defers if pairs.active else None,
     )
     # Without a budget the estimate is only reported. When the cache can answer no run,
@@ -147,6 +147,13 @@ async def execute(planned: Planned) -> Ran:
         reused = [result.cached for result in fixtures]
         estimate = await _estimate_after(estimating, context, reused)
     return ran(fixtures, estimate)
+
+
+def _job_spending(context: RunContext) -> Spent | None:
+    """What the job's calls cost, which `max-cost-usd` holds as they are made; None where a
+    mock script answers every call, whose replies the budget counts as free."""
+    providers = context.providers
+    return providers.spent if providers.override is None else None
 
 
 def _contain(context: RunContext) -> None:

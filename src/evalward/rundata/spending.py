@@ -46,6 +46,11 @@ class Allowance:
     out still finish. Cached replies cost nothing. A call to a model with no price counts
     against the calls only; the model proxy refuses one while dollars are counted. Whatever
     the budget, one run (one key of the proxy) may make at most `per_run` calls.
+
+    Beside what it leaves, the whole `max-cost-usd` holds what the job's calls actually cost
+    (`job`): an estimate is a guess, of the base's agent for a pull request's run, and what a
+    call costs is what the model says it read, so once the job has spent the budget no agent's
+    call is sent, counted by the estimate or not (`spent_out`).
     """
 
     max_calls: int | None = None
@@ -53,18 +58,46 @@ class Allowance:
     calls: int = 0
     cost_usd: float = 0.0
     per_run: int = PROXY_CALLS_PER_RUN
+    budget_usd: float | None = None
+    """The job's whole `max-cost-usd`, which what its calls cost (`job`) is held to."""
+    job: Spent | None = field(default=None, repr=False)
+    """What every call of the job has cost so far, as the providers answered them (None: not
+    held, where a mock script answers every call: its replies are free to the budget)."""
     _by_run: dict[str, int] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def left_by(cls, budget: Budget, estimate: Estimate | None) -> Allowance | None:
+    def left_by(
+        cls, budget: Budget, estimate: Estimate | None, job: Spent | None = None
+    ) -> Allowance | None:
         """What `budget` leaves after the plan's `estimate` (less its simulated users' share,
-        which they draw from the allowance as they speak); None for an unlimited budget."""
+        which they draw from the allowance as they speak), and the whole of it that what the
+        `job` spends is held to; None for an unlimited budget."""
         if not budget.limited:
             return None
-        allowance = cls(max_calls=budget.max_model_calls, max_cost_usd=budget.max_cost_usd)
+        allowance = cls(
+            max_calls=budget.max_model_calls,
+            max_cost_usd=budget.max_cost_usd,
+            budget_usd=budget.max_cost_usd,
+            job=job,
+        )
         if estimate is not None:
             allowance.commit(estimate)
         return allowance
+
+    def spent_out(self) -> str | None:
+        """Why no call may be sent, however the estimate counted it: what the job's calls have
+        cost has reached `max-cost-usd` (a call of unknown cost counts as reaching it, as
+        `spend` counts it); None while it has not."""
+        job, budget = self.job, self.budget_usd
+        if job is None or budget is None or (job.cost_usd < budget and not job.unpriced):
+            return None
+        unknown = f" and {job.unpriced} of unknown cost" if job.unpriced else ""
+        return (
+            f"the job's cost budget is spent: its model calls have cost ${job.cost_usd:.4f}"
+            f"{unknown}, which reaches the ${budget:.4f} it may spend (max-cost-usd), whatever "
+            "the plan's estimate counted for them; raise max-cost-usd, or make the agent's "
+            "calls cheaper (a shorter system prompt, shorter tool results)"
+        )
 
     def commit(self, estimate: Estimate) -> None:
         """Take what `estimate`'s calls that are not metered here will spend (a round of
@@ -78,13 +111,18 @@ class Allowance:
     def short_of(self, estimate: Estimate) -> str:
         """The limit `estimate`'s calls that are not metered here would take past what is
         left ("" for none): a round of adaptive reps is set aside from what the calls drawn
-        so far left, not from what they spent already."""
+        so far left, not from what they spent already, and it fits only where what the job
+        has actually spent leaves room for it too."""
         if self.max_calls is not None and self.calls + estimate.set_aside_calls > self.max_calls:
             return "max-model-calls"
         counted = estimate.set_aside_cost_usd
         if self.max_cost_usd is None or counted is None:
             return ""
-        return "max-cost-usd" if self.cost_usd + counted > self.max_cost_usd else ""
+        if self.cost_usd + counted > self.max_cost_usd:
+            return "max-cost-usd"
+        job, budget = self.job, self.budget_usd
+        spent = job is not None and budget is not None and job.cost_usd + counted > budget
+        return "max-cost-usd" if spent else ""
 
     def admit(self, run: str | None = "") -> str | None:
         """Count one call of `run` (any key that tells runs apart; None for a call that is
@@ -108,6 +146,8 @@ class Allowance:
                 "the plan's estimate to the calls it cannot count ahead, agents' own and "
                 "simulated users' (max-cost-usd)"
             )
+        if (spent := self.spent_out()) is not None:
+            return spent
         self.calls += 1
         if run is not None:
             self._by_run[run] = self._by_run.get(run, 0) + 1
@@ -128,7 +168,9 @@ class OwnCalls:
     `counted` are those the plan's estimate counted for the run (`budget_estimate`), already
     taken from the budget; each past them draws from the `Allowance`, as a call through the
     model proxy does, so a pull request's `maxTurns` cannot spend past `max-model-calls`.
-    A run's calls are made one at a time: a reply's cost is the last call's."""
+    None of them is sent once the job has spent `max-cost-usd` (`Allowance.spent_out`): a
+    counted call costs what the model reads, not what the estimate said. A run's calls are
+    made one at a time: a reply's cost is the last call's."""
 
     allowance: Allowance
     counted: int
@@ -136,7 +178,11 @@ class OwnCalls:
 
     def admit(self) -> str | None:
         """Count one call about to be sent, or say why it is refused."""
-        if self.made >= self.counted and (refusal := self.allowance.admit(None)) is not None:
+        if self.made < self.counted:
+            refusal = self.allowance.spent_out()
+        else:
+            refusal = self.allowance.admit(None)
+        if refusal is not None:
             return refusal
         self.made += 1
         return None

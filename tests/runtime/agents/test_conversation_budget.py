@@ -74,7 +74,8 @@ def test_max_cost_usd_stops_a_simulated_user_whose_conversation_outgrows_its_est
         {"agents.yaml": RESOURCES.format(agent=DECLARATIVE), "evalward.yaml": PRICES},
     )
     # The estimate reads a short conversation (well under a cent); the user's first call
-    # reads 200,000 tokens of it ($0.20), more than the $0.05 the whole job may spend.
+    # reads 200,000 tokens of it ($0.20), more than the $0.05 the whole job may spend: no
+    # call is sent after it, the agent's answer to it the first refused.
     model.script(
         user_said,
         text("I want a refund.", prompt_tokens=200_000),
@@ -91,14 +92,11 @@ def test_max_cost_usd_stops_a_simulated_user_whose_conversation_outgrows_its_est
     assert result["status"] == "error", said
     assert result["trace"]["end_reason"] == "error"
     assert result["provider_unavailable"] is False
-    assert (
-        "the simulated user (openai/gpt-user) was stopped: the job's cost budget is spent"
-        in (result["message"])
-    )
+    assert "a model call was refused: the job's cost budget is spent" in result["message"]
     assert "(max-cost-usd)" in result["message"]
     assert len([r for r in model.requests if user_said(r)]) == 1  # the second was never sent
     assert result["trace"]["user_calls"] == 1
-    assert results["run"]["spent"]["calls_by_purpose"] == {"agent": 1, "user": 1}
+    assert results["run"]["spent"]["calls_by_purpose"] == {"user": 1}
 
     # Without a budget the same conversation runs to its turn limit.
     model.requests.clear()
