@@ -183,6 +183,12 @@ class GitHubClient:
             author=str(dig(raw, "user", "login") or ""),
         )
 
+    def head_now(self, number: int) -> str:
+        """The pull request's head commit as GitHub has it now, read afresh (a push may have
+        moved it since `pull_request` read it)."""
+        self._pulls.pop(number, None)
+        return self.pull_request(number).head_sha
+
     def labels(self, number: int) -> list[str]:
         """The names of the labels on the pull request as they stand now (the issue labels
         API), not as they were when the job read the pull request."""

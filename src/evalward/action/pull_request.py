@@ -117,6 +117,9 @@ async def gate(job: Job, request: RunRequest) -> int:
 
     failure = outcome.failure
     bypassed = verdict.decision.result is GateResult.bypassed
+    if _moved_on(job, github, number, head_sha):
+        report_check(job, verdict, report, head_sha, gating=True)
+        return conclude(job.console, verdict)
     earlier = existing is not None and (SECTION in existing.body or UNRETIRED in existing.body)
     unretired = review(
         job,
@@ -191,6 +194,30 @@ def _earlier_comment(
             )
         )
         return None
+
+
+def _moved_on(job: Job, github: GitHubClient, number: int, head_sha: str) -> bool:
+    """Whether a push has moved the pull request's head on from the commit this run gated:
+    its comment and review would then speak of a head no longer the pull request's, over
+    what a run of the newer one wrote, so they are left to that run (the check run, on this
+    commit, is still written). GitHub failing to say costs a warning, and the comment is
+    written as ever."""
+    try:
+        now = github.head_now(number)
+    except GitHubError as exc:
+        job.console.log(command("warning", f"{exc}; the comment is written as of {head_sha}"))
+        return False
+    if now == head_sha:
+        return False
+    job.console.log(
+        command(
+            "notice",
+            f"pull request #{number}'s head moved on to {now[:12]} while this run gated "
+            f"{head_sha[:12]}: the comment and the review are left to its run; this commit's "
+            "check is written",
+        )
+    )
+    return True
 
 
 def _post_comment(job: Job, github: GitHubClient, pull: PullInfo, body: str) -> None:
