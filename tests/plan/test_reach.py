@@ -1,6 +1,7 @@
 """`plan.reach`: what a side's runs read of a commit, so its checkout holds exactly that: the
 files an agent's `watch` globs match (not their folder's others), its playground's seed, and
-the whole commit once an agent runs a program that names no `watch`."""
+the whole commit once an agent runs a program that names no `watch`; and each agent's own,
+which its working copy holds."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ import pytest
 
 from evalward.git import Git
 from evalward.plan.plan import PlannedRun
-from evalward.plan.reach import Reach, agents_reach, world_reach
+from evalward.plan.reach import Reach, agents_reach, joined, reach_of_each, world_reach
 from evalward.rundata.sides import Side
+from support.documents import labelled_suite
 from support.gitrepo import GitRepo
 from support.shop import refund_fixture, refunder, refunds_eval, shop
 
@@ -58,6 +60,61 @@ def test_the_base_branch_s_playground_is_read_for_a_fixture_the_pull_request_add
     reach = world_reach(gating.resources, [added, PlannedRun(Side.head, "gone", "refund")])
 
     assert reach.checkout == {"shop/seed.sql"}
+
+
+NOTER = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: { name: noter }
+spec:
+  runtime: { command: [python3, notes/notes.py] }
+  watch: [tools/*.txt, notes/**]
+"""
+
+
+def test_each_agent_reads_only_what_its_own_runs_read(repo: GitRepo) -> None:
+    """The refunder's reach holds none of the noter's files, nor the noter's the refunder's
+    seed: an agent's copy lacks a file only the other names (the plan's, together, has all)."""
+    notes = labelled_suite("noter", "note", "hi", "{ type: contains, value: ok }")
+    checkout = shop(
+        repo,
+        refunder(),
+        refunds_eval("refund"),
+        refund_fixture("refund", SQL),
+        NOTER,
+        notes,
+        files={"notes/notes.py": "print()\n"},
+    )
+    runs = [RUN, PlannedRun(Side.head, "noter-eval", "note")]
+    listing = partial(Git(repo.path).under, repo.head())
+
+    each = reach_of_each(checkout.resources, runs, listing)
+
+    assert {name: reach.copied for name, reach in each.items()} == {
+        "refunder": frozenset({"tools/refund.py", "shop/seed.sql"}),
+        "noter": frozenset({"tools/notes.txt", "notes/notes.py"}),
+    }
+    assert joined(each.values()).checkout == agents_reach(checkout.resources, runs, listing).paths
+
+
+def test_an_agent_without_watch_gets_the_whole_commit_and_the_others_their_own(
+    repo: GitRepo,
+) -> None:
+    checkout = shop(
+        repo,
+        refunder(),
+        refunds_eval("refund"),
+        refund_fixture("refund", SQL),
+        NOTER.replace("  watch: [tools/*.txt, notes/**]\n", ""),
+        labelled_suite("noter", "note", "hi", "{ type: contains, value: ok }"),
+    )
+    runs = [RUN, PlannedRun(Side.head, "noter-eval", "note")]
+
+    each = reach_of_each(checkout.resources, runs, partial(Git(repo.path).under, repo.head()))
+
+    assert each["noter"].copied is None
+    assert each["refunder"].copied == frozenset({"tools/refund.py", "shop/seed.sql"})
+    assert joined(each.values()).whole == "agent 'noter' runs a program and names no `watch`"
 
 
 def test_the_first_reason_for_the_whole_commit_is_kept() -> None:

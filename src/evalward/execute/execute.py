@@ -201,7 +201,7 @@ class _Run:
             self.providers,
             own_env,
             proxy=self.proxy,
-            sandbox=sandbox.for_side(side.value) if sandbox else None,
+            sandbox=sandbox.for_side(side.value).for_agent(name) if sandbox else None,
             environment_limits=self._environment_limits(side, name),
         )
         if sandbox is not None and sandbox.unavailable and runner.starts_programs:

@@ -157,8 +157,8 @@ def _job_spending(context: RunContext) -> Spent | None:
 
 
 def _contain(context: RunContext) -> None:
-    """Each checkout's files given to the sandbox as a side's, and its reads limited, before
-    the first program from it starts."""
+    """Each checkout's files given to the sandbox as a side's, and its reads limited (each
+    agent's to its own), before the first program from it starts."""
     sandbox = context.options.sandbox
     if sandbox is None:
         return
@@ -168,6 +168,8 @@ def _contain(context: RunContext) -> None:
             sandbox.from_side(checkout.world, checkout.world_files)
         if checkout.reads is not None:
             sandbox.limit(checkout.root, checkout.reads)
+        for agent, reads in checkout.agent_reads.items():
+            sandbox.limit(checkout.root, reads, agent)
 
 
 def _estimating(context: RunContext) -> asyncio.Future[Estimate]:

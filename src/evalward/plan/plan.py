@@ -362,8 +362,11 @@ class Checkout:
     removed_tools`). Those checks fail: the pull request cannot make the base's guard vacuous
     by renaming the tool it guards."""
     reads: frozenset[str] | None = None
-    """What this side's runs read of `root` (`plan/reach.py`), when `root` holds more:
-    all an agent user's copy of it needs. None: all of it."""
+    """What this side's runs read of `root` (`plan/reach.py`), when `root` holds more: every
+    agent's together. None: all of it."""
+    agent_reads: Mapping[str, frozenset[str] | None] = field(default_factory=dict, compare=False)
+    """By agent, what its own runs read of `root` (`reach.reach_of_each`): all its agent
+    user's copy holds, so that it reads no file its cache key does not hash. None: all."""
 
     @property
     def files(self) -> RepoFiles:

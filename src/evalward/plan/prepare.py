@@ -41,7 +41,7 @@ from evalward.plan.plan import (
 )
 from evalward.plan.playgrounds import uses_playgrounds, world_names
 from evalward.plan.preflight.tool_refs import removed_in_gate
-from evalward.plan.reach import agents_reach, world_reach
+from evalward.plan.reach import joined, reach_of_each, world_reach
 from evalward.plan.run_setup import RunSetup
 from evalward.resources import ResourceSet
 from evalward.resources.repo_config import CONFIG_FILE, RepoConfig, load_config, parse_config
@@ -100,9 +100,9 @@ def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
             plan.runs = [run for run in plan.runs if setup.select(run.eval)]
         head_sha = git.commit_of(revisions.head or "HEAD") or ""
         world, names = bases.world(tip, plan, gate)
-        # An agent user's copy of the head holds what the head's runs may read, as the
-        # base's checkout does; a program that names no `watch` gets it all.
-        reads = agents_reach(gate, plan.may_run(Side.head), index.listed).checkout
+        # An agent user's copy of the head holds what that agent's runs may read, as the
+        # base's does; a program that names no `watch` gets it all.
+        each = reach_of_each(gate, plan.may_run(Side.head), index.listed)
         gated = bases.gating.fixtures if from_base and bases.gating is not None else {}
         # known before a run where both sides' agents are: what a renamed tool makes vacuous
         removed = (
@@ -118,7 +118,8 @@ def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
                 world=world,
                 world_names=names,
                 world_files=bases.gating.files if world is not None and bases.gating else None,
-                reads=frozenset(reads) if reads is not None else None,
+                reads=joined(each.values()).copied,
+                agent_reads={name: reach.copied for name, reach in each.items()},
                 gate_fixtures=frozenset(gated),  # the base's fixtures, scored as the base
                 removed_tools=removed,
             )
@@ -160,14 +161,25 @@ class _Bases:
     def checkout(self, merge_base: str | None, plan: Plan) -> Checkout | None:
         """The base side's checkout, when it has resources: the merge base's tree limited to
         what any base run of this job may read (planned now or added by a later round),
-        written before the first one starts."""
+        written before the first one starts, and what each agent's runs read of it."""
         if self.base is None or self.root is None:
             return None
-        if merge_base is not None and not self.whole:
-            listing = partial(self.git.under, merge_base)
-            reach = agents_reach(self.base, plan.may_run(Side.base), listing)
+        if merge_base is None:
+            return Checkout(Side.base, self.root, self.base, FileIndex(self.root))
+        listing = partial(self.git.under, merge_base)
+        each = reach_of_each(self.base, plan.may_run(Side.base), listing)
+        reach = joined(each.values())
+        if not self.whole:
             self.root = self.stack.enter_context(self.git.worktree(merge_base, reach.checkout))
-        return Checkout(Side.base, self.root, self.base, FileIndex(self.root), sha=merge_base or "")
+        return Checkout(
+            Side.base,
+            self.root,
+            self.base,
+            FileIndex(self.root),
+            sha=merge_base,
+            reads=reach.copied,
+            agent_reads={name: own.copied for name, own in each.items()},
+        )
 
     def behind(self, tip: str | None, base: Checkout, plan: Plan) -> dict[str, str]:
         """`Plan.base_behind`: the planned Evals whose base side's agent (the merge base's,

@@ -9,7 +9,9 @@ from the first round alone, and written before the first run: what a run reads i
 whenever it starts, and the result cache hashes the same files the run reads.
 
 What a definition reads is docs/github.md's "What the base side reads" (a program that names
-no `watch`, or a playground's service, may read anything: the whole commit). Code scorers,
+no `watch`, or a playground's service, may read anything: the whole commit). Each agent's
+runs get a copy of what that agent alone reads (`reach_of_each`): what it can read is then
+what its cache key hashes, never a file only another agent of the plan names. Code scorers,
 AgentV cases, grader prompts and the like are read with their fixture, from git, and need no
 checkout.
 """
@@ -51,9 +53,37 @@ class Reach:
         """What to check out: the paths, or None for the whole commit."""
         return None if self.whole else self.paths
 
+    @property
+    def copied(self) -> frozenset[str] | None:
+        """`checkout`, frozen: what a working copy holds (None: the whole commit)."""
+        return None if self.whole else frozenset(self.paths)
+
+
+def joined(reaches: Iterable[Reach]) -> Reach:
+    """What several reaches read together (the tree that holds every one of them)."""
+    together = Reach()
+    for reach in reaches:
+        together.paths |= reach.paths
+        together.everything(reach.whole)
+    return together
+
 
 ListFiles = Callable[[list[str]], Iterable[str]]
 """The tree's files at or below some folders (`Git.under`, `FileIndex.listed`)."""
+
+
+def reach_of_each(
+    resources: ResourceSet, runs: Iterable[PlannedRun], listing: ListFiles
+) -> dict[str, Reach]:
+    """By agent, what its own runs of `runs` read (`agents_reach` of those alone): an
+    agent's working copy holds this and no more, so a file another agent of the plan reads
+    (a root `.env`, a `package.json` above its script) is not there for it to read."""
+    by_agent: dict[str, list[PlannedRun]] = {}
+    for run in runs:
+        located_eval = resources.evals.get(run.eval)
+        if located_eval is not None:
+            by_agent.setdefault(located_eval.resource.spec.target_agent, []).append(run)
+    return {name: agents_reach(resources, own, listing) for name, own in by_agent.items()}
 
 
 def agents_reach(resources: ResourceSet, runs: Iterable[PlannedRun], listing: ListFiles) -> Reach:

@@ -1,4 +1,4 @@
-"""An agent user's copy of a checkout holds what its side's runs read (`Sandbox.limit`): the
+"""An agent user's copy of a checkout holds what its agent's runs read (`Sandbox.limit`): the
 files named, a folder whole, a link as a link with what it leads to, and never what a whole
 copy leaves out."""
 
@@ -65,5 +65,44 @@ def test_a_limited_copy_holds_what_is_read_through_links_and_nothing_else(
         assert (copy / "prompts" / "current" / "bot.md").read_text() == "v1"
         assert stat.S_IMODE((copy / "agent" / "run.sh").stat().st_mode) == 0o755
         assert stat.S_IMODE((copy / "agent" / "main.py").stat().st_mode) == 0o644
+    finally:
+        sandbox.close()
+
+
+@needs_root
+@pytest.mark.usefixtures("head_strays_made")
+def test_each_agent_s_copy_holds_what_it_reads_and_copies_are_shared_where_they_agree(
+    tmp_path: Path,
+) -> None:
+    """An agent's programs run in a copy of what that agent reads (`Sandbox.for_agent`), not
+    the plan's: one agent does not find a file only another names. Agents that read the same
+    (the whole checkout, say) share one copy; a program of no agent gets the checkout's."""
+    checkout = tmp_path / "checkout"
+    for path in ("agent_a/main.py", "shared/config.json", "docs/readme.md"):
+        (checkout / path).parent.mkdir(parents=True, exist_ok=True)
+        (checkout / path).write_text(path)
+    sandbox = Sandbox(agent_user())
+    sandbox.limit(checkout, ["agent_a", "shared"])
+    sandbox.limit(checkout, ["agent_a"], "a")
+    sandbox.limit(checkout, ["shared"], "b")
+    sandbox.limit(checkout, ["shared"], "b-too")
+    sandbox.limit(checkout, None, "everything")
+    sandbox.limit(checkout, None, "everything-too")
+    try:
+        copies = {
+            name: sandbox.for_agent(name).working_copy(checkout)
+            for name in ("a", "b", "b-too", "everything", "everything-too")
+        }
+        assert _files(copies["a"]) == {"agent_a/main.py"}
+        assert _files(copies["b"]) == {"shared/config.json"}
+        assert copies["b-too"] == copies["b"] != copies["a"]
+        assert _files(copies["everything"]) == {
+            "agent_a/main.py",
+            "shared/config.json",
+            "docs/readme.md",
+        }
+        assert copies["everything-too"] == copies["everything"]
+        assert _files(sandbox.working_copy(checkout)) == {"agent_a/main.py", "shared/config.json"}
+        assert sandbox.for_agent("a").in_run(None).working_copy(checkout) == copies["a"]
     finally:
         sandbox.close()

@@ -131,7 +131,9 @@ class _Shared:
     login: str
     """USER and LOGNAME of every agent process, either side's: the head user's name."""
     root: Path | None = None
-    copies: dict[Path, Path] = field(default_factory=dict)
+    copies: dict[tuple[Path, frozenset[str] | None], Path] = field(default_factory=dict)
+    """The working copies made, by checkout and what each holds (None: all of it): agents
+    that read the same files share one."""
     homes: dict[int, Path] = field(default_factory=dict)
     closed: dict[Path, int] = field(default_factory=dict)
     """Paths closed to others while agents run, with the mode to give back."""
@@ -141,8 +143,8 @@ class _Shared:
     hidden: set[str] = field(default_factory=set)
     """Files left out of every working copy besides `not_copied`: those that define a
     simulated user, whose persona, goal and hidden facts the agent must not read."""
-    reads: dict[Path, frozenset[str]] = field(default_factory=dict)
-    """What the runs read of a checkout, where that is not all of it (`limit`)."""
+    reads: dict[tuple[Path, str | None], frozenset[str] | None] = field(default_factory=dict)
+    """What the runs read of a checkout, by (checkout, agent) (`limit`); None: all of it."""
     sides: dict[Path, RepoFiles] = field(default_factory=dict)
     """Each checkout's side (`from_side`): a commit's copy is written from its tree."""
     claim: ClaimedUser | None = None
@@ -178,6 +180,9 @@ class Sandbox:
         self.run: RunProcesses | None = None
         """The run whose programs this sandbox starts (None: no run's, such as an http
         agent's server or a code scorer)."""
+        self.agent: str | None = None
+        """The agent whose programs this sandbox starts (`for_agent`): their working copy
+        holds what that agent reads (`limit`). None: no agent's."""
         sessions = Sessions()
         users = (user, user.base_side()) if user is not None else ()
         self._shared = _Shared(sessions, Apart(sessions, users), users[0].name if users else "")
@@ -191,6 +196,13 @@ class Sandbox:
             return self
         user = self.user.base_side() if self.user is not None else None
         return self._variant(user, side, self.packages)
+
+    def for_agent(self, name: str) -> Sandbox:
+        """This side's sandbox for the programs of one agent (its runs, tools, servers and
+        environment): they run in the copy of what that agent reads."""
+        variant = self._variant(self.user, self.side, self.packages, self.run)
+        variant.agent = name
+        return variant
 
     def with_packages(self, packages: Packages) -> Sandbox:
         """This side's sandbox for an agent whose processes get a built environment."""
@@ -279,10 +291,15 @@ class Sandbox:
         made from now on."""
         self._shared.hidden.update(paths)
 
-    def limit(self, checkout: Path, paths: Iterable[str]) -> None:
-        """Copy only `paths` of `checkout` (and the links on their way) into its working
-        copy: what its side's runs read (`plan/reach.py`), not the whole repository."""
-        self._shared.reads[checkout.resolve()] = frozenset(paths)
+    def limit(self, checkout: Path, paths: Iterable[str] | None, agent: str | None = None) -> None:
+        """Copy only `paths` of `checkout` (and the links on their way) into the working copy
+        `agent`'s programs run in (None: any program of `checkout` no agent's limit covers):
+        what its runs read (`plan/reach.py`), not the whole repository. `paths` None: all
+        of it, for an agent that may read anything. An agent reads no file in its copy that
+        only another agent names, which its cache key would not hash."""
+        self._shared.reads[checkout.resolve(), agent] = (
+            frozenset(paths) if paths is not None else None
+        )
 
     def from_side(self, checkout: Path, files: RepoFiles) -> None:
         """Make the working copy of `checkout` from its side's files (files/committed.py):
@@ -295,25 +312,35 @@ class Sandbox:
 
     def working_copy(self, checkout: Path) -> Path:
         """Where programs of `checkout` run: the checkout itself without a user switch, else a
-        copy owned by evalward that the agent user can read and run but not change. Made once
-        per checkout, on first use."""
+        copy owned by evalward that the agent user can read and run but not change, holding
+        what this sandbox's agent reads (`limit`). Made once per checkout and reach, on
+        first use: agents that read the same files (all of it, say) share one."""
         if self.user is None:
             self._link_packages(checkout, in_checkout=True)
             return checkout
         key = checkout.resolve()
+        reads = self._reads(key)
         copies = self._shared.copies
-        if key not in copies:
+        if (key, reads) not in copies:
             target = Path(tempfile.mkdtemp(prefix="checkout-", dir=self.root))
             target.chmod(0o755)
             left_out = self.not_copied | self._shared.hidden
             try:
-                reads = self._shared.reads.get(key)
                 copy_side(self.files_of(key), key, target / "tree", reads, left_out, COPY_BOUNDS)
             except (OSError, TreeError, GitError) as exc:
                 raise AgentRunError(f"cannot copy the checkout for the agent user: {exc}") from None
-            copies[key] = target / "tree"
-        self._link_packages(copies[key], in_checkout=False)
-        return copies[key]
+            copies[key, reads] = target / "tree"
+        copy = copies[key, reads]
+        self._link_packages(copy, in_checkout=False)
+        return copy
+
+    def _reads(self, checkout: Path) -> frozenset[str] | None:
+        """What this sandbox's programs may read of `checkout` (resolved): its agent's
+        limit, else the checkout's, else all of it."""
+        limits = self._shared.reads
+        if self.agent is not None and (checkout, self.agent) in limits:
+            return limits[checkout, self.agent]
+        return limits.get((checkout, None))
 
     def _link_packages(self, tree: Path, *, in_checkout: bool) -> None:
         """Make the environment's links in `tree`. In evalward's own copy a `node_modules`
