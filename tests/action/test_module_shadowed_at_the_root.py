@@ -117,6 +117,11 @@ def test_a_module_added_at_the_root_changes_an_agent_run_with_dash_m(
         (["python3", "-P", "-m", "agent.main"], False),
         (["python3", "agent/main.py", "-m", "x"], False),
         (["node", "-m", "x"], False),
+        (["uv", "run", "python", "-m", "agent.main"], True),
+        (["uv", "run", "-m", "agent.main"], True),
+        (["poetry", "run", "python3", "-c", "import agent"], True),
+        (["uv", "run", "python", "agent/main.py"], False),
+        (["uv", "run", "python", "-I", "-m", "agent"], False),
     ],
 )
 def test_which_programs_import_from_the_root(argv: list[str], from_root: bool) -> None:

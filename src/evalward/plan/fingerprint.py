@@ -87,8 +87,20 @@ def imports_from_root(spec: AgentSpec) -> bool:
     return any(_root_first(program.argv) for program in spec.programs())
 
 
+_LAUNCHERS = frozenset({"uv", "uvx", "poetry", "pipenv", "pdm", "hatch", "rye", "env"})
+"""Programs that start the Python their command line names (`uv run python -m agent`)."""
+
+
 def _root_first(argv: list[str]) -> bool:
-    if not argv or not _PYTHON.fullmatch(posixpath.basename(argv[0])):
+    """Whether `argv` runs Python with `-m` or `-c`, directly or through a launcher: `uv run
+    -m agent` (uv's own `-m`/`--module`) or `uv run python -m agent` alike."""
+    names = [posixpath.basename(argument) for argument in argv]
+    if names and names[0] in _LAUNCHERS:
+        found = next((i for i, name in enumerate(names) if _PYTHON.fullmatch(name)), None)
+        if found is not None:
+            return _root_first(argv[found:])
+        return names[0] == "uv" and any(a in ("-m", "--module") for a in argv[1:])
+    if not names or not _PYTHON.fullmatch(names[0]):
         return False
     safe, skip = False, False
     for argument in argv[1:]:
