@@ -10,8 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from evalward.files.committed import RepoFiles
+from evalward.git import Git
 from evalward.runtime.isolation.sandbox import Sandbox
 from support.agentuser import agent_user
+from support.gitrepo import GitRepo
 
 pytestmark = pytest.mark.integration
 
@@ -104,5 +107,49 @@ def test_each_agent_s_copy_holds_what_it_reads_and_copies_are_shared_where_they_
         assert copies["everything-too"] == copies["everything"]
         assert _files(sandbox.working_copy(checkout)) == {"agent_a/main.py", "shared/config.json"}
         assert sandbox.for_agent("a").in_run(None).working_copy(checkout) == copies["a"]
+    finally:
+        sandbox.close()
+
+
+@needs_root
+@pytest.mark.usefixtures("head_strays_made")
+def test_agents_copies_of_a_commit_link_the_files_they_share_from_one_written_once(
+    repo: GitRepo,
+) -> None:
+    """Two agents that each read their own folder and a shared one: each copy holds its own,
+    and the shared files are the same file in both (hard links to the copy of what they read
+    together), written once, with git's bytes and modes."""
+    sha = repo.commit(
+        "two agents and what they share",
+        {
+            "agent_a/main.py": "a",
+            "agent_b/main.py": "b",
+            "shared/config.json": '{"v": 1}',
+            "shared/sub/data.txt": "data",
+            "docs/readme.md": "docs",
+        },
+    )
+    repo.git("update-index", "--chmod=+x", "agent_a/main.py")
+    repo.git("commit", "-q", "-m", "runnable")
+    sha = repo.git("rev-parse", "HEAD").strip()
+    checkout = repo.path
+    sandbox = Sandbox(agent_user())
+    sandbox.from_side(checkout, RepoFiles.at_commit(Git(checkout), sha))
+    sandbox.limit(checkout, ["agent_a", "agent_b", "shared"])
+    sandbox.limit(checkout, ["agent_a", "shared"], "a")
+    sandbox.limit(checkout, ["agent_b", "shared"], "b")
+    try:
+        a = sandbox.for_agent("a").working_copy(checkout)
+        b = sandbox.for_agent("b").working_copy(checkout)
+        shared = {"shared/config.json", "shared/sub/data.txt"}
+        assert _files(a) == {"agent_a/main.py", *shared}
+        assert _files(b) == {"agent_b/main.py", *shared}
+        for path in shared:
+            assert (a / path).stat().st_ino == (b / path).stat().st_ino, path
+            assert (a / path).stat().st_nlink == 3, "the copy of both, and each agent's"
+        assert (a / "shared/config.json").read_text() == '{"v": 1}'
+        assert stat.S_IMODE((a / "agent_a/main.py").stat().st_mode) == 0o755
+        assert stat.S_IMODE((b / "shared/sub").stat().st_mode) == 0o755
+        assert sandbox.working_copy(checkout) != a != b, "the copy of both is its own"
     finally:
         sandbox.close()

@@ -71,12 +71,15 @@ def copy_side(
     reads: Iterable[str] | None,
     not_copied: frozenset[str],
     bounds: TreeBounds,
+    *,
+    linked_from: Path | None = None,
 ) -> None:
     """The working copy of one side at `target`, as the module says: its `reads`
     (`copy_reach`), or all of it where they are not known; special files and the `not_copied`
-    paths (relative to the checkout, `/`-separated) left out."""
+    paths (relative to the checkout, `/`-separated) left out. A side that is a commit links
+    what `linked_from` (another copy of it) holds rather than writing it again."""
     if files.git is not None and files.commit is not None:
-        files.write_copy(target, reads, not_copied, bounds)
+        files.write_copy(target, reads, not_copied, bounds, linked_from=linked_from)
         return
     left_out = not_copied | (Git(source).ignored() if files.git is not None else set())
     if reads is not None:

@@ -319,20 +319,41 @@ class Sandbox:
             self._link_packages(checkout, in_checkout=True)
             return checkout
         key = checkout.resolve()
-        reads = self._reads(key)
-        copies = self._shared.copies
-        if (key, reads) not in copies:
-            target = Path(tempfile.mkdtemp(prefix="checkout-", dir=self.root))
-            target.chmod(0o755)
-            left_out = self.not_copied | self._shared.hidden
-            try:
-                copy_side(self.files_of(key), key, target / "tree", reads, left_out, COPY_BOUNDS)
-            except (OSError, TreeError, GitError) as exc:
-                raise AgentRunError(f"cannot copy the checkout for the agent user: {exc}") from None
-            copies[key, reads] = target / "tree"
-        copy = copies[key, reads]
+        copy = self._copy(key, self._reads(key))
         self._link_packages(copy, in_checkout=False)
         return copy
+
+    def _copy(self, key: Path, reads: frozenset[str] | None) -> Path:
+        """The copy of the checkout `key` holding `reads` (None: all of it), made on first
+        use. Where several agents' copies of it hold less than all of it, the copy of what
+        they read together is made first and each agent's links its files from there
+        (`RepoFiles.write_copy`): a file several agents read is written once, as when they
+        shared one copy."""
+        copies = self._shared.copies
+        if (key, reads) in copies:
+            return copies[key, reads]
+        pool, limits = None, self._shared.reads
+        if reads is not None and (key, None) in limits and self._agents_limited(key) > 1:
+            together = limits[key, None]  # every agent's reads, or all of it
+            pool = self._copy(key, together) if together != reads else None
+        target = Path(tempfile.mkdtemp(prefix="checkout-", dir=self.root))
+        target.chmod(0o755)
+        left_out = self.not_copied | self._shared.hidden
+        try:
+            files = self.files_of(key)
+            copy_side(files, key, target / "tree", reads, left_out, COPY_BOUNDS, linked_from=pool)
+        except (OSError, TreeError, GitError) as exc:
+            raise AgentRunError(f"cannot copy the checkout for the agent user: {exc}") from None
+        copies[key, reads] = target / "tree"
+        return copies[key, reads]
+
+    def _agents_limited(self, checkout: Path) -> int:
+        """How many agents' copies of `checkout` hold less than all of it (`limit`)."""
+        return sum(
+            1
+            for (limited, agent), reads in self._shared.reads.items()
+            if limited == checkout and agent is not None and reads is not None
+        )
 
     def _reads(self, checkout: Path) -> frozenset[str] | None:
         """What this sandbox's programs may read of `checkout` (resolved): its agent's
