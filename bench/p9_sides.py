@@ -110,6 +110,12 @@ def suite(prompt: str, fixtures: int) -> dict[str, str]:
 class Gates:
     """One workspace and its pull requests, gated by one evalward (`source`)."""
 
+    start = (
+        "import runpy, sys; sys.path.insert(0, sys.argv.pop()); "
+        "runpy.run_module('evalward', run_name='__main__', alter_sys=True)"
+    )
+    """The action's entry point, `python -I -c start SRC`: the evalward of SRC."""
+
     def __init__(self, root: Path, source: Path, fixtures: int, base_url: str) -> None:
         self.workspace = root / "workspace"
         self.github = FakeGitHub()
@@ -117,7 +123,7 @@ class Gates:
         self.fixtures = fixtures
         self.base_url = base_url
         self.repo = GitRepo(self.workspace)
-        self.base = self.repo.commit("the refund desk", suite("Refund delivered orders.", fixtures))
+        self.base = self.repo.commit("the base", self.files(0))
         self.repo.branch("feature")
         self.heads = 0
         self.said = ""
@@ -128,10 +134,7 @@ class Gates:
         the programs it ran (user + sys)."""
         self.heads += 1
         self._own(0)  # git works in a repository of its own user
-        prompt = f"Refund delivered orders (version {self.heads})."
-        head = self.repo.commit(
-            "a new prompt", {"evals.yaml": suite(prompt, self.fixtures)["evals.yaml"]}
-        )
+        head = self.repo.commit("a new head", self.files(self.heads))
         self.github.add_pull(FakePull(number=self.heads, head_sha=head, base_sha=self.base))
         self._own(RUNNER_UID)  # the runner's user owns the checkout
         event = pull_request_event(self.github.repository, self.heads, self.base, head)
@@ -142,12 +145,10 @@ class Gates:
             inputs={"agent-user": "auto", "cache": cache, "output-dir": ".evalward/out"},
             env={"OPENAI_API_KEY": "sk-bench-0123456789", "OPENAI_BASE_URL": self.base_url},
         )
-        start = "import runpy, sys; sys.path.insert(0, sys.argv.pop()); "
-        start += "runpy.run_module('evalward', run_name='__main__', alter_sys=True)"
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         began = time.perf_counter()
         done = subprocess.run(
-            [sys.executable, "-I", "-c", start, str(self.source)],
+            [sys.executable, "-I", "-c", self.start, str(self.source)],
             cwd=self.workspace,
             env=launch.env,
             capture_output=True,
@@ -161,6 +162,14 @@ class Gates:
             said = (done.stdout + done.stderr)[-3000:]
             raise RuntimeError(f"the gate failed ({done.returncode}): {said}")
         return wall, cpu
+
+    def files(self, version: int) -> dict[str, str]:
+        """The files of the base (`version` 0), or those the head commit `version` changes:
+        the refund desk's prompt."""
+        if version == 0:
+            return suite("Refund delivered orders.", self.fixtures)
+        prompt = f"Refund delivered orders (version {version})."
+        return {"evals.yaml": suite(prompt, self.fixtures)["evals.yaml"]}
 
     def _own(self, uid: int) -> None:
         for path in [self.workspace, *self.workspace.rglob("*")]:
