@@ -87,6 +87,7 @@ SECTIONS = [
     Section("p10", "p10_turns.py", ("--runs", "3"), ("root",), minutes=3),
     Section("comment", "comment_size.py", ("--repeat", "5"), minutes=0.5),
     Section("redaction", "redaction.py", ("--repeat", "7"), minutes=0.5),
+    Section("escaping", "escaping.py", ("--repeat", "7"), minutes=0.2),
     Section("regex", "regex_engines.py", minutes=0.5),
     Section("gate", "gate_sim.py", ("--trials", "1000"), minutes=1.5),
     Section("pairwise", "pairwise_sim.py", ("--trials", "400", "--seed", "11"), minutes=0.5),
