@@ -17,7 +17,7 @@ import pytest
 
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer, text
-from support.actionrun import pull_request_event, run_action
+from support.actionrun import ActionRun, pull_request_event, run_action
 from support.gitrepo import GitRepo
 from support.suite import make_pr, script_model
 
@@ -25,6 +25,15 @@ pytestmark = pytest.mark.e2e
 
 NEWER = "f" * 40
 """The head a push moved the pull request to, as GitHub's API says it."""
+
+
+def _gate(
+    repo: GitRepo, github: FakeGitHub, env: dict[str, str], base: str, head: str
+) -> ActionRun:
+    """Pull request 7 gated from `base` to `head`, with a check run and a comment."""
+    event = pull_request_event(github.repository, 7, base, head)
+    inputs = {"check-run": "true", "comment": "always"}
+    return run_action(repo.path, github, event, env=env, inputs=inputs)
 
 
 def test_a_run_whose_head_a_push_moved_on_writes_its_check_and_leaves_the_comment(
@@ -40,13 +49,7 @@ def test_a_run_whose_head_a_push_moved_on_writes_its_check_and_leaves_the_commen
     model.script(pushed, text("Hello! What can I do for you?"))
     script_model(model, head_greets_well=True)
 
-    run = run_action(
-        repo.path,
-        github,
-        pull_request_event(github.repository, 7, base, head),
-        env=env,
-        inputs={"check-run": "true", "comment": "always"},
-    )
+    run = _gate(repo, github, env, base, head)
 
     assert run.returncode == 0, run.stdout + run.stderr
     assert github.comments_on(7) == [], "the older head's comment over the newer one's"
@@ -61,13 +64,7 @@ def test_control_a_head_that_stayed_gets_its_comment(
     base, head = make_pr(repo, github)
     script_model(model, head_greets_well=True)
 
-    run = run_action(
-        repo.path,
-        github,
-        pull_request_event(github.repository, 7, base, head),
-        env=env,
-        inputs={"check-run": "true", "comment": "always"},
-    )
+    run = _gate(repo, github, env, base, head)
 
     assert run.returncode == 0, run.stdout + run.stderr
     assert "every affected Eval passes" in github.comments_on(7)[0]["body"]
