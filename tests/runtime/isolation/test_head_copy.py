@@ -12,7 +12,7 @@ import pytest
 
 from evalward.files.committed import RepoFiles
 from evalward.git import Git
-from evalward.runtime.isolation.sandbox import Sandbox
+from evalward.runtime.isolation.sandbox import Packages, Sandbox
 from support.agentuser import agent_user
 from support.gitrepo import GitRepo
 
@@ -151,5 +151,44 @@ def test_agents_copies_of_a_commit_link_the_files_they_share_from_one_written_on
         assert stat.S_IMODE((a / "agent_a/main.py").stat().st_mode) == 0o755
         assert stat.S_IMODE((b / "shared/sub").stat().st_mode) == 0o755
         assert sandbox.working_copy(checkout) != a != b, "the copy of both is its own"
+    finally:
+        sandbox.close()
+
+
+@needs_root
+@pytest.mark.usefixtures("head_strays_made")
+def test_a_copy_links_the_commit_s_file_never_one_of_an_environment_linked_on_its_way(
+    repo: GitRepo,
+) -> None:
+    """Agent `a` reads both folders, so its copy holds what the agents read together; its
+    environment's `node_modules` is linked in its copy over the one the commit holds. Agent
+    `b` reads a file of that committed `node_modules`: its copy holds the commit's file, not
+    the environment's a link in `a`'s copy leads to, which `b`'s cache key never hashed."""
+    sha = repo.commit(
+        "two agents, one reading a file below the other's node_modules",
+        {
+            "agent_a/main.js": "a",
+            "agent_a/node_modules/lib/index.js": "committed",
+            "agent_b/main.js": "b",
+        },
+    )
+    checkout = repo.path
+    sandbox = Sandbox(agent_user())
+    sandbox.from_side(checkout, RepoFiles.at_commit(Git(checkout), sha))
+    sandbox.limit(checkout, ["agent_a", "agent_b"])
+    sandbox.limit(checkout, ["agent_a", "agent_b"], "a")
+    sandbox.limit(checkout, ["agent_b/main.js", "agent_a/node_modules/lib/index.js"], "b")
+    built = sandbox.root / "environments" / "built" / "node_modules"
+    (built / "lib").mkdir(parents=True)
+    (built / "lib" / "index.js").write_text("the environment's")
+    try:
+        packages = Packages(links=(("agent_a/node_modules", built),))
+        a = sandbox.for_agent("a").with_packages(packages).working_copy(checkout)
+        b = sandbox.for_agent("b").working_copy(checkout)
+        assert (a / "agent_a/node_modules").readlink() == built
+        assert _files(b) == {"agent_b/main.js", "agent_a/node_modules/lib/index.js"}
+        assert (b / "agent_a/node_modules/lib/index.js").read_text() == "committed"
+        assert not (b / "agent_a/node_modules").is_symlink()
+        assert (built / "lib" / "index.js").stat().st_nlink == 1, "linked into no copy"
     finally:
         sandbox.close()

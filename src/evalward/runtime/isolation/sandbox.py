@@ -134,6 +134,10 @@ class _Shared:
     copies: dict[tuple[Path, frozenset[str] | None], Path] = field(default_factory=dict)
     """The working copies made, by checkout and what each holds (None: all of it): agents
     that read the same files share one."""
+    pools: dict[tuple[Path, frozenset[str] | None], Path] = field(default_factory=dict)
+    """The copies agents' copies link their files from, by checkout and what they hold:
+    evalward's alone, no program runs in one and no environment is linked into one, so a
+    link in it leads only where the commit's own does."""
     homes: dict[int, Path] = field(default_factory=dict)
     closed: dict[Path, int] = field(default_factory=dict)
     """Paths closed to others while agents run, with the mode to give back."""
@@ -326,7 +330,7 @@ class Sandbox:
     def _copy(self, key: Path, reads: frozenset[str] | None) -> Path:
         """The copy of the checkout `key` holding `reads` (None: all of it), made on first
         use. Where several agents' copies of it hold less than all of it, the copy of what
-        they read together is made first and each agent's links its files from there
+        they read together is made first (`_pool`) and each copy links its files from there
         (`RepoFiles.write_copy`): a file several agents read is written once, as when they
         shared one copy."""
         copies = self._shared.copies
@@ -334,8 +338,23 @@ class Sandbox:
             return copies[key, reads]
         pool, limits = None, self._shared.reads
         if reads is not None and (key, None) in limits and self._agents_limited(key) > 1:
-            together = limits[key, None]  # every agent's reads, or all of it
-            pool = self._copy(key, together) if together != reads else None
+            pool = self._pool(key, limits[key, None])  # every agent's reads, or all of it
+        copies[key, reads] = self._write(key, reads, pool)
+        return copies[key, reads]
+
+    def _pool(self, key: Path, together: frozenset[str] | None) -> Path:
+        """The copy of what `key`'s agents read `together` that their copies link from, made
+        on first use. It is not a working copy: a working copy gets the environment's links
+        (`_link_packages`), and a file linked through one would be the environment's, not the
+        commit's."""
+        pools = self._shared.pools
+        if (key, together) not in pools:
+            pools[key, together] = self._write(key, together, None)
+        return pools[key, together]
+
+    def _write(self, key: Path, reads: frozenset[str] | None, pool: Path | None) -> Path:
+        """A new copy of the checkout `key` holding `reads`, its files linked from `pool`
+        where it holds them."""
         target = Path(tempfile.mkdtemp(prefix="checkout-", dir=self.root))
         target.chmod(0o755)
         left_out = self.not_copied | self._shared.hidden
@@ -344,8 +363,7 @@ class Sandbox:
             copy_side(files, key, target / "tree", reads, left_out, COPY_BOUNDS, linked_from=pool)
         except (OSError, TreeError, GitError) as exc:
             raise AgentRunError(f"cannot copy the checkout for the agent user: {exc}") from None
-        copies[key, reads] = target / "tree"
-        return copies[key, reads]
+        return target / "tree"
 
     def _agents_limited(self, checkout: Path) -> int:
         """How many agents' copies of `checkout` hold less than all of it (`limit`)."""
@@ -470,6 +488,7 @@ class Sandbox:
         shared.closed.clear()
         root, shared.root = shared.root, None
         shared.copies.clear()
+        shared.pools.clear()
         shared.homes.clear()
         left = self.discard(root, ROOT_REMOVAL) if root is not None else ""
         self._apart.close()
