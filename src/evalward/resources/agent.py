@@ -9,6 +9,7 @@ An agent whose programs need packages names its `environment`, which the action 
 from __future__ import annotations
 
 import posixpath
+import re
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -257,9 +258,10 @@ class AgentSpec(Model):
     @field_validator("watch")
     @classmethod
     def _from_the_root(cls, globs: list[str]) -> list[str]:
-        """`./agent/**` and `/agent/**` as `agent/**`: paths are from the root, and a glob
-        written so matched no path, so change detection never saw the agent's code change."""
-        return [_from_root(glob) for glob in globs]
+        """`./agent/**` and `/agent/**` as `agent/**`, and a folder (`agent/`, `agent`) as
+        every file below it: paths are from the root and name files, so a glob written so
+        matched no path, and change detection never saw the agent's code change."""
+        return list(dict.fromkeys(watched for glob in globs for watched in _from_root(glob)))
 
     @field_validator("tool_choice", mode="before")
     @classmethod
@@ -364,9 +366,19 @@ class Agent(Model):
     spec: AgentSpec
 
 
-def _from_root(glob: str) -> str:
-    """A `watch` glob with its leading `/` and `./` taken off (`./agent/**` is `agent/**`)."""
-    written = glob
+_WILDCARD = re.compile(r"[*?\[]")
+
+
+def _from_root(glob: str) -> list[str]:
+    """A `watch` glob as globs of the paths from the root it means: its leading `/` and `./`
+    and repeated `/` taken off (`./agent/**` is `agent/**`), the root itself (`.`, `/`) as
+    `**`, a folder (`agent/`) as `agent/**`, and a name with no wildcard as that file and
+    every file below it, for it may be a folder (`agent`: `agent` and `agent/**`)."""
+    glob = re.sub("/{2,}", "/", glob)
     while glob.startswith(("/", "./")):
         glob = glob.removeprefix(".").lstrip("/")
-    return glob or written
+    if glob in ("", "."):
+        return ["**"]
+    if glob.endswith("/"):
+        return [f"{glob}**"]
+    return [glob] if _WILDCARD.search(glob) else [glob, f"{glob}/**"]
