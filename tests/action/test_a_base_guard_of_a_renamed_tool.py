@@ -226,3 +226,76 @@ def test_a_base_recording_of_a_tool_the_pull_request_renamed_fails_the_run_unsta
     assert not model.requests_mentioning("HEAD-PROMPT"), "the head's run started"
     assert run.returncode == 1, run.stdout + run.stderr
     assert "removed or renamed" in github.comments_on(7)[0]["body"]
+
+
+UNLISTED_SERVER = r"""
+import json, sys
+for line in sys.stdin:
+    asked = json.loads(line)
+    if "id" not in asked:
+        continue
+    result = {}
+    if asked.get("method") == "initialize":
+        result = {"protocolVersion": asked["params"]["protocolVersion"],
+                  "capabilities": {"tools": {}}, "serverInfo": {"name": "extras", "version": "1"}}
+    elif asked.get("method") == "tools/list":
+        result = {"tools": []}
+    print(json.dumps({"jsonrpc": "2.0", "id": asked["id"], "result": result}), flush=True)
+"""
+"""An MCP server over stdio that offers no tool: the agent names none of its tools."""
+WITH_UNLISTED = """  watch: [mcp/*.py]
+  mcpServers:
+    extras: { command: [/usr/bin/python3, mcp/extras.py] }
+  tools:
+"""
+
+
+@pytest.mark.parametrize(
+    ("fixture", "status"),
+    [(stood_in(REPLAYED), "error"), (EVAL.format(guard=NOT_CALLED), "fail")],
+    ids=["replay", "not-called"],
+)
+def test_a_renamed_tool_is_not_hidden_behind_an_mcp_server_whose_tools_are_not_listed(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, fixture: str, status: str
+) -> None:
+    """The head renames `refund_order` and adds an MCP server that names no `tools.allow`:
+    its tools were not known before a run, so nothing was said of the base's recording or
+    guard of `refund_order`, and the head's `issue_refund` answered and passed. Whether the
+    server offers `refund_order` is not known, which is never a pass: the run is an error
+    (a recording) or the check fails (a guard), saying to list the server's tools."""
+    base = repo.commit(
+        "base",
+        {
+            "agents.yaml": AGENT.format(prompt="BASE-PROMPT", tool="refund_order"),
+            "evals.yaml": fixture,
+        },
+    )
+    repo.branch("feature")
+    head_agent = AGENT.format(prompt="HEAD-PROMPT", tool="issue_refund")
+    head = repo.commit(
+        "rename the tool behind a server",
+        {
+            "agents.yaml": head_agent.replace("  tools:\n", WITH_UNLISTED),
+            "mcp/extras.py": UNLISTED_SERVER,
+        },
+    )
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+    model.script(lambda b: agent_asked(b, "BASE-PROMPT"), text("It was refused, sorry."))
+    model.script(
+        lambda b: agent_asked(b, "HEAD-PROMPT"),
+        tool_call("issue_refund", {"id": "1"}),
+        text("It was refused, sorry."),
+    )
+    run = run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, head),
+        env=provider_env(model),
+    )
+
+    found = head_run(run)
+    said = json.dumps(found)
+    assert found["status"] == status, said
+    assert "MCP servers 'extras' list their tools with no `tools.allow`" in said, said
+    assert "'refund_order'" in said, said
+    assert (run.returncode, run.outputs["result"]) == (1, "fail"), run.stdout + run.stderr

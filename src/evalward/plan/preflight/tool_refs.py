@@ -20,7 +20,9 @@ A base branch's fixture that gates (`gate-config: base`) is not refused: the pul
 cannot change it. Where its check passes without a call of a tool the base side's agent has
 and the head's does not (`removed_tools`), the pull request removed or renamed the tool the
 base guards, and the head's run fails that check: renaming `refund_order` does not make
-`toolNotCalled: refund_order` vacuous. A name neither side's agent has stays a guard. Where
+`toolNotCalled: refund_order` vacuous. A name neither side's agent has stays a guard. The
+head's agent is held to the tools it names: an MCP server with no `tools.allow` might offer
+the base's tool or not, and undecided is never a pass. Where
 its `shadowTools` or `toolReplay` stands in for such a tool, the renamed tool would answer
 the head's agent in place of the base's recordings (with what the pull request wrote): the
 head's run is an error instead, and never starts.
@@ -144,13 +146,18 @@ def removed_tools(
     """The tools named by the checks of `fixture` (one the base gates with) that pass without
     a call of them, which `agent` has on the base side (`base`) and not on the head (`head`).
     A check that wants a call fails without this; a name neither side's agent has is a guard
-    against a tool never offered, left as it is; and where either side's tools are not known
-    before a run, nothing is said."""
-    if agent_tools(base) is None:
+    against a tool never offered, left as it is; and where the base's tools, or a program's
+    own (`runtime`), are not known before a run, nothing is said. A head whose MCP servers
+    list their tools unnamed (no `tools.allow`) is held to the tools it names: that such a
+    server offers the base's tool is not known, and undecided is never a pass."""
+    if agent_tools(base) is None or head.runtime is not None:
         return ()
+    unlisted = sorted(name for name, s in head.mcp_servers.items() if s.tools.allow is None)
+    listed = {name: s for name, s in head.mcp_servers.items() if s.tools.allow is not None}
+    named = head.model_copy(update={"mcp_servers": listed}) if unlisted else head
     base_lacks = {found.at for found in unknown_tools(agent, base, fixture)}
     removed: dict[tuple[str, bool], RemovedTool] = {}
-    for found in unknown_tools(agent, head, fixture):
+    for found in unknown_tools(agent, named, fixture):
         if found.wants_a_call or found.at in base_lacks:
             continue
         stand_in = found.kind in STAND_INS
@@ -161,12 +168,20 @@ def removed_tools(
             if stand_in
             else "this check of the base's fixture would pass whatever the agent does, so it fails"
         )
+        gone = "request removed or renamed it"
+        if unlisted:
+            servers = ", ".join(repr(name) for name in unlisted)
+            gone = (
+                f"request's agent names it nowhere (its MCP servers {servers} list their tools "
+                "with no `tools.allow`, so whether they offer it is not known)"
+            )
+            why += ". Name the server's tools in its `tools.allow`"
         removed.setdefault(
             (found.name, stand_in),
             RemovedTool(
                 found.name,
-                f"{had}request removed or renamed it: {why}. Keep the tool as the base names "
-                "it; a removal on purpose is what the bypass label is for",
+                f"{had}{gone}: {why}. Keep the tool as the base names it; a removal on "
+                "purpose is what the bypass label is for",
                 stand_in,
             ),
         )
