@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from fakes.github_api import FakeGitHub, FakePull
+from fakes.model_script import Reply
 from fakes.model_server import ScriptedModelServer, text, tool_call
 from support.actionrun import ActionRun, pull_request_event, run_action
 from support.clirun import evalward
@@ -87,10 +88,29 @@ def gate(
 ) -> ActionRun:
     """Pull request 7 renaming the tool, its head agent refunding through it (or not)."""
     base, head = renamed(repo, guard)
-    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
-    model.script(lambda b: agent_asked(b, "BASE-PROMPT"), text("I am sorry, no refunds."))
     replies = [tool_call("issue_refund", {"id": "1"})] if refunds else []
-    model.script(lambda b: agent_asked(b, "HEAD-PROMPT"), *replies, text("I am sorry, it is done."))
+    return gate_pull(
+        github,
+        model,
+        (repo, base, head),
+        [text("I am sorry, no refunds.")],
+        [*replies, text("I am sorry, it is done.")],
+    )
+
+
+def gate_pull(
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    change: tuple[GitRepo, str, str],
+    base_says: list[Reply],
+    head_says: list[Reply],
+) -> ActionRun:
+    """Pull request 7 of `change` (the repository, its base and head) gated by the action,
+    the base's agent answering with `base_says` and the head's with `head_says`."""
+    repo, base, head = change
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+    model.script(lambda b: agent_asked(b, "BASE-PROMPT"), *base_says)
+    model.script(lambda b: agent_asked(b, "HEAD-PROMPT"), *head_says)
     return run_action(
         repo.path,
         github,
@@ -199,22 +219,12 @@ def test_a_base_recording_of_a_tool_the_pull_request_renamed_fails_the_run_unsta
             )
         },
     )
-    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
-    model.script(
-        lambda b: agent_asked(b, "BASE-PROMPT"),
-        tool_call("refund_order", {"id": "1"}),
-        text("It was refused."),
-    )
-    model.script(
-        lambda b: agent_asked(b, "HEAD-PROMPT"),
-        tool_call("issue_refund", {"id": "1"}),
-        text("It was refused."),
-    )
-    run = run_action(
-        repo.path,
+    run = gate_pull(
         github,
-        pull_request_event(github.repository, 7, base, head),
-        env=provider_env(model),
+        model,
+        (repo, base, head),
+        [tool_call("refund_order", {"id": "1"}), text("It was refused.")],
+        [tool_call("issue_refund", {"id": "1"}), text("It was refused.")],
     )
 
     found = head_run(run)
@@ -279,18 +289,12 @@ def test_a_renamed_tool_is_not_hidden_behind_an_mcp_server_whose_tools_are_not_l
             "mcp/extras.py": UNLISTED_SERVER,
         },
     )
-    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
-    model.script(lambda b: agent_asked(b, "BASE-PROMPT"), text("It was refused, sorry."))
-    model.script(
-        lambda b: agent_asked(b, "HEAD-PROMPT"),
-        tool_call("issue_refund", {"id": "1"}),
-        text("It was refused, sorry."),
-    )
-    run = run_action(
-        repo.path,
+    run = gate_pull(
         github,
-        pull_request_event(github.repository, 7, base, head),
-        env=provider_env(model),
+        model,
+        (repo, base, head),
+        [text("It was refused, sorry.")],
+        [tool_call("issue_refund", {"id": "1"}), text("It was refused, sorry.")],
     )
 
     found = head_run(run)
