@@ -20,12 +20,12 @@ A base branch's fixture that gates (`gate-config: base`) is not refused: the pul
 cannot change it. Where its check passes without a call of a tool the base side's agent has
 and the head's does not (`removed_tools`), the pull request removed or renamed the tool the
 base guards, and the head's run fails that check: renaming `refund_order` does not make
-`toolNotCalled: refund_order` vacuous. A name neither side's agent has stays a guard. The
-head's agent is held to the tools it names: an MCP server with no `tools.allow` might offer
-the base's tool or not, and undecided is never a pass. Where
-its `shadowTools` or `toolReplay` stands in for such a tool, the renamed tool would answer
-the head's agent in place of the base's recordings (with what the pull request wrote): the
-head's run is an error instead, and never starts.
+`toolNotCalled: refund_order` vacuous. A name neither side's agent has stays a guard. Where
+the base's fixture's `shadowTools` or `toolReplay` stands in for such a tool, the renamed
+tool would answer the head's agent in place of the base's recordings (with what the pull
+request wrote): the head's run is an error instead, and never starts. The head's agent is
+held to the tools it names: an MCP server with no `tools.allow` might offer the base's tool
+or not, and undecided is never a pass.
 
 What a run's agent may call is not known before the run when it is a bring-your-own agent
 (its program has its own tools) or when one of its MCP servers lists its tools without a
