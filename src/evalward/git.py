@@ -226,6 +226,19 @@ class Git:
             )
         return out
 
+    def merged_tree(self, base: str, head: str) -> str | None:
+        """The tree git's own merge makes of `head` onto `base`, in memory (no working tree
+        or index is touched; its objects are written, as `commit_tree`'s are); None where they
+        conflict or either is not a commit here."""
+        done = self._done(("merge-tree", "--write-tree", "--no-messages", base, head))
+        tree = os.fsdecode(done.stdout).partition("\n")[0].strip()
+        return tree if done.returncode == 0 and tree else None
+
+    def tree_of(self, commit: str) -> str | None:
+        """The id of `commit`'s tree; None when it is not a commit here."""
+        out = self.run("rev-parse", "--verify", "--quiet", f"{commit}^{{tree}}", check=False)
+        return out.strip() or None
+
     def changed_files(self, base: str, head: str | None) -> list[FileChange]:
         """Files changed from `base` to `head` (to the working tree when head is None)."""
         revisions = [base] if head is None else [base, head]

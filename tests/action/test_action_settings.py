@@ -119,6 +119,7 @@ def test_a_number_input_is_finite(name: str, value: str) -> None:
         ("pull_request.closed", "pull_request", "skip"),
         ("push", "push", "skip"),  # the example pushes a tag
         ("workflow_dispatch", "workflow_dispatch", "run"),
+        ("merge_group.checks_requested", "merge_group", "group"),
     ],
 )
 def test_real_payloads_route(tmp_path: Path, payload: str, event: str, kind: str) -> None:
@@ -131,6 +132,10 @@ def test_real_payloads_route(tmp_path: Path, payload: str, event: str, kind: str
     if kind == "gate":
         assert route.pr == data["number"]
         assert context.head_sha == data["pull_request"]["head"]["sha"]
+    if kind == "group":  # the group's commit and its parent; the pull request it ends with
+        group = data["merge_group"]
+        assert (context.head_sha, context.base_sha) == (group["head_sha"], group["base_sha"])
+        assert route.pr == 104
     if payload == "pull_request.labeled":
         assert context.event_label == data["label"]["name"]
         # who applied the label and when: what shows the payload is the label's own event
@@ -146,6 +151,37 @@ def test_pull_request_target_explains_the_risk(tmp_path: Path) -> None:
         route_event(load_context(env), Settings())
     assert "allow-untrusted-head: true" in str(info.value)
     assert route_event(load_context(env), Settings(**{"allow-untrusted-head": True})).kind == "gate"
+
+
+@pytest.mark.parametrize(
+    ("base_ref", "head_ref", "pr"),
+    [
+        ("refs/heads/main", f"refs/heads/gh-readonly-queue/main/pr-12-{'a' * 40}", 12),
+        (
+            "refs/heads/release/2.x",
+            f"refs/heads/gh-readonly-queue/release/2.x/pr-3-{'b' * 64}",
+            3,
+        ),
+        ("refs/heads/main", f"refs/heads/gh-readonly-queue/release/pr-12-{'a' * 40}", None),
+        ("refs/heads/main", "refs/heads/gh-readonly-queue/main/pr-12", None),
+        ("refs/heads/main", f"refs/heads/gh-readonly-queue/main/pr-{'9' * 30}-{'a' * 40}", None),
+        ("refs/heads/main", f"refs/heads/main/pr-12-{'a' * 40}", None),
+        ("refs/heads/main", "", None),
+    ],
+    ids=["main", "slashed-base", "other-base", "no-commit", "long-number", "no-queue", "none"],
+)
+def test_a_groups_pull_request_is_read_from_its_queue_branch_or_none(
+    tmp_path: Path, base_ref: str, head_ref: str, pr: int | None
+) -> None:
+    """The group gates however its branch reads; only a branch of the base's queue names the
+    pull request whose bypass label counts, and any other names none, saying why."""
+    path = tmp_path / "event.json"
+    group = {"base_sha": "c" * 40, "head_sha": "d" * 40, "base_ref": base_ref, "head_ref": head_ref}
+    path.write_text(json.dumps({"action": "checks_requested", "merge_group": group}))
+    context = load_context({"GITHUB_EVENT_NAME": "merge_group", "GITHUB_EVENT_PATH": str(path)})
+    route = route_event(context, Settings())
+    assert (route.kind, route.pr) == (RouteKind.group, pr)
+    assert ("no bypass label is weighed" in route.why) is (pr is None)
 
 
 def dispatched(tmp_path: Path, pr: str) -> WorkflowContext:

@@ -53,6 +53,6 @@ def test_an_event_it_does_not_gate_is_refused_and_the_result_is_incomplete(
     host = workflow(repo, tmp_path, "issues", {"action": "opened"})
     host.env.pop("GITHUB_ACTIONS")  # the message as a terminal shows it, not as an annotation
     said = refused(capsys, "action", host=host)
-    assert said.startswith("GITHUB_EVENT_NAME=issues: evalward runs on pull_request, ")
+    assert said.startswith("GITHUB_EVENT_NAME=issues: evalward runs on pull_request, merge_group, ")
     assert parse_github_output((tmp_path / "output").read_text()) == {"result": "incomplete"}
     assert "GITHUB_EVENT_NAME=issues" in (tmp_path / "summary.md").read_text()

@@ -99,6 +99,73 @@ def pull_request_event(
     return event
 
 
+GROUP_PAYLOAD = (
+    Path(__file__).resolve().parents[1]
+    / "data"
+    / "github"
+    / "webhooks"
+    / "merge_group.checks_requested.json"
+)
+
+
+def merge_group_event(
+    repository: str,
+    number: int,
+    base_sha: str,
+    head_sha: str,
+    *,
+    action: str = "checks_requested",
+    head_ref: str | None = None,
+) -> dict[str, Any]:
+    """GitHub's merge_group payload (the vendored example, data/github/webhooks/) for the
+    group of the main branch's queue that ends with pull request `number`: its commit
+    `head_sha` and its parent `base_sha`, on the queue's branch `head_ref` (by default as
+    GitHub names it). `destroyed` carries the same group and a `reason`, as GitHub documents."""
+    payload: dict[str, Any] = json.loads(GROUP_PAYLOAD.read_text())
+    payload["action"] = action
+    if action == "destroyed":
+        payload["reason"] = "merged"
+    payload["repository"]["full_name"] = repository
+    group = payload["merge_group"]
+    group.update(
+        head_sha=head_sha,
+        base_sha=base_sha,
+        base_ref="refs/heads/main",
+        head_ref=head_ref or f"refs/heads/gh-readonly-queue/main/pr-{number}-{base_sha}",
+    )
+    group["head_commit"]["id"] = head_sha
+    return payload
+
+
+def queue_group(
+    repo: GitRepo, base: str, head: str, number: int = 7, *, squash: bool = False
+) -> str:
+    """The commit a merge queue makes of pull request `number` on `base`: `head` merged into
+    it (`squash`: as one commit whose only parent is `base`), checked out (detached) as
+    actions/checkout checks out a merge_group's GITHUB_SHA."""
+    tree = repo.git("merge-tree", "--write-tree", base, head)
+    parents = ["-p", base] if squash else ["-p", base, "-p", head]
+    group = repo.git("commit-tree", tree, *parents, "-m", f"Merge pull request #{number}")
+    repo.git("checkout", "-q", "--detach", group)
+    return group
+
+
+def run_group(
+    repo: GitRepo,
+    github: FakeGitHub,
+    event: dict[str, Any],
+    env: dict[str, str],
+    inputs: dict[str, str] | None = None,
+) -> ActionRun:
+    """The action on a merge_group `event`, with the variables GitHub sets for it: GITHUB_SHA
+    the group's commit, GITHUB_REF its queue branch."""
+    group = event["merge_group"]
+    variables = {"GITHUB_SHA": group["head_sha"], "GITHUB_REF": group["head_ref"], **env}
+    return run_action(
+        repo.path, github, event, env=variables, inputs=inputs, event_name="merge_group"
+    )
+
+
 @dataclass
 class Launch:
     """The runner's side of one action run: its environment and the files it reads back."""

@@ -128,9 +128,13 @@ def needs_bypass(outcome: Outcome) -> bool:
     return decide(outcome).decision.exit_code != EXIT_OK
 
 
-def audit(console: Console, site: Site, verdict: RunVerdict, number: int, head_sha: str) -> None:
+def audit(
+    console: Console, site: Site, verdict: RunVerdict, number: int | None, head_sha: str
+) -> None:
     """Record a bypass used or refused, everywhere an auditor looks; an audit.jsonl the
-    runner cannot take is lost (`Console.lose`): the job then does not end clean."""
+    runner cannot take is lost (`Console.lose`): the job then does not end clean. `head_sha`
+    is the commit the check is written on (a merge queue's group's, for its pull request
+    `number`)."""
     decision = verdict.decision
     if decision.bypass is None and decision.refusal is None:
         return

@@ -39,6 +39,11 @@ class WorkflowContext:
     schedule: str = ""
     dispatch_pr: str = ""
     """On workflow_dispatch: the `pr` input of the workflow, if it has one."""
+    group_ref: str = ""
+    """On merge_group: `merge_group.head_ref`, the queue's branch of the group, which names
+    the pull request the group ends with (`route.queued_pull`)."""
+    group_base_ref: str = ""
+    """On merge_group: `merge_group.base_ref`, the branch the group merges into."""
 
     @property
     def run_url(self) -> str:
@@ -87,6 +92,16 @@ def load_context(env: Mapping[str, str]) -> WorkflowContext:
             base_sha=str(dig(pull, "base", "sha") or ""),
             head_sha=str(dig(pull, "head", "sha") or ""),
             event_updated_at=str(pull.get("updated_at") or ""),
+        )
+    group = event.get("merge_group")
+    if event_name == "merge_group" and isinstance(group, dict):
+        # GitHub's payload: the group's commit (GITHUB_SHA) and its parent, which is the base
+        # branch's tip or the commit of the group queued ahead of it
+        context.update(
+            base_sha=str(group.get("base_sha") or ""),
+            head_sha=str(group.get("head_sha") or ""),
+            group_ref=str(group.get("head_ref") or ""),
+            group_base_ref=str(group.get("base_ref") or ""),
         )
     return WorkflowContext(**context)
 

@@ -49,6 +49,14 @@ def gate_report(site: Site, verdict: RunVerdict, pull: PullInfo, head_sha: str) 
     return _report(site, verdict, notes, pull.number, head_sha, pull.base_sha)
 
 
+def group_report(site: Site, verdict: RunVerdict, pr: int | None) -> ReportContext:
+    """The job summary's context for a merge queue's group: its commit against its parent,
+    and the pull request it ends with (`_report`)."""
+    notes = WorkflowNotes(gate_config=site.settings.gate_config)
+    context = site.context
+    return _report(site, verdict, notes, pr, context.head_sha or "", context.base_sha or "")
+
+
 def branch_report(site: Site, verdict: RunVerdict, route: Route) -> ReportContext:
     """The comment's context for a run of Evals without a base (`_report`): what ran, and
     why."""

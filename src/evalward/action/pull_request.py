@@ -1,4 +1,5 @@
-"""Gate a pull request: run its head against its base, decide, comment, annotate, check.
+"""Gate a pull request: run its head against its base, decide, comment, annotate, check; and
+a merge queue's group of pull requests by the same path, its commit against its parent.
 
 GitHub failing after the runs (finding the earlier comment, the bypass label, posting) costs
 a warning, never the decision, the files or the summary.
@@ -12,7 +13,13 @@ from evalward.action.checks import annotate, report_check
 from evalward.action.evaluate import evaluate, missing_secrets
 from evalward.action.github import Comment, GitHubClient, PullInfo
 from evalward.action.job import Console, Job, Site
-from evalward.action.outputs import add_summary, conclude, gate_report, write_everything
+from evalward.action.outputs import (
+    add_summary,
+    conclude,
+    gate_report,
+    group_report,
+    write_everything,
+)
 from evalward.action.settings import CommentMode, Settings
 from evalward.action.workflow import command
 from evalward.errors import (
@@ -23,9 +30,16 @@ from evalward.errors import (
     UnknownPullRequest,
 )
 from evalward.flows.session import Outcome, decide
+from evalward.git import Git
 from evalward.plan.request import RunRequest
 from evalward.report.markdown import MAX_COMMENT_CHARS, render_unloadable
-from evalward.verdict.gate import BypassRecord, GateDecision, GateResult, LabelWeighed
+from evalward.verdict.gate import (
+    BypassRecord,
+    BypassRefusal,
+    GateDecision,
+    GateResult,
+    LabelWeighed,
+)
 
 
 def fork_dispatch_refusal(pull: PullInfo) -> str:
@@ -140,6 +154,95 @@ async def gate(job: Job, request: RunRequest) -> int:
     return conclude(job.console, verdict)
 
 
+async def gate_group(job: Job, request: RunRequest) -> int:
+    """Gate a merge queue's group: its commit against its parent (`request`'s revisions, from
+    the event), decided as a pull request's gate decides, the bypass label weighed on the
+    pull request the group ends with, and the check written on the group's commit. No
+    comment: the pull request's own gate keeps its comment (and the bypass record in it);
+    the job summary says what the group's gate found."""
+    github, route = job.clients.github, job.route
+    assert github is not None, "main() makes the client for a group's gate"
+    base_sha, head_sha = request.setup.revisions.base or "", request.setup.revisions.head or ""
+    of = f"pull request #{route.pr}" if route.pr is not None else "an unnamed pull request"
+    job.console.log(command("group", f"evalward: merge group of {of} ({base_sha}..{head_sha})"))
+    outcome = await _outcome(job.console, job.site.settings, None, request)
+    if isinstance(outcome, int):
+        return outcome  # skipped: a key is missing, and the inputs allow that
+    for note in outcome.evaluation.notes:
+        job.console.log(command("notice", note))
+    if route.pr is None:
+        job.console.log(command("warning", route.why))
+    needed = needs_bypass(outcome)
+    verdict = decide(outcome, _weigh_group(job, github, (base_sha, head_sha), needed))
+    await attribute(job.console, request, verdict)
+    if verdict.decision.result is GateResult.bypassed:
+        # as the label stands after attribution
+        again = _weigh_group(job, github, (base_sha, head_sha), needed)
+        if again.bypass is None:
+            verdict = decide(outcome, again)
+    report = group_report(job.site, verdict, route.pr)
+    write_everything(job, verdict, report)
+    audit(job.console, job.site, verdict, route.pr, head_sha)
+    annotate(job.console, report)
+    report_check(job, verdict, report, head_sha, gating=True)
+    return conclude(job.console, verdict)
+
+
+def _weigh_group(
+    job: Job, github: GitHubClient, group: tuple[str, str], needed: bool
+) -> LabelWeighed:
+    """The bypass label of the pull request a group ends with (`group`: its parent and its
+    commit), weighed as that pull request's own gate weighs it on its head (`check_bypass`:
+    who applied it, may they, and the head its comment's record says it covers), and
+    honoured only where the group's commit is that head merged onto the group's parent
+    (`_unmerged`). GitHub failing to say costs a warning and the bypass, never the
+    decision."""
+    number = job.route.pr
+    if number is None or not needed:
+        return LabelWeighed()
+    try:
+        pull = github.pull_request(number)
+    except GitHubError as exc:
+        job.console.log(
+            command("warning", f"{exc} The bypass label could not be checked: no bypass.")
+        )
+        return LabelWeighed()
+    existing = _earlier_comment(job.console, github, number, job.site.marker)
+    previous = BypassRecord.parse(existing.body) if existing else None
+    weighed = _weigh(job, github, pull, pull.head_sha, previous, needed)
+    honoured = weighed.bypass
+    if honoured is None or not (why := _unmerged(job.clients.git, pull, *group)):
+        return weighed
+    refusal = BypassRefusal(
+        honoured.label, honoured.applied_by, honoured.applied_at, honoured.permission, why
+    )
+    return LabelWeighed(refusal=refusal, record=weighed.record)
+
+
+def _unmerged(git: Git, pull: PullInfo, base_sha: str, head_sha: str) -> str:
+    """Why a group's commit is not the pull request's head merged onto the group's parent
+    ("" when it is): the label covers that head (with `bypass-scope: sha`, the one its
+    record names), and a group that merges another (a push after it was queued) or more is
+    not what it covers. git's merge of the two is compared by tree: the same whether the
+    queue merges, squashes or rebases a head that applies cleanly."""
+    head = pull.head_sha
+    if git.commit_of(head) is None:
+        return (
+            f"pull request #{pull.number}'s head {head[:12]} is not in the clone, so what "
+            f"the group's commit {head_sha[:12]} merges cannot be compared with it: fetch it "
+            f"in the workflow (`git fetch origin pull/{pull.number}/head`) for its label to "
+            "count in the merge queue"
+        )
+    merged = git.merged_tree(base_sha, head)
+    if merged is None or merged != git.tree_of(head_sha):
+        return (
+            f"the group's commit {head_sha[:12]} is not pull request #{pull.number}'s head "
+            f"{head[:12]} merged onto the group's parent {base_sha[:12]}: the label covers "
+            "that head, not what the group merges; queue the pull request again"
+        )
+    return ""
+
+
 def _weigh(
     job: Job,
     github: GitHubClient,
@@ -160,7 +263,7 @@ def _weigh(
 
 
 async def _outcome(
-    console: Console, settings: Settings, pull: PullInfo, request: RunRequest
+    console: Console, settings: Settings, pull: PullInfo | None, request: RunRequest
 ) -> Outcome | int:
     """The pull request's runs, or what stopped them (`Outcome.failure`): an error before the
     plan is decided is written, commented and bypassable like one found mid-run. A merge of

@@ -1,5 +1,5 @@
-"""What an event asks of the action: gate a pull request, run Evals on the current ref, or
-nothing.
+"""What an event asks of the action: gate a pull request or a merge queue's group, run Evals
+on the current ref, or nothing.
 
 `route_event` is pure: the event comes in as a WorkflowContext, and on a `schedule` event the
 Evals' schedules and the time come in as parameters (`eval_schedules` reads them), so every
@@ -16,6 +16,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from evalward.action.context import WorkflowContext
+from evalward.action.github import COMMIT
 from evalward.action.settings import Settings
 from evalward.definitions.loader import load_resources
 from evalward.errors import ConfigError
@@ -25,6 +26,15 @@ NOT_GATED_ACTIONS = ("closed",)
 """Pull request actions that do not gate. Any other (`edited`, `assigned`, …) gates the head as
 `synchronize` does: a run that skipped would turn the head's check green by an edit of the
 title, in a workflow that listens to it."""
+NOT_GATED_GROUP_ACTIONS = ("destroyed",)
+"""merge_group actions that do not gate: `destroyed` comes once the group is merged, taken
+out of the queue or made anew, when its check no longer counts. `checks_requested` (and any
+action GitHub may add) gates the group's commit."""
+GROUP_REF = re.compile(
+    r"refs/heads/gh-readonly-queue/(?P<base>.+)/pr-(?P<pr>[0-9]{1,18})-[0-9a-f]{40}(?:[0-9a-f]{24})?"
+)
+"""The queue's branch of a group, `merge_group.head_ref`: its base branch, then the pull
+request the group ends with and a commit."""
 PR_NUMBER = re.compile(r"[0-9]{1,18}")
 """A pull request number as the workflow_dispatch input `pr` may write it."""
 SCHEDULE_WINDOW_MINUTES = 60
@@ -44,6 +54,9 @@ PULL_REQUEST_TARGET_REFUSAL = (
 class RouteKind(StrEnum):
     gate = "gate"
     """Gate a pull request: its head against its base, a comment and a decision."""
+    group = "group"
+    """Gate a merge queue's group: its commit against its parent, a decision and the check on
+    its commit; no comment."""
     run = "run"
     """Run Evals on the current ref (dispatch, schedule, push to the default branch)."""
     skip = "skip"
@@ -54,6 +67,8 @@ class RouteKind(StrEnum):
 class Route:
     kind: RouteKind
     pr: int | None = None
+    """The pull request to gate; on a merge queue's group, the one it ends with, whose bypass
+    label counts (None: its queue branch names none)."""
     evals: frozenset[str] | None = None
     """On a schedule: the Evals that are due (None: every Eval)."""
     why: str = ""
@@ -83,6 +98,8 @@ def route_event(
                 RouteKind.skip, why=f"the `{context.action}` action of {event} does not gate"
             )
         return Route(RouteKind.gate, pr=context.pr_number)
+    if event == "merge_group":
+        return _grouped(context)
     if event == "workflow_dispatch":
         pr = settings.pr
         typed = context.dispatch_pr.strip()
@@ -113,9 +130,41 @@ def route_event(
         return Route(RouteKind.run, why=f"push to {default}", scope="every Eval")
     raise ConfigError(
         f"GITHUB_EVENT_NAME={event or '(unset)'}: evalward runs on pull_request, "
-        "workflow_dispatch, schedule and push events (pull_request_target only with "
-        "`allow-untrusted-head: true`)"
+        "merge_group, workflow_dispatch, schedule and push events (pull_request_target only "
+        "with `allow-untrusted-head: true`)"
     )
+
+
+def _grouped(context: WorkflowContext) -> Route:
+    """A merge queue's group gates its commit (`merge_group.head_sha`) against its parent
+    (`base_sha`), as a pull request's head against its base. The pull request it ends with
+    is read from the queue's branch name, for its bypass label alone: a name that does not
+    parse gates all the same, with no bypass (`why` says so)."""
+    if context.action in NOT_GATED_GROUP_ACTIONS:
+        return Route(
+            RouteKind.skip, why=f"the `{context.action}` action of merge_group does not gate"
+        )
+    for field, sha in (("base_sha", context.base_sha), ("head_sha", context.head_sha)):
+        if not COMMIT.fullmatch(sha or ""):
+            shown = f"{sha!r}, not a commit" if sha else "missing"
+            raise ConfigError(
+                f"GITHUB_EVENT_PATH: the merge_group event's `merge_group.{field}` is {shown}, "
+                "where GitHub writes the commits of the group's change; run evalward from a "
+                "workflow `on: merge_group` as GitHub starts it"
+            )
+    named = GROUP_REF.fullmatch(context.group_ref)
+    branch = context.group_base_ref.removeprefix("refs/heads/")
+    if named is None or named["base"] != branch:
+        return Route(
+            RouteKind.group,
+            why=(
+                f"`merge_group.head_ref` {context.group_ref or '(none)'!r} does not name a "
+                f"pull request as the queue's branches of {context.group_base_ref or '?'} do "
+                f"(refs/heads/gh-readonly-queue/{branch or '<base>'}/pr-<number>-<commit>), so "
+                "no bypass label is weighed: the group gates on its Evals alone"
+            ),
+        )
+    return Route(RouteKind.group, pr=int(named["pr"]))
 
 
 def eval_schedules(workspace: Path) -> dict[str, Cron]:

@@ -30,7 +30,7 @@ from evalward.action.evaluate import (
     shard_key,
     shard_parts,
 )
-from evalward.action.github import GitHubClient
+from evalward.action.github import GitHubClient, PullInfo
 from evalward.action.job import Clients, Console, Job, Site, Trusted
 from evalward.action.outputs import (
     branch_report,
@@ -40,7 +40,7 @@ from evalward.action.outputs import (
     write_everything,
 )
 from evalward.action.ownership import hand_back
-from evalward.action.pull_request import gate, pull_request
+from evalward.action.pull_request import gate, gate_group, pull_request
 from evalward.action.route import Route, RouteKind, eval_schedules, route_event
 from evalward.action.settings import Settings
 from evalward.action.setup import decide_cache, trusted_replies
@@ -131,7 +131,7 @@ def _main(
         return skipped.exit_code(0)
     token = settings.github_token.get_secret_value() or env.get("GITHUB_TOKEN", "")
     github: GitHubClient | None = None
-    if route.kind is RouteKind.gate or settings.check_run:
+    if route.kind in (RouteKind.gate, RouteKind.group) or settings.check_run:
         if not token:
             raise ConfigError(
                 "no GitHub token: set the action input `github-token` (it defaults to "
@@ -142,7 +142,7 @@ def _main(
     site = Site(env, context, settings)
     check_output_dir(git, context.workspace, site.output_dir)
     parts = shard_parts(settings, context.workspace, git) if settings.merge else None
-    pull = pull_request(site, github, route.pr) if route.pr is not None and github else None
+    pull = _pull(site, github, route)
     base_sha = context.base_sha or (pull.base_sha if pull is not None else None)
     with tempfile.TemporaryDirectory(prefix="evalward-base-files-") as folder:
         trusted = trusted_inputs(context, settings, git, base_sha, Path(folder))
@@ -163,7 +163,9 @@ def _main(
             os.umask(0o022)  # nothing evalward writes is writable by the agent user
         console = Console(out, redact, outputs)
         cache = decide_cache(settings, context, git)
-        if pull is None:
+        if route.kind is RouteKind.group:  # the group's parent and its commit (`route`)
+            revisions, select = Revisions(context.base_sha, context.head_sha), None
+        elif pull is None:
             revisions, select = Revisions(base=None), _chosen(route)
         else:
             revisions = Revisions(pull.base_sha, pull.head_sha or context.head_sha or "HEAD")
@@ -206,6 +208,8 @@ async def run(job: Job, request: RunRequest) -> int:
             )
         if job.site.settings.shard and not job.site.settings.merge:
             return await shard_part(job, request)
+        if job.route.kind is RouteKind.group:
+            return await gate_group(job, request)
         if job.pull is not None:
             return await gate(job, request)
         return await run_all(job, request)
@@ -269,6 +273,14 @@ async def shard_part(job: Job, request: RunRequest) -> int:
     job.console.log(f"evalward: {part}")
     job.console.output({"results-json": in_workspace(job.site.context, part.path)})
     return job.console.exit_code(request.progress.exit_code(0))
+
+
+def _pull(site: Site, github: GitHubClient | None, route: Route) -> PullInfo | None:
+    """The pull request a gate's route names, looked up before anything runs; a merge
+    queue's group looks its pull request up only to weigh its bypass label."""
+    if route.kind is not RouteKind.gate or route.pr is None or github is None:
+        return None
+    return pull_request(site, github, route.pr)
 
 
 def _chosen(route: Route) -> Callable[[str], bool] | None:

@@ -30,6 +30,7 @@ PAYLOADS = {
         "unlabeled",
         "closed",
     ],
+    "merge_group": ["checks_requested"],
     "push": [None],
     "workflow_dispatch": [None],
 }

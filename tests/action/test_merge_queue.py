@@ -1,0 +1,243 @@
+"""A merge queue's group gated as GitHub starts the action for it: `merge_group` with its
+commit and its parent in the payload, a real repository, the fake GitHub API and the
+scripted model server. The check a pull request needs is written on the group's commit, under
+the gate's name, so the queue waits for it as branch protection asks."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fakes.github_api import FakeGitHub
+from fakes.model_server import ScriptedModelServer
+from support.actionrun import (
+    ActionRun,
+    merge_group_event,
+    pull_request_event,
+    queue_group,
+    run_action,
+    run_group,
+)
+from support.gitrepo import GitRepo
+from support.suite import make_pr, script_model
+
+pytestmark = pytest.mark.e2e
+
+LABEL = "force-eval-bypass"
+MAINTAINER = "maintainer"
+CHECKED = {"check-run": "true"}
+
+
+def gate_group(
+    repo: GitRepo, github: FakeGitHub, base: str, group: str, env: dict[str, str]
+) -> ActionRun:
+    """The group of pull request 7 at commit `group` on `base`, gated with a check run."""
+    return run_group(
+        repo, github, merge_group_event(github.repository, 7, base, group), env, CHECKED
+    )
+
+
+def label_the_pull_request(
+    repo: GitRepo, github: FakeGitHub, base: str, head: str, env: dict[str, str]
+) -> None:
+    """A maintainer applies the bypass label on pull request 7 at `head`: its gate on the
+    `labeled` event is bypassed and records that head in its comment."""
+    github.permissions[MAINTAINER] = "maintain"
+    github.add_label(7, LABEL, actor=MAINTAINER)
+    labeled = pull_request_event(
+        github.repository, 7, base, head, [LABEL], action="labeled", label=LABEL, sender=MAINTAINER
+    )
+    on_the_pull = run_action(repo.path, github, labeled, env=env)
+    assert on_the_pull.outputs["result"] == "bypassed", on_the_pull.stdout
+
+
+def test_a_group_whose_pull_request_regresses_fails_the_check_on_its_commit(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    base, head = make_pr(repo, github)
+    group = queue_group(repo, base, head)
+    script_model(model, head_greets_well=False)
+
+    run = gate_group(repo, github, base, group, env)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.outputs["result"] == "fail"
+    assert run.stdout.startswith(f"::group::evalward: merge group of pull request #7 ({base}..")
+    (check,) = github.check_runs
+    assert (check["name"], check["head_sha"]) == ("evalward (evals/gate)", group)
+    assert check["conclusion"] == "failure"
+    (status,) = github.statuses
+    assert (status["sha"], status["state"]) == (group, "failure")
+    recorded = run.results()["run"]
+    assert (recorded["event"], recorded["head_sha"], recorded["base_sha"]) == (
+        "merge_group",
+        group,
+        base,
+    )
+    assert recorded["pull_request"] == 7
+    # the base side ran the parent's agent, the head side the group's
+    assert model.requests_mentioning("BASE-V1") and model.requests_mentioning("HEAD-V2")
+    assert "support-bot-eval" in run.summary
+    assert github.comments_on(7) == []  # the pull request's comment is its own gate's
+
+
+def test_an_honest_group_passes_its_check(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    base, head = make_pr(repo, github)
+    group = queue_group(repo, base, head)
+    script_model(model, head_greets_well=True)
+
+    run = gate_group(repo, github, base, group, env)
+
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.outputs["result"] == "pass"
+    (check,) = github.check_runs
+    assert (check["head_sha"], check["conclusion"]) == (group, "success")
+    assert github.comments_on(7) == []
+
+
+@pytest.mark.parametrize("squash", [False, True], ids=["merged", "squashed"])
+def test_the_bypass_label_of_the_pull_request_the_group_ends_with_lets_it_through_audited(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    squash: bool,
+) -> None:
+    """The maintainer's label, applied on the pull request's head (its gate records that head
+    in its comment), covers the group that merges that head, whether the queue merges it or
+    squashes it; the audit names the group's commit and the pull request."""
+    base, head = make_pr(repo, github)
+    script_model(model, head_greets_well=False)
+    label_the_pull_request(repo, github, base, head, env)
+    (comment,) = github.comments_on(7)
+    group = queue_group(repo, base, head, squash=squash)
+
+    run = gate_group(repo, github, base, group, env)
+
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.outputs["result"] == "bypassed"
+    record = json.loads(run.outputs["audit"])
+    assert (record["event"], record["outcome"], record["actor"]) == (
+        "eval_gate_bypass",
+        "honoured",
+        "maintainer",
+    )
+    assert (record["pull_request"], record["head_sha"]) == (7, group)
+    assert "::warning::evalward gate bypassed by maintainer" in run.stdout
+    audit = (run.output_dir / "audit.jsonl").read_text().splitlines()
+    assert json.loads(audit[-1])["head_sha"] == group
+    (check,) = github.check_runs
+    assert (check["head_sha"], check["conclusion"]) == (group, "neutral")
+    assert github.comments_on(7) == [comment]  # its record stays the pull request gate's
+
+
+def test_a_label_on_an_earlier_head_of_the_pull_request_does_not_bypass_its_group(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """`bypass-scope: sha` holds in the queue: the label covers the head it was applied on,
+    and the pull request was pushed since, so the group that merges the new head fails,
+    with the refusal audited."""
+    base, head = make_pr(repo, github)
+    script_model(model, head_greets_well=False)
+    label_the_pull_request(repo, github, base, head, env)
+    pushed = repo.commit("and a note", {"notes.txt": "more\n"})
+    github.pulls[7].head_sha = pushed
+    group = queue_group(repo, base, pushed)
+
+    run = gate_group(repo, github, base, group, env)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.outputs["result"] == "fail"
+    record = json.loads(run.outputs["audit"])
+    assert record["outcome"] == "refused" and "re-arms the gate" in record["reason"]
+
+
+def test_a_label_on_the_pull_requests_newer_head_does_not_bypass_a_group_of_its_older_one(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """The group merges the head that was queued; the pull request was pushed since and the
+    label applied on its new head. The label covers that head, not what the group merges:
+    refused, and audited, with the two commits named."""
+    base, head = make_pr(repo, github)
+    script_model(model, head_greets_well=False)
+    group = queue_group(repo, base, head)
+    repo.checkout("feature")
+    pushed = repo.commit("and a note", {"notes.txt": "more\n"})
+    github.pulls[7].head_sha = pushed
+    label_the_pull_request(repo, github, base, pushed, env)
+    repo.git("checkout", "-q", "--detach", group)
+
+    run = gate_group(repo, github, base, group, env)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.outputs["result"] == "fail"
+    record = json.loads(run.outputs["audit"])
+    assert (record["outcome"], record["actor"], record["head_sha"]) == (
+        "refused",
+        MAINTAINER,
+        group,
+    )
+    assert record["reason"] == (
+        f"the group's commit {group[:12]} is not pull request #7's head {pushed[:12]} merged "
+        f"onto the group's parent {base[:12]}: the label covers that head, not what the group "
+        "merges; queue the pull request again"
+    )
+    (check,) = github.check_runs
+    assert (check["head_sha"], check["conclusion"]) == (group, "failure")
+
+
+def test_a_queue_branch_that_names_no_pull_request_is_no_bypass(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    base, head = make_pr(repo, github)
+    script_model(model, head_greets_well=False)
+    label_the_pull_request(repo, github, base, head, env)
+    group = queue_group(repo, base, head)
+    asked = len(github.requests)
+    unnamed = "refs/heads/gh-readonly-queue/main/pr-seven"
+    event = merge_group_event(github.repository, 7, base, group, head_ref=unnamed)
+
+    run = run_group(repo, github, event, env, CHECKED)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.outputs["result"] == "fail" and "audit" not in run.outputs
+    (warning,) = [line for line in run.stdout.splitlines() if "merge_group.head_ref" in line]
+    assert warning.startswith("::warning::`merge_group.head_ref` 'refs/heads/gh-readonly-queue")
+    assert "does not name a pull request" in warning and "no bypass label is weighed" in warning
+    assert not any("/issues/7/" in r.path for r in github.requests[asked:])
+    (check,) = github.check_runs
+    assert (check["head_sha"], check["conclusion"]) == (group, "failure")
+
+
+def test_a_destroyed_group_is_skipped_without_running(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    base, head = make_pr(repo, github)
+    group = queue_group(repo, base, head)
+    event = merge_group_event(github.repository, 7, base, group, action="destroyed")
+
+    run = run_group(repo, github, event, env, CHECKED)
+
+    assert run.returncode == 0, run.stderr
+    assert run.outputs["result"] == "skipped"
+    assert "the `destroyed` action of merge_group does not gate" in run.stdout
+    assert model.requests == [] and github.requests == []
+
+
+def test_a_group_without_its_commits_is_refused_by_name(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    base, head = make_pr(repo, github)
+    group = queue_group(repo, base, head)
+    event = merge_group_event(github.repository, 7, base, group)
+    del event["merge_group"]["base_sha"]
+
+    run = run_group(repo, github, event, env, CHECKED)
+
+    assert run.returncode == 2, run.stderr
+    assert "the merge_group event's `merge_group.base_sha` is missing, where" in run.stderr
+    assert run.outputs["result"] == "incomplete"
+    assert model.requests == []
