@@ -92,3 +92,12 @@ def test_a_built_environment_is_first_on_path_with_its_variables() -> None:
     assert installer_env_names(frozenset({"PIP_INDEX_URL"})) == sorted(
         {*NETWORK_ENV, "PIP_INDEX_URL"}
     )
+
+
+def test_a_merge_queue_groups_head_is_bounded_as_a_pull_requests_is() -> None:
+    """The head of a pull request's gate, or of a merge queue's group of them, is bounded by
+    the base's definitions even where the base lacks the agent; a run of the branch's own
+    Evals is not a gate of anyone's head."""
+    events = ("pull_request", "pull_request_target", "merge_group", "push", "schedule")
+    bounded = [EnvironmentStore(None, scope=event).untrusted_head for event in events]
+    assert bounded == [True, True, True, False, False]

@@ -103,8 +103,9 @@ class EnvironmentStore:
         self.reuse = reuse and cache is not None
         self.keep = keep and cache is not None
         self.scope = scope
-        self.untrusted_head = scope.startswith("pull_request")
-        """A head side here is a pull request's, bounded by its base even without one."""
+        self.untrusted_head = scope.startswith("pull_request") or scope == "merge_group"
+        """A head side here is a pull request's (or a merge queue's group of them), bounded by
+        its base even without one."""
         self.log = log or (lambda _line: None)
         self.sessions = Sessions()
         self.limits = limits or input_limits()
