@@ -184,6 +184,19 @@ def test_a_groups_pull_request_is_read_from_its_queue_branch_or_none(
     assert ("no bypass label is weighed" in route.why) is (pr is None)
 
 
+@pytest.mark.parametrize("base_ref", ["", "main", "refs/tags/v1", "refs/heads/"])
+def test_a_group_without_its_base_branch_is_refused_by_name(tmp_path: Path, base_ref: str) -> None:
+    """The group is gated against its base branch's tip, so an event that names no branch
+    is refused: the group's parent is not what it merges into."""
+    path = tmp_path / "event.json"
+    queue = f"refs/heads/gh-readonly-queue/main/pr-12-{'a' * 40}"
+    group = {"base_sha": "c" * 40, "head_sha": "d" * 40, "base_ref": base_ref, "head_ref": queue}
+    path.write_text(json.dumps({"action": "checks_requested", "merge_group": group}))
+    context = load_context({"GITHUB_EVENT_NAME": "merge_group", "GITHUB_EVENT_PATH": str(path)})
+    with pytest.raises(ConfigError, match=r"the merge_group event's `merge_group.base_ref` is"):
+        route_event(context, Settings())
+
+
 def dispatched(tmp_path: Path, pr: str) -> WorkflowContext:
     path = tmp_path / "event.json"
     path.write_text(json.dumps({"inputs": {"pr": pr}}))

@@ -6,6 +6,8 @@ the gate's name, so the queue waits for it as branch protection asks."""
 from __future__ import annotations
 
 import json
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -241,3 +243,39 @@ def test_a_group_without_its_commits_is_refused_by_name(
     assert "the merge_group event's `merge_group.base_sha` is missing, where" in run.stderr
     assert run.outputs["result"] == "incomplete"
     assert model.requests == []
+
+
+def test_a_shallow_clone_of_the_group_is_refused_naming_fetch_depth(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    tmp_path: Path,
+) -> None:
+    """`actions/checkout` with its default `fetch-depth: 1` clones the group's commit alone:
+    the base branch's tip, what the group is gated against, is not there. Refused before
+    anything runs, saying what to set, where git's own words named no setting."""
+    base, head = make_pr(repo, github)
+    group = queue_group(repo, base, head)
+    repo.git("branch", "queued", group)
+    shallow = tmp_path / "shallow"
+    source = f"file://{repo.path}"
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", "-b", "queued", source, str(shallow)], check=True
+    )
+    event = merge_group_event(github.repository, 7, base, group)
+    github.branches["main"] = base
+    variables = {"GITHUB_SHA": group, "GITHUB_REF": event["merge_group"]["head_ref"], **env}
+
+    run = run_action(
+        shallow, github, event, env=variables, inputs=CHECKED, event_name="merge_group"
+    )
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert run.outputs["result"] == "incomplete"
+    assert (
+        f"merge_group: the base branch main is at {base[:12]} (GitHub's API), and its tip "
+        f"{base[:12]} is not in the clone at {shallow}: the group is gated against that tip, "
+        "so check out full history (`actions/checkout` with `fetch-depth: 0`)"
+    ) in run.stderr
+    assert model.requests == [] and github.check_runs == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import threading
+import urllib.parse
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -58,6 +59,8 @@ class FakeGitHub:
         self.permissions: dict[str, str] = {}
         self.reviews: dict[int, dict[str, Any]] = {}
         self.review_comments: dict[int, dict[str, Any]] = {}
+        self.branches: dict[str, str] = {}
+        """Each branch's commit, as `GET /repos/{owner}/{repo}/branches/{branch}` answers it."""
         self.check_runs: list[dict[str, Any]] = []
         self.statuses: list[dict[str, Any]] = []
         self.requests: list[Request] = []
@@ -233,6 +236,10 @@ class FakeGitHub:
         if (m := re.fullmatch(r"/pulls/(\d+)/reviews", rest)) and method == "POST":
             pull = self.pulls.get(int(m[1]))
             return self._review(pull, request.json()) if pull else _not_found()
+        if (m := re.fullmatch(r"/branches/([^/]+)", rest)) and method == "GET":
+            name = urllib.parse.unquote(m[1])
+            tip = self.branches.get(name)
+            return Response(200, self._branch_json(name, tip)) if tip else _not_found()
         if rest == "/check-runs" and method == "POST":
             run = {"id": self._new_id(), **request.json()}
             run["html_url"] = f"https://github.example/{self.repository}/runs/{run['id']}"
@@ -251,6 +258,16 @@ class FakeGitHub:
                 {"permission": permission, "role_name": permission, "user": self._user(m[1])},
             )
         return _not_found()
+
+    def _branch_json(self, name: str, tip: str) -> dict[str, Any]:
+        url = f"{self._repo_url()}/branches/{urllib.parse.quote(name, safe='')}"
+        return {
+            "name": name,
+            "commit": {"sha": tip, "url": f"{self._repo_url()}/commits/{tip}"},
+            "_links": {"self": url, "html": f"https://github.example/{self.repository}"},
+            "protected": True,
+            "protection_url": f"{url}/protection",
+        }
 
     def _review(self, pull: FakePull, body: dict[str, Any]) -> Response:
         """A review with its comments, or 422 for the first comment GitHub would refuse (the

@@ -158,8 +158,13 @@ def run_group(
     inputs: dict[str, str] | None = None,
 ) -> ActionRun:
     """The action on a merge_group `event`, with the variables GitHub sets for it: GITHUB_SHA
-    the group's commit, GITHUB_REF its queue branch."""
+    the group's commit, GITHUB_REF its queue branch. GitHub's API has the base branch at the
+    group's parent, as for the first group of a queue, unless the test put it elsewhere
+    (`github.branches`: a group queued behind others)."""
     group = event["merge_group"]
+    if isinstance(group, dict) and isinstance(group.get("base_ref"), str):
+        branch = group["base_ref"].removeprefix("refs/heads/")
+        github.branches.setdefault(branch, str(group.get("base_sha")))
     variables = {"GITHUB_SHA": group["head_sha"], "GITHUB_REF": group["head_ref"], **env}
     return run_action(
         repo.path, github, event, env=variables, inputs=inputs, event_name="merge_group"

@@ -189,6 +189,19 @@ class GitHubClient:
         self._pulls.pop(number, None)
         return self.pull_request(number).head_sha
 
+    def branch_tip(self, branch: str) -> str:
+        """The commit `branch` is at as GitHub has it now: what a merge queue's group is
+        gated against (`pull_request.group_base`), which no file of the checkout names."""
+
+        def read() -> object:
+            return self._repo.get_branch(branch).raw_data
+
+        raw = _call(f"read the branch {printable(branch)}", read)
+        sha = dig(raw, "commit", "sha")
+        if not isinstance(sha, str) or not COMMIT.fullmatch(sha):
+            raise _unreadable(f"read the branch {printable(branch)}", "no commit")
+        return sha
+
     def labels(self, number: int) -> list[str]:
         """The names of the labels on the pull request as they stand now (the issue labels
         API), not as they were when the job read the pull request."""

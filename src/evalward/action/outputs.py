@@ -49,12 +49,12 @@ def gate_report(site: Site, verdict: RunVerdict, pull: PullInfo, head_sha: str) 
     return _report(site, verdict, notes, pull.number, head_sha, pull.base_sha)
 
 
-def group_report(site: Site, verdict: RunVerdict, pr: int | None) -> ReportContext:
-    """The job summary's context for a merge queue's group: its commit against its parent,
-    and the pull request it ends with (`_report`)."""
+def group_report(site: Site, verdict: RunVerdict, pr: int | None, base_sha: str) -> ReportContext:
+    """The job summary's context for a merge queue's group: its commit against its base
+    branch's tip `base_sha` (`pull_request.group_base`), and the pull request it ends with
+    (`_report`)."""
     notes = WorkflowNotes(gate_config=site.settings.gate_config)
-    context = site.context
-    return _report(site, verdict, notes, pr, context.head_sha or "", context.base_sha or "")
+    return _report(site, verdict, notes, pr, site.context.head_sha or "", base_sha)
 
 
 def branch_report(site: Site, verdict: RunVerdict, route: Route) -> ReportContext:

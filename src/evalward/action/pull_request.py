@@ -1,5 +1,5 @@
 """Gate a pull request: run its head against its base, decide, comment, annotate, check; and
-a merge queue's group of pull requests by the same path, its commit against its parent.
+a merge queue's group of pull requests by the same path, its commit against its base branch.
 
 GitHub failing after the runs (finding the earlier comment, the bypass label, posting) costs
 a warning, never the decision, the files or the summary.
@@ -33,6 +33,7 @@ from evalward.flows.session import Outcome, decide
 from evalward.git import Git
 from evalward.plan.request import RunRequest
 from evalward.report.markdown import MAX_COMMENT_CHARS, render_unloadable
+from evalward.text.escaping import printable
 from evalward.verdict.gate import (
     BypassRecord,
     BypassRefusal,
@@ -154,10 +155,32 @@ async def gate(job: Job, request: RunRequest) -> int:
     return conclude(job.console, verdict)
 
 
+def group_base(site: Site, github: GitHubClient, git: Git) -> str:
+    """What a merge queue's group is gated against: its base branch's tip as GitHub's API
+    has it now, never the group's parent (`merge_group.base_sha`). A group queued behind
+    others has theirs in its parent, not yet merged: their `evalward.yaml` would say where
+    the keys go and their Evals what gates, and a queue that merges a group on its last
+    commit's check alone merges them with it. Both commits must be in the clone."""
+    context = site.context
+    branch = context.group_base_ref.removeprefix("refs/heads/")
+    tip = github.branch_tip(branch)
+    for what, sha in (("the group's commit", context.head_sha or ""), ("its tip", tip)):
+        if git.commit_of(sha) is None:
+            raise ConfigError(
+                f"merge_group: the base branch {printable(branch)} is at {tip[:12]} (GitHub's "
+                f"API), and {what} {sha[:12]} is not in the clone at {context.workspace}: "
+                "the group is gated against that tip, so check out full history "
+                "(`actions/checkout` with `fetch-depth: 0`); where the branch moved on since "
+                "the checkout, the queue makes the group anew"
+            )
+    return tip
+
+
 async def gate_group(job: Job, request: RunRequest) -> int:
-    """Gate a merge queue's group: its commit against its parent (`request`'s revisions, from
-    the event), decided as a pull request's gate decides, the bypass label weighed on the
-    pull request the group ends with, and the check written on the group's commit. No
+    """Gate a merge queue's group: its commit against its base branch's tip (`request`'s
+    revisions, `group_base`), decided as a pull request's gate decides, the bypass label
+    weighed on the pull request the group ends with, and the check written on the group's
+    commit. No
     comment: the pull request's own gate keeps its comment (and the bypass record in it);
     the job summary says what the group's gate found."""
     github, route = job.clients.github, job.route
@@ -180,7 +203,7 @@ async def gate_group(job: Job, request: RunRequest) -> int:
         again = _weigh_group(job, github, (base_sha, head_sha), needed)
         if again.bypass is None:
             verdict = decide(outcome, again)
-    report = group_report(job.site, verdict, route.pr)
+    report = group_report(job.site, verdict, route.pr, base_sha)
     write_everything(job, verdict, report)
     audit(job.console, job.site, verdict, route.pr, head_sha)
     annotate(job.console, report)
@@ -191,10 +214,10 @@ async def gate_group(job: Job, request: RunRequest) -> int:
 def _weigh_group(
     job: Job, github: GitHubClient, group: tuple[str, str], needed: bool
 ) -> LabelWeighed:
-    """The bypass label of the pull request a group ends with (`group`: its parent and its
-    commit), weighed as that pull request's own gate weighs it on its head (`check_bypass`:
-    who applied it, may they, and the head its comment's record says it covers), and
-    honoured only where the group's commit is that head merged onto the group's parent
+    """The bypass label of the pull request a group ends with (`group`: its base branch's tip
+    and its commit), weighed as that pull request's own gate weighs it on its head
+    (`check_bypass`: who applied it, may they, and the head its comment's record says it
+    covers), and honoured only where the group's commit is that head merged onto the tip
     (`_unmerged`). GitHub failing to say costs a warning and the bypass, never the
     decision."""
     number = job.route.pr
@@ -211,7 +234,8 @@ def _weigh_group(
     previous = BypassRecord.parse(existing.body) if existing else None
     weighed = _weigh(job, github, pull, pull.head_sha, previous, needed)
     honoured = weighed.bypass
-    if honoured is None or not (why := _unmerged(job.clients.git, pull, *group)):
+    parent = job.site.context.base_sha or ""
+    if honoured is None or not (why := _unmerged(job.clients.git, pull, *group, parent)):
         return weighed
     refusal = BypassRefusal(
         honoured.label, honoured.applied_by, honoured.applied_at, honoured.permission, why
@@ -219,12 +243,13 @@ def _weigh_group(
     return LabelWeighed(refusal=refusal, record=weighed.record)
 
 
-def _unmerged(git: Git, pull: PullInfo, base_sha: str, head_sha: str) -> str:
-    """Why a group's commit is not the pull request's head merged onto the group's parent
-    ("" when it is): the label covers that head (with `bypass-scope: sha`, the one its
-    record names), and a group that merges another (a push after it was queued) or more is
-    not what it covers. git's merge of the two is compared by tree: the same whether the
-    queue merges, squashes or rebases a head that applies cleanly."""
+def _unmerged(git: Git, pull: PullInfo, base_sha: str, head_sha: str, parent: str) -> str:
+    """Why a group's commit is not the pull request's head merged onto the base branch's
+    tip `base_sha` ("" when it is): the label covers that head (with `bypass-scope: sha`,
+    the one its record names), and a group that merges another (a push after it was
+    queued) or more (the pull requests queued ahead, in its `parent`) is not what it
+    covers. git's merge of the two is compared by tree: the same whether the queue merges,
+    squashes or rebases a head that applies cleanly."""
     head = pull.head_sha
     if git.commit_of(head) is None:
         return (
@@ -234,13 +259,20 @@ def _unmerged(git: Git, pull: PullInfo, base_sha: str, head_sha: str) -> str:
             "count in the merge queue"
         )
     merged = git.merged_tree(base_sha, head)
-    if merged is None or merged != git.tree_of(head_sha):
+    if merged is not None and merged == git.tree_of(head_sha):
+        return ""
+    if parent != base_sha:
         return (
-            f"the group's commit {head_sha[:12]} is not pull request #{pull.number}'s head "
-            f"{head[:12]} merged onto the group's parent {base_sha[:12]}: the label covers "
-            "that head, not what the group merges; queue the pull request again"
+            f"the group's commit {head_sha[:12]} merges the pull requests queued ahead of "
+            f"pull request #{pull.number} too (its parent {parent[:12]} is not the base "
+            f"branch's tip {base_sha[:12]}): the label covers #{pull.number}'s head "
+            f"{head[:12]} alone; queue it again once they have merged"
         )
-    return ""
+    return (
+        f"the group's commit {head_sha[:12]} is not pull request #{pull.number}'s head "
+        f"{head[:12]} merged onto the group's parent {base_sha[:12]}: the label covers "
+        "that head, not what the group merges; queue the pull request again"
+    )
 
 
 def _weigh(

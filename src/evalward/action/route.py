@@ -136,10 +136,10 @@ def route_event(
 
 
 def _grouped(context: WorkflowContext) -> Route:
-    """A merge queue's group gates its commit (`merge_group.head_sha`) against its parent
-    (`base_sha`), as a pull request's head against its base. The pull request it ends with
-    is read from the queue's branch name, for its bypass label alone: a name that does not
-    parse gates all the same, with no bypass (`why` says so)."""
+    """A merge queue's group gates its commit (`merge_group.head_sha`) against its base
+    branch (`base_ref`), as a pull request's head against its base. The pull request it
+    ends with is read from the queue's branch name, for its bypass label alone: a name that
+    does not parse gates all the same, with no bypass (`why` says so)."""
     if context.action in NOT_GATED_GROUP_ACTIONS:
         return Route(
             RouteKind.skip, why=f"the `{context.action}` action of merge_group does not gate"
@@ -152,15 +152,23 @@ def _grouped(context: WorkflowContext) -> Route:
                 "where GitHub writes the commits of the group's change; run evalward from a "
                 "workflow `on: merge_group` as GitHub starts it"
             )
-    named = GROUP_REF.fullmatch(context.group_ref)
     branch = context.group_base_ref.removeprefix("refs/heads/")
+    if not context.group_base_ref.startswith("refs/heads/") or not branch:
+        shown = f"{context.group_base_ref!r}, not a branch" if context.group_base_ref else "missing"
+        raise ConfigError(
+            f"GITHUB_EVENT_PATH: the merge_group event's `merge_group.base_ref` is {shown}, "
+            "where GitHub writes the branch the group merges into (refs/heads/<branch>), whose "
+            "tip the group is gated against; run evalward from a workflow `on: merge_group` "
+            "as GitHub starts it"
+        )
+    named = GROUP_REF.fullmatch(context.group_ref)
     if named is None or named["base"] != branch:
         return Route(
             RouteKind.group,
             why=(
                 f"`merge_group.head_ref` {context.group_ref or '(none)'!r} does not name a "
-                f"pull request as the queue's branches of {context.group_base_ref or '?'} do "
-                f"(refs/heads/gh-readonly-queue/{branch or '<base>'}/pr-<number>-<commit>), so "
+                f"pull request as the queue's branches of {context.group_base_ref} do "
+                f"(refs/heads/gh-readonly-queue/{branch}/pr-<number>-<commit>), so "
                 "no bypass label is weighed: the group gates on its Evals alone"
             ),
         )

@@ -40,7 +40,7 @@ from evalward.action.outputs import (
     write_everything,
 )
 from evalward.action.ownership import hand_back
-from evalward.action.pull_request import gate, gate_group, pull_request
+from evalward.action.pull_request import gate, gate_group, group_base, pull_request
 from evalward.action.route import Route, RouteKind, eval_schedules, route_event
 from evalward.action.settings import Settings
 from evalward.action.setup import decide_cache, trusted_replies
@@ -144,6 +144,8 @@ def _main(
     parts = shard_parts(settings, context.workspace, git) if settings.merge else None
     pull = _pull(site, github, route)
     base_sha = context.base_sha or (pull.base_sha if pull is not None else None)
+    if route.kind is RouteKind.group and github is not None:
+        base_sha = group_base(site, github, git)  # the base branch's tip, not the parent
     with tempfile.TemporaryDirectory(prefix="evalward-base-files-") as folder:
         trusted = trusted_inputs(context, settings, git, base_sha, Path(folder))
         config, distrusted_replies = trusted_replies(trusted.providers, context, git)
@@ -163,8 +165,8 @@ def _main(
             os.umask(0o022)  # nothing evalward writes is writable by the agent user
         console = Console(out, redact, outputs)
         cache = decide_cache(settings, context, git)
-        if route.kind is RouteKind.group:  # the group's parent and its commit (`route`)
-            revisions, select = Revisions(context.base_sha, context.head_sha), None
+        if route.kind is RouteKind.group:  # the base branch's tip and the group's commit
+            revisions, select = Revisions(base_sha, context.head_sha), None
         elif pull is None:
             revisions, select = Revisions(base=None), _chosen(route)
         else:
