@@ -229,10 +229,26 @@ class Git:
     def merged_tree(self, base: str, head: str) -> str | None:
         """The tree git's own merge makes of `head` onto `base`, in memory (no working tree
         or index is touched; its objects are written, as `commit_tree`'s are); None where they
-        conflict or either is not a commit here."""
-        done = self._done(("merge-tree", "--write-tree", "--no-messages", base, head))
+        conflict. A GitError where git cannot merge them at all (either is not a commit here,
+        or a git older than 2.38 has no `merge-tree --write-tree`): that is no conflict, and
+        what it says is what to fix."""
+        args = ("merge-tree", "--write-tree", "--no-messages", base, head)
+        done = self._done(args)
         tree = os.fsdecode(done.stdout).partition("\n")[0].strip()
-        return tree if done.returncode == 0 and tree else None
+        if done.returncode == 0 and tree:
+            return tree
+        if done.returncode == 1 and tree:
+            return None  # git's exit code for a merge that conflicts, its tree written
+        detail = (done.stderr.strip() or done.stdout.strip()).decode(errors="backslashreplace")
+        raise GitError(
+            f"`git {' '.join(args)}` failed: {detail or f'exit code {done.returncode}'} "
+            f"(`merge-tree --write-tree` needs git 2.38 or later; this is {self.version()})"
+        )
+
+    def version(self) -> str:
+        """What `git --version` says, for a message about what this git cannot do."""
+        done = self._done(("--version",))
+        return os.fsdecode(done.stdout).strip() or "a git that does not say its version"
 
     def tree_of(self, commit: str) -> str | None:
         """The id of `commit`'s tree; None when it is not a commit here."""

@@ -6,6 +6,8 @@ the gate's name, so the queue waits for it as branch protection asks."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -22,7 +24,7 @@ from support.actionrun import (
     run_group,
 )
 from support.gitrepo import GitRepo
-from support.suite import make_pr, script_model
+from support.suite import SUPPORT_BOT, make_pr, script_model
 
 pytestmark = pytest.mark.e2e
 
@@ -279,3 +281,83 @@ def test_a_shallow_clone_of_the_group_is_refused_naming_fetch_depth(
         "so check out full history (`actions/checkout` with `fetch-depth: 0`)"
     ) in run.stderr
     assert model.requests == [] and github.check_runs == []
+
+
+OLD_GIT = """\
+#!/bin/sh
+# git 2.34 as a runner may have it: no `merge-tree --write-tree`
+for arg in "$@"; do
+  if [ "$arg" = "--write-tree" ]; then
+    echo "error: unknown option \\`write-tree'" >&2
+    exit 129
+  fi
+  if [ "$arg" = "--version" ]; then
+    echo "git version 2.34.1"
+    exit 0
+  fi
+done
+exec {git} "$@"
+"""
+
+
+def test_a_git_that_cannot_merge_in_memory_is_no_bypass_and_the_refusal_says_so(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    tmp_path: Path,
+) -> None:
+    """The label is weighed on a runner whose git is older than 2.38: git cannot make the
+    merge the group is compared with, which is no conflict and no reason to queue again.
+    Refused, the refusal naming the git it needs and the one it found."""
+    base, head = make_pr(repo, github)
+    script_model(model, head_greets_well=False)
+    label_the_pull_request(repo, github, base, head, env)
+    group = queue_group(repo, base, head)
+    folder = tmp_path / "old-git"
+    folder.mkdir()
+    (folder / "git").write_text(OLD_GIT.format(git=shutil.which("git")))
+    (folder / "git").chmod(0o755)
+    older = {**env, "PATH": f"{folder}:{os.environ['PATH']}"}
+
+    run = gate_group(repo, github, base, group, older)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.outputs["result"] == "fail"
+    reason = json.loads(run.outputs["audit"])["reason"]
+    assert reason.startswith(
+        f"git could not merge pull request #7's head {head[:12]} onto the base branch's tip "
+        f"{base[:12]} to compare with the group's commit {group[:12]}, so the label cannot "
+        "be shown to cover it: `git merge-tree --write-tree --no-messages"
+    ), reason
+    assert "unknown option `write-tree'" in reason
+    assert reason.endswith(
+        "(`merge-tree --write-tree` needs git 2.38 or later; this is git version 2.34.1)"
+    )
+    assert "queue the pull request again" not in reason
+
+
+def test_a_labeled_head_that_conflicts_with_the_base_branch_is_no_bypass_saying_so(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """The base branch changed the prompt the pull request changes, and a group commit
+    resolves the conflict its own way: not the labeled head merged onto the tip, which git
+    cannot make. Refused, saying they conflict, not that queueing again would help."""
+    base, head = make_pr(repo, github)
+    script_model(model, head_greets_well=False)
+    label_the_pull_request(repo, github, base, head, env)
+    repo.checkout("main")
+    moved = SUPPORT_BOT.format(prompt="You are Jane of Acme. Prompt version BASE-V1, kind.")
+    tip = repo.commit("main rewords the prompt", {"agents/support-bot.yaml": moved})
+    resolved = repo.git("rev-parse", f"{head}^{{tree}}")  # the head's side of every conflict
+    group = repo.git("commit-tree", resolved, "-p", tip, "-p", head, "-m", "Merge #7")
+    repo.git("checkout", "-q", "--detach", group)
+
+    run = gate_group(repo, github, tip, group, env)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert json.loads(run.outputs["audit"])["reason"] == (
+        f"pull request #7's head {head[:12]} conflicts with the base branch's tip "
+        f"{tip[:12]}, so the group's commit {group[:12]} is not that head merged onto it and "
+        "the label does not cover it; update the pull request and queue it again"
+    )

@@ -24,6 +24,7 @@ from evalward.action.settings import CommentMode, Settings
 from evalward.action.workflow import command
 from evalward.errors import (
     ConfigError,
+    GitError,
     GitHubError,
     MissingSecretError,
     ResourceError,
@@ -258,7 +259,14 @@ def _unmerged(git: Git, pull: PullInfo, base_sha: str, head_sha: str, parent: st
             f"in the workflow (`git fetch origin pull/{pull.number}/head`) for its label to "
             "count in the merge queue"
         )
-    merged = git.merged_tree(base_sha, head)
+    try:
+        merged = git.merged_tree(base_sha, head)
+    except GitError as exc:
+        return (
+            f"git could not merge pull request #{pull.number}'s head {head[:12]} onto the "
+            f"base branch's tip {base_sha[:12]} to compare with the group's commit "
+            f"{head_sha[:12]}, so the label cannot be shown to cover it: {exc}"
+        )
     if merged is not None and merged == git.tree_of(head_sha):
         return ""
     if parent != base_sha:
@@ -267,6 +275,13 @@ def _unmerged(git: Git, pull: PullInfo, base_sha: str, head_sha: str, parent: st
             f"pull request #{pull.number} too (its parent {parent[:12]} is not the base "
             f"branch's tip {base_sha[:12]}): the label covers #{pull.number}'s head "
             f"{head[:12]} alone; queue it again once they have merged"
+        )
+    if merged is None:
+        return (
+            f"pull request #{pull.number}'s head {head[:12]} conflicts with the base branch's "
+            f"tip {base_sha[:12]}, so the group's commit {head_sha[:12]} is not that head "
+            "merged onto it and the label does not cover it; update the pull request and "
+            "queue it again"
         )
     return (
         f"the group's commit {head_sha[:12]} is not pull request #{pull.number}'s head "
