@@ -361,3 +361,27 @@ def test_a_labeled_head_that_conflicts_with_the_base_branch_is_no_bypass_saying_
         f"{tip[:12]}, so the group's commit {group[:12]} is not that head merged onto it and "
         "the label does not cover it; update the pull request and queue it again"
     )
+
+
+def test_a_group_of_a_branch_whose_name_has_a_slash_is_gated_against_its_tip(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """The queue of `release/2.x`: its tip is asked of GitHub's API with the name as one
+    path segment, and the group gates against it as any other does."""
+    base, head = make_pr(repo, github)
+    group = queue_group(repo, base, head)
+    script_model(model, head_greets_well=False)
+    event = merge_group_event(github.repository, 7, base, group)
+    event["merge_group"].update(
+        base_ref="refs/heads/release/2.x",
+        head_ref=f"refs/heads/gh-readonly-queue/release/2.x/pr-7-{base}",
+    )
+    github.branches["release/2.x"] = base
+
+    run = run_group(repo, github, event, env, CHECKED)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.results()["run"]["base_sha"] == base
+    assert any(r.path.endswith("/branches/release%2F2.x") for r in github.requests)
+    (check,) = github.check_runs
+    assert (check["head_sha"], check["conclusion"]) == (group, "failure")

@@ -7,6 +7,7 @@ a schedule, a dispatch without `check-run`, an input refused) does not pay for i
 from __future__ import annotations
 
 import re
+import urllib.parse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -194,7 +195,11 @@ class GitHubClient:
         gated against (`pull_request.group_base`), which no file of the checkout names."""
 
         def read() -> object:
-            return self._repo.get_branch(branch).raw_data
+            # the name as one path segment (a `/` too, as Octokit writes `{branch}`):
+            # PyGithub's `get_branch` leaves `release/2.x` as two
+            named = urllib.parse.quote(branch, safe="")
+            url = f"{self._repo.url}/branches/{named}"
+            return self._repo.requester.requestJsonAndCheck("GET", url)[1]
 
         raw = _call(f"read the branch {printable(branch)}", read)
         sha = dig(raw, "commit", "sha")
