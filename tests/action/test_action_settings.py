@@ -167,8 +167,32 @@ def test_pull_request_target_explains_the_risk(tmp_path: Path) -> None:
         ("refs/heads/main", f"refs/heads/gh-readonly-queue/main/pr-{'9' * 30}-{'a' * 40}", None),
         ("refs/heads/main", f"refs/heads/main/pr-12-{'a' * 40}", None),
         ("refs/heads/main", "", None),
+        (
+            f"refs/heads/x/pr-7-{'a' * 40}",
+            f"refs/heads/gh-readonly-queue/x/pr-7-{'a' * 40}/pr-8-{'b' * 40}",
+            8,
+        ),
+        (
+            "refs/heads/main",
+            f"refs/heads/gh-readonly-queue/main/pr-7-{'a' * 40}/pr-8-{'b' * 40}",
+            None,
+        ),
+        ("refs/heads/ma.n", f"refs/heads/gh-readonly-queue/main/pr-7-{'a' * 40}", None),
+        ("refs/heads/m(a|b)", f"refs/heads/gh-readonly-queue/m(a|b)/pr-7-{'a' * 40}", 7),
     ],
-    ids=["main", "slashed-base", "other-base", "no-commit", "long-number", "no-queue", "none"],
+    ids=[
+        "main",
+        "slashed-base",
+        "other-base",
+        "no-commit",
+        "long-number",
+        "no-queue",
+        "none",
+        "base-named-like-a-queue",
+        "queue-of-a-base-named-so",
+        "dot-in-base",
+        "regex-in-base",
+    ],
 )
 def test_a_groups_pull_request_is_read_from_its_queue_branch_or_none(
     tmp_path: Path, base_ref: str, head_ref: str, pr: int | None
@@ -195,6 +219,23 @@ def test_a_group_without_its_base_branch_is_refused_by_name(tmp_path: Path, base
     context = load_context({"GITHUB_EVENT_NAME": "merge_group", "GITHUB_EVENT_PATH": str(path)})
     with pytest.raises(ConfigError, match=r"the merge_group event's `merge_group.base_ref` is"):
         route_event(context, Settings())
+
+
+@pytest.mark.parametrize(
+    ("event", "kind"), [("push", RouteKind.skip), ("workflow_dispatch", RouteKind.run)]
+)
+def test_a_queue_branch_pushed_or_dispatched_is_no_gate(
+    tmp_path: Path, event: str, kind: RouteKind
+) -> None:
+    """GitHub pushes each group's queue branch: a push there is not the default branch's and
+    is skipped, and a dispatch there without `pr` runs the branch's Evals under the run's
+    own check name, never the gate's."""
+    path = tmp_path / "event.json"
+    path.write_text(json.dumps({"repository": {"default_branch": "main"}}))
+    queue = f"refs/heads/gh-readonly-queue/main/pr-7-{'a' * 40}"
+    env = {"GITHUB_EVENT_NAME": event, "GITHUB_EVENT_PATH": str(path), "GITHUB_REF": queue}
+    route = route_event(load_context(env), Settings())
+    assert (route.kind, route.pr) == (kind, None)
 
 
 def dispatched(tmp_path: Path, pr: str) -> WorkflowContext:
