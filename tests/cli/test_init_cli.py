@@ -106,6 +106,8 @@ def test_the_workflow_is_valid_pinned_and_asks_only_the_permissions_it_needs(
     assert evalward_step["env"] == {"OPENAI_API_KEY": "${{ secrets.OPENAI_API_KEY }}"}
     # no default branch yet: the branch the repository starts on
     assert document[True]["push"]["branches"] == ["main"]  # PyYAML reads `on` as True
+    # a merge queue turned on later waits for this job's check on each group's commit
+    assert document[True]["merge_group"] == {"types": ["checks_requested"]}
 
 
 def test_init_in_a_repository_with_history_keeps_what_is_there(repo: GitRepo) -> None:
