@@ -5,8 +5,10 @@ under a run's pairs a first order that ties settles the pair. So a head whose re
 between the letters of each word could not be quoted as it reads: a judge that prefers the
 warmer base and quotes the curt head as it is displayed ("What") was unsupported on every
 pair, every pair a tie, and the curter head passed (exit 0) where the same judge blocks the
-plain "Hello. What?" (test_pairwise_gate). The quote and the step are compared without
-format characters, in NFKC."""
+plain "Hello. What?" (test_pairwise_gate). The same held for the invisible characters that
+are not format characters (a combining grapheme joiner, a variation selector, a Hangul or
+Mongolian filler): the quote and the step are compared in NFKC without any character Unicode
+says a reader ignores (Default_Ignorable_Code_Point)."""
 
 from __future__ import annotations
 
@@ -23,9 +25,20 @@ from support.gitrepo import GitRepo
 
 pytestmark = pytest.mark.hostile
 
-JOINER = "\u2060"
-HIDDEN = "Hello. " + JOINER.join("What") + "?"
-"""Reads "Hello. What?" (passes `contains: Hello`), and holds no "What"."""
+INVISIBLE = {
+    "word joiner": "\u2060",
+    "combining grapheme joiner": "\u034f",
+    "variation selector-16": "\ufe0f",
+    "variation selector-17": "\U000e0100",
+    "hangul filler": "\u3164",
+    "mongolian free variation selector": "\u180b",
+}
+"""Characters a reader does not see, each a word of the head's reply is spelled around."""
+
+
+def hidden(joiner: str) -> str:
+    """Reads "Hello. What?" (passes `contains: Hello`), and holds no "What"."""
+    return "Hello. " + joiner.join("What") + "?"
 
 
 def _shown(body: dict[str, Any]) -> tuple[str, str] | None:
@@ -51,13 +64,15 @@ def _prefers_warm(warm_first: bool) -> str:
     )
 
 
+@pytest.mark.parametrize("joiner", INVISIBLE.values(), ids=INVISIBLE.keys())
 def test_a_head_cannot_make_its_losses_ties_by_being_unquotable(
-    repo: GitRepo, tmp_path: Path, model: ScriptedModelServer
+    repo: GitRepo, tmp_path: Path, model: ScriptedModelServer, joiner: str
 ) -> None:
-    assert HIDDEN.replace(JOINER, "") == CURT
-    model.script("Greet tersely.", text(HIDDEN))
+    head = hidden(joiner)
+    assert head.replace(joiner, "") == CURT
+    model.script("Greet tersely.", text(head))
     model.script("Greet warmly.", text(GOOD))
-    for other in (CURT, HIDDEN):  # the calibration's curt replies, and the head's
+    for other in (CURT, head):  # the calibration's curt replies, and the head's
         for warm_first in (True, False):
             pair = (GOOD, other) if warm_first else (other, GOOD)
 

@@ -267,13 +267,25 @@ def parse_reply(model: type[Graded], content: str) -> Graded:
 # --- checking the evidence -----------------------------------------------------------------
 
 
+_IGNORABLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
+)
+"""Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt): what a reader never
+sees, format characters or not (a combining grapheme joiner and the variation selectors are
+marks, the Hangul fillers letters)."""
+
+
 def normalise(text: str) -> str:
     """Text as the evidence check compares it: in Unicode's compatibility form (NFKC), without
-    format characters (a word joiner, a zero-width space or joiner, a bidi mark: invisible, so
-    a run could not otherwise be quoted as it reads, and a preference against it would not
-    count), white space folded to single spaces."""
+    format characters or any other character a reader ignores (a word joiner, a zero-width
+    space, a bidi mark, a combining grapheme joiner, a variation selector, a Hangul filler:
+    invisible, so a run could not otherwise be quoted as it reads, and a preference against it
+    would not count), white space folded to single spaces."""
     folded = unicodedata.normalize("NFKC", text)
     if not folded.isascii():
+        folded = _IGNORABLE.sub("", folded)
         folded = "".join(c for c in folded if c.isascii() or unicodedata.category(c) != "Cf")
     return " ".join(folded.split())
 
