@@ -7,7 +7,8 @@ The prompt is guarded as the absolute judge's is (scoring/judge.py, `encode_data
 agent text can close its data and pose as instructions. Neither run is named: the judge sees
 `A_final`, `A_steps`, `B_final`, `B_steps`, never which side is the pull request's. An order's
 answer is kept only as far as it can be checked: a preference must cite a step of each run
-whose quote stands in that step, or it counts as a tie (`unsupported`). A reply that is not
+whose quote stands in that step (unless that run's own words hold nothing to quote), or it
+counts as a tie (`unsupported`). A reply that is not
 the JSON asked for gets one repair retry, then the pair is `unavailable` (as is one whose
 provider is down): never a tie, never a preference.
 """
@@ -27,6 +28,7 @@ from evalward.resources.pairwise import DEFAULT_LENGTH_TOLERANCE, PairwiseView
 from evalward.rundata.pairwise_record import CitedStep, OrderRecord, PairRecord
 from evalward.rundata.trace import Step, StepType, Trace
 from evalward.scoring.judge import (
+    AGENTS_OWN,
     CLOSE,
     OPEN,
     QUOTE_CAP_CHARS,
@@ -34,6 +36,7 @@ from evalward.scoring.judge import (
     ask_with_repair,
     cap_bytes,
     encode_data,
+    normalise,
     shown_text,
     unsupported_reason,
 )
@@ -169,7 +172,12 @@ def check_order(
     preferred: Preferred = "tie" if raw.preference == "tie" else side_of[raw.preference]  # type: ignore[assignment]
     unsupported = ""
     if preferred != "tie":
-        bare = [s for s in ("base", "head") if not any(c.supported and c.side == s for c in cited)]
+        bare = [
+            s
+            for s in ("base", "head")
+            if not any(c.supported and c.side == s for c in cited)
+            and not says_nothing(traces[s], case.view)
+        ]
         if bare:
             unsupported = (
                 f"no supported step of the {' or the '.join(bare)} run is cited, so the "
@@ -183,6 +191,14 @@ def check_order(
         evidence=cited[:MAX_EVIDENCE],
         unsupported=unsupported,
     )
+
+
+def says_nothing(trace: Trace, view: PairwiseView) -> bool:
+    """Whether the agent's own words in the steps the judge reads under `view` hold nothing to
+    quote (an empty reply, white space, characters a reader ignores): such a run cannot be
+    cited, so a preference needs no step of it; else a head that answered nothing would make
+    every preference against it a tie."""
+    return not any(normalise(s.text()) for s in viewed_steps(trace, view) if s.type in AGENTS_OWN)
 
 
 def _check(raw: _RawEvidence, side: str, trace: Trace) -> CitedStep:
