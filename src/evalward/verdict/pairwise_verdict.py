@@ -35,10 +35,12 @@ def settle_pairwise(result: EvalResult, located: Located[Eval], judged: Judged) 
     when its judge cannot decide an Eval that would otherwise pass."""
     spec = located.resource.spec
     judge = judged.judge
+    tests = PreferenceTests.of(spec.scoring.gate, judge.margin, preference_share(spec))
+    gating = [o.name for o in result.fixture_results if o.gates and o.name in judged.fixtures]
     record = decide(
-        PreferenceTests.of(spec.scoring.gate, judge.margin, preference_share(spec)),
+        tests,
         judged.pairs,
-        [o.name for o in result.fixture_results if o.gates and o.name in judged.fixtures],
+        gating,
         model=judge.model,
         margin=judge.margin,
         length_controlled=judge.length_controlled,
@@ -51,7 +53,7 @@ def settle_pairwise(result: EvalResult, located: Located[Eval], judged: Judged) 
     if judge.left_out_reason:  # too few pairs to tell: it decides nothing, the rest does
         left_out = {"left_out_reason": judge.left_out_reason, "blocks": False, "why": []}
         return result.model_copy(update={"pairwise": record.model_copy(update=left_out)})
-    record = _cannot_decide(record, judge)
+    record = _cannot_decide(record, judge, length_undecided(record, tests, gating))
     record = _unavailable(record, judge.unscored_reason, judge.unscored_outage)
     update: dict[str, object] = {"pairwise": record}
     if record.blocks:  # evidence that fails it: the absolute judge's state no longer matters
@@ -68,13 +70,41 @@ def settle_pairwise(result: EvalResult, located: Located[Eval], judged: Judged) 
     return result.model_copy(update=update)
 
 
-def _cannot_decide(record: PairwiseRecord, judge: PairwiseJudge) -> PairwiseRecord:
-    """The judge's reason it cannot decide: its calibration's, or this run's pairs, judged
-    alike in both orders so seldom that even the share's upper confidence bound is below the
-    consistency floor. Evidence that blocks still blocks, and says what is known of the
-    judge."""
-    reason = judge.inconclusive_reason or run_inconsistency(record, judge.consistency_floor)
+def _cannot_decide(record: PairwiseRecord, judge: PairwiseJudge, length: str) -> PairwiseRecord:
+    """The judge's reason it cannot decide: its calibration's, this run's pairs judged alike
+    in both orders so seldom that even the share's upper confidence bound is below the
+    consistency floor, or length control setting aside the preferences that would block
+    (`length`). Evidence that blocks still blocks, and says what is known of the judge."""
+    reason = (
+        judge.inconclusive_reason or run_inconsistency(record, judge.consistency_floor) or length
+    )
     return pairwise_undecided(record, reason) if reason else record
+
+
+def length_undecided(record: PairwiseRecord, tests: PreferenceTests, gating: list[str]) -> str:
+    """Why length control leaves the judge unable to decide, or "": the pairs whose preference
+    for the base's longer answer it counted as ties would, counted as the judge gave them,
+    find the head worse. Whether the judge preferred the base for its content or its length
+    cannot be told, and the head chooses its own length: a head made terse would otherwise
+    turn every pair it loses into a tie and pass. A tie for a longer head stays a tie (a
+    head does not win by length)."""
+    longer_base = [p for p in record.pairs if p.length_tie and p.base_chars > p.head_chars]
+    if record.blocks or not longer_base:
+        return ""
+    restored = [
+        p.model_copy(update={"preferred": "base"})
+        if p.length_tie and p.base_chars > p.head_chars
+        else p
+        for p in record.pairs
+    ]
+    if not decide(tests, restored, gating, model=record.model, margin=record.margin).blocks:
+        return ""
+    return (
+        f"length control counted {len(longer_base)} of its {len(record.pairs)} pairs, each "
+        "judged in both orders to go to the base's longer answer, as ties; counted as the "
+        "judge gave them, the head is worse, and whether for its content or its length cannot "
+        "be told (turn `lengthControlled` off to let the judge's preference count)"
+    )
 
 
 def run_inconsistency(record: PairwiseRecord, floor: float) -> str:
