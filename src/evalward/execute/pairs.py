@@ -38,6 +38,7 @@ from evalward.scoring.pairwise_panel import (
 )
 from evalward.verdict.preference import (
     PreferenceTests,
+    as_judged,
     by_fixture,
     leans_worse,
     more_pairs,
@@ -217,7 +218,7 @@ class PairJudging:
         found: set[tuple[str, str]] = set()
         for name, fixtures in self.fixtures.items():
             tests = self._tests(name)
-            grouped = by_fixture([p for (e, _, _), p in self.pairs.items() if e == name])
+            grouped = by_fixture(as_judged([p for (e, _, _), p in self.pairs.items() if e == name]))
             tilted = sum(leans_worse(pairs) for f, pairs in grouped.items() if f in fixtures)
             for fixture in fixtures:
                 pairs = grouped.get(fixture, [])
@@ -254,7 +255,7 @@ class PairJudging:
                 if result.eval == name and not result.provider_unavailable:
                     count = runs[Side(result.side)]
                     count[result.fixture] = count.get(result.fixture, 0) + 1
-            pairs = [p for (e, _, _), p in self.pairs.items() if e == name]
+            pairs = as_judged([p for (e, _, _), p in self.pairs.items() if e == name])
             tests = self._tests(name)
             for side, fixture in more_pairs(tests, pairs, runs, spec.execution.reps, paired):
                 key = (side, name, fixture)

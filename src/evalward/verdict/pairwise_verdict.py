@@ -22,7 +22,13 @@ from evalward.scoring.consistency import (
 )
 from evalward.scoring.pairwise_panel import CONFIDENCE, Judged, PairwiseJudge
 from evalward.text.numbers import score_text, threshold_text
-from evalward.verdict.preference import PreferenceTests, decide, preference_share, swapped
+from evalward.verdict.preference import (
+    PreferenceTests,
+    as_judged,
+    decide,
+    preference_share,
+    swapped,
+)
 from evalward.verdict.undecided import (
     failed_by_evidence,
     pairwise_undecided,
@@ -91,12 +97,7 @@ def length_undecided(record: PairwiseRecord, tests: PreferenceTests, gating: lis
     longer_base = [p for p in record.pairs if p.length_tie and p.base_chars > p.head_chars]
     if record.blocks or not longer_base:
         return ""
-    restored = [
-        p.model_copy(update={"preferred": "base"})
-        if p.length_tie and p.base_chars > p.head_chars
-        else p
-        for p in record.pairs
-    ]
+    restored = as_judged(record.pairs)
     if not decide(tests, restored, gating, model=record.model, margin=record.margin).blocks:
         return ""
     return (

@@ -154,6 +154,20 @@ class PreferenceTests:
         return test.llr(0, later.base + max(most - len(pairs), 0)) >= test.upper
 
 
+def as_judged(pairs: Sequence[PairRecord]) -> list[PairRecord]:
+    """The pairs with each length tie that set aside the base's win (the judge preferred the
+    base's longer answer in both orders) counted as the judge gave it. The head chooses its own
+    length, so what a terse head lost is weighed, never hidden: the adaptive rounds ask for
+    pairs by it, and the verdict finds the judge unable to decide where it would block
+    (`pairwise_verdict.length_undecided`). A tie for a longer head stays a tie."""
+    return [
+        p.model_copy(update={"preferred": "base"})
+        if p.length_tie and p.base_chars > p.head_chars
+        else p
+        for p in pairs
+    ]
+
+
 def leans_worse(pairs: Sequence[PairRecord]) -> bool:
     """Whether a fixture's first pair (its pairs in rep order) went to the base."""
     return bool(pairs) and pairs[0].preferred == "base"
