@@ -132,6 +132,16 @@ CASES = {
         "error",
         "not a score",
     ),
+    "garbage-huge": (
+        "- { type: code, language: python, source: '10 ** 400' }",
+        "error",
+        "not a score",
+    ),
+    "garbage-huge-score": (
+        "- { type: code, language: python, source: \"{'pass': True, 'score': 10 ** 400}\" }",
+        "error",
+        "not a score",
+    ),
     "garbage-pass": (
         "- { type: code, language: python, source: \"{'pass': 'yes'}\" }",
         "error",

@@ -48,6 +48,7 @@ def read(stdout: str, code: int = 0, stderr: str = "") -> tuple[str, float, str]
         ('reading\n{\n "score": 0\n}', 0, "", "error", 0.0),
         ('[{"pass": true}]', 0, "", "error", 0.0),
         ('{"pass": true, "score": NaN}', 0, "", "error", 0.0),
+        ('{"pass": true, "score": 1' + "0" * 400 + '}', 0, "", "error", 0.0),
     ],
 )  # fmt: skip
 def test_each_answer_is_read_from_one_channel(

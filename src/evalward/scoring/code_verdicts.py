@@ -50,7 +50,10 @@ def verdict(assertion: CodeAssertion, value: Any) -> JudgeOutcome:
     if isinstance(value, bool):
         return _decided(value, 1.0 if value else 0.0, "")
     if isinstance(value, int | float):
-        return _from_score(float(value), threshold, "")
+        number = finite(value)
+        if number is None:
+            return error_verdict(f"the scorer returned {_short(value)}, which is not a score")
+        return _from_score(number, threshold, "")
     if isinstance(value, dict):
         passed = value.get("pass", value.get("pass_"))
         score = value.get("score")
@@ -65,10 +68,15 @@ def verdict(assertion: CodeAssertion, value: Any) -> JudgeOutcome:
             reason = json.dumps(reason)[:500]
         if passed is None and score is None:
             return error_verdict("the scorer returned a mapping with neither `pass` nor `score`")
-        if score is not None and not math.isfinite(score):
-            return error_verdict(f"the scorer returned `score: {score}`, which is not a score")
+        if score is not None:
+            number = finite(score)
+            if number is None:
+                return error_verdict(
+                    f"the scorer returned `score: {_short(score)}`, which is not a score"
+                )
+            score = number
         if passed is None:
-            return _from_score(float(score), threshold, reason)  # type: ignore[arg-type]
+            return _from_score(score, threshold, reason)  # type: ignore[arg-type]
         if score is None:
             return _decided(passed, 1.0 if passed else 0.0, reason)
         if threshold is not None and score < threshold:
@@ -79,6 +87,16 @@ def verdict(assertion: CodeAssertion, value: Any) -> JudgeOutcome:
         f"the scorer returned {_short(value)}; expected true/false, a number, or "
         "{pass, score, reason}"
     )
+
+
+def finite(number: float) -> float | None:
+    """`number` as a float, or None when it is none: NaN, an infinity, or an integer past a
+    float's range (a scorer's `10 ** 400`, which would otherwise end the run)."""
+    try:
+        value = float(number)
+    except OverflowError:
+        return None
+    return value if math.isfinite(value) else None
 
 
 def _from_score(score: float, threshold: float | None, reason: str) -> JudgeOutcome:
@@ -195,8 +213,9 @@ def _share(items: Any, key: str) -> float | None:
         if not isinstance(item, dict):
             continue
         own = item.get("score")
-        if isinstance(own, int | float) and not isinstance(own, bool) and math.isfinite(own):
-            scores.append(min(1.0, max(0.0, float(own))))
+        number = finite(own) if isinstance(own, int | float) and not isinstance(own, bool) else None
+        if number is not None:
+            scores.append(min(1.0, max(0.0, number)))
         else:
             scores.append(1.0 if item.get(key) is True else 0.0)
     return sum(scores) / len(scores) if scores else None
