@@ -60,7 +60,7 @@ def settle_pairwise(result: EvalResult, located: Located[Eval], judged: Judged) 
         left_out = {"left_out_reason": judge.left_out_reason, "blocks": False, "why": []}
         return result.model_copy(update={"pairwise": record.model_copy(update=left_out)})
     record = _cannot_decide(record, judge, length_undecided(record, tests, gating))
-    record = _unavailable(record, judge.unscored_reason, judge.unscored_outage)
+    record = _unavailable(record, judge.unscored_reason, judge.unscored_outage, gating)
     update: dict[str, object] = {"pairwise": record}
     if record.blocks:  # evidence that fails it: the absolute judge's state no longer matters
         update |= failed_by_evidence()
@@ -143,24 +143,41 @@ def _swayed(record: PairwiseRecord) -> str:
     return f" ({first} preferred the run shown first in both orders, {second} the second)"
 
 
-def _unavailable(record: PairwiseRecord, unscored: str, outage: bool) -> PairwiseRecord:
+def _unavailable(
+    record: PairwiseRecord, unscored: str, outage: bool, gating: list[str]
+) -> PairwiseRecord:
     """Why the judge gives no verdict: its calibration could not be computed, or pairs got no
-    answer and its test is not settled (what they would have said could decide it)."""
+    answer and a test they belong to is not settled: the pooled test, or the test of a gating
+    fixture (what they would have said could decide it). A pooled test the other fixtures
+    settle says nothing of a fixture whose own pairs went unanswered: a head whose answers on
+    the fixture it breaks are too large for the judge's provider would otherwise pass on the
+    pairs it wins elsewhere."""
     if unscored:
         return record.model_copy(
             update={"unavailable_reason": unscored, "outage": outage, "blocks": False, "why": []}
         )
     counts = record.pooled_counts
-    if not counts.unavailable or record.blocks or record.pooled in SETTLED_PREFERENCES:
+    if not counts.unavailable or record.blocks:
         return record
+    open_fixtures = [
+        v.fixture
+        for v in record.fixtures
+        if v.fixture in gating and v.counts.unavailable and v.verdict not in SETTLED_PREFERENCES
+    ]
+    if record.pooled in SETTLED_PREFERENCES and not open_fixtures:
+        return record
+    unsettled = (
+        "its test is not settled"
+        if record.pooled not in SETTLED_PREFERENCES
+        else f"the test of {', '.join(open_fixtures)}, whose pairs they are, is not settled"
+    )
     lost = [p for p in record.pairs if p.preferred == "unavailable"]
     errors = [o.error for p in lost for o in p.orders if o.error]
     return record.model_copy(
         update={
             "unavailable_reason": (
                 f"the pairwise judge gave no answer on {counts.unavailable} of {counts.pairs} "
-                f"pairs ({errors[0] if errors else 'no reason given'}) and its test is not "
-                "settled"
+                f"pairs ({errors[0] if errors else 'no reason given'}) and {unsettled}"
             ),
             "outage": all(p.outage for p in lost),
         }
