@@ -49,6 +49,9 @@ PROGRESS_STEPS = 100
 _ALLOWED = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION}
 KNOWN_INLINE_BYTES = 64 * 1024
 """A template image up to this size is compared with a run's database on the event loop."""
+JOURNAL_MAGIC = bytes.fromhex("d9d505f920a163d7")
+"""How a rollback journal that holds a transaction begins: SQLite zeroes (or deletes) it once
+the transaction is committed or rolled back, so a journal that still begins so is hot."""
 DETERMINISTIC = frozenset(
     """abs avg char coalesce count glob group_concat hex ifnull iif instr json json_array_length
     json_extract json_type json_valid length like lower ltrim max min nullif printf quote replace
@@ -235,12 +238,14 @@ def _answer(
 def _small_image(live: LivePlayground, name: str, limit: int = IN_MEMORY_BYTES) -> bytes | None:
     """The database's bytes when it is at most `limit` and has no write-ahead log beside it:
     read into memory, no link followed, it is opened there rather than copied into a folder.
-    None: copy it (`_copy_nofollow`)."""
+    None: copy it (`_copy_nofollow`). Every read of a run's database starts here, so a
+    transaction left unfinished beside it is refused here (`_refuse_unfinished`)."""
     try:
         folder = os.open(live.folder, FOLDER)
     except OSError:
         return None  # the copy says what is wrong with it (gone, or not a folder)
     try:
+        _refuse_unfinished(live, name, folder)
         try:
             os.close(os.open(name + "-wal", OPEN_SAFELY, dir_fd=folder))
             return None
@@ -266,6 +271,33 @@ def _small_image(live: LivePlayground, name: str, limit: int = IN_MEMORY_BYTES) 
     finally:
         os.close(fd)
     return image if len(image) <= limit else None
+
+
+def _refuse_unfinished(live: LivePlayground, name: str, folder: int) -> None:
+    """PlaygroundError when a rollback journal beside the database holds a transaction that
+    was never committed (a hot journal: a program stopped while writing). Its pages may be in
+    the database's file already, so the file is not the state: SQLite would roll them back
+    when next opened. The journal is never played back here: it names a super-journal by
+    any path, which SQLite would read and then delete as evalward."""
+    journal = name + "-journal"
+    try:
+        fd = os.open(journal, OPEN_SAFELY, dir_fd=folder)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise live.error(f"its database's journal {journal} cannot be read: {exc}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise live.error(f"its database's journal {journal} is not a regular file")
+        begins = os.read(fd, len(JOURNAL_MAGIC))
+    finally:
+        os.close(fd)
+    if begins == JOURNAL_MAGIC:
+        raise live.error(
+            f"its database holds a transaction that was never committed ({journal} is a hot "
+            "journal: a program was stopped while writing), so what it holds is not the run's "
+            "state; commit or roll back every transaction before the agent's programs end"
+        )
 
 
 def _read_up_to(fd: int, limit: int, expected: int) -> bytes:
@@ -340,10 +372,21 @@ def _bound(connection: sqlite3.Connection, copy: Path | bytes) -> None:
     deadline = time.monotonic() + READ_SECONDS
     connection.set_progress_handler(lambda: int(time.monotonic() > deadline), PROGRESS_STEPS)
     if isinstance(copy, bytes) and copy:  # an empty file is an empty database
-        connection.deserialize(copy)
+        connection.deserialize(_rollback_mode(copy))
     connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
     connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
     connection.execute("PRAGMA trusted_schema = OFF")
+
+
+def _rollback_mode(image: bytes) -> bytes:
+    """`image` as SQLite opens it in memory: a database a program put in WAL mode (2 in its
+    header's bytes 18 and 19, which stay so once its log is checkpointed and removed) cannot
+    be, and in rollback mode (1) its pages read the same. An image is read in memory only
+    with no log beside it (`_small_image`), so its file holds every committed page."""
+    versions = image[18:20]
+    if b"\x02" not in versions:
+        return image
+    return image[:18] + versions.replace(b"\x02", b"\x01") + image[20:]
 
 
 def _check_integrity(connection: sqlite3.Connection) -> None:
