@@ -69,6 +69,19 @@ _IGNORED = (
     "is ignored by git (.gitignore, .git/info/exclude): evalward reads only files git would "
     "commit; commit it, or name a file of the repository"
 )
+GITS_OWN = ".git"
+"""The folder (or, in a submodule's working copy, the file) git keeps a repository in: its
+config holds the checkout's credentials (`actions/checkout` persists the job's token there).
+No commit's tree holds an entry of that name, so no working tree's file is read from one."""
+_GITS_OWN = (
+    "is in git's own folder (.git), which no commit holds: evalward reads only files git "
+    "would commit; name a file of the repository"
+)
+
+
+def _in_gits_own(path: str) -> bool:
+    """Whether a repository path is in a `.git` (this repository's, or a nested one's)."""
+    return GITS_OWN in path.split("/")
 
 
 @dataclass(frozen=True)
@@ -146,7 +159,10 @@ class RepoFiles:
             raise NotCommitted(path, "is a folder, not a file")
         if mode is None or not stat.S_ISREG(mode):
             raise NotCommitted(path, "does not exist (paths are from the repository root)")
-        return real.relative_to(self.root.resolve()).as_posix()
+        relative = real.relative_to(self.root.resolve()).as_posix()
+        if _in_gits_own(relative):
+            raise NotCommitted(path, _GITS_OWN)
+        return relative
 
     def place(self, path: str) -> tuple[str, bool]:
         """The repository path of the file or folder `path` names (a seed may be either),
@@ -164,6 +180,8 @@ class RepoFiles:
         if mode is None or not stat.S_ISDIR(mode):
             return self.find(path), False
         relative = real.relative_to(self.root.resolve()).as_posix()
+        if _in_gits_own(relative):
+            raise NotCommitted(path, _GITS_OWN)
         ignored = self._answers.ignored() if self._answers is not None and relative != "." else ()
         if _under(relative, ignored):
             raise NotCommitted(path, _IGNORED)
@@ -188,10 +206,11 @@ class RepoFiles:
 
     def _ignored_in(self, real: str) -> Callable[[str, int], bool]:
         """What a copy (or digest) of the working tree's folder `real` leaves out, as a
-        walk's `leave_out` asks it: what git ignores there."""
+        walk's `leave_out` asks it: what git ignores there, and git's own folders (`GITS_OWN`),
+        which git neither lists as ignored nor commits."""
         ignored = self._answers.ignored() if self._answers is not None else set()
         prefix = f"{real}/" if real else ""
-        return lambda inner, _mode: f"{prefix}{inner}" in ignored
+        return lambda inner, _mode: _in_gits_own(inner) or f"{prefix}{inner}" in ignored
 
     def _write_from_commit(
         self, git: Git, commit: str, real: str, folder: bool, target: Path, bounds: TreeBounds
