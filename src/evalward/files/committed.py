@@ -79,6 +79,11 @@ _GITS_OWN = (
 )
 
 
+EVALWARDS_OWN = ".evalward"
+"""evalward's own folder at the working tree's root (its cache, its outputs), written as a run
+goes: never copied or hashed as the tree's, as a side's working copy never holds it."""
+
+
 def _in_gits_own(path: str) -> bool:
     """Whether a repository path is in a `.git` (this repository's, or a nested one's)."""
     return GITS_OWN in path.split("/")
@@ -210,7 +215,11 @@ class RepoFiles:
         which git neither lists as ignored nor commits."""
         ignored = self._answers.ignored() if self._answers is not None else set()
         prefix = f"{real}/" if real else ""
-        return lambda inner, _mode: _in_gits_own(inner) or f"{prefix}{inner}" in ignored
+        return lambda inner, _mode: (
+            _in_gits_own(inner)
+            or f"{prefix}{inner}" in ignored
+            or f"{prefix}{inner}".split("/")[0] == EVALWARDS_OWN
+        )
 
     def _write_from_commit(
         self, git: Git, commit: str, real: str, folder: bool, target: Path, bounds: TreeBounds

@@ -9,6 +9,7 @@ fixture or Eval the pull request adds comes with its own tree.
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 from evalward.errors import GitError, NotCommitted, TreeError
@@ -74,10 +75,17 @@ def world_names(gating: ResourceSet) -> frozenset[str]:
     )
 
 
+WHOLE_TREE = "."
+"""What a playground that runs a service is made from besides its named files: its program
+names no `watch`, so it may import or read any file of the tree it runs from (which
+`plan/reach.py` copies whole for it)."""
+
+
 class PlaygroundKeys:
     """What a run's cache key covers of its playground: the definition, and the content of
-    every file it is made from (seeds, the service's program, snapshot files). Each file is
-    hashed once per job and tree, each definition dumped once: the runs of an Eval share them."""
+    every file it is made from (seeds, snapshot files; for a service, every file of its tree:
+    `WHOLE_TREE`). Each file is hashed once per job and tree, each definition dumped once: the
+    runs of an Eval share them."""
 
     def __init__(self) -> None:
         self._hashes: dict[tuple[RepoFiles, str], str] = {}
@@ -88,6 +96,8 @@ class PlaygroundKeys:
         if source is None:
             return None
         paths = [*source.spec.paths(), *snapshot_files(checkout.resources, run.fixture)]
+        if source.spec.runs_program:
+            paths.append(WHOLE_TREE)
         return {
             "definition": self._definition(source.spec),
             "files": {path: self._hash(source.door, path) for path in sorted(set(paths))},
@@ -133,8 +143,10 @@ def state_without_playground(resources: ResourceSet, eval_name: str, fixture: st
 
 def _tree_hash(door: RepoFiles, path: str) -> str:
     """A hash of a file, or of every file under a folder (modes, git's blob ids and paths),
-    as the side's door reads them: alike on a commit and on a working tree (`digest`)."""
+    as the side's door reads them: alike on a commit and on a working tree (`digest`). What
+    cannot be hashed (past the door's bounds) is a key no other job's run has: what it holds
+    is not known, so no result stands for it."""
     try:
         return door.digest(path)
     except (TreeError, OSError, GitError) as exc:  # provisioning says so too, for the run
-        return f"unreadable: {exc}"
+        return f"unreadable: {exc} ({secrets.token_hex(16)})"
