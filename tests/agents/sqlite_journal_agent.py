@@ -1,6 +1,7 @@
 """A command agent whose refund tool writes the playground's database as its fixture says:
-in WAL mode, closed (`wal`) or left open (`wal-open`), or stopped mid-transaction with its
-pages already written to the file (`stopped`)."""
+in WAL mode, closed (`wal`) or left open (`wal-open`), with a journal kept after its commit
+(`persist`), or stopped mid-transaction with its pages already written to the file
+(`stopped`)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ else:
     db = sqlite3.connect(database)
     if fixture.startswith("wal"):
         db.execute("PRAGMA journal_mode = WAL")
+    elif fixture == "persist":  # the journal stays, its header zeroed once committed
+        db.execute("PRAGMA journal_mode = PERSIST")
     db.execute("INSERT INTO refunds (order_id) VALUES ('A-1')")
     db.commit()
     if fixture == "wal-open":  # ended with its connection open: the log is not checkpointed

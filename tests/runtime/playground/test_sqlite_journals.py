@@ -72,8 +72,8 @@ def refund(repo: GitRepo, tmp_path: Path, fixture: str) -> tuple[int, dict[str, 
     return done.returncode, result
 
 
-@pytest.mark.parametrize("fixture", ["wal", "wal-open"])
-def test_a_database_the_agent_put_in_wal_mode_reads_as_what_it_committed(
+@pytest.mark.parametrize("fixture", ["wal", "wal-open", "persist"])
+def test_a_database_in_any_journal_mode_reads_as_what_the_agent_committed(
     repo: GitRepo, tmp_path: Path, fixture: str
 ) -> None:
     # `wal`: the log checkpointed and removed as the tool closed it, the header still WAL's,
