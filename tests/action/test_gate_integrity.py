@@ -43,6 +43,10 @@ def test_a_rerun_on_an_unchanged_head_makes_no_model_call(
     assert again.results()["cacheHits"] == 4  # two fixtures, base and head
     assert again.results()["evals"] == first.results()["evals"]
     assert "4 run(s) reused from the result cache" in github.comments_on(7)[0]["body"]
+    # no program ran, so no side took a turn: nothing to keep apart, wait for or sweep
+    assert "evalward: sides take turns" in first.stdout
+    assert "evalward: sides take turns" not in again.stdout
+    assert "removed at each turn" not in again.stdout
 
     off = run_action(repo.path, github, event, env=env, inputs={"cache": "off"})
     assert off.returncode == 0

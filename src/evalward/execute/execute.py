@@ -257,13 +257,35 @@ class _Run:
             if (cached is None or not cached(run)) and not self.how.defers_judge(run)
         )
         for side in SIDES_IN_TURN:
-            if any(key[0] is side for key in self.queues):
+            if self._left_to_run(side):
                 await self._side(side)
         if self.gate_graded:
             await self._gate_turn()
         done = [result for result in self.results if result is not None]
         assert len(done) == len(self.results), "every run is scored before the task group ends"
         return done
+
+    def _left_to_run(self, side: Side) -> bool:
+        """Serve the side's runs the result cache holds, and say whether any is left to run.
+        A side whose every run is cached takes no turn: no program of it starts, so there is
+        nothing to keep apart or sweep, and a rerun of an unchanged gate (a label added, a
+        dispatch) neither waits for the machine's turns nor walks its shared folders. Asked
+        once the turns before it have stored their runs (the base's, for a head run of an
+        unchanged agent); no run of a side has another's key (it holds the rep)."""
+        left = False
+        for key, queue in self.queues.items():
+            if key[0] is not side:
+                continue
+            uncached: deque[int] = deque()
+            for index in queue:
+                cached = self._from_cache(self.plan.runs[index])
+                if cached is None:
+                    uncached.append(index)
+                else:
+                    self.results[index] = cached
+            self.queues[key] = uncached
+            left = left or bool(uncached)
+        return left
 
     async def _side(self, side: Side) -> None:
         """Every run of one side, scored, in the side's turn (`Sandbox.turn`): no program of
@@ -332,10 +354,7 @@ class _Run:
         runs, not judges."""
         while queue:
             index = queue.popleft()
-            run = self.plan.runs[index]
-            if (cached := self._from_cache(run)) is not None:
-                self.results[index] = cached
-                continue
+            run = self.plan.runs[index]  # not in the result cache (`_left_to_run`)
             trace, playground = await self._run_agent(run, index)
             if self._gate_graded(run):  # scored after the head's turn (`_gate_turn`)
                 self.gate_graded.append((index, run, trace, playground))
