@@ -126,6 +126,8 @@ class Gates:
         self.base = self.repo.commit("the base", self.files(0))
         self.repo.branch("feature")
         self.heads = 0
+        self.head = ""
+        """The last gate's head commit."""
         self.said = ""
         """The last gate's log."""
 
@@ -137,7 +139,13 @@ class Gates:
         head = self.repo.commit("a new head", self.files(self.heads))
         self.github.add_pull(FakePull(number=self.heads, head_sha=head, base_sha=self.base))
         self._own(RUNNER_UID)  # the runner's user owns the checkout
-        event = pull_request_event(self.github.repository, self.heads, self.base, head)
+        self.head = head
+        return self.rerun(cache)
+
+    def rerun(self, cache: str) -> tuple[float, float]:
+        """The last gate's pull request gated again, its head unchanged (a label added, a
+        workflow rerun); its wall time and CPU time as `gate`'s."""
+        event = pull_request_event(self.github.repository, self.heads, self.base, self.head)
         launch = prepare(
             self.workspace,
             self.github,
