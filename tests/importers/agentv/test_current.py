@@ -460,3 +460,51 @@ def test_an_agentv_multi_turn_test_is_a_scripted_conversation(repo: GitRepo) -> 
     said = refused.stdout + refused.stderr
     assert refused.returncode == 2
     assert "tests[0].input: a conversation's user messages are its `turns`" in said, said
+
+
+DEFAULTS = """\
+name: defaults
+providers: [support-bot]
+prompts: ["{{ input }}"]
+default_test:
+  assert:
+    - { type: contains, value: shipped }
+tests:
+  - id: where-is-it
+    vars: { input: Where is my order? }
+    assert:
+      - { type: regex, value: "." }
+"""
+UNSURE = "replies:\n  - match: { agent: support-bot }\n    turns: [{ content: No idea. }]\n"
+
+
+def test_a_suite_key_evalward_does_not_read_is_refused_rather_than_its_checks_skipped(
+    repo: GitRepo,
+) -> None:
+    """AgentV runs `default_test`'s assertions on every test: left unread, the reply that
+    fails them passed (exit 0)."""
+    repo.commit("defaults", files(**{"evals/support/suite.yaml": DEFAULTS, "mock.yaml": UNSURE}))
+    done = evalward("run", ".", "--mock-script", "mock.yaml", "--json", "--no-cache", cwd=repo.path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    said = (done.stdout + done.stderr).splitlines()
+    line = next((x for x in said if "default_test" in x), "\n".join(said))
+    assert "suite.yaml:4:1:" in line and "`default_test` is not read by evalward" in line, line
+    assert "the suite's `assert`" in line, line
+
+    for key, value, where in [
+        ("scenarios", "[]", "suite.yaml:4:1: scenarios"),
+        ("execution", "{ target: support-bot, threshold: 0.5 }", "execution.threshold"),
+        ("assertions", "[{ type: contains, value: order }]", "suite.yaml:4:1: assertions"),
+    ]:
+        other = DEFAULTS.replace(
+            "default_test:\n  assert:\n    - { type: contains, value: shipped }\n",
+            f"{key}: {value}\n",
+        )
+        if key == "assertions":
+            other = other.replace(
+                "tests:\n", "assert: [{ type: contains, value: shipped }]\ntests:\n"
+            )
+        repo.commit(key, {"evals/support/suite.yaml": other})
+        refused = evalward("validate", ".", cwd=repo.path)
+        assert refused.returncode == 2, (key, refused.stdout + refused.stderr)
+        assert where in refused.stdout + refused.stderr, (key, refused.stdout + refused.stderr)

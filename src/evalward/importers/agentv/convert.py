@@ -47,6 +47,17 @@ _CONVERSATION_CHOICES = {"mode": ("conversation",), "aggregation": ("mean", "min
 MAX_REFERENCED_BYTES = 64 * 1024 * 1024
 """The largest file an AgentV eval file references (an input, a dataset, a grader's prompt)."""
 _URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
+SUITE_KEYS = (
+    *CASE_KEYS, *CURRENT_KEYS, "name", "description", "execution", "target", "input",
+    "assert", "assertions",
+)  # fmt: skip
+"""What evalward reads of a suite (beside its tests)."""
+SUITE_LABELS = ("version", "author", "tags", "license", "category", "metadata", "$schema")
+"""What a suite may say of itself that decides nothing of its tests' verdicts."""
+_SUITE_HINTS = {
+    "default_test": "AgentV runs its `assert` on every test: put those assertions in the "
+    "suite's `assert` (and its `vars` in each test's)",
+}
 
 
 @dataclass
@@ -103,6 +114,7 @@ def convert(
     read through `door` (files/committed.py)."""
     files = _Files(root, file, door)
     out = AgentVConversion(reads=files.reads)
+    out.problems += _unread_suite_keys(data)
     key = next(k for k in CASE_KEYS if k in data)
     cases: Any = data[key]
     if isinstance(cases, str):
@@ -136,6 +148,38 @@ def convert(
         except (AgentVProblem, AgentVProblems) as found:
             out.problems += found.problems if isinstance(found, AgentVProblems) else [found]
     return out
+
+
+def _unread_suite_keys(data: dict[str, Any]) -> list[AgentVProblem]:
+    """A problem at each key of the suite evalward would otherwise leave unread: AgentV reads
+    it (`default_test`'s assertions run on every test, `scenarios` are more tests, an
+    `execution` setting decides how tests run), so skipping it would pass what AgentV
+    fails."""
+    problems = []
+    for key in data:
+        if key in SUITE_KEYS or key in SUITE_LABELS:
+            continue
+        hint = _SUITE_HINTS.get(str(key), "a suite holds " + ", ".join(sorted(SUITE_KEYS)))
+        problems.append(AgentVProblem((key,), f"`{key}` is not read by evalward; {hint}"))
+    execution = data.get("execution")
+    for key in execution if isinstance(execution, dict) else {}:
+        if key != "target":
+            problems.append(
+                AgentVProblem(
+                    ("execution", key),
+                    f"`execution.{key}` of a suite is not read by evalward: it reads its "
+                    "`target` (a test's own graders go in its `assert`)",
+                )
+            )
+    if data.get("assert") is not None and data.get("assertions") is not None:
+        problems.append(
+            AgentVProblem(
+                ("assertions",),
+                "a suite gives its graders once: `assert` or `assertions`, not both (one "
+                "list would not be read)",
+            )
+        )
+    return problems
 
 
 def _fixtures(
