@@ -508,3 +508,32 @@ def test_a_suite_key_evalward_does_not_read_is_refused_rather_than_its_checks_sk
         refused = evalward("validate", ".", cwd=repo.path)
         assert refused.returncode == 2, (key, refused.stdout + refused.stderr)
         assert where in refused.stdout + refused.stderr, (key, refused.stdout + refused.stderr)
+
+
+EMPTY = """\
+name: empty
+providers: [support-bot]
+prompts: ["{{ input }}"]
+tests:
+  - id: where-is-it
+    vars: { input: Where is my order? }
+    assert:
+      - { type: contains-any, value: [] }
+      - { type: regex, value: "" }
+      - { type: icontains-any, value: [shipped, ""] }
+      - { type: ends-with, value: "  " }
+"""
+
+
+def test_a_check_with_nothing_to_look_for_is_refused_rather_than_passing_every_answer(
+    repo: GitRepo,
+) -> None:
+    """AgentV skips a check whose value is empty; as a pattern that matches every answer it
+    passed whatever the agent said (exit 0)."""
+    repo.commit("empty", files(**{"evals/support/suite.yaml": EMPTY, "mock.yaml": UNSURE}))
+    done = evalward("run", ".", "--mock-script", "mock.yaml", "--json", "--no-cache", cwd=repo.path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    said = (done.stdout + done.stderr).splitlines()
+    for index in range(4):
+        line = next((x for x in said if f"tests[0].assert[{index}]" in x), "\n".join(said))
+        assert "matches every answer" in line, line

@@ -292,6 +292,9 @@ def _text_check(
         value = ctx.reference
     if not isinstance(value, str):
         raise AgentVProblem((*path, "value"), f"expected a string; found {value!r}")
+    trimmed = kind in ("starts-with", "ends-with")
+    if kind != "equals" and not (value.strip() if trimmed else value):
+        raise _matches_everything(path, kind)
     if kind == "equals" and not negate:
         return {**base, "type": "equals", "value": value}
     if kind == "contains" and item.get("case_sensitive") is not False:
@@ -314,12 +317,24 @@ def _list_check(
     values = item.get("value")
     if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
         raise AgentVProblem((*path, "value"), f"expected a list of strings; found {values!r}")
+    if not values or (kind.endswith("any") and not all(values)):
+        raise _matches_everything(path, kind)
     flags = "(?is)" if kind.startswith("i") or item.get("case_sensitive") is False else "(?s)"
     if kind.endswith("any"):
         pattern = flags + "(?:" + "|".join(re.escape(v) for v in values) + ")"
     else:
         pattern = flags + r"\A" + "".join(f"(?=.*{re.escape(v)})" for v in values)
     return {**base, "type": "regex", "pattern": pattern}
+
+
+def _matches_everything(path: PathKey, kind: str) -> AgentVProblem:
+    """A text check with nothing to look for: it would pass (or, negated, fail) every answer,
+    deciding nothing of it, and AgentV skips it; refused at its value."""
+    return AgentVProblem(
+        (*path, "value"),
+        f"`{kind}` with an empty value matches every answer, so it would decide nothing (AgentV "
+        "skips it); give the text to look for, or remove the check",
+    )
 
 
 def _negated(pattern: str) -> str:
