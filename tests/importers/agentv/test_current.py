@@ -493,6 +493,7 @@ def test_a_suite_key_evalward_does_not_read_is_refused_rather_than_its_checks_sk
 
     for key, value, where in [
         ("scenarios", "[]", "suite.yaml:4:1: scenarios"),
+        ("metadata", "{ policy: strict }", "put it in each test's `metadata`"),
         ("execution", "{ target: support-bot, threshold: 0.5 }", "execution.threshold"),
         ("assertions", "[{ type: contains, value: order }]", "suite.yaml:4:1: assertions"),
     ]:

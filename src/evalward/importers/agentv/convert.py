@@ -52,11 +52,13 @@ SUITE_KEYS = (
     "assert", "assertions",
 )  # fmt: skip
 """What evalward reads of a suite (beside its tests)."""
-SUITE_LABELS = ("version", "author", "tags", "license", "category", "metadata", "$schema")
+SUITE_LABELS = ("version", "author", "tags", "license", "category", "$schema")
 """What a suite may say of itself that decides nothing of its tests' verdicts."""
 _SUITE_HINTS = {
     "default_test": "AgentV runs its `assert` on every test: put those assertions in the "
     "suite's `assert` (and its `vars` in each test's)",
+    "metadata": "AgentV gives it to every test, whose graders read it: put it in each test's "
+    "`metadata`",
 }
 
 
