@@ -538,3 +538,60 @@ def test_a_check_with_nothing_to_look_for_is_refused_rather_than_passing_every_a
     for index in range(4):
         line = next((x for x in said if f"tests[0].assert[{index}]" in x), "\n".join(said))
         assert "matches every answer" in line, line
+
+
+GLOBS = """\
+name: globs
+providers: [support-bot]
+prompts: ["{{ input }}"]
+tests:
+  - id: no-lookups
+    vars: { input: Where is my order? }
+    assert:
+      - { type: not-trajectory:tool-used, value: "look*" }
+"""
+LOOKS_UP = """\
+replies:
+  - match: { agent: support-bot }
+    turns:
+      - toolCalls: [{ name: lookup_order, arguments: { order_id: "12345" } }]
+      - content: It has shipped.
+"""
+
+
+def test_a_tool_pattern_is_refused_rather_than_read_as_a_tool_of_that_name(
+    repo: GitRepo,
+) -> None:
+    """AgentV matches a trajectory check's tool names as patterns (`look*`, in any case):
+    read as the name of a tool no agent has, the check against `look*` passed a run that
+    called lookup_order (exit 0)."""
+    repo.commit("globs", files(**{"evals/support/suite.yaml": GLOBS, "mock.yaml": LOOKS_UP}))
+    done = evalward("run", ".", "--mock-script", "mock.yaml", "--json", "--no-cache", cwd=repo.path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    said = done.stdout + done.stderr
+    assert "suite.yaml:8:43: tests[0].assert[0].value: 'look*' is a pattern" in said, said
+
+
+def test_a_tool_args_match_reads_its_arguments_and_refuses_what_it_cannot_read(
+    repo: GitRepo,
+) -> None:
+    """AgentV reads a tool-args-match's `arguments` as its `args`: unread, the check held
+    any call of the tool to nothing and passed a call with other arguments (exit 0)."""
+    other = GLOBS.replace(
+        '{ type: not-trajectory:tool-used, value: "look*" }',
+        "{ type: trajectory:tool-args-match, value: { name: lookup_order, "
+        'arguments: { order_id: "999" } } }',
+    )
+    repo.commit("arguments", files(**{"evals/support/suite.yaml": other, "mock.yaml": LOOKS_UP}))
+    done = evalward("run", ".", "--mock-script", "mock.yaml", "--json", "--no-cache", cwd=repo.path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    (fixture,) = json.loads(done.stdout)["fixtures"]
+    assert [(a["type"], a["status"]) for a in fixture["assertions"]] == [("toolArgs", "fail")]
+
+    ignoring = other.replace("arguments:", "ignore: [order_id], args:")
+    repo.commit("ignore", {"evals/support/suite.yaml": ignoring})
+    refused = evalward("validate", ".", cwd=repo.path)
+    assert refused.returncode == 2
+    assert "`ignore` of trajectory:tool-args-match is not read by evalward" in (
+        refused.stdout + refused.stderr
+    )

@@ -489,7 +489,7 @@ def _trajectory(item: dict[str, Any], path: PathKey, base: dict[str, Any]) -> li
         for key in call:
             if key not in ("tool", "args", "max_duration_ms"):
                 raise AgentVProblem((*at, key), f"`{key}` of an expected tool call is not read")
-        tools.append(call["tool"])
+        tools.append(_tool_name(call["tool"], (*at, "tool")))
         args = call.get("args", "any")
         if args != "any":
             if not isinstance(args, dict):
@@ -508,6 +508,23 @@ def _trajectory(item: dict[str, Any], path: PathKey, base: dict[str, Any]) -> li
 
 
 _SEQUENCE_MODES = {"in_order": None, "exact": "strict", "any_order": "superset"}
+_ARGS_MATCH_KEYS = {"name", "tool", "args", "arguments", "mode"}
+"""What evalward reads of a `trajectory:tool-args-match` value; AgentV's `defaults`, `ignore`
+and `pattern` are refused, never skipped."""
+_PATTERN = re.compile(r"[*?]")
+
+
+def _tool_name(name: str, path: PathKey) -> str:
+    """A tool's name as a trajectory check gives it. AgentV matches it as a pattern (`*`,
+    `?`, in any case) and evalward as it is written, so a pattern would be the name of a tool
+    no agent has: a guard that it is not called would pass every run. Refused at `path`."""
+    if _PATTERN.search(name):
+        raise AgentVProblem(
+            path,
+            f"{name!r} is a pattern: AgentV matches tool names as patterns (`*`, `?`), "
+            "evalward as they are written; name each tool the check means (a list of names)",
+        )
+    return name
 
 
 def _structural_check(
@@ -524,12 +541,24 @@ def _structural_check(
         raise AgentVProblem((*path, "value"), f"expected a mapping; found {value!r}")
     if kind == "trajectory:tool-sequence":
         return [_tool_sequence(value, (*path, "value"), base)]
+    for key in value:
+        if key not in _ARGS_MATCH_KEYS:
+            raise AgentVProblem(
+                (*path, "value", key),
+                f"`{key}` of trajectory:tool-args-match is not read by evalward; it reads "
+                + ", ".join(sorted(_ARGS_MATCH_KEYS)),
+            )
     name = value.get("name", value.get("tool"))
     if not isinstance(name, str) or not name:
         raise AgentVProblem((*path, "value", "name"), "expected the tool's name")
-    args = value.get("args", {})
+    _tool_name(name, (*path, "value", "name"))
+    key = "args" if "args" in value else "arguments"
+    args = value.get(key)
     if not isinstance(args, dict):
-        raise AgentVProblem((*path, "value", "args"), f"expected a mapping; found {args!r}")
+        raise AgentVProblem(
+            (*path, "value", key),
+            f"expected the arguments to match (`args`, a mapping); found {args!r}",
+        )
     mode = value.get("mode", "partial")
     if mode not in ("partial", "exact"):
         raise AgentVProblem((*path, "value", "mode"), f"expected partial or exact; found {mode!r}")
@@ -545,7 +574,7 @@ def _tool_used(
         value = [value]
     if isinstance(value, list) and value and all(isinstance(v, str) and v for v in value):
         kind = "toolNotCalled" if inverse else "toolCalled"
-        return [{**base, "type": kind, "tool": name} for name in value]
+        return [{**base, "type": kind, "tool": _tool_name(name, path)} for name in value]
     if not isinstance(value, dict) or inverse:
         raise AgentVProblem(path, "expected a tool's name, a list of names, or {name, min}")
     for key in value:
@@ -554,6 +583,7 @@ def _tool_used(
     name, least = value.get("name"), value.get("min", 1)
     if not isinstance(name, str) or not name:
         raise AgentVProblem((*path, "name"), "expected the tool's name")
+    _tool_name(name, (*path, "name"))
     if isinstance(least, bool) or not isinstance(least, int) or not 1 <= least <= 100:
         raise AgentVProblem(
             (*path, "min"), f"expected a number of calls from 1 to 100; found {least!r}"
@@ -577,6 +607,7 @@ def _tool_sequence(value: dict[str, Any], path: PathKey, base: dict[str, Any]) -
         name = step.get("tool", step.get("name")) if isinstance(step, dict) else step
         if not isinstance(name, str) or not name:
             raise AgentVProblem((*path, "steps", index), "expected a tool's name")
+        _tool_name(name, (*path, "steps", index))
         if isinstance(step, dict) and set(step) - {"tool", "name"}:
             extra = min(set(step) - {"tool", "name"})
             raise AgentVProblem(
