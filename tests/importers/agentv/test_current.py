@@ -595,3 +595,31 @@ def test_a_tool_args_match_reads_its_arguments_and_refuses_what_it_cannot_read(
     assert "`ignore` of trajectory:tool-args-match is not read by evalward" in (
         refused.stdout + refused.stderr
     )
+
+
+EXECUTION = """\
+name: execution
+providers: [support-bot]
+prompts: ["{{ input }}"]
+tests:
+  - id: where-is-it
+    vars: { input: Where is my order? }
+    execution:
+      evaluators:
+        - { type: regex, value: "." }
+      assert:
+        - { type: contains, value: shipped }
+"""
+
+
+def test_a_test_s_execution_key_evalward_does_not_read_is_refused(repo: GitRepo) -> None:
+    """AgentV grades a test without `assert` by its `execution.assert`: left unread, the
+    reply that fails it passed on the test's other graders (exit 0)."""
+    repo.commit("execution", files(**{"evals/support/suite.yaml": EXECUTION, "mock.yaml": UNSURE}))
+    done = evalward("run", ".", "--mock-script", "mock.yaml", "--json", "--no-cache", cwd=repo.path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    said = done.stdout + done.stderr
+    assert (
+        "suite.yaml:10:7: tests[0].execution.assert: `execution.assert` is not read by "
+        "evalward; put its graders in the test's `assert`"
+    ) in said, said

@@ -164,6 +164,10 @@ def _unread_suite_keys(data: dict[str, Any]) -> list[AgentVProblem]:
         hint = _SUITE_HINTS.get(str(key), "a suite holds " + ", ".join(sorted(SUITE_KEYS)))
         problems.append(AgentVProblem((key,), f"`{key}` is not read by evalward; {hint}"))
     execution = data.get("execution")
+    if execution is not None and not isinstance(execution, dict):
+        problems.append(
+            AgentVProblem(("execution",), f"expected a mapping; found {execution!r:.80}")
+        )
     for key in execution if isinstance(execution, dict) else {}:
         if key != "target":
             problems.append(
@@ -309,7 +313,7 @@ def _fixture(case: dict[str, Any], path: PathKey, suite: _Suite, files: _Files) 
     criteria = case.get(criteria_key)
     if criteria is not None and not isinstance(criteria, str):
         raise AgentVProblem((*path, criteria_key), f"expected a string; found {criteria!r}")
-    execution: dict[str, Any] = _mapping(case.get("execution"))
+    execution = _case_execution(case, path)
     target = execution.get("target") or suite.target or DEFAULT_TARGET
     if not isinstance(target, str):
         raise AgentVProblem(
@@ -352,6 +356,32 @@ def _fixture(case: dict[str, Any], path: PathKey, suite: _Suite, files: _Files) 
         "metadata": {"name": name, "labels": labels, "annotations": {"agentv/id": case_id}},
         "spec": spec,
     }
+
+
+_CASE_EXECUTION_KEYS = ("target", "evaluators")
+"""What evalward reads of a test's `execution`."""
+
+
+def _case_execution(case: dict[str, Any], path: PathKey) -> dict[str, Any]:
+    """A test's `execution`, refused at a key evalward does not read: AgentV grades a test by
+    its `execution.assert` when it has no `assert`, so skipping it would pass the replies it
+    fails, and `skip_defaults` or a threshold there change the verdict too."""
+    execution = case.get("execution")
+    if execution is None:
+        return {}
+    if not isinstance(execution, dict):
+        raise AgentVProblem((*path, "execution"), f"expected a mapping; found {execution!r:.80}")
+    for key in execution:
+        if key not in _CASE_EXECUTION_KEYS:
+            hint = (
+                "put its graders in the test's `assert`"
+                if key == "assert"
+                else ("a test's `execution` holds " + " and ".join(_CASE_EXECUTION_KEYS))
+            )
+            raise AgentVProblem(
+                (*path, "execution", key), f"`execution.{key}` is not read by evalward; {hint}"
+            )
+    return execution
 
 
 def _pass_threshold(case: dict[str, Any], path: PathKey, suite_graders: list[Any]) -> float | None:
