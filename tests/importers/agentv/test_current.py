@@ -623,3 +623,28 @@ def test_a_test_s_execution_key_evalward_does_not_read_is_refused(repo: GitRepo)
         "suite.yaml:10:7: tests[0].execution.assert: `execution.assert` is not read by "
         "evalward; put its graders in the test's `assert`"
     ) in said, said
+
+
+OLDER = """\
+description: the evalcases generation
+target: support-bot
+evalcases:
+  - id: where-is-it
+    input_messages: [{ role: user, content: Where is my order? }]
+    evaluators:
+      - { type: regex, value: "." }
+    graders:
+      - { type: contains, value: shipped }
+"""
+
+
+def test_a_key_of_an_older_test_evalward_does_not_read_is_refused(repo: GitRepo) -> None:
+    """The older generations' tests are held to the keys evalward reads as the current one's
+    are: a grader list under a name evalward does not know never ran, and the reply it fails
+    passed on the test's other graders (exit 0)."""
+    repo.commit("older", files(**{"evals/support/suite.yaml": OLDER, "mock.yaml": UNSURE}))
+    done = evalward("run", ".", "--mock-script", "mock.yaml", "--json", "--no-cache", cwd=repo.path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "suite.yaml:8:5: evalcases[0].graders: `graders` is not read by evalward" in (
+        done.stdout + done.stderr
+    )

@@ -27,6 +27,7 @@ from evalward.importers.agentv.graders import GraderContext, grader_assertions, 
 from evalward.importers.agentv.suite import (
     CURRENT_KEYS,
     SuiteShape,
+    check_case_keys,
     current_case,
     each_target,
     expand_tests,
@@ -196,6 +197,7 @@ def _fixtures(
     shape: SuiteShape | None,
 ) -> list[tuple[dict[str, Any], PathKey]]:
     """A test's fixtures: one, or (in the current format) one per provider."""
+    check_case_keys(case, path)
     if shape is None:
         return [(_fixture(case, path, suite, files), path)]
     conversation = case.get("conversation_id")

@@ -100,16 +100,21 @@ def expand_tests(
     return out, problems
 
 
-def current_case(
-    case: dict[str, Any], path: PathKey, shape: SuiteShape
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """One current-format test in the older shape, and its other vars (for code scorers)."""
-    unknown = sorted(k for k in case if k not in CASE_KEYS)
+def check_case_keys(case: dict[str, Any], path: PathKey) -> None:
+    """Refuse a test (of any generation) holding a key evalward does not read: a grader
+    under a name it does not know would otherwise never run."""
+    unknown = sorted(str(k) for k in case if k not in CASE_KEYS)
     if unknown:
         raise AgentVProblem(
             (*path, unknown[0]),
             f"`{unknown[0]}` is not read by evalward; a test holds " + ", ".join(sorted(CASE_KEYS)),
         )
+
+
+def current_case(
+    case: dict[str, Any], path: PathKey, shape: SuiteShape
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One current-format test in the older shape, and its other vars (for code scorers)."""
     out = {k: v for k, v in case.items() if k not in ("vars", "conversation_id")}
     variables = case.get("vars") or {}
     if not isinstance(variables, dict):
