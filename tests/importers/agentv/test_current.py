@@ -648,3 +648,54 @@ def test_a_key_of_an_older_test_evalward_does_not_read_is_refused(repo: GitRepo)
     assert "suite.yaml:8:5: evalcases[0].graders: `graders` is not read by evalward" in (
         done.stdout + done.stderr
     )
+
+
+ANY_ORDER = """\
+name: any-order
+providers: [support-bot]
+prompts: ["{{ input }}"]
+tests:
+  - id: look-then-note
+    vars: { input: Where is my order? }
+    assert:
+      - type: trajectory:tool-sequence
+        value: { mode: any_order, steps: [lookup_order, send_note] }
+"""
+NOTE_FIRST = """\
+replies:
+  - match: { agent: support-bot }
+    turns:
+      - toolCalls: [{ name: send_note, arguments: {} }]
+      - toolCalls: [{ name: lookup_order, arguments: { order_id: "12345" } }]
+      - content: It has shipped.
+"""
+NOTE = """\
+    - name: send_note
+      description: Leave a note on the order.
+      parameters: { type: object, properties: {} }
+      mock: { output: noted }
+"""
+
+
+def test_a_tool_sequence_in_any_order_is_refused_as_agentv_runs_it_in_order(
+    repo: GitRepo,
+) -> None:
+    """AgentV's trajectory:tool-sequence knows `in_order` and `exact`, and runs any other mode
+    in order: read as any order, a run that called the steps the other way round passed
+    (exit 0) where AgentV fails it."""
+    agents = AGENTS.replace("---\n", NOTE + "---\n", 1)
+    repo.commit(
+        "any order",
+        files(
+            **{
+                "agents.yaml": agents,
+                "evals/support/suite.yaml": ANY_ORDER,
+                "mock.yaml": NOTE_FIRST,
+            }
+        ),
+    )
+    done = evalward("run", ".", "--mock-script", "mock.yaml", "--json", "--no-cache", cwd=repo.path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "tests[0].assert[0].value.mode: AgentV runs a tool-sequence in_order or exact" in (
+        done.stdout + done.stderr
+    )

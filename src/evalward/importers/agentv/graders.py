@@ -507,7 +507,7 @@ def _trajectory(item: dict[str, Any], path: PathKey, base: dict[str, Any]) -> li
     return [_tool_sequence({"mode": mode, "steps": tools}, path, base), *checks]
 
 
-_SEQUENCE_MODES = {"in_order": None, "exact": "strict", "any_order": "superset"}
+_SEQUENCE_MODES = {"in_order": None, "exact": "strict"}
 _ARGS_MATCH_KEYS = {"name", "tool", "args", "arguments", "mode"}
 """What evalward reads of a `trajectory:tool-args-match` value; AgentV's `defaults`, `ignore`
 and `pattern` are refused, never skipped."""
@@ -594,7 +594,19 @@ def _tool_used(
 
 
 def _tool_sequence(value: dict[str, Any], path: PathKey, base: dict[str, Any]) -> dict[str, Any]:
+    """A `trajectory:tool-sequence` (or an older `tool-trajectory`'s expected calls). AgentV
+    runs a sequence `in_order` or `exact`, any other mode in order, so `any_order` is refused
+    rather than read as the looser check it names."""
+    for key in value:
+        if key not in ("mode", "steps"):
+            raise AgentVProblem((*path, key), f"`{key}` of a tool sequence is not read by evalward")
     mode = value.get("mode", "in_order")
+    if mode == "any_order":
+        raise AgentVProblem(
+            (*path, "mode"),
+            "AgentV runs a tool-sequence in_order or exact, and any_order in order: write "
+            "in_order, or one trajectory:tool-used per tool where the order does not matter",
+        )
     if not isinstance(mode, str) or mode not in _SEQUENCE_MODES:
         raise AgentVProblem(
             (*path, "mode"), f"expected one of {', '.join(_SEQUENCE_MODES)}; found {mode!r}"
