@@ -266,3 +266,32 @@ def test_an_http_agent_holds_a_conversation_through_the_action(
         finals = [s["content"] for s in result["trace"]["steps"] if s["type"] == "final"]
         assert finals[1].startswith("turn 2; you first said: I want my money back.; messages 3")
         assert result["end_reason"] == "user done" and result["status"] == "pass"
+
+
+def test_a_simulated_user_defined_through_a_link_is_hidden_where_the_link_leads(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """The file a link that defines a simulated user leads to holds the persona as much as
+    the link does: an agent that reads its whole checkout found the goal and hidden facts
+    there, where only the link was left out of its working copy."""
+    reads_all = SNOOPER.replace("  watch: [agent/*.py]\n", "")
+    base = repo.commit(
+        "base", {"agents.yaml": reads_all, "people/sam.txt": SECRETIVE, "agent/snoop.py": SNOOP}
+    )
+    (repo.path / "fixtures").mkdir()
+    (repo.path / "fixtures" / "secretive.yaml").symlink_to("../people/sam.txt")
+    base = repo.commit("the fixture, through a link")
+    repo.branch("feature")
+    head = repo.commit("head", {"agent/snoop.py": SNOOP + "# tuned\n"})
+    github.add_pull(FakePull(number=8, head_sha=head, base_sha=base))
+    model.script(lambda b: b.get("model") == "gpt-user", text("A refund, please."))
+    run = run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 8, base, head),
+        env=provider_env(model),
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    for result in run.results()["fixtures"]:
+        (reply,) = [s["content"] for s in result["trace"]["steps"] if s["type"] == "final"]
+        assert json.loads(reply)["files"] == [], reply

@@ -192,11 +192,18 @@ class ResourceSet:
 
 def user_files(trees: Iterable[ResourceSet]) -> set[str]:
     """The files (relative to their checkout) that define a simulated user: left out of the
-    agents' working copies, so no agent reads a persona's goal or hidden facts."""
-    return {
-        located.file
-        for tree in trees
-        for located in tree.fixtures.values()
-        if located.resource.spec.conversation is not None
-        and located.resource.spec.conversation.user is not None
-    }
+    agents' working copies, so no agent reads a persona's goal or hidden facts. A definition
+    read through a symbolic link is left out with the file the link leads to, which holds
+    the same words."""
+    found: set[str] = set()
+    for tree in trees:
+        for located in tree.fixtures.values():
+            conversation = located.resource.spec.conversation
+            if conversation is None or conversation.user is None:
+                continue
+            found.add(located.file)
+            try:
+                found.add(tree.files.find(located.file))
+            except NotCommitted:
+                continue  # read as it loaded: a file its side's door no longer names
+    return found
