@@ -699,3 +699,44 @@ def test_a_tool_sequence_in_any_order_is_refused_as_agentv_runs_it_in_order(
     assert "tests[0].assert[0].value.mode: AgentV runs a tool-sequence in_order or exact" in (
         done.stdout + done.stderr
     )
+
+
+TURN_EQUALS = """\
+name: tutor
+providers: [support-bot]
+prompts: ["{{ input }}"]
+tests:
+  - id: turn-answers
+    mode: conversation
+    turns:
+      - input: What is 15% of 200?
+        expected_output: It is 30.
+        assert:
+          - { type: equals }
+      - input: Now double that.
+        expected_output: It is 60.
+    vars:
+      expected_output: 15% of 200 is 30.
+"""
+
+
+def test_a_turn_is_graded_against_its_own_expected_output(repo: GitRepo) -> None:
+    """AgentV grades a turn against the turn's expected output: read against the test's,
+    a turn-1 `equals` passed a reply that said the test's words and not the turn's (exit 0),
+    and one on a turn without an expected output compared with the test's."""
+    suite = {"evals/support/suite.yaml": TURN_EQUALS, "mock.yaml": TUTOR_REPLIES}
+    repo.commit("a turn's equals", files(**suite))
+    done = evalward("run", ".", "--mock-script", "mock.yaml", "--json", "--no-cache", cwd=repo.path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    (fixture,) = json.loads(done.stdout)["fixtures"]
+    assert [(a["type"], a.get("turn"), a["status"]) for a in fixture["assertions"]] == [
+        ("equals", 1, "fail")
+    ]
+
+    unsaid = TURN_EQUALS.replace("        expected_output: It is 30.\n", "")
+    repo.commit("no expected output on the turn", {"evals/support/suite.yaml": unsaid})
+    refused = evalward("validate", ".", cwd=repo.path)
+    assert refused.returncode == 2
+    assert "tests[0].turns[0].assert[0]: an `equals` check needs `value` or" in (
+        refused.stdout + refused.stderr
+    )

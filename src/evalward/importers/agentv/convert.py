@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -497,7 +497,15 @@ def _turn(turn: Any, path: PathKey, files: _Files, context: GraderContext) -> di
     if not isinstance(checks, list):
         raise AgentVProblem((*path, "assert"), "expected a list of assertions")
     graders = [(item, (*path, "assert", index)) for index, item in enumerate(checks)]
-    assertions = _graded(graders, context)
+    # AgentV grades a turn against the turn's own expected output, never the test's
+    expected = turn.get("expected_output")
+    own = None
+    if expected is not None:
+        replies = _messages(expected, (*path, "expected_output"), "assistant", files)
+        own = "\n\n".join(m["content"] for m in replies)
+    turn_context = replace(context, reference=own)
+    assertions = _graded(graders, turn_context)
+    context.criteria_used |= turn_context.criteria_used
     return {"user": "\n\n".join(m["content"] for m in said), "assertions": assertions}
 
 
