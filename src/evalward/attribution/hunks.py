@@ -39,9 +39,9 @@ from evalward.attribution.fields import (
 )
 from evalward.errors import NotCommitted
 from evalward.files.committed import MAX_SYSTEM_BYTES, RepoFiles
-from evalward.files.inside import folders_of
+from evalward.files.inside import folders_of, watched_folders
 from evalward.git import Block, FileChange, Git, TreeEntry
-from evalward.plan.fingerprint import referenced_files, under_globs, watched_folders
+from evalward.plan.fingerprint import referenced_files, under_globs
 from evalward.plan.plan import Plan, head_targets
 from evalward.resources import Agent, Located, ResourceSet
 from evalward.rundata.sides import Side

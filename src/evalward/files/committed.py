@@ -27,7 +27,7 @@ import posixpath
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -251,20 +251,22 @@ class RepoFiles:
         result. "missing: <why>" when this side may not read it; OSError, TreeError past
         DIGEST_BOUNDS when the working tree cannot be read."""
         try:
-            real, folder = self.place(path)
+            listed = self.entries(path)
         except NotCommitted as exc:
             return f"missing: {exc.reason}"
+        return entries_digest(listed)
+
+    def entries(self, path: str) -> dict[str, TreeEntry]:
+        """The files and links at or below `path` as a commit's tree lists them, by their
+        repository path (links on the way followed): what `digest` hashes. NotCommitted when
+        this side may not read it; OSError, TreeError past DIGEST_BOUNDS on the working tree."""
+        real, folder = self.place(path)
         if self.commit is not None and self.git is not None:
-            listed = self.git.under(self.commit, [real]) if folder else {}
-            if not folder:
-                _, entry = self.git.lookup(self.commit, real)
-                listed = {real: entry} if entry is not None else {}
-        else:
-            listed = self._entries_on_disk(path, real, folder)
-        digest = hashlib.sha256()
-        for name, entry in sorted(listed.items()):
-            digest.update(f"{entry.mode} {entry.oid} {name}\0".encode(errors="surrogateescape"))
-        return digest.hexdigest()
+            if folder:
+                return dict(self.git.under(self.commit, [real]))
+            _, entry = self.git.lookup(self.commit, real)
+            return {real: entry} if entry is not None else {}
+        return self._entries_on_disk(path, real, folder)
 
     def _entries_on_disk(self, path: str, real: str, folder: bool) -> dict[str, TreeEntry]:
         """The working tree's files at `real` as a commit's tree would list them: regular
@@ -519,6 +521,14 @@ class RepoFiles:
             return self.read(path, limit).decode("utf-8")
         except UnicodeDecodeError as exc:
             raise NotCommitted(path, f"is not UTF-8 text ({exc})") from None
+
+
+def entries_digest(listed: Mapping[str, TreeEntry]) -> str:
+    """One hash of tree entries: each one's mode, git's object id and path, in path order."""
+    digest = hashlib.sha256()
+    for name, entry in sorted(listed.items()):
+        digest.update(f"{entry.mode} {entry.oid} {name}\0".encode(errors="surrogateescape"))
+    return digest.hexdigest()
 
 
 def _under(path: str, folders: Collection[str]) -> bool:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -180,3 +181,20 @@ def _walk(root: Path, relative: str) -> tuple[set[str], list[tuple[str, str]]]:
             resolved = []
         pending = [p for p in target.split("/") if p not in ("", ".")] + pending
     return found, links
+
+
+_WILDCARD = re.compile(r"[*?\[]")
+
+
+def watched_folders(patterns: list[str]) -> list[str]:
+    """The folders a list of globs can match paths in: each glob's literal start, up to its
+    last `/` ("" when the glob starts with a wildcard: the whole checkout). A glob without a
+    wildcard is its own path; one through `..` matches nothing, and lists nothing."""
+    folders: set[str] = set()
+    for pattern in patterns:
+        literal = _WILDCARD.split(pattern, maxsplit=1)[0]
+        folder = literal if literal == pattern else literal.rpartition("/")[0]
+        folder = folder.strip("/")
+        if ".." not in folder.split("/"):  # a listed path never has one: it matches nothing
+            folders.add(folder)
+    return sorted(folders)

@@ -42,6 +42,7 @@ from evalward.files.inside import (
     links_met,
     looked_up,
     reference_candidates,
+    watched_folders,
 )
 from evalward.files.safe_files import hash_regular
 from evalward.git import LINK_MODE, SUBMODULE_MODE, Git
@@ -325,20 +326,6 @@ def paths_under(ordered: list[str], folder: str) -> list[str]:
 def _has(ordered: list[str], path: str) -> bool:
     index = bisect_left(ordered, path)
     return index < len(ordered) and ordered[index] == path
-
-
-def watched_folders(patterns: list[str]) -> list[str]:
-    """The folders a list of globs can match paths in: each glob's literal start, up to its
-    last `/` ("" when the glob starts with a wildcard: the whole checkout). A glob without a
-    wildcard is its own path; one through `..` matches nothing, and lists nothing."""
-    folders: set[str] = set()
-    for pattern in patterns:
-        literal = _WILDCARD.split(pattern, maxsplit=1)[0]
-        folder = literal if literal == pattern else literal.rpartition("/")[0]
-        folder = folder.strip("/")
-        if ".." not in folder.split("/"):  # a listed path never has one: it matches nothing
-            folders.add(folder)
-    return sorted(folders)
 
 
 def may_cover(folder: str, patterns: list[str]) -> bool:

@@ -13,13 +13,14 @@ import secrets
 from typing import Any
 
 from evalward.errors import GitError, NotCommitted, TreeError
-from evalward.files.committed import RepoFiles
+from evalward.files.committed import RepoFiles, entries_digest
 from evalward.plan.plan import Checkout, Plan, PlannedRun
 from evalward.resources import ResourceSet
 from evalward.resources.playground import Playground
 from evalward.resources.state_assertions import STATE_TYPES, StateSnapshotAssertion
 from evalward.rundata.sides import Side
 from evalward.runtime.playground.base import PlaygroundSource
+from evalward.runtime.playground.service import watched_files
 
 
 def defined_playground(
@@ -76,32 +77,50 @@ def world_names(gating: ResourceSet) -> frozenset[str]:
 
 
 WHOLE_TREE = "."
-"""What a playground that runs a service is made from besides its named files: its program
-names no `watch`, so it may import or read any file of the tree it runs from (which
-`plan/reach.py` copies whole for it)."""
+"""What a playground whose service names no `watch` is made from besides its named files:
+its program may import or read any file of the tree it runs from (which `plan/reach.py`
+copies whole for it)."""
 
 
 class PlaygroundKeys:
     """What a run's cache key covers of its playground: the definition, and the content of
-    every file it is made from (seeds, snapshot files; for a service, every file of its tree:
-    `WHOLE_TREE`). Each file is hashed once per job and tree, each definition dumped once: the
-    runs of an Eval share them."""
+    every file it is made from (seeds, snapshot files; for a service, the files it names and
+    every file its `watch` matches, or every file of its tree without one: `WHOLE_TREE`).
+    Each file is hashed once per job and tree, each definition dumped once: the runs of an
+    Eval share them."""
 
     def __init__(self) -> None:
         self._hashes: dict[tuple[RepoFiles, str], str] = {}
+        self._watched: dict[tuple[RepoFiles, tuple[str, ...]], str] = {}
         self._definitions: dict[int, tuple[Playground, dict[str, Any]]] = {}
 
     def of(self, checkout: Checkout, run: PlannedRun) -> dict[str, Any] | None:
         source = source_of(checkout, run)
         if source is None:
             return None
-        paths = [*source.spec.paths(), *snapshot_files(checkout.resources, run.fixture)]
-        if source.spec.runs_program:
+        spec = source.spec
+        paths = [*spec.paths(), *snapshot_files(checkout.resources, run.fixture)]
+        if spec.reads_everything:
             paths.append(WHOLE_TREE)
-        return {
-            "definition": self._definition(source.spec),
+        elif spec.service is not None:
+            paths += spec.service.named()
+        key: dict[str, Any] = {
+            "definition": self._definition(spec),
             "files": {path: self._hash(source.door, path) for path in sorted(set(paths))},
         }
+        if spec.watched():
+            key["watched"] = self._watch(source.door, spec)
+        return key
+
+    def _watch(self, door: RepoFiles, spec: Playground) -> str:
+        """One hash of every file its services' `watch` matches in `door`'s tree."""
+        key = (door, tuple(spec.watched()))
+        if key not in self._watched:
+            try:
+                self._watched[key] = entries_digest(watched_files(spec, door))
+            except (TreeError, OSError, GitError) as exc:  # starting the service says so too
+                self._watched[key] = f"unreadable: {exc} ({secrets.token_hex(16)})"
+        return self._watched[key]
 
     def _definition(self, spec: Playground) -> dict[str, Any]:
         # by identity: the loaded definition lives as long as the job, which keeps it here

@@ -21,14 +21,13 @@ from pathlib import Path
 from evalward.definitions.loader import load_changed_resources, load_resources, needs_full_load
 from evalward.errors import ResourceError
 from evalward.files.committed import RepoFiles
-from evalward.files.inside import folders_of
+from evalward.files.inside import folders_of, watched_folders
 from evalward.git import FileChange, Git
 from evalward.plan.changes import ChangeSet, agents_changed, changed_paths, detect_changes
 from evalward.plan.fingerprint import (
     FileIndex,
     agent_reads,
     read_globs,
-    watched_folders,
 )
 from evalward.plan.plan import (
     Checkout,

@@ -22,18 +22,21 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
 
+from evalward.errors import GitError, TreeError
+from evalward.files.inside import watched_folders
 from evalward.plan.fingerprint import (
     imports_from_root,
     paths_under,
     reads_everything,
     referenced_files,
     root_modules,
-    watched_folders,
 )
 from evalward.plan.plan import PlannedRun
 from evalward.plan.playgrounds import defined_playground, snapshot_files
 from evalward.resources import Located, ResourceSet
 from evalward.resources.models import Agent
+from evalward.resources.playground import Playground
+from evalward.runtime.playground.service import service_reads
 
 
 @dataclass
@@ -125,9 +128,7 @@ def world_reach(gating: ResourceSet, runs: Iterable[PlannedRun]) -> Reach:
             continue
         spec = located_eval.resource.spec.playground
         if spec is not None:
-            if spec.runs_program:
-                reach.everything(f"Eval {eval_name!r}'s playground runs a service program")
-            reach.paths.update(path.lstrip("/") for path in spec.paths())
+            _made_from(gating, f"Eval {eval_name!r}", spec, [], reach)
     return reach
 
 
@@ -137,10 +138,25 @@ def playground_reach(resources: ResourceSet, eval_name: str, fixture: str, reach
     if defined is None:
         return
     name, spec, kind = defined
-    if spec.runs_program:
-        reach.everything(f"{kind} {name!r}'s playground runs a service program")
-    snapshots = snapshot_files(resources, fixture)
+    _made_from(resources, f"{kind} {name!r}", spec, snapshot_files(resources, fixture), reach)
+
+
+def _made_from(
+    resources: ResourceSet, named: str, spec: Playground, snapshots: list[str], reach: Reach
+) -> None:
+    """Add what a playground is made from of `resources`' tree to `reach`: its seeds, its
+    snapshots, and what its service reads (the whole tree, for one that names no `watch`)."""
+    if spec.reads_everything:
+        reach.everything(f"{named}'s playground runs a service program that names no `watch`")
     reach.paths.update(path.lstrip("/") for path in [*spec.paths(), *snapshots])
+    if spec.reads_everything or spec.service is None:
+        return
+    try:
+        reads = service_reads(spec, resources.files)
+    except (TreeError, OSError, GitError):  # its start says why; the tree holds it all
+        reach.everything(f"{named}'s service's `watch` could not be listed")
+        return
+    reach.paths.update(reads or ())
 
 
 def _agent(located: Located[Agent], listed: list[str], reach: Reach) -> None:

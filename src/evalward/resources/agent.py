@@ -261,7 +261,7 @@ class AgentSpec(Model):
         """`./agent/**` and `/agent/**` as `agent/**`, and a folder (`agent/`, `agent`) as
         every file below it: paths are from the root and name files, so a glob written so
         matched no path, and change detection never saw the agent's code change."""
-        return list(dict.fromkeys(watched for glob in globs for watched in _from_root(glob)))
+        return list(dict.fromkeys(watched for glob in globs for watched in from_root(glob)))
 
     @field_validator("tool_choice", mode="before")
     @classmethod
@@ -369,7 +369,7 @@ class Agent(Model):
 _WILDCARD = re.compile(r"[*?\[]")
 
 
-def _from_root(glob: str) -> list[str]:
+def from_root(glob: str) -> list[str]:
     """A `watch` glob as globs of the paths from the root it means: its leading `/` and `./`
     and repeated `/` taken off (`./agent/**` is `agent/**`), the root itself (`.`, `/`) as
     `**`, a folder (`agent/`) as `agent/**`, and a name with no wildcard as that file and

@@ -15,7 +15,7 @@ from typing import Annotated, ClassVar, Literal, get_args
 
 from pydantic import Field, field_validator, model_validator
 
-from evalward.resources.agent import AgentEnvironment
+from evalward.resources.agent import AgentEnvironment, from_root
 from evalward.resources.common import NAME_PATTERN, Model, RepoPath
 
 PartKind = Literal["files", "sqlite", "service"]
@@ -39,7 +39,17 @@ class PartSettings(Model):
     """What every part's settings answer, from the definition alone."""
 
     runs_program: ClassVar[bool] = False
-    """It starts a program of the repository (the gate then reads the whole base tree)."""
+    """It starts a program of the repository."""
+
+    @property
+    def reads_everything(self) -> bool:
+        """It starts a program that declares no `watch` of what it reads: that program may
+        read any file of its tree, which is then copied whole for it and keyed whole."""
+        return False
+
+    def watched(self) -> list[str]:
+        """The globs (from the root) of what its program reads besides `paths`."""
+        return []
 
     def seeds(self) -> list[str]:
         """The repository files (or folders) it must find on the gate's side."""
@@ -139,8 +149,21 @@ class ServicePart(PartSettings):
         "agent's `environment` is (`python`, `node`, bounds) and built in the action as the "
         "run side's agent user, sealed read-only, once per side (docs/playgrounds.md).",
     )
+    watch: list[str] = Field(
+        default_factory=list,
+        exclude_if=lambda watch: not watch,  # a definition without one dumps as it always did
+        description="Globs of the other files its programs read, on paths from the root, "
+        "written as an agent's `watch`: its programs run in a copy holding only these and "
+        "the files it names, and its runs are keyed on them. Empty: the whole tree.",
+    )
 
     _inside = field_validator("seed")(lambda v: None if v is None else _repository_path(v))
+
+    @field_validator("watch")
+    @classmethod
+    def _from_the_root(cls, globs: list[str]) -> list[str]:
+        """As an agent's `watch` (`./shop/**` is `shop/**`, `shop/` every file below it)."""
+        return list(dict.fromkeys(watched for glob in globs for watched in from_root(glob)))
 
     @model_validator(mode="after")
     def _one_way_to_read_state(self) -> ServicePart:
@@ -160,8 +183,26 @@ class ServicePart(PartSettings):
 
     runs_program: ClassVar[bool] = True
 
+    @property
+    def reads_everything(self) -> bool:
+        return not self.watch
+
+    def watched(self) -> list[str]:
+        return list(self.watch)
+
     def seeds(self) -> list[str]:
         return [self.seed] if self.seed else []
+
+    def named(self) -> list[str]:
+        """What its programs read besides `watch`, where it names one: `paths`, and each
+        argument of its commands that names a file without a folder (`server.py`)."""
+        commands = [*self.start, *(self.dump or [])]
+        plain = [
+            a
+            for a in commands
+            if "." in a.strip(".") and not a.startswith(("-", ".")) and not set(a) & set("{:=")
+        ]
+        return sorted({*self.paths(), *plain})
 
     def paths(self) -> list[str]:
         """Its seed, and each argument of its commands that looks like a path."""
@@ -207,3 +248,12 @@ class Playground(Model):
     def runs_program(self) -> bool:
         """One of its parts starts a program of the repository."""
         return any(part.runs_program for part in self.parts().values())
+
+    @property
+    def reads_everything(self) -> bool:
+        """One of its parts starts a program that names no `watch`: it reads the whole tree."""
+        return any(part.reads_everything for part in self.parts().values())
+
+    def watched(self) -> list[str]:
+        """The `watch` globs of its parts' programs."""
+        return [glob for part in self.parts().values() for glob in part.watched()]

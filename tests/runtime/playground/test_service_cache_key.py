@@ -121,3 +121,46 @@ def test_a_service_whose_code_changed_runs_again(
     said, after = run(repo, tmp_path)
     assert "reused" not in said, said
     assert after["status"] == "fail", said
+
+
+WATCHING = EVALS.replace(
+    "ready: /state, state: /state }}", "ready: /state, state: /state, watch: [shop/**] }}"
+)
+"""The same suite, its service naming what it reads: `shop/**`."""
+
+
+@pytest.mark.parametrize(
+    ("changed", "reused"),
+    [
+        ("docs/notes.md", True),  # a file its `watch` does not match
+        ("shop/rules.py", False),  # a module it imports, which its `watch` matches
+    ],
+)
+def test_a_watching_service_runs_again_only_when_what_it_watches_changed(
+    repo: GitRepo, tmp_path: Path, changed: str, reused: bool
+) -> None:
+    """A service that names a `watch` is keyed on what it names and what its `watch`
+    matches, not on the whole tree: a change elsewhere reads the cache, one to a module it
+    imports runs it again."""
+    repo.commit(
+        "crm",
+        {
+            "evals.yaml": WATCHING.format(python=sys.executable, program="shop/server.py"),
+            "agent.py": AGENT,
+            "shop/server.py": SERVER,
+            "shop/rules.py": 'STATUS = "open"\n',
+            "docs/notes.md": "notes\n",
+            ".gitignore": ".evalward/\n__pycache__/\n",
+        },
+    )
+    said, first = run(repo, tmp_path)
+    assert first["status"] == "pass", said
+
+    edited = {"docs/notes.md": "other notes\n", "shop/rules.py": 'STATUS = "closed"\n'}
+    repo.commit(f"{changed} changed", {changed: edited[changed]})
+    said, after = run(repo, tmp_path)
+    if reused:
+        assert after["status"] == "pass" and "1 of 1 runs reused" in said, said
+    else:
+        assert "reused" not in said, said
+        assert after["status"] == "fail", said

@@ -12,20 +12,28 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from fnmatch import fnmatch
 from typing import Any
 
 from evalward.errors import (
     AgentRunError,
     ConfigError,
     DuplicateKey,
+    GitError,
     HttpFailure,
+    NotCommitted,
     PortTaken,
+    TreeError,
 )
+from evalward.files.committed import RepoFiles
+from evalward.files.inside import watched_folders
+from evalward.git import TreeEntry
 from evalward.http.client import HttpClient, Reply
-from evalward.resources.playground import McpReady, ServicePart
+from evalward.resources.playground import McpReady, Playground, ServicePart
 from evalward.rundata.playground_state import PlaygroundState, shared_with
 from evalward.runtime.agents.process import (
     kill_group,
@@ -144,9 +152,11 @@ class ServiceRun(PlaygroundPart[ServicePart]):
         return Service(process, port, url, logs, values, own_env, sandbox)
 
     async def _sandbox(self, live: LivePlayground, env: Mapping[str, str]) -> Sandbox | None:
-        """The run's sandbox, with the packages of the service's `environment` (built once
-        per side) when it declares one and the job builds them."""
-        spec, sandbox = self.spec.environment, live.sandbox
+        """The run's sandbox, its copy of the tree holding only what the service reads where
+        it names a `watch` (`service_reads`: what its runs are keyed on), with the packages
+        of the service's `environment` (built once per side) when it declares one and the
+        job builds them."""
+        spec, sandbox = self.spec.environment, _own_copy(live)
         if spec is None or sandbox is None or live.environments is None:
             return sandbox
         try:
@@ -252,6 +262,62 @@ class ServiceRun(PlaygroundPart[ServicePart]):
             )
         errors.cancel()
         return output
+
+
+def _own_copy(live: LivePlayground) -> Sandbox | None:
+    """The run's sandbox for a service that names a `watch`: its programs run in a copy of
+    the tree holding what it names and what its `watch` matches, and no other file (one
+    copy per tree and reads, shared by the runs). The run's sandbox as it is without one."""
+    sandbox, spec = live.sandbox, live.source.spec
+    if sandbox is None or spec.reads_everything:
+        return sandbox
+    try:
+        reads = service_reads(spec, live.source.door)
+    except (TreeError, OSError, GitError) as exc:
+        raise live.error(
+            f"the files its service's `watch` matches cannot be listed: {exc}"
+        ) from None
+    if reads is None:
+        return sandbox
+    owner = "service " + hashlib.sha256("\0".join(sorted(reads)).encode()).hexdigest()[:16]
+    sandbox.limit(live.source.world, reads, owner)
+    return sandbox.for_agent(owner)
+
+
+def watched_files(spec: Playground, door: RepoFiles) -> dict[str, TreeEntry]:
+    """The files of `door`'s tree its services' `watch` globs match, by their paths as
+    watched (under a linked folder, the link's), with what the tree holds there: what a
+    watching service's copy holds besides what it names, and what its runs are keyed on.
+    A folder the tree lacks matches nothing; TreeError, OSError or GitError when the tree
+    cannot be listed."""
+    globs = spec.watched()
+    found: dict[str, TreeEntry] = {}
+    for folder in watched_folders(globs):
+        try:
+            real, _ = door.place(folder or ".")
+            listed = door.entries(folder or ".")
+        except NotCommitted:
+            continue
+        for name, entry in listed.items():
+            if real == folder:
+                path = name
+            elif real:
+                path = folder + name[len(real) :]
+            else:
+                path = f"{folder}/{name}"
+            if any(fnmatch(path, glob) for glob in globs):
+                found[path] = entry
+    return found
+
+
+def service_reads(spec: Playground, door: RepoFiles) -> frozenset[str] | None:
+    """What the programs of `spec`'s service read of `door`'s tree: the files it names and
+    those its `watch` matches (`watched_files`); None, the whole tree, for a service that
+    names no `watch`, or a playground without one."""
+    service = spec.service
+    if service is None or service.reads_everything:
+        return None
+    return frozenset([*(path.lstrip("/") for path in service.named()), *watched_files(spec, door)])
 
 
 async def _answers_get(client: HttpClient, url: str) -> bool:
