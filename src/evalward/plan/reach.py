@@ -9,9 +9,11 @@ from the first round alone, and written before the first run: what a run reads i
 whenever it starts, and the result cache hashes the same files the run reads.
 
 What a definition reads is docs/github.md's "What the base side reads" (a program that names
-no `watch`, or a playground's service, may read anything: the whole commit). Each agent's
-runs get a copy of what that agent alone reads (`reach_of_each`): what it can read is then
-what its cache key hashes, never a file only another agent of the plan names. Code scorers,
+no `watch`, or a playground's service that names none, may read anything: the whole commit).
+Each agent's runs get a copy of what that agent alone reads (`reach_of_each`): what it can
+read is then what its cache key hashes, never a file only another agent of the plan names,
+nor one only its playground's service reads, in a copy of its own (runtime/playground/
+service.py). Code scorers,
 AgentV cases, grader prompts and the like are read with their fixture, from git, and need no
 checkout.
 """
@@ -45,8 +47,11 @@ class Reach:
 
     paths: set[str] = field(default_factory=set)
     whole: str = ""
-    """Why the whole commit is checked out (the first definition that needs it); "" when
-    `paths` is all."""
+    """Why the whole commit is checked out and copied for its agents (the first definition
+    that needs it); "" when `paths` is all."""
+    tree: str = ""
+    """Why the whole commit is checked out while its agents' copies hold `paths` alone: a
+    playground's service that names no `watch` reads it all, in a copy of its own."""
 
     def everything(self, why: str) -> None:
         self.whole = self.whole or why
@@ -54,7 +59,7 @@ class Reach:
     @property
     def checkout(self) -> set[str] | None:
         """What to check out: the paths, or None for the whole commit."""
-        return None if self.whole else self.paths
+        return None if self.whole or self.tree else self.paths
 
     @property
     def copied(self) -> frozenset[str] | None:
@@ -68,6 +73,7 @@ def joined(reaches: Iterable[Reach]) -> Reach:
     for reach in reaches:
         together.paths |= reach.paths
         together.everything(reach.whole)
+        together.tree = together.tree or reach.tree
     return together
 
 
@@ -147,14 +153,14 @@ def _made_from(
     """Add what a playground is made from of `resources`' tree to `reach`: its seeds, its
     snapshots, and what its service reads (the whole tree, for one that names no `watch`)."""
     if spec.reads_everything:
-        reach.everything(f"{named}'s playground runs a service program that names no `watch`")
+        reach.tree = reach.tree or f"{named}'s playground runs a service that names no `watch`"
     reach.paths.update(path.lstrip("/") for path in [*spec.paths(), *snapshots])
     if spec.reads_everything or spec.service is None:
         return
     try:
         reads = service_reads(spec, resources.files)
     except (TreeError, OSError, GitError):  # its start says why; the tree holds it all
-        reach.everything(f"{named}'s service's `watch` could not be listed")
+        reach.tree = reach.tree or f"{named}'s service's `watch` could not be listed"
         return
     reach.paths.update(reads or ())
 

@@ -265,21 +265,22 @@ class ServiceRun(PlaygroundPart[ServicePart]):
 
 
 def _own_copy(live: LivePlayground) -> Sandbox | None:
-    """The run's sandbox for a service that names a `watch`: its programs run in a copy of
-    the tree holding what it names and what its `watch` matches, and no other file (one
-    copy per tree and reads, shared by the runs). The run's sandbox as it is without one."""
-    sandbox, spec = live.sandbox, live.source.spec
-    if sandbox is None or spec.reads_everything:
-        return sandbox
+    """The run's sandbox for its service: its programs run in a copy of the tree of their
+    own (one per tree and reads, shared by the runs), never the agent's, whose copy holds
+    what the agent's key hashes. A service that names a `watch` gets what it names and
+    what its `watch` matches, and no other file; one that names none, the whole tree."""
+    sandbox = live.sandbox
+    if sandbox is None:
+        return None
     try:
-        reads = service_reads(spec, live.source.door)
+        reads = service_reads(live.source.spec, live.source.door)
     except (TreeError, OSError, GitError) as exc:
         raise live.error(
             f"the files its service's `watch` matches cannot be listed: {exc}"
         ) from None
-    if reads is None:
-        return sandbox
-    owner = "service " + hashlib.sha256("\0".join(sorted(reads)).encode()).hexdigest()[:16]
+    owner = "service: the whole tree"
+    if reads is not None:
+        owner = "service " + hashlib.sha256("\0".join(sorted(reads)).encode()).hexdigest()[:16]
     sandbox.limit(live.source.world, reads, owner)
     return sandbox.for_agent(owner)
 
