@@ -1,7 +1,7 @@
 """`plan.reach`: what a side's runs read of a commit, so its checkout holds exactly that: the
 files an agent's `watch` globs match (not their folder's others), its playground's seed, and
 the whole commit once an agent runs a program that names no `watch`; and each agent's own,
-which its working copy holds."""
+which its working copy holds: what it reads, never what only its playground is made from."""
 
 from __future__ import annotations
 
@@ -74,7 +74,8 @@ spec:
 
 def test_each_agent_reads_only_what_its_own_runs_read(repo: GitRepo) -> None:
     """The refunder's reach holds none of the noter's files, nor the noter's the refunder's
-    seed: an agent's copy lacks a file only the other names (the plan's, together, has all)."""
+    seed: an agent's copy lacks a file only the other names (the plan's, together, has all),
+    and the seed its playground is made from, which evalward reads, not the agent."""
     notes = labelled_suite("noter", "note", "hi", "{ type: contains, value: ok }")
     checkout = shop(
         repo,
@@ -91,10 +92,12 @@ def test_each_agent_reads_only_what_its_own_runs_read(repo: GitRepo) -> None:
     each = reach_of_each(checkout.resources, runs, listing)
 
     assert {name: reach.copied for name, reach in each.items()} == {
-        "refunder": frozenset({"tools/refund.py", "shop/seed.sql"}),
+        "refunder": frozenset({"tools/refund.py"}),
         "noter": frozenset({"tools/notes.txt", "notes/notes.py"}),
     }
-    assert joined(each.values()).checkout == agents_reach(checkout.resources, runs, listing).paths
+    together = agents_reach(checkout.resources, runs, listing)
+    assert joined(each.values()).checkout == together.checkout
+    assert "shop/seed.sql" in together.made_from
 
 
 def test_an_agent_without_watch_gets_the_whole_commit_and_the_others_their_own(
@@ -113,7 +116,7 @@ def test_an_agent_without_watch_gets_the_whole_commit_and_the_others_their_own(
     each = reach_of_each(checkout.resources, runs, partial(Git(repo.path).under, repo.head()))
 
     assert each["noter"].copied is None
-    assert each["refunder"].copied == frozenset({"tools/refund.py", "shop/seed.sql"})
+    assert each["refunder"].copied == frozenset({"tools/refund.py"})
     assert joined(each.values()).whole == "agent 'noter' runs a program and names no `watch`"
 
 

@@ -49,6 +49,12 @@ class Reach:
     whole: str = ""
     """Why the whole commit is checked out and copied for its agents (the first definition
     that needs it); "" when `paths` is all."""
+    made_from: set[str] = field(default_factory=set)
+    """What its playgrounds are made from (seeds, snapshots, what a service reads): checked
+    out, never in an agent's copy. evalward reads seeds and snapshots through the side's
+    door, and a service runs in a copy of its own: a file only the playground reads is not
+    the agent's to read, as its cache key does not hash it where the playground is made
+    from another tree (the base branch's, under `gate-config: base`)."""
     tree: str = ""
     """Why the whole commit is checked out while its agents' copies hold `paths` alone: a
     playground's service that names no `watch` reads it all, in a copy of its own."""
@@ -58,8 +64,9 @@ class Reach:
 
     @property
     def checkout(self) -> set[str] | None:
-        """What to check out: the paths, or None for the whole commit."""
-        return None if self.whole or self.tree else self.paths
+        """What to check out: the paths and what its playgrounds are made from, or None for
+        the whole commit."""
+        return None if self.whole or self.tree else self.paths | self.made_from
 
     @property
     def copied(self) -> frozenset[str] | None:
@@ -72,6 +79,7 @@ def joined(reaches: Iterable[Reach]) -> Reach:
     together = Reach()
     for reach in reaches:
         together.paths |= reach.paths
+        together.made_from |= reach.made_from
         together.everything(reach.whole)
         together.tree = together.tree or reach.tree
     return together
@@ -154,7 +162,7 @@ def _made_from(
     snapshots, and what its service reads (the whole tree, for one that names no `watch`)."""
     if spec.reads_everything:
         reach.tree = reach.tree or f"{named}'s playground runs a service that names no `watch`"
-    reach.paths.update(path.lstrip("/") for path in [*spec.paths(), *snapshots])
+    reach.made_from.update(path.lstrip("/") for path in [*spec.paths(), *snapshots])
     if spec.reads_everything or spec.service is None:
         return
     try:
@@ -162,7 +170,7 @@ def _made_from(
     except (TreeError, OSError, GitError):  # its start says why; the tree holds it all
         reach.tree = reach.tree or f"{named}'s service's `watch` could not be listed"
         return
-    reach.paths.update(reads or ())
+    reach.made_from.update(reads or ())
 
 
 def _agent(located: Located[Agent], listed: list[str], reach: Reach) -> None:
