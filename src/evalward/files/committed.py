@@ -248,12 +248,15 @@ class RepoFiles:
         `copy_out` leaves it out, so a file gets the same key on a commit and on a working
         tree that holds the same content (a push's run, then a pull request's base). A file
         another program wrote or changed there is in the key as it is: it names no commit's
-        result. "missing: <why>" when this side may not read it; OSError, TreeError past
-        DIGEST_BOUNDS when the working tree cannot be read."""
+        result. "missing" when this side may not read it, whatever the reason: the words
+        name the commit, and a copy of either side holds nothing there (an interpreter named
+        by its absolute path, `/usr/bin/python3`, is missing alike on a working tree and on
+        each commit); OSError, TreeError past DIGEST_BOUNDS when the working tree cannot be
+        read."""
         try:
             listed = self.entries(path)
-        except NotCommitted as exc:
-            return f"missing: {exc.reason}"
+        except NotCommitted:
+            return "missing"
         return entries_digest(listed)
 
     def entries(self, path: str) -> dict[str, TreeEntry]:

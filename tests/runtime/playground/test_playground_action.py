@@ -204,3 +204,62 @@ def test_a_push_on_main_is_the_result_its_pull_requests_base_reads(
     assert fixtures["base"]["cached"] is (planted is None)
     assert len(model.requests_mentioning("BASE-V1")) == (1 if planted is None else 2)
     assert len(model.requests_mentioning("HEAD-V2")) == 1
+
+
+WATCHING_SUITE = CACHED_SUITE.replace(
+    "    files: { seed: shop/files }\n",
+    f'    service: {{ start: [{PYTHON}, shop/service.py, "{{port}}"], state: null, '
+    "watch: [shop/**] }\n",
+)
+"""The cached suite, its playground running a service that watches `shop/**`."""
+
+
+@pytest.mark.parametrize(
+    ("changed", "reused"), [("none", True), ("docs/notes.md", True), ("shop/rules.py", False)]
+)
+def test_a_watching_service_s_push_run_answers_its_pull_requests_base(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, changed: str, reused: bool
+) -> None:
+    """A push's run keys a service that names a `watch` on main's working tree, a pull
+    request's base on main's commit, each on what the service names and watches alone: a
+    commit to main since the push that changed another file leaves the base's results in
+    the cache, one that changed a module the service imports runs it again. Its interpreter,
+    named by its absolute path, is missing from both trees alike (the words saying why named
+    the commit, so no run of a service so started was ever answered from another's)."""
+    env = provider_env(model)
+    model.script("Where is order A-1?", text("It has shipped."))
+    service = json_server(
+        "    def do_GET(self):\n        self.reply({})\n",
+        preamble='import json, sys\nsys.path.insert(0, "shop")\nimport rules\n',
+    )
+    main = repo.commit(
+        "a shop",
+        {
+            "evals.yaml": WATCHING_SUITE.replace("PROMPT", "BASE-V1"),
+            "shop/seed.sql": SEED,
+            "shop/service.py": service,
+            "shop/rules.py": "OPEN = True\n",
+            "docs/notes.md": "notes\n",
+            ".gitignore": ".evalward/\n__pycache__/\n",
+        },
+    )
+    payload = real_payload("push", ref="refs/heads/main", after=main)
+    payload["repository"]["default_branch"] = "main"
+    pushed = run_action(repo.path, github, payload, env=env, event_name="push")
+    assert pushed.returncode == 0, pushed.stdout + pushed.stderr
+    assert len(model.requests_mentioning("BASE-V1")) == 1
+
+    if changed != "none":
+        main = repo.commit(f"{changed} changed", {changed: "OPEN = True  # again\n"})
+    repo.branch("feature")
+    head = repo.commit("a clerk", {"evals.yaml": WATCHING_SUITE.replace("PROMPT", "HEAD-V2")})
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=main))
+    gated = run_action(
+        repo.path, github, pull_request_event(github.repository, 7, main, head), env=env
+    )
+
+    assert gated.returncode == 0, gated.stdout + gated.stderr
+    fixtures = {f["side"]: f for f in gated.results()["fixtures"]}
+    assert {side: f["status"] for side, f in fixtures.items()} == {"base": "pass", "head": "pass"}
+    assert fixtures["base"]["cached"] is reused, pushed.stdout + gated.stdout
+    assert len(model.requests_mentioning("BASE-V1")) == (1 if reused else 2)
