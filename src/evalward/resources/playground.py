@@ -185,7 +185,10 @@ class ServicePart(PartSettings):
 
     @property
     def reads_everything(self) -> bool:
-        return not self.watch
+        """It names no `watch`, or its `environment`'s installer is given the root folder
+        (whose every file it reads)."""
+        environment = self.environment
+        return not self.watch or (environment is not None and "." in environment.folders())
 
     def watched(self) -> list[str]:
         return list(self.watch)
@@ -194,15 +197,19 @@ class ServicePart(PartSettings):
         return [self.seed] if self.seed else []
 
     def named(self) -> list[str]:
-        """What its programs read besides `watch`, where it names one: `paths`, and each
-        argument of its commands that names a file without a folder (`server.py`)."""
+        """What its programs read besides `watch`, where it names one, as repository paths:
+        `paths`, each argument of its commands that names a file without a folder
+        (`server.py`), and the folders its `environment`'s installer is given whole."""
         commands = [*self.start, *(self.dump or [])]
         plain = [
             a
             for a in commands
             if "." in a.strip(".") and not a.startswith(("-", ".")) and not set(a) & set("{:=")
         ]
-        return sorted({*self.paths(), *plain})
+        folders = self.environment.folders() if self.environment is not None else []
+        found = {posixpath.normpath(p.lstrip("/").removeprefix("./")) for p in self.paths()}
+        found |= {*plain, *folders}
+        return sorted(p for p in found if p != ".." and not p.startswith("../"))
 
     def paths(self) -> list[str]:
         """Its seed, and each argument of its commands that looks like a path."""

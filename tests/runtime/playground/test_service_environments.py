@@ -41,8 +41,9 @@ print(json.dumps({"type": "final", "content": "done"}))
 """
 
 
-def suite(environment: bool) -> dict[str, str]:
+def suite(environment: bool, watch: str = "") -> dict[str, str]:
     built = "      environment: { python: crm/requirements.txt }\n" if environment else ""
+    built += f"      watch: {watch}\n" if watch else ""
     return {
         "agents/svc-agent.yaml": (
             "apiVersion: evalward.dev/v1\nkind: Agent\nmetadata: { name: svc-agent }\n"
@@ -71,10 +72,13 @@ def states(run: Any) -> dict[str, Any]:
 
 
 @needs_root
+@pytest.mark.parametrize("watch", ["", "[crm/server.py]"])
 def test_a_service_runs_with_the_packages_its_environment_names(
-    workspace: Path, github: FakeGitHub
+    workspace: Path, github: FakeGitHub, watch: str
 ) -> None:
-    files = suite(environment=True)
+    """With a `watch` of its program alone too: its copy holds the folder its installer is
+    given (crm/, its requirements file's), as the files it names."""
+    files = suite(environment=True, watch=watch)
     head = {"agent/agent.py": AGENT + "# changed\n"}
     run = run_gate(workspace, github, open_pr(workspace, github, files, head, suite={}))
     fixtures = states(run)
