@@ -129,6 +129,16 @@ def judged_terser(
     return done, pairwise_of(json.loads((out / "results.json").read_text())), judged
 
 
+def shown_finals(body: dict[str, Any]) -> tuple[str, str] | None:
+    """The two final replies a pairwise judge's request shows (`A_final`, `B_final`), or None
+    for a request that is not a pairwise judge's."""
+    user = body["messages"][-1]["content"] if body.get("messages") else ""
+    if OPEN not in user:
+        return None
+    data = json.loads(user.split(OPEN + "\n", 1)[-1].rsplit("\n" + CLOSE, 1)[0])
+    return data.get("A_final"), data.get("B_final")
+
+
 def pairwise_of(document: dict[str, Any]) -> dict[str, Any]:
     head = next(e for e in document["evals"] if e["side"] == "head")
     record: dict[str, Any] = head["pairwise"]

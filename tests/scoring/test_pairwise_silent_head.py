@@ -14,9 +14,8 @@ from typing import Any
 
 import pytest
 
-from evalward.scoring.judge import CLOSE, OPEN
 from fakes.model_server import ScriptedModelServer, text
-from scoring.test_pairwise_gate import CALIBRATION, CURT, GOOD, RUBRIC, pairwise_of
+from scoring.test_pairwise_gate import CALIBRATION, CURT, GOOD, RUBRIC, pairwise_of, shown_finals
 from support.clirun import evalward
 from support.documents import documents
 from support.gitrepo import GitRepo
@@ -42,14 +41,6 @@ def suite(system: str) -> str:
         ),
         CALIBRATION,
     )
-
-
-def _shown(body: dict[str, Any]) -> tuple[str, str] | None:
-    user = body["messages"][-1]["content"] if body.get("messages") else ""
-    if OPEN not in user:
-        return None
-    data = json.loads(user.split(OPEN + "\n", 1)[-1].rsplit("\n" + CLOSE, 1)[0])
-    return data.get("A_final"), data.get("B_final")
 
 
 def _prefers_warm(warm_first: bool, other: str) -> str:
@@ -78,7 +69,7 @@ def test_a_head_cannot_make_its_losses_ties_by_saying_nothing(
             pair = (GOOD, other) if warm_first else (other, GOOD)
 
             def shown(body: dict[str, Any], pair: tuple[str, str] = pair) -> bool:
-                return _shown(body) == pair
+                return shown_finals(body) == pair
 
             model.script(shown, text(_prefers_warm(warm_first, other)))
     repo.commit("a greeter", {"greeter.yaml": suite("Greet warmly."), ".gitignore": ".evalward/\n"})

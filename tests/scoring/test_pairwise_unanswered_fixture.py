@@ -15,9 +15,8 @@ from typing import Any
 
 import pytest
 
-from evalward.scoring.judge import CLOSE, OPEN
 from fakes.model_server import ScriptedModelServer, error, text
-from scoring.test_pairwise_gate import CALIBRATION, CURT, GOOD, RUBRIC, pairwise_of
+from scoring.test_pairwise_gate import CALIBRATION, CURT, GOOD, RUBRIC, pairwise_of, shown_finals
 from support.clirun import evalward
 from support.documents import documents, eval_for
 from support.gitrepo import GitRepo
@@ -65,14 +64,6 @@ def suite(system: str) -> str:
     )
 
 
-def _shown(body: dict[str, Any]) -> tuple[str, str] | None:
-    user = body["messages"][-1]["content"] if body.get("messages") else ""
-    if OPEN not in user:
-        return None
-    data = json.loads(user.split(OPEN + "\n", 1)[-1].rsplit("\n" + CLOSE, 1)[0])
-    return data.get("A_final"), data.get("B_final")
-
-
 def _prefers(first: str, second: str, choice: str) -> str:
     cited = [
         {"run": "A", "step": 2, "quote": first[:20]},
@@ -90,7 +81,7 @@ def _script(model: ScriptedModelServer) -> None:
         for shown, choice in (((better, worse), "A"), ((worse, better), "B")):
 
             def asked(body: dict[str, Any], shown: tuple[str, str] = shown) -> bool:
-                return _shown(body) == shown
+                return shown_finals(body) == shown
 
             model.script(asked, text(_prefers(*shown, choice)))
 

@@ -18,9 +18,8 @@ from typing import Any
 
 import pytest
 
-from evalward.scoring.judge import CLOSE, OPEN
 from fakes.model_server import ScriptedModelServer, text
-from scoring.test_pairwise_gate import CURT, GOOD, judged_terser
+from scoring.test_pairwise_gate import CURT, GOOD, judged_terser, shown_finals
 from support.gitrepo import GitRepo
 
 pytestmark = pytest.mark.hostile
@@ -39,14 +38,6 @@ INVISIBLE = {
 def hidden(joiner: str) -> str:
     """Reads "Hello. What?" (passes `contains: Hello`), and holds no "What"."""
     return "Hello. " + joiner.join("What") + "?"
-
-
-def _shown(body: dict[str, Any]) -> tuple[str, str] | None:
-    user = body["messages"][-1]["content"] if body.get("messages") else ""
-    if OPEN not in user:
-        return None
-    data = json.loads(user.split(OPEN + "\n", 1)[-1].rsplit("\n" + CLOSE, 1)[0])
-    return data.get("A_final"), data.get("B_final")
 
 
 def _prefers_warm(warm_first: bool) -> str:
@@ -77,7 +68,7 @@ def test_a_head_cannot_make_its_losses_ties_by_being_unquotable(
             pair = (GOOD, other) if warm_first else (other, GOOD)
 
             def shown(body: dict[str, Any], pair: tuple[str, str] = pair) -> bool:
-                return _shown(body) == pair
+                return shown_finals(body) == pair
 
             model.script(shown, text(_prefers_warm(warm_first)))
     done, record, _ = judged_terser(repo, model, tmp_path / "out")
