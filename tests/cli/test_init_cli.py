@@ -108,6 +108,10 @@ def test_the_workflow_is_valid_pinned_and_asks_only_the_permissions_it_needs(
     assert document[True]["push"]["branches"] == ["main"]  # PyYAML reads `on` as True
     # a merge queue turned on later waits for this job's check on each group's commit
     assert document[True]["merge_group"] == {"types": ["checks_requested"]}
+    # a group's cache would be saved for a branch no later job reads, crowding out the
+    # repository's cache quota
+    (save,) = [s for s in job["steps"] if s["uses"].startswith("actions/cache/save@")]
+    assert save["if"] == "always() && github.event_name != 'merge_group'"
 
 
 def test_init_in_a_repository_with_history_keeps_what_is_there(repo: GitRepo) -> None:
