@@ -41,7 +41,7 @@ class WorkflowContext:
     """On workflow_dispatch: the `pr` input of the workflow, if it has one."""
     group_ref: str = ""
     """On merge_group: `merge_group.head_ref`, the queue's branch of the group, which names
-    the pull request the group ends with (`route.queued_pull`)."""
+    the pull request the group ends with (`route.GROUP_REF`)."""
     group_base_ref: str = ""
     """On merge_group: `merge_group.base_ref`, the branch the group merges into."""
 

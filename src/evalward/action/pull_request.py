@@ -7,6 +7,8 @@ a warning, never the decision, the files or the summary.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from evalward.action.attributed import SECTION, UNRETIRED, attribute, review
 from evalward.action.bypass import audit, check_bypass, needs_bypass
 from evalward.action.checks import annotate, report_check
@@ -30,7 +32,7 @@ from evalward.errors import (
     ResourceError,
     UnknownPullRequest,
 )
-from evalward.flows.session import Outcome, decide
+from evalward.flows.session import Outcome, RunVerdict, decide
 from evalward.git import Git
 from evalward.plan.request import RunRequest
 from evalward.report.markdown import MAX_COMMENT_CHARS, render_unloadable
@@ -118,14 +120,12 @@ async def gate(job: Job, request: RunRequest) -> int:
     existing = _earlier_comment(job.console, github, number, job.site.marker)
     previous = BypassRecord.parse(existing.body) if existing else None
     needed = needs_bypass(outcome)
-    verdict = decide(outcome, _weigh(job, github, pull, head_sha, previous, needed))
-    await attribute(job.console, request, verdict)
-    if verdict.decision.result is GateResult.bypassed:
-        # attribution (`mode: always`) may have run for minutes: the label is weighed as it
-        # stands when the check is written, and what attribution found stays for the reports
-        again = _weigh(job, github, pull, head_sha, previous, needed)
-        if again.bypass is None:
-            verdict = decide(outcome, again)
+    verdict = await _decided(
+        job.console,
+        request,
+        outcome,
+        lambda: _weigh(job, github, pull, head_sha, previous, needed),
+    )
     report = gate_report(job.site, verdict, pull, head_sha)
     body = write_everything(job, verdict, report)
     audit(job.console, job.site, verdict, number, head_sha)
@@ -156,6 +156,25 @@ async def gate(job: Job, request: RunRequest) -> int:
     return conclude(job.console, verdict)
 
 
+async def _decided(
+    console: Console,
+    request: RunRequest,
+    outcome: Outcome,
+    weigh: Callable[[], LabelWeighed],
+) -> RunVerdict:
+    """`outcome` decided with the bypass label as `weigh` finds it, attributed, and decided
+    again if the label no longer holds: attribution (`mode: always`) may have run for
+    minutes, so the label is weighed as it stands when the check is written, and what
+    attribution found stays for the reports."""
+    verdict = decide(outcome, weigh())
+    await attribute(console, request, verdict)
+    if verdict.decision.result is GateResult.bypassed:
+        again = weigh()
+        if again.bypass is None:
+            verdict = decide(outcome, again)
+    return verdict
+
+
 def group_base(site: Site, github: GitHubClient, git: Git) -> str:
     """What a merge queue's group is gated against: its base branch's tip as GitHub's API
     has it now, never the group's parent (`merge_group.base_sha`). A group queued behind
@@ -181,9 +200,8 @@ async def gate_group(job: Job, request: RunRequest) -> int:
     """Gate a merge queue's group: its commit against its base branch's tip (`request`'s
     revisions, `group_base`), decided as a pull request's gate decides, the bypass label
     weighed on the pull request the group ends with, and the check written on the group's
-    commit. No
-    comment: the pull request's own gate keeps its comment (and the bypass record in it);
-    the job summary says what the group's gate found."""
+    commit. No comment: the pull request's own gate keeps its comment (and the bypass
+    record in it); the job summary says what the group's gate found."""
     github, route = job.clients.github, job.route
     assert github is not None, "main() makes the client for a group's gate"
     base_sha, head_sha = request.setup.revisions.base or "", request.setup.revisions.head or ""
@@ -197,13 +215,12 @@ async def gate_group(job: Job, request: RunRequest) -> int:
     if route.pr is None:
         job.console.log(command("warning", route.why))
     needed = needs_bypass(outcome)
-    verdict = decide(outcome, _weigh_group(job, github, (base_sha, head_sha), needed))
-    await attribute(job.console, request, verdict)
-    if verdict.decision.result is GateResult.bypassed:
-        # as the label stands after attribution
-        again = _weigh_group(job, github, (base_sha, head_sha), needed)
-        if again.bypass is None:
-            verdict = decide(outcome, again)
+    verdict = await _decided(
+        job.console,
+        request,
+        outcome,
+        lambda: _weigh_group(job, github, (base_sha, head_sha), needed),
+    )
     report = group_report(job.site, verdict, route.pr, base_sha)
     write_everything(job, verdict, report)
     audit(job.console, job.site, verdict, route.pr, head_sha)

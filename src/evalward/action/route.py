@@ -55,8 +55,8 @@ class RouteKind(StrEnum):
     gate = "gate"
     """Gate a pull request: its head against its base, a comment and a decision."""
     group = "group"
-    """Gate a merge queue's group: its commit against its parent, a decision and the check on
-    its commit; no comment."""
+    """Gate a merge queue's group: its commit against its base branch's tip, a decision and
+    the check on its commit; no comment."""
     run = "run"
     """Run Evals on the current ref (dispatch, schedule, push to the default branch)."""
     skip = "skip"
