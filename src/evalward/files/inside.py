@@ -183,7 +183,8 @@ def _walk(root: Path, relative: str) -> tuple[set[str], list[tuple[str, str]]]:
     return found, links
 
 
-_WILDCARD = re.compile(r"[*?\[]")
+WILDCARD = re.compile(r"[*?\[]")
+"""What makes a glob (`fnmatch`'s) more than a literal path."""
 
 
 def watched_folders(patterns: list[str]) -> list[str]:
@@ -192,7 +193,7 @@ def watched_folders(patterns: list[str]) -> list[str]:
     wildcard is its own path; one through `..` matches nothing, and lists nothing."""
     folders: set[str] = set()
     for pattern in patterns:
-        literal = _WILDCARD.split(pattern, maxsplit=1)[0]
+        literal = WILDCARD.split(pattern, maxsplit=1)[0]
         folder = literal if literal == pattern else literal.rpartition("/")[0]
         folder = folder.strip("/")
         if ".." not in folder.split("/"):  # a listed path never has one: it matches nothing

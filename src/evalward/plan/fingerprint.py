@@ -37,6 +37,7 @@ from typing import Any
 
 from evalward.errors import GitError
 from evalward.files.inside import (
+    WILDCARD,
     folders_of,
     leads_outside,
     links_met,
@@ -50,7 +51,6 @@ from evalward.resources import Located
 from evalward.resources.agent import AgentSpec
 from evalward.resources.models import Agent
 
-_WILDCARD = re.compile(r"[*?\[]")
 NOT_READ = ".evalward"
 """evalward's own folder at the checkout's root (its cache, its outputs): never in a run's
 copy of the checkout, so never what an agent reads, and never listed."""
@@ -332,7 +332,7 @@ def may_cover(folder: str, patterns: list[str]) -> bool:
     """Whether a glob may match a path under `folder` (a linked folder, or the one a
     `.gitattributes` is in): it matches the folder itself (`agents/bot/**`), or its literal
     start and the folder are one the other's beginning."""
-    literals = ((pattern, _WILDCARD.split(pattern, maxsplit=1)[0]) for pattern in patterns)
+    literals = ((pattern, WILDCARD.split(pattern, maxsplit=1)[0]) for pattern in patterns)
     return any(
         fnmatch(folder, pattern)
         or literal.startswith(f"{folder}/")

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from evalward.files.inside import WILDCARD
 from evalward.resources.agent_runtime import (
     AgentProgram,
     AgentRuntime,
@@ -261,7 +262,7 @@ class AgentSpec(Model):
         """`./agent/**` and `/agent/**` as `agent/**`, and a folder (`agent/`, `agent`) as
         every file below it: paths are from the root and name files, so a glob written so
         matched no path, and change detection never saw the agent's code change."""
-        return list(dict.fromkeys(watched for glob in globs for watched in from_root(glob)))
+        return watch_globs(globs)
 
     @field_validator("tool_choice", mode="before")
     @classmethod
@@ -366,7 +367,10 @@ class Agent(Model):
     spec: AgentSpec
 
 
-_WILDCARD = re.compile(r"[*?\[]")
+def watch_globs(globs: list[str]) -> list[str]:
+    """A `watch` list as globs of the paths from the root it means (`from_root`), each once:
+    an agent's and a playground service's are read alike."""
+    return list(dict.fromkeys(watched for glob in globs for watched in from_root(glob)))
 
 
 def from_root(glob: str) -> list[str]:
@@ -381,4 +385,4 @@ def from_root(glob: str) -> list[str]:
         return ["**"]
     if glob.endswith("/"):
         return [f"{glob}**"]
-    return [glob] if _WILDCARD.search(glob) else [glob, f"{glob}/**"]
+    return [glob] if WILDCARD.search(glob) else [glob, f"{glob}/**"]

@@ -15,7 +15,7 @@ from typing import Annotated, ClassVar, Literal, get_args
 
 from pydantic import Field, field_validator, model_validator
 
-from evalward.resources.agent import AgentEnvironment, from_root
+from evalward.resources.agent import AgentEnvironment, watch_globs
 from evalward.resources.common import NAME_PATTERN, Model, RepoPath
 
 PartKind = Literal["files", "sqlite", "service"]
@@ -163,7 +163,7 @@ class ServicePart(PartSettings):
     @classmethod
     def _from_the_root(cls, globs: list[str]) -> list[str]:
         """As an agent's `watch` (`./shop/**` is `shop/**`, `shop/` every file below it)."""
-        return list(dict.fromkeys(watched for glob in globs for watched in from_root(glob)))
+        return watch_globs(globs)
 
     @model_validator(mode="after")
     def _one_way_to_read_state(self) -> ServicePart:
