@@ -25,6 +25,7 @@ from evalward.text.numbers import score_text, threshold_text
 from evalward.verdict.preference import (
     PreferenceTests,
     as_judged,
+    base_win_set_aside,
     decide,
     preference_share,
     swapped,
@@ -94,7 +95,7 @@ def length_undecided(record: PairwiseRecord, tests: PreferenceTests, gating: lis
     cannot be told, and the head chooses its own length: a head made terse would otherwise
     turn every pair it loses into a tie and pass. A tie for a longer head stays a tie (a
     head does not win by length)."""
-    longer_base = [p for p in record.pairs if p.length_tie and p.base_chars > p.head_chars]
+    longer_base = [p for p in record.pairs if base_win_set_aside(p)]
     if record.blocks or not longer_base:
         return ""
     restored = as_judged(record.pairs)

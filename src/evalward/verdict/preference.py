@@ -154,6 +154,12 @@ class PreferenceTests:
         return test.llr(0, later.base + max(most - len(pairs), 0)) >= test.upper
 
 
+def base_win_set_aside(pair: PairRecord) -> bool:
+    """Whether length control counted as a tie a pair the judge gave the base's longer
+    answer in both orders."""
+    return pair.length_tie and pair.base_chars > pair.head_chars
+
+
 def as_judged(pairs: Sequence[PairRecord]) -> list[PairRecord]:
     """The pairs with each length tie that set aside the base's win (the judge preferred the
     base's longer answer in both orders) counted as the judge gave it. The head chooses its own
@@ -161,10 +167,7 @@ def as_judged(pairs: Sequence[PairRecord]) -> list[PairRecord]:
     pairs by it, and the verdict finds the judge unable to decide where it would block
     (`pairwise_verdict.length_undecided`). A tie for a longer head stays a tie."""
     return [
-        p.model_copy(update={"preferred": "base"})
-        if p.length_tie and p.base_chars > p.head_chars
-        else p
-        for p in pairs
+        p.model_copy(update={"preferred": "base"}) if base_win_set_aside(p) else p for p in pairs
     ]
 
 
