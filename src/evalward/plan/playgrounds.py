@@ -119,7 +119,7 @@ class PlaygroundKeys:
             try:
                 self._watched[key] = entries_digest(watched_files(spec, door))
             except (TreeError, OSError, GitError) as exc:  # starting the service says so too
-                self._watched[key] = f"unreadable: {exc} ({secrets.token_hex(16)})"
+                self._watched[key] = _unknown(exc)
         return self._watched[key]
 
     def _definition(self, spec: Playground) -> dict[str, Any]:
@@ -162,10 +162,15 @@ def state_without_playground(resources: ResourceSet, eval_name: str, fixture: st
 
 def _tree_hash(door: RepoFiles, path: str) -> str:
     """A hash of a file, or of every file under a folder (modes, git's blob ids and paths),
-    as the side's door reads them: alike on a commit and on a working tree (`digest`). What
-    cannot be hashed (past the door's bounds) is a key no other job's run has: what it holds
-    is not known, so no result stands for it."""
+    as the side's door reads them: alike on a commit and on a working tree (`digest`); what
+    cannot be hashed (past the door's bounds), `_unknown`."""
     try:
         return door.digest(path)
     except (TreeError, OSError, GitError) as exc:  # provisioning says so too, for the run
-        return f"unreadable: {exc} ({secrets.token_hex(16)})"
+        return _unknown(exc)
+
+
+def _unknown(exc: Exception) -> str:
+    """The key of files that cannot be hashed: what they hold is not known, so it is one no
+    other job's run has and no result stands for."""
+    return f"unreadable: {exc} ({secrets.token_hex(16)})"
