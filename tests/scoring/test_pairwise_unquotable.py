@@ -7,8 +7,9 @@ warmer base and quotes the curt head as it is displayed ("What") was unsupported
 pair, every pair a tie, and the curter head passed (exit 0) where the same judge blocks the
 plain "Hello. What?" (test_pairwise_gate). The same held for the invisible characters that
 are not format characters (a combining grapheme joiner, a variation selector, a Hangul or
-Mongolian filler): the quote and the step are compared in NFKC without any character Unicode
-says a reader ignores (Default_Ignorable_Code_Point)."""
+Mongolian filler), for characters that are drawn blank (the braille blank U+2800) and for
+marks drawn over the letters: the quote and the step are compared by their letters and
+digits alone."""
 
 from __future__ import annotations
 
@@ -31,8 +32,12 @@ INVISIBLE = {
     "variation selector-17": "\U000e0100",
     "hangul filler": "\u3164",
     "mongolian free variation selector": "\u180b",
+    "braille pattern blank": "\u2800",
+    "musical symbol null notehead": "\U0001d159",
+    "combining long stroke overlay": "\u0336",
 }
-"""Characters a reader does not see, each a word of the head's reply is spelled around."""
+"""Characters a reader does not see or reads past (blank, or a mark drawn over a letter),
+each a word of the head's reply is spelled around."""
 
 
 def hidden(joiner: str) -> str:

@@ -7,7 +7,7 @@ an agent produces can spell the closing delimiter: the data cannot end early and
 instructions.
 
 A verdict is trusted only as far as it can be checked: each violation must cite a step that
-exists and quote text that stands in that step (whitespace-normalised), or it is marked
+exists and quote text that stands in that step (compared by letters and digits), or it is marked
 unsupported. Seed 003's limits apply: 60 s per call, 4 KiB of reasoning and 10 violations kept.
 """
 
@@ -267,27 +267,30 @@ def parse_reply(model: type[Graded], content: str) -> Graded:
 # --- checking the evidence -----------------------------------------------------------------
 
 
+_ASCII_SKIPPED = re.compile(r"[^0-9a-z]+")
+"""What the evidence check skips in ASCII text: everything but letters and digits."""
 _IGNORABLE = re.compile(
     "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
     "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8"
     "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
 )
 """Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt): what a reader never
-sees, format characters or not (a combining grapheme joiner and the variation selectors are
-marks, the Hangul fillers letters)."""
+sees, the Hangul fillers among them, which Unicode calls letters."""
 
 
 def normalise(text: str) -> str:
-    """Text as the evidence check compares it: in Unicode's compatibility form (NFKC), without
-    format characters or any other character a reader ignores (a word joiner, a zero-width
-    space, a bidi mark, a combining grapheme joiner, a variation selector, a Hangul filler:
-    invisible, so a run could not otherwise be quoted as it reads, and a preference against it
-    would not count), white space folded to single spaces."""
-    folded = unicodedata.normalize("NFKC", text)
-    if not folded.isascii():
-        folded = _IGNORABLE.sub("", folded)
-        folded = "".join(c for c in folded if c.isascii() or unicodedata.category(c) != "Cf")
-    return " ".join(folded.split())
+    """Text as the evidence check compares it: its letters and digits alone, case folded, in
+    Unicode's compatibility decomposition (NFKD) without its marks. A reply can be spelled
+    around characters a reader does not see or reads as blank (a word joiner, a variation
+    selector, a Hangul filler, the braille blank U+2800), or under stacks of combining marks,
+    so that what a judge quotes of it, as it reads, is not in its text, and a preference or
+    violation against it would not count: none of those is a letter or a digit. A judge's
+    quote that differs from the step only in spaces, punctuation, case or accents still
+    names the same words."""
+    if text.isascii():
+        return _ASCII_SKIPPED.sub("", text.lower())
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(c for c in _IGNORABLE.sub("", decomposed) if c.isalnum())
 
 
 def check_evidence(raw: RawVerdict, trace: Trace, *, model: str, min_score: float) -> JudgeVerdict:

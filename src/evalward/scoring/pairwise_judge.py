@@ -195,9 +195,9 @@ def check_order(
 
 def says_nothing(trace: Trace, view: PairwiseView) -> bool:
     """Whether the agent's own words in the steps the judge reads under `view` hold nothing to
-    quote (an empty reply, white space, characters a reader ignores): such a run cannot be
-    cited, so a preference needs no step of it; else a head that answered nothing would make
-    every preference against it a tie."""
+    quote (no letter or digit: an empty reply, white space, punctuation, characters a reader
+    ignores or reads as blank): such a run cannot be cited, so a preference needs no step of
+    it; else a head that answered nothing would make every preference against it a tie."""
     return not any(normalise(s.text()) for s in viewed_steps(trace, view) if s.type in AGENTS_OWN)
 
 
