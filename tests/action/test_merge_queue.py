@@ -186,7 +186,7 @@ def test_a_label_on_the_pull_requests_newer_head_does_not_bypass_a_group_of_its_
     )
     assert record["reason"] == (
         f"the group's commit {group[:12]} is not pull request #7's head {pushed[:12]} merged "
-        f"onto the group's parent {base[:12]}: the label covers that head, not what the group "
+        f"onto the base branch's tip {base[:12]}: the label covers that head, not what the group "
         "merges; queue the pull request again"
     )
     (check,) = github.check_runs

@@ -302,7 +302,7 @@ def _unmerged(git: Git, pull: PullInfo, base_sha: str, head_sha: str, parent: st
         )
     return (
         f"the group's commit {head_sha[:12]} is not pull request #{pull.number}'s head "
-        f"{head[:12]} merged onto the group's parent {base_sha[:12]}: the label covers "
+        f"{head[:12]} merged onto the base branch's tip {base_sha[:12]}: the label covers "
         "that head, not what the group merges; queue the pull request again"
     )
 
