@@ -24,6 +24,11 @@ MEASURED_ORIGIN = "proxy"
 """The origin whose steps evalward saw and timed itself (the model proxy's, `Trace.record`)."""
 ORIGINS = ("agent", MEASURED_ORIGIN, "otel")
 """Who reports a bring-your-own agent's steps: its events, the model proxy, its spans."""
+MAX_OFFERED_TOOLS = 1_000
+"""The tool names a run's `offered_tools` keeps: past it, names no earlier request offered
+are left out (a head's then counts as not offered: its guards fail, never pass)."""
+OFFERED_NAME_CHARS = 200
+"""Characters of an offered tool's name kept: the APIs allow 64 or 128."""
 MAX_RECORDED_STEPS = 10_000
 """The most steps those reports may add to one run: past it the rest are dropped and the run
 is an error, so neither the trace nor merging the reports (each step compared with the ones
@@ -156,6 +161,13 @@ class Trace(RecordModel):
     """What a bring-your-own agent wrote to stderr (tail), kept for the report."""
     proxy_calls: list[ModelCall] = Field(default_factory=list)
     """Model calls the agent's processes made through the model proxy, in order."""
+    offered_tools: list[str] | None = None
+    """A bring-your-own agent's run: the tools its requests through the model proxy offered
+    the model, each name once, in the order first offered (at most `MAX_OFFERED_TOOLS`); []
+    when it offered none or called no model. None where it is not recorded: a declarative
+    agent's run (its definition lists its tools), or a result kept before it was. A base
+    fixture's guard of a tool the base's run offered and the head's never did fails the head's
+    run (plan/preflight/tool_refs.py, `unoffered_tools`)."""
     provider_unavailable: bool = False
     """The run ended because every model it tried kept failing through its retries (an
     outage), not because of anything the agent did."""

@@ -23,7 +23,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalward.providers.base import ToolCall
-from evalward.rundata.trace import MEASURED_ORIGIN, Step, StepType, Trace
+from evalward.rundata.trace import (
+    MAX_OFFERED_TOOLS,
+    MEASURED_ORIGIN,
+    OFFERED_NAME_CHARS,
+    Step,
+    StepType,
+    Trace,
+)
 from evalward.runtime.proxy import text_tools
 from evalward.runtime.proxy.wire.base import SeenResult, Turn
 
@@ -33,6 +40,9 @@ class TrafficObserver:
 
     def __init__(self, trace: Trace) -> None:
         self.trace = trace
+        if trace.offered_tools is None:
+            trace.offered_tools = []
+        self._offered = set(trace.offered_tools)
         self._called: dict[str, tuple[str, float]] = {}
         """Tool name by call id, of every tool call a reply asked for, and when that reply
         reached the agent: its result is timed from then to the request that sends it back."""
@@ -41,6 +51,17 @@ class TrafficObserver:
         """The text of the latest reply, when that reply asked for no tool."""
         self._in_text: list[tuple[str, str]] = []
         """Call id and (tool, arguments) key of every tool call a reply asked for in text."""
+
+    def offer(self, names: Sequence[str]) -> None:
+        """Keep the tool names a request offers the model (`Trace.offered_tools`): what a
+        base fixture's guard of a renamed tool reads."""
+        offered = self.trace.offered_tools
+        assert offered is not None, "set as the observer is made"
+        for name in names:
+            name = name[:OFFERED_NAME_CHARS]
+            if name not in self._offered and len(offered) < MAX_OFFERED_TOOLS:
+                self._offered.add(name)
+                offered.append(name)
 
     def request(
         self,

@@ -66,6 +66,7 @@ class Answerer:
         observer = call.grant.observer
         if observer is not None and fmt is not None:
             observer.request(fmt.results(body), call.started, body)
+            observer.offer(fmt.offered(body))
         mocked = self.providers.override is not None
         forward = MeteredForward(
             call,

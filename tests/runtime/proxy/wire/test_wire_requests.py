@@ -151,3 +151,50 @@ def test_a_stream_asked_without_usage_is_sent_upstream_asking_for_it(kind: Kind)
         assert upstream == {**body, "stream_options": {"include_usage": True}}
     else:
         assert upstream == body
+
+
+@pytest.mark.parametrize(
+    ("kind", "body", "names"),
+    [
+        (
+            Kind.chat,
+            {
+                "tools": [
+                    {"type": "function", "function": {"name": "refund_order"}},
+                    {"type": "custom", "custom": {"name": "notes"}},
+                    {"type": "function", "function": {}},
+                ],
+                "functions": [{"name": "lookup"}],
+            },
+            ["refund_order", "notes", "lookup"],
+        ),
+        (
+            Kind.responses,
+            {
+                "tools": [
+                    {"type": "function", "name": "refund_order"},
+                    {"type": "custom", "name": "notes"},
+                    {
+                        "type": "namespace",
+                        "name": "crm",
+                        "tools": [{"type": "function", "name": "x"}],
+                    },
+                ]
+            },
+            ["refund_order", "notes", "crm.x"],
+        ),
+        (
+            Kind.messages,
+            {"tools": [{"name": "refund_order"}, {"type": "bash_20250124", "name": "bash"}]},
+            ["refund_order", "bash"],
+        ),
+        (Kind.chat, {"tools": "not a list"}, []),
+    ],
+    ids=["chat", "responses", "messages", "no-list"],
+)
+def test_the_tools_a_request_offers_are_named_as_its_calls_would_be(
+    kind: Kind, body: dict[str, Any], names: list[str]
+) -> None:
+    """What a run offered its model (`Trace.offered_tools`) is named as a reply's call of it
+    is: a namespace's tool qualified (`crm.x`), a chat custom tool and an older function too."""
+    assert FORMATS[kind].offered(body) == names

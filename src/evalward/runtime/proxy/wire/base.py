@@ -111,6 +111,12 @@ class Format(Protocol):
 
     def results(self, body: Mapping[str, Any]) -> list[SeenResult]: ...
 
+    def offered(self, body: Mapping[str, Any]) -> list[str]:
+        """The names of the tools `body` offers the model, as a reply would call them: what
+        a run offered is how a base fixture's guard of a renamed tool is held
+        (plan/preflight/tool_refs.py, `unoffered_tools`)."""
+        ...
+
     def chat_request(self, body: Mapping[str, Any], labels: RunLabels) -> ChatRequest: ...
 
     def reply(
@@ -181,6 +187,11 @@ def tool_spec(tool: Mapping[str, Any], schema: str) -> ToolSpec:
         description=str(tool.get("description") or ""),
         parameters=dict(tool.get(schema) or {}),
     )
+
+
+def names_in(tools: object) -> list[str]:
+    """The `name` of each tool of a list that has one."""
+    return [str(tool["name"]) for tool in items(tools) if tool.get("name")]
 
 
 def list_field(body: Mapping[str, Any], key: str, *, required: bool = False) -> list[Any]:

@@ -45,6 +45,7 @@ from evalward.runtime.proxy.wire.base import (
     lenient_text,
     list_field,
     mapping,
+    names_in,
     text_of,
     tool_spec,
 )
@@ -110,6 +111,12 @@ class ChatCompletions:
             elif role == "function" and legacy:
                 seen.append(SeenResult(legacy, content))
         return seen
+
+    @staticmethod
+    def offered(body: Mapping[str, Any]) -> list[str]:
+        """Each tool's `function` (or `custom`) name, and the older `functions`' names."""
+        defined = [mapping(tool.get(str(tool.get("type")))) for tool in items(body.get("tools"))]
+        return names_in(defined) + names_in(body.get("functions"))
 
     @staticmethod
     def chat_request(body: Mapping[str, Any], labels: RunLabels) -> ChatRequest:

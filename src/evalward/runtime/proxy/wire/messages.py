@@ -41,6 +41,7 @@ from evalward.runtime.proxy.wire.base import (
     lenient_text,
     list_field,
     mapping,
+    names_in,
     text_of,
     tool_spec,
     unread_parts,
@@ -130,6 +131,10 @@ class Messages(TypedEvents):
         said = parse_response(reply, "", PASSED_ON)
         unread = unread_parts(items(reply.get("content")), READ_BLOCKS, "block")
         return Turn(said.content, said.tool_calls, said.stop_reason, unread)
+
+    @staticmethod
+    def offered(body: Mapping[str, Any]) -> list[str]:
+        return names_in(body.get("tools"))
 
     @staticmethod
     def results(body: Mapping[str, Any]) -> list[SeenResult]:

@@ -42,6 +42,7 @@ from evalward.runtime.proxy.wire.base import (
     items,
     lenient_text,
     mapping,
+    names_in,
     text_of,
     tool_spec,
     unread_parts,
@@ -144,6 +145,18 @@ class Responses(TypedEvents):
                 calls.append(_call(item))
         stop = _stop_reason(reply, bool(calls))
         return Turn("".join(texts), tuple(calls), stop, unread_parts(output, READ_ITEMS, "item"))
+
+    @staticmethod
+    def offered(body: Mapping[str, Any]) -> list[str]:
+        """Each function and custom tool's name, a namespace's as its calls are named
+        (`crm.delete_account`)."""
+        names = []
+        for tool in items(body.get("tools")):
+            if tool.get("type") == "namespace":
+                names += [f"{tool.get('name')}.{name}" for name in names_in(tool.get("tools"))]
+            elif tool.get("name"):
+                names.append(str(tool["name"]))
+        return names
 
     @staticmethod
     def results(body: Mapping[str, Any]) -> list[SeenResult]:
