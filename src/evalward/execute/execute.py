@@ -21,12 +21,13 @@ import asyncio
 from collections import deque
 from collections.abc import Callable, Mapping
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from evalward.errors import ConfigError
 from evalward.plan.estimate import budget_estimate
 from evalward.plan.plan import PlannedRun
 from evalward.plan.playgrounds import source_of
+from evalward.plan.preflight.tool_refs import RemovedTool, agent_tools, unoffered_tools
 from evalward.plan.run_context import RunContext
 from evalward.providers.base import RunLabels
 from evalward.resources.code_scorer_files import code_sources
@@ -72,6 +73,11 @@ class Execution:
     defers: Callable[[PlannedRun], bool] | None = None
     """The runs scored first without their judge assertions (`base_judging.BaseJudging`): a
     cached result is served to such a run only, or to any run once it is judged."""
+
+    base_offered: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    """By (Eval, fixture), the tools the base's runs of it offered their model, every round's
+    together (`Trace.offered_tools`): what a head run's guard of a renamed tool is held to
+    (`_Run.unoffered`)."""
 
     def defers_judge(self, run: PlannedRun) -> bool:
         return self.defers is not None and self.defers(run)
@@ -368,6 +374,10 @@ class _Run:
             group.create_task(self._score(index, run, trace, playground))
 
     def _finished(self, result: FixtureResult) -> FixtureResult:
+        trace = result.trace  # what the base's run offered, before the spool takes it
+        if result.side == Side.base.value and trace is not None and trace.offered_tools is not None:
+            offered = self.how.base_offered.setdefault((result.eval, result.fixture), [])
+            offered += [name for name in trace.offered_tools if name not in offered]
         if self.how.traces is not None:
             result = self.how.traces.keep(result)
         if self.how.on_result is not None:
@@ -383,6 +393,8 @@ class _Run:
             return None
         if hit.not_judged and not self.how.defers_judge(run):
             return None  # stored before its judge was asked: no verdict to serve
+        if not self._offered_read(run, hit):
+            return None  # run again: what its agent offered decides a base guard
         fixture = self.checkouts[run.side].resources.fixtures[run.fixture]
         update = {
             "eval": run.eval,
@@ -499,6 +511,45 @@ class _Run:
         prices = self.providers.prices
         return budget_estimate(run, self.plan, self.resources, prices).agent_calls
 
+    def _program(self, side: Side, eval_name: str) -> bool:
+        """Whether the Eval's agent on `side` is a bring-your-own one (its runs record the
+        tools they offered their model)."""
+        resources = self.checkouts[side].resources
+        target = resources.evals[eval_name].resource.spec.target_agent
+        return resources.agents[target].resource.spec.runtime is not None
+
+    def unoffered(self, run: PlannedRun, trace: Trace) -> tuple[RemovedTool, ...]:
+        """A head run of a fixture the base gates with, by a bring-your-own agent: the base's
+        guards of tools the base side offers and this run offered in none of its calls
+        (`tool_refs.unoffered_tools`). The base's runs of the fixture are done by then: each
+        round's base turn comes first."""
+        checkout, base = self.checkouts[run.side], self.checkouts.get(Side.base)
+        if run.side is not Side.head or base is None or run.fixture not in checkout.gate_fixtures:
+            return ()
+        if not self._program(run.side, run.eval) or run.eval not in base.resources.evals:
+            return ()
+        target = base.resources.evals[run.eval].resource.spec.target_agent
+        if target not in base.resources.agents:
+            return ()
+        spec = base.resources.agents[target].resource.spec
+        listed = spec.runtime is None
+        offered = (
+            agent_tools(spec) if listed else self.how.base_offered.get((run.eval, run.fixture))
+        )
+        fixture = checkout.resources.fixtures[run.fixture].resource.spec
+        return unoffered_tools(target, fixture, (offered, listed), trace.offered_tools or [])
+
+    def _offered_read(self, run: PlannedRun, hit: FixtureResult) -> bool:
+        """Whether a cached result may answer `run` for what its agent offered its model: a
+        base run of a bring-your-own agent kept before its runs recorded it is not (its
+        head's guards of a renamed tool would read nothing), nor a head run the base's guard
+        of a renamed tool fails (kept where no base was compared, or another base was)."""
+        if hit.trace is None:
+            return True
+        if run.side is Side.base:
+            return hit.trace.offered_tools is not None or not self._program(run.side, run.eval)
+        return not self.unoffered(run, hit.trace)
+
     async def _score(
         self, index: int, run: PlannedRun, trace: Trace, playground: PlaygroundRun | None
     ) -> None:
@@ -521,7 +572,10 @@ class _Run:
                 else self.scorers[run.side],
                 removed_tools={
                     removed.name: removed.message
-                    for removed in checkout.removed_tools.get((run.eval, run.fixture), ())
+                    for removed in (
+                        *checkout.removed_tools.get((run.eval, run.fixture), ()),
+                        *self.unoffered(run, trace),
+                    )
                     if not removed.stand_in
                 },
             )

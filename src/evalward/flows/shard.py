@@ -155,7 +155,9 @@ def assign(
 
     The runs of the fixtures the base gates with are split first, by what the budget counts
     for them (`budget_estimate`: the base's agent for a head run), so each part's share of
-    them is the base's own to decide; every other run then fills the parts. A part's budget
+    them is the base's own to decide; every other run then fills the parts, and every run of
+    a fixture held to what its base run offered (`Plan.offered_first`) goes to the part of its
+    first, so that base run is done before its head runs are scored. A part's budget
     says of which Evals it could not hold its share even alone (`Trimmed.base_over`):
     balanced by the head's own estimates, a costly fixture the pull request adds would fill
     one part alone and crowd the base's runs into the others, past their budgets."""
@@ -168,6 +170,11 @@ def assign(
     parts = [0] * len(plan.runs)
     for positions, estimates in ((gating, counted), (rest, own)):
         _fill(positions, _weights(estimates), loads, parts)
+    # a head run held to what the base's run of its fixture offered is scored beside it
+    together: dict[tuple[str, str], int] = {}
+    for at, run in enumerate(plan.runs):
+        if (run.eval, run.fixture) in plan.offered_first:
+            parts[at] = together.setdefault((run.eval, run.fixture), parts[at])
     return parts
 
 

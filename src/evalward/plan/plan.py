@@ -120,8 +120,31 @@ class Plan:
     (`rounds.flaky_on_main`), and the budget's "cannot hold even alone" excuses none of its
     runs (`Evaluation.skipped_gating`). Empty where the merge base is the tip."""
 
+    offered_first: frozenset[tuple[str, str]] = frozenset()
+    """(Eval, fixture) whose head runs are held to the tools the base's run of it offered its
+    model (`tool_refs.offered_guards`): that base run is never held back, an adaptive Eval's
+    first rep of it runs in the first round, and a shard runs it beside the head's
+    (`shard.assign`), so it is done before they are scored (`base_first`)."""
+
     def for_side(self, side: Side) -> list[PlannedRun]:
         return [r for r in self.runs if r.side is side]
+
+    def base_first(self, fixtures: frozenset[tuple[str, str]]) -> None:
+        """Hold `fixtures` to the tools their base runs offered (`offered_first`): their
+        held-back base runs join the plan's, and an adaptive Eval's base rep 0 of each runs
+        in the first round."""
+        self.offered_first = frozenset((e, f) for e, f in fixtures if e in self.evals)
+        fixtures = self.offered_first
+        for name, held in self.base_when_failing.items():
+            first = [run for run in held if (name, run.fixture) in fixtures]
+            self.runs += first
+            held[:] = [run for run in held if run not in first]
+        for name, bases in self.adaptive.items():
+            self.runs += [
+                PlannedRun(Side.base, name, fixture, 0)
+                for fixture in bases
+                if (name, fixture) in fixtures
+            ]
 
     def may_run(self, side: Side) -> list[PlannedRun]:
         """A run (rep 0) of each (Eval, fixture) that may run on `side` in this job: planned

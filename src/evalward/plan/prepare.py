@@ -39,7 +39,7 @@ from evalward.plan.plan import (
     undefined,
 )
 from evalward.plan.playgrounds import uses_playgrounds, world_names
-from evalward.plan.preflight.tool_refs import removed_in_gate
+from evalward.plan.preflight.tool_refs import offered_guards, removed_in_gate
 from evalward.plan.reach import joined, reach_of_each, world_reach
 from evalward.plan.run_setup import RunSetup
 from evalward.resources import ResourceSet
@@ -107,6 +107,8 @@ def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
         removed = (
             removed_in_gate(gate, bases.base, gated) if gated and bases.base is not None else {}
         )
+        if gated and bases.base is not None:  # a program's tools are known as its runs end
+            plan.base_first(offered_guards(gate, bases.base, gated))
         checkouts = {
             Side.head: Checkout(
                 Side.head,

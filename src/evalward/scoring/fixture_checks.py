@@ -72,7 +72,8 @@ class FixtureChecks:
     removed_tools: Mapping[str, str] = field(default_factory=dict)
     """A head run of a fixture the base gates with: each tool the base side's agent has and
     the pull request removed or renamed, by its name in the fixture, and why a check that
-    passes without a call of it fails (plan/preflight/tool_refs.py, `removed_tools`)."""
+    passes without a call of it fails (plan/preflight/tool_refs.py, `removed_tools`; a
+    bring-your-own agent's, by what its runs offered their model: `unoffered_tools`)."""
 
     async def outcome(self, assertion: Assertion) -> JudgeOutcome:
         """One assertion's status, score and message."""

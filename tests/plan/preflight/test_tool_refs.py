@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from evalward.plan.preflight.tool_refs import agent_tools, unknown_tools
+from evalward.plan.preflight.tool_refs import agent_tools, unknown_tools, unoffered_tools
 from evalward.resources.agent import AgentSpec
 from evalward.resources.models import EvalFixtureSpec
 
@@ -115,3 +115,39 @@ def test_a_shadowed_or_replayed_name_stands_in_for_a_tool_only_when_the_agent_ha
         "of the agent's tools (lookup_order, bash)"
     )
     assert found[2].message.startswith("`toolReplay` names the tool 'lookup-order'")
+
+
+GUARDS = fixture(
+    {"type": "toolNotCalled", "tool": "refund_order"},
+    {"type": "assertSet", "assertions": [{"type": "toolCalled", "tool": "lookup_order"}]},
+    {"type": "toolCalled", "tool": "clarify", "before": ["mcp__billing__void"]},
+)
+"""Guards of `refund_order` and of a qualified `mcp__billing__void`, and a check that wants a
+call of `lookup_order` (which fails without one: no guard)."""
+
+
+@pytest.mark.parametrize(
+    ("base", "head", "failed"),
+    [
+        (
+            (["refund_order", "mcp__billing__void", "lookup_order"], False),
+            [],
+            {"refund_order", "mcp__billing__void"},
+        ),
+        ((["refund_order"], False), ["issue_refund"], {"refund_order"}),
+        ((["billing__refund_order"], False), ["refund_order"], set()),
+        ((["refund_order"], True), ["orders.refund_order"], set()),
+        ((["delete_account"], False), [], set()),
+        ((None, False), ["refund_order"], {"mcp__billing__void"}),
+    ],
+    ids=["offers-none", "renamed", "unqualified", "qualified", "neither", "unknown"],
+)
+def test_a_guard_fails_where_the_base_offered_its_tool_and_the_head_never_did(
+    base: tuple[list[str] | None, bool], head: list[str], failed: set[str]
+) -> None:
+    found = unoffered_tools("clerk", GUARDS, base, head)
+    assert {tool.name for tool in found} == failed
+    for tool in found:
+        assert not tool.stand_in and "bypass label" in tool.message, tool
+        known = "is not known" if base[0] is None else "removed or renamed it:"
+        assert known in tool.message, tool.message

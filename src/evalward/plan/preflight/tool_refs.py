@@ -30,7 +30,13 @@ or not, and undecided is never a pass.
 What a run's agent may call is not known before the run when it is a bring-your-own agent
 (its program has its own tools) or when one of its MCP servers lists its tools without a
 `tools.allow` naming them (a run refuses an allowed name the server does not list): such an
-agent's assertions are not checked.
+agent's assertions are not checked. But a bring-your-own agent's run names the tools it
+offered its model (`Trace.offered_tools`, from its requests through the model proxy), and
+the same rule holds a head's run by them (`unoffered_tools`): a check of the base's fixture
+that passes without a call of a tool the base side offered (its run of the fixture, or its
+declarative agent's definition) and that the head's run offered in none of its calls fails.
+Where no base run of the fixture has said what it offered, whether the tool was renamed is
+not known, and undecided is never a pass: the check fails too.
 """
 
 from __future__ import annotations
@@ -147,7 +153,8 @@ def removed_tools(
     a call of them, which `agent` has on the base side (`base`) and not on the head (`head`).
     A check that wants a call fails without this; a name neither side's agent has is a guard
     against a tool never offered, left as it is; and where the base's tools, or a program's
-    own (`runtime`), are not known before a run, nothing is said. A head whose MCP servers
+    own (`runtime`), are not known before a run, nothing is said here (a program's are held
+    to what its run offered: `unoffered_tools`). A head whose MCP servers
     list their tools unnamed (no `tools.allow`) is held to the tools it names: that such a
     server offers the base's tool is not known, and undecided is never a pass."""
     if agent_tools(base) is None or head.runtime is not None:
@@ -186,6 +193,74 @@ def removed_tools(
             ),
         )
     return tuple(removed.values())
+
+
+def unoffered_tools(
+    agent: str,
+    fixture: EvalFixtureSpec,
+    base: tuple[Collection[str] | None, bool],
+    head: Collection[str],
+) -> tuple[RemovedTool, ...]:
+    """The tools named by the checks of `fixture` (one the base gates with) that pass without
+    a call of them, which the head's run of a bring-your-own `agent` offered its model in
+    none of its calls (`head`, `Trace.offered_tools`) and the base side offers: `base` is
+    what it offers and whether that is its definition's list (a declarative agent), else what
+    its runs of the fixture offered; None when none of them has said, which is not known
+    and fails as well. A name the head offers is a guard that sees its calls."""
+    offered, listed = base
+    removed: dict[str, RemovedTool] = {}
+    for _, kind, written, wants_a_call in _named(fixture):
+        if wants_a_call or kind in STAND_INS or written in removed:
+            continue
+        if any(tool_names.stands_for(name, written) for name in head):
+            continue
+        if offered is not None and not any(
+            tool_names.stands_for(name, written) for name in offered
+        ):
+            continue  # a guard against a tool neither side offers
+        had = (
+            f"agent {agent!r} has the tool {written!r} on the base branch"
+            if listed
+            else f"agent {agent!r} offered its model the tool {written!r} in the base branch's "
+            "run of this fixture"
+        )
+        gone = "so the pull request removed or renamed it"
+        if offered is None:
+            had = (
+                f"whether agent {agent!r} offers its model the tool {written!r} on the base "
+                "branch is not known (no base run of this fixture said what it offered before "
+                "this one was scored, or its MCP servers list their tools with no `tools.allow`)"
+            )
+            gone = "so whether the pull request removed or renamed it is not known"
+        removed[written] = RemovedTool(
+            written,
+            f"{had}, and the pull request's run offered it in none of its calls, {gone}: this "
+            "check of the base's fixture would pass whatever the agent does, so it fails. "
+            "Keep the tool as the base names it (a program's own tools are named in the "
+            "requests it sends its model); a removal on purpose is what the bypass label is for",
+        )
+    return tuple(removed.values())
+
+
+def offered_guards(
+    head: ResourceSet, base: ResourceSet, gated: Collection[str]
+) -> frozenset[tuple[str, str]]:
+    """(Eval, fixture) of the head's definitions whose fixture the base gates with (`gated`),
+    whose Eval's agent is a bring-your-own one on the head and is on the base, and whose
+    checks pass without a call of a tool they name: its head runs are held to what the base
+    side offers (`unoffered_tools`)."""
+    found: set[tuple[str, str]] = set()
+    for eval_name, located in head.evals.items():
+        target = located.resource.spec.target_agent
+        agent = head.agents.get(target)
+        if agent is None or agent.resource.spec.runtime is None or target not in base.agents:
+            continue
+        for fixture in head.fixtures_of(located.resource):
+            name = fixture.resource.metadata.name
+            named = _named(fixture.resource.spec)
+            if name in gated and any(not wants and k not in STAND_INS for _, k, _, wants in named):
+                found.add((eval_name, name))
+    return frozenset(found)
 
 
 def removed_in_gate(
