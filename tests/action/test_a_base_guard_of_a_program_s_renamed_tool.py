@@ -362,3 +362,34 @@ def test_a_declarative_tool_renamed_as_the_agent_becomes_a_program_fails_the_bas
     assert "has the tool 'refund_order' on the base branch" in said, said
     assert "removed or renamed it:" in said, said
     assert run.returncode == 1, run.stdout + run.stderr
+
+
+def test_a_program_s_tool_renamed_as_the_agent_becomes_a_definition_fails_the_base_guard(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """The other way round: the base's agent is a program offering `refund_order`, and the
+    pull request makes it a definition whose tool is `issue_refund`. What the head has is
+    its definition's list, known before it runs; what the base offered, only as its run of
+    the fixture ends."""
+    agent, rest = SUITE.replace("GUARDED", "refund_order").replace("SETTINGS", "").split("---\n", 1)
+    base = repo.commit(
+        "base",
+        {
+            "agents.yaml": agent,
+            "evals.yaml": rest,
+            "agent/refunds.py": program("BASE-PROMPT never refund.", ["refund_order"]),
+        },
+    )
+    repo.branch("feature")
+    definition = DECLARATIVE.replace("BASE-PROMPT never", "HEAD-PROMPT always").replace(
+        "refund_order", "issue_refund"
+    )
+    head = repo.commit("the agent is a definition", {"agents.yaml": definition})
+    run = gate(repo, github, model, (base, head), REFUNDS)
+
+    found = head_run(run)
+    assert found["status"] == "fail", found
+    said = found["assertions"][0]["message"]
+    assert "offered its model the tool 'refund_order' in the base branch's run" in said, said
+    assert "removed or renamed it:" in said, said
+    assert run.returncode == 1, run.stdout + run.stderr

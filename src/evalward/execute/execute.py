@@ -27,7 +27,12 @@ from evalward.errors import ConfigError
 from evalward.plan.estimate import budget_estimate
 from evalward.plan.plan import PlannedRun
 from evalward.plan.playgrounds import source_of
-from evalward.plan.preflight.tool_refs import RemovedTool, agent_tools, unoffered_tools
+from evalward.plan.preflight.tool_refs import (
+    RemovedTool,
+    agent_tools,
+    named_tools,
+    unoffered_tools,
+)
 from evalward.plan.run_context import RunContext
 from evalward.providers.base import RunLabels
 from evalward.resources.code_scorer_files import code_sources
@@ -519,25 +524,33 @@ class _Run:
         return resources.agents[target].resource.spec.runtime is not None
 
     def unoffered(self, run: PlannedRun, trace: Trace) -> tuple[RemovedTool, ...]:
-        """A head run of a fixture the base gates with, by a bring-your-own agent: the base's
-        guards of tools the base side offers and this run offered in none of its calls
-        (`tool_refs.unoffered_tools`). The base's runs of the fixture are done by then: each
-        round's base turn comes first."""
+        """A head run of a fixture the base gates with, where the Eval's agent is a
+        bring-your-own one on either side: the base's guards of tools the base side offers
+        and this run offered in none of its calls (`tool_refs.unoffered_tools`; a
+        declarative head offers what its definition names). The base's runs of the fixture
+        are done by then: each round's base turn comes first."""
         checkout, base = self.checkouts[run.side], self.checkouts.get(Side.base)
         if run.side is not Side.head or base is None or run.fixture not in checkout.gate_fixtures:
             return ()
-        if not self._program(run.side, run.eval) or run.eval not in base.resources.evals:
+        if run.eval not in base.resources.evals:
             return ()
         target = base.resources.evals[run.eval].resource.spec.target_agent
-        if target not in base.resources.agents:
+        head_target = checkout.resources.evals[run.eval].resource.spec.target_agent
+        if target not in base.resources.agents or head_target not in checkout.resources.agents:
             return ()
         spec = base.resources.agents[target].resource.spec
+        head_spec = checkout.resources.agents[head_target].resource.spec
         listed = spec.runtime is None
+        if listed and head_spec.runtime is None:
+            return ()  # two definitions: `tool_refs.removed_tools`, before the runs
         offered = (
             agent_tools(spec) if listed else self.how.base_offered.get((run.eval, run.fixture))
         )
+        head_offered = (
+            trace.offered_tools or [] if head_spec.runtime is not None else named_tools(head_spec)
+        )
         fixture = checkout.resources.fixtures[run.fixture].resource.spec
-        return unoffered_tools(target, fixture, (offered, listed), trace.offered_tools or [])
+        return unoffered_tools(target, fixture, (offered, listed), head_offered)
 
     def _offered_read(self, run: PlannedRun, hit: FixtureResult) -> bool:
         """Whether a cached result may answer `run` for what its agent offered its model: a

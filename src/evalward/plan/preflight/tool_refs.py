@@ -59,6 +59,14 @@ STAND_INS = ("shadowTools", "toolReplay")
 """The fixture's fields that stand in for a tool by its name."""
 
 
+def named_tools(spec: AgentSpec) -> list[str]:
+    """The tools a declarative agent names: `agent_tools` of it without the MCP servers that
+    list their tools with no `tools.allow` (that such a server offers a tool is not known,
+    and undecided is never a pass)."""
+    listed = {name: s for name, s in spec.mcp_servers.items() if s.tools.allow is not None}
+    return agent_tools(spec.model_copy(update={"mcp_servers": listed})) or []
+
+
 def agent_tools(spec: AgentSpec) -> list[str] | None:
     """The names a run records the agent's tool calls by: its own tools' and its MCP
     servers' allowed ones (qualified); None when they are not known before a run."""
@@ -246,15 +254,17 @@ def offered_guards(
     head: ResourceSet, base: ResourceSet, gated: Collection[str]
 ) -> frozenset[tuple[str, str]]:
     """(Eval, fixture) of the head's definitions whose fixture the base gates with (`gated`),
-    whose Eval's agent is a bring-your-own one on the head and is on the base, and whose
+    whose Eval's agent is on both sides and a bring-your-own one on either, and whose
     checks pass without a call of a tool they name: its head runs are held to what the base
     side offers (`unoffered_tools`)."""
     found: set[tuple[str, str]] = set()
     for eval_name, located in head.evals.items():
         target = located.resource.spec.target_agent
-        agent = head.agents.get(target)
-        if agent is None or agent.resource.spec.runtime is None or target not in base.agents:
+        agent, base_agent = head.agents.get(target), base.agents.get(target)
+        if agent is None or base_agent is None:
             continue
+        if agent.resource.spec.runtime is None and base_agent.resource.spec.runtime is None:
+            continue  # two definitions: `removed_tools`
         for fixture in head.fixtures_of(located.resource):
             name = fixture.resource.metadata.name
             named = _named(fixture.resource.spec)
