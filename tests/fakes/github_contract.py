@@ -35,6 +35,16 @@ ANNOTATION_BYTES = {"message": 64_000, "raw_details": 64_000, "title": 255}
 """An annotation's, as GitHub documents them ("The maximum size is 64 KB", 255 characters for
 the title), in bytes of UTF-8 as the output's are; 64 KB read the stricter way."""
 CHECK_RUN_OPERATIONS = ("checks/create", "checks/update")
+COMMENT_CHARS = 65_536
+"""A comment's body, in characters: GitHub refuses a longer one ("Body is too long (maximum
+is 65536 characters)", 422) and keeps the comment as it was. The description gives no
+`maxLength`."""
+COMMENT_OPERATIONS = (
+    "issues/create-comment",
+    "issues/update-comment",
+    "pulls/create-review",
+    "pulls/update-review-comment",
+)
 
 
 @dataclass(frozen=True)
@@ -174,7 +184,27 @@ def check(method: str, path: str, query: dict[str, list[str]], body: bytes) -> l
     problems += _schema_problems(request_body["schema"], document, where, "body")
     if op.spec["operationId"] in CHECK_RUN_OPERATIONS:
         problems += _check_run_bytes(document, where)
+    if op.spec["operationId"] in COMMENT_OPERATIONS:
+        problems += _comment_chars(document, where)
     return problems
+
+
+def _comment_chars(document: Any, where: str) -> list[str]:
+    """A comment's body (a review's, and each of its comments') past GitHub's limit."""
+    if not isinstance(document, dict):
+        return []
+    bodies = [("body", document.get("body"))]
+    bodies += [
+        (f"comments/{index}/body", comment.get("body"))
+        for index, comment in enumerate(document.get("comments") or [])
+        if isinstance(comment, dict)
+    ]
+    return [
+        f"{where}: body {name}: Body is too long ({len(value):,} characters; the maximum is "
+        f"{COMMENT_CHARS:,})"
+        for name, value in bodies
+        if isinstance(value, str) and len(value) > COMMENT_CHARS
+    ]
 
 
 def _check_run_bytes(document: Any, where: str) -> list[str]:
