@@ -16,6 +16,7 @@ from evalward.action.evaluate import evaluate, missing_secrets
 from evalward.action.github import Comment, GitHubClient, PullInfo
 from evalward.action.job import Console, Job, Site
 from evalward.action.outputs import (
+    SUMMARY_LIMIT,
     add_summary,
     conclude,
     gate_report,
@@ -36,6 +37,7 @@ from evalward.flows.session import Outcome, RunVerdict, decide
 from evalward.git import Git
 from evalward.plan.request import RunRequest
 from evalward.report.markdown import MAX_COMMENT_CHARS, render_unloadable
+from evalward.text import utf8
 from evalward.text.escaping import printable
 from evalward.verdict.gate import (
     BypassRecord,
@@ -402,10 +404,11 @@ def comment_unloadable(job: Job, number: int, head_sha: str, exc: ResourceError)
     """Say in the pull request why nothing ran: its resources do not load. The error
     itself still ends the run (exit 2)."""
     problems = [problem.render() for problem in exc.problems]
-    body = render_unloadable(
-        job.site.marker, problems, head_sha, job.site.context.run_url, exc.source
+    said = (job.site.marker, problems, head_sha, job.site.context.run_url, exc.source)
+    body = render_unloadable(*said)
+    add_summary(
+        job.console, job.site.env, render_unloadable(*said, limit=SUMMARY_LIMIT, measure=utf8.size)
     )
-    add_summary(job.console, job.site.env, body)
     job.console.output({"result": GateResult.failed.value})
     if job.clients.github is None or job.site.settings.comment is CommentMode.never:
         return

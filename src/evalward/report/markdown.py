@@ -43,6 +43,10 @@ from evalward.verdict.gate import BypassRecord, GateDecision, GateResult
 MAX_COMMENT_CHARS = 65_536
 RECORD_PREFIX = "<!-- evalward-bypass-record"
 RENDER_CAP = 4
+UNLOADABLE_SHOWN = 50
+"""Problems the comment on definitions that do not load lists at most."""
+UNLOADABLE_ROOM = 1_000
+"""What that comment's lines but its problems' take at most, in characters or bytes."""
 """A rendering is stopped once it reaches this many times the limit: it can only be folded or
 cut then, and 20,000 fixtures' detail need not exist as text first (bench/p4_footprint.py)."""
 
@@ -396,27 +400,55 @@ def _closers(text: str) -> str:
 
 
 def render_unloadable(
-    marker: str, problems: list[str], head_sha: str, run_url: str, source: str = ""
+    marker: str,
+    problems: list[str],
+    head_sha: str,
+    run_url: str,
+    source: str = "",
+    *,
+    limit: int = MAX_COMMENT_CHARS,
+    measure: Callable[[str], int] = len,
 ) -> str:
     """The comment when resources do not load — the pull request's, or (`source`) the base
     branch's whose definitions gate: nothing ran, and the gate fails until they load; every
-    problem is listed (file:line: what is wrong)."""
-    shown = problems[:50]
+    problem is listed (file:line: what is wrong), of the first `UNLOADABLE_SHOWN` as many as
+    fit `limit` as `measure` counts it (the job summary's bytes, the comment's characters): a
+    problem quotes what the pull request wrote, escaping can make each character of it
+    fourteen (`$`), and GitHub refuses a longer comment whole, keeping the one it had."""
     whose = f"the resources of {source}" if source else "this pull request's resources"
-    lines = [
-        marker,
-        f"## ❌ evalward: {escaping.inline(whose)} do not load",
-        "",
-        "Nothing ran, and the gate fails until they load. "
-        + (f"{len(problems)} problems; the first {len(shown)}:" if len(problems) > 50 else ""),
-        "",
-        *(f"- {escaping.inline(problem, limit=500)}" for problem in shown),
+    heading = f"## ❌ evalward: {escaping.inline(whose)} do not load"
+    foot = [
         "",
         f"<sub>evalward {__version__}"
         + (f" · head `{head_sha[:12]}`" if head_sha else "")
         + (f" · [workflow run]({run_url})" if run_url else "")
         + "</sub>",
         "",
+    ]
+    # what is not a problem's line takes less than `UNLOADABLE_ROOM`: the heading, the
+    # count, the line saying what was cut and the foot
+    room = limit - measure("\n".join([marker, heading, *foot])) - UNLOADABLE_ROOM
+    shown: list[str] = []
+    for problem in problems[:UNLOADABLE_SHOWN]:
+        line = f"- {escaping.inline(problem, limit=500)}"
+        room -= measure(line) + 1
+        if room < 0:
+            break
+        shown.append(line)
+    cut = len(problems[:UNLOADABLE_SHOWN]) - len(shown)
+    first = (
+        f"{len(problems)} problems; the first {len(shown)}:" if len(shown) < len(problems) else ""
+    )
+    said = "the job's log lists every one (`evalward validate` does too)"
+    lines = [
+        marker,
+        heading,
+        "",
+        "Nothing ran, and the gate fails until they load. " + first,
+        "",
+        *shown,
+        *([f"- … and {cut:,} more, cut to fit GitHub's size limit: {said}."] if cut else []),
+        *foot,
     ]
     return "\n".join(lines)
 
