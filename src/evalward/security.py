@@ -177,6 +177,8 @@ def _escapes() -> list[Callable[[str], str]]:
         lambda s: str(jinja_escape(s)),  # report.html: `"` is `&#34;`, `'` is `&#39;`
         lambda s: html.escape(s, quote=False).replace('"', "&quot;"),  # an XML attribute
         lambda s: inline(s, limit=len(s) * 8),
+        # inside a line, where no `-` or `1.` it starts with opens a block to escape
+        lambda s: inline("x" + s, limit=len(s) * 8 + 1)[1:],
         lambda s: terminal_inline(s, limit=len(s) * 8),
         unmention,  # a code block in the comment
         command_data,

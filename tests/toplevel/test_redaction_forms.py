@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalward.security import REDACTED, Redactor, _forms
+from evalward.text.escaping import inline
 
 pytestmark = pytest.mark.unit
 
@@ -85,6 +86,16 @@ def test_standalone_encodings_and_escapes_are_redacted() -> None:
         }
         for kind, form in forms.items():
             assert REDACT(f"<{form}>").count(REDACTED) == 1, (secret, kind, REDACT(f"<{form}>"))
+
+
+@pytest.mark.parametrize("secret", ["-tok_en_0123", "1.tok_en_0123", "#tok_en_0123"])
+def test_a_secret_that_opens_a_block_is_redacted_at_a_lines_start_and_inside_it(
+    secret: str,
+) -> None:
+    """Markdown escapes what opens a block where a line starts (`\\-`, `1\\.`), and only there."""
+    redact = Redactor([secret])
+    for shown in (inline(secret), inline(f"said {secret} here")):
+        assert "0123" not in redact(shown), (shown, redact(shown))
 
 
 def test_each_line_of_a_multi_line_secret_is_a_secret() -> None:

@@ -50,6 +50,18 @@ _REFERENCE = re.compile(r"(?i)(?:#|\bGH-)(?=[0-9])")
 event on it: `#123`, `GH-123`, `owner/repo#123`; a zero-width space before the number keeps
 the text and breaks the reference."""
 _ZERO_WIDTH = "\u200b"
+_BLOCK_START = re.compile(r"^(?:[#+=-]|[0-9]{1,9}(?=[.)]))")
+"""What opens a block where a line starts (a heading `# `, a list item `- `, `+ `, `1. `,
+`1) `, a setext underline `=`): a problem is said `path:line: …`, one list item each, and
+a file named `# ✅ every affected Eval passes.yaml` was a heading in it. A backslash before
+the punctuation keeps it as text."""
+
+
+def _unblocked(match: re.Match[str]) -> str:
+    opener = match[0]
+    return opener + "\\" if opener[0].isdigit() else "\\" + opener
+
+
 _AUTOLINK = re.compile(r"(?i)://|www\.")
 """What GitHub turns into a link by itself (`https://…`, `ftp://…`, `www.…`), wherever it
 stands: github.com's parser links an address glued to a digit or `_` (`2https://…`,
@@ -143,9 +155,11 @@ def _one_line(text: object, limit: int) -> str:
 
 
 def inline(text: object, limit: int = 300) -> str:
-    """One line of inert GitHub markdown: safe in a table cell or a sentence."""
+    """One line of inert GitHub markdown: safe in a table cell, a sentence, or where a line
+    (a list item, a quote, a paragraph) starts."""
     value = html.escape(reveal_controls(_one_line(text, limit)), quote=False)
     value = _MD_SPECIAL.sub(r"\\\1", value)
+    value = _BLOCK_START.sub(_unblocked, value)
     value = _AUTOLINK.sub(lambda m: m[0][:-1] + _ZERO_WIDTH + m[0][-1], value)
     value = _REFERENCE.sub(lambda m: m[0] + _ZERO_WIDTH, value)
     # every `@`: before a letter it is a mention, and GitHub links `name@domain` whatever the
