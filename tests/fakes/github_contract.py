@@ -36,9 +36,10 @@ ANNOTATION_BYTES = {"message": 64_000, "raw_details": 64_000, "title": 255}
 the title), in bytes of UTF-8 as the output's are; 64 KB read the stricter way."""
 CHECK_RUN_OPERATIONS = ("checks/create", "checks/update")
 COMMENT_CHARS = 65_536
-"""A comment's body, in characters: GitHub refuses a longer one ("Body is too long (maximum
-is 65536 characters)", 422) and keeps the comment as it was. The description gives no
-`maxLength`."""
+"""A comment's body, in characters, as GitHub's refusal states it ("Body is too long (maximum
+is 65536 characters)", 422), keeping the comment as it was; the description gives no
+`maxLength`. Bodies measured against github.com are refused past 262,144 bytes of UTF-8,
+which 65,536 characters never exceed: held to the message, a body fits on either reading."""
 COMMENT_OPERATIONS = (
     "issues/create-comment",
     "issues/update-comment",
