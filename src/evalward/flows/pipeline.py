@@ -64,7 +64,7 @@ def evaluated(ran: Ran, traces: TraceSpool) -> Evaluation:
     scored = score_evals(evaluation.plan, ran.evals, evaluation.fixtures)
     evaluation.evals = settle(scored, ran.evals, ran.flaky, ran.pairs)
     evaluation.notes += no_baseline_notes(evaluation.evals)
-    evaluation.comparisons = compare(evaluation.evals)
+    evaluation.comparisons = compare(evaluation.evals, evaluation.plan.added)
     return evaluation
 
 
@@ -75,7 +75,8 @@ def partial(progress: RunProgress) -> Evaluation:
     plan = progress.plan or Plan()
     done = list(progress.done)
     evals = [_cut(result, plan, done) for result in score_evals(plan, progress.evals, done)]
-    return Evaluation(ChangeSet(), plan, done, evals, compare(evals), traces=progress.traces)
+    comparisons = compare(evals, plan.added)
+    return Evaluation(ChangeSet(), plan, done, evals, comparisons, traces=progress.traces)
 
 
 def _cut(result: EvalResult, plan: Plan, done: list[FixtureResult]) -> EvalResult:

@@ -140,7 +140,7 @@ def merge(parts: Sequence[Part], plan: Expected, key: str | None) -> Evaluation:
         plan=plan.plan,
         fixtures=fixtures,
         evals=evals,
-        comparisons=compare(evals),
+        comparisons=compare(evals, plan.plan.added),
         notes=notes + no_baseline_notes(evals),
         private=private_runs(plan.plan, plan.resources),
         skipped=sorted(skipped),

@@ -340,15 +340,17 @@ def threshold_of(result: EvalResult) -> str:
 def headline(comparisons: list[EvalComparison], decision: GateDecision, counts: Counts) -> str:
     """The verdict in plain words, as a reviewer triaging the pull request wants it first: what
     blocked by the rule that decided it (its threshold, its sequential tests), the settled
-    regressions, and how many fixtures are not settled."""
-    below = sorted(  # the furthest below its threshold first
+    regressions, and how many fixtures are not settled. The base branch's own failing Evals
+    are named before those the pull request adds, whose thresholds it chooses: three of its
+    own at 0.00 < 1.00 took the base's Eval's place."""
+    below = sorted(  # the base branch's own first, each the furthest below its threshold first
         (
             c
             for c in comparisons
             if not (c.head.passed or c.head.advisory or verdictless(c.head))
             and c.name in decision.failing_evals
         ),
-        key=lambda c: (c.head.score - c.head.pass_threshold, c.name),
+        key=lambda c: (c.added, c.head.score - c.head.pass_threshold, c.name),
     )
     scores = ", ".join(_decided(c, decision) for c in below[:3]) + (
         f" and {len(below) - 3} more Evals" if len(below) > 3 else ""

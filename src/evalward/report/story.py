@@ -124,7 +124,9 @@ def blocking(comparisons: list[EvalComparison]) -> list[Candidate]:
             weight = weight_of(comparison.head, fixture.head[0].severity)
             key = worst_first_key(weight, drop, comparison.name, fixture.fixture)
             found.append(Candidate(comparison, fixture, outcome, before, facts, key))
-    found.sort(key=lambda c: (c.facts.pooled_driver, *c.key))
+    # the base branch's own Evals first: an Eval the pull request adds weighs its fixtures as
+    # it chooses (`EvalComparison.added`)
+    found.sort(key=lambda c: (c.comparison.added, c.facts.pooled_driver, *c.key))
     return found
 
 

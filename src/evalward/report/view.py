@@ -246,12 +246,18 @@ def build_view(source: ViewSource, lines: LineBudget) -> CommentView:
     return view
 
 
-def _eval_rank(comparison: EvalComparison) -> tuple[int, float, str]:
-    """Failing Evals first, the furthest below their threshold first; then the rest by name."""
+def _eval_rank(comparison: EvalComparison) -> tuple[int, bool, float, str]:
+    """Failing Evals first, the base branch's own before those the pull request adds, the
+    furthest below their threshold first; then the rest by name."""
     head = comparison.head
     failing = not (head.passed or head.advisory or verdictless(head))
     gap = head.score - head.pass_threshold
-    return (0 if failing else 1, gap if failing else 0.0, comparison.name)
+    return (
+        0 if failing else 1,
+        failing and comparison.added,
+        gap if failing else 0.0,
+        comparison.name,
+    )
 
 
 def _line_cost(reason: Reason, escape: Callable[[str], str]) -> int:

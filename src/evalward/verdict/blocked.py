@@ -161,7 +161,9 @@ class Verdicts:
 
     @classmethod
     def of(cls, comparisons: list[EvalComparison], regressions: RegressionPolicy) -> Verdicts:
-        gating = [c for c in comparisons if not c.head.advisory]
+        # the base branch's own Evals first, in their order: what blocks is said of them
+        # before the Evals the pull request adds (`EvalComparison.added`)
+        gating = sorted((c for c in comparisons if not c.head.advisory), key=lambda c: c.added)
         unscored = [c for c in gating if c.head.incomplete_reason]
         undecided = [c for c in gating if c.head.inconclusive_reason and c not in unscored]
         failed = [

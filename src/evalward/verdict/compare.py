@@ -9,6 +9,7 @@ An Eval with adaptive reps is classified by its sequential verdicts instead (`se
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -79,6 +80,11 @@ class EvalComparison:
     """Each fixture's facts as the reports classify them (`record.summary`), by fixture name,
     kept with the comparison so that a run's many surfaces (the counts, the comment, the
     terminal, report.html) classify each fixture once."""
+    added: bool = False
+    """The pull request adds this Eval (`Plan.added`): it gates, but every surface names the
+    base branch's own failing Evals and fixtures before it, worst first among themselves
+    (`record.summary.headline`, `report.story.blocking`), since its threshold and severity
+    weights are the pull request's to choose."""
 
     @property
     def name(self) -> str:
@@ -110,11 +116,15 @@ class EvalComparison:
         return [f for f in self.fixtures if f.gates and f.significant]
 
 
-def compare(results: list[EvalResult]) -> list[EvalComparison]:
+def compare(results: list[EvalResult], added: Collection[str] = ()) -> list[EvalComparison]:
     """Pair each head EvalResult with its base counterpart (if the base ran it). A base whose
-    runs all failed to reach their provider is no baseline: there is nothing to compare."""
+    runs all failed to reach their provider is no baseline: there is nothing to compare.
+    `added`: the Evals the pull request adds (`Plan.added`)."""
     base = {r.eval: r for r in results if r.side == "base" and not r.provider_unavailable}
-    return [_compare_one(r, base.get(r.eval)) for r in results if r.side == "head"]
+    compared = [_compare_one(r, base.get(r.eval)) for r in results if r.side == "head"]
+    for comparison in compared:
+        comparison.added = comparison.name in added
+    return compared
 
 
 def no_baseline_notes(results: list[EvalResult]) -> list[str]:
