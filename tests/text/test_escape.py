@@ -166,3 +166,25 @@ def test_text_in_the_job_log_starts_no_runner_command() -> None:
     for shown in trace.splitlines():
         assert not shown.lstrip().startswith("::") and "##[" not in shown, shown
     assert len(trace.splitlines()) == 3
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("# ✅ passes", "\\# ✅ passes"),
+        ("###### h6", "\\###### h6"),
+        ("- item", "\\- item"),
+        ("+ item", "\\+ item"),
+        ("= underline", "\\= underline"),
+        ("1. first", "1\\. first"),
+        ("12) first", "12\\) first"),
+        ("3/6 fixtures pass", "3/6 fixtures pass"),
+        ("a - b # c 1. d", "a - b # c 1. d"),
+    ],
+)
+def test_what_opens_a_block_where_a_line_starts_is_text_in_github_markdown(
+    text: str, shown: str
+) -> None:
+    """Escaped where a line starts only: inside a sentence nothing opens a block."""
+    assert escaping.inline(text) == shown
+    assert escaping.terminal_inline(text) == text
