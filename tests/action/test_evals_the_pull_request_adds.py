@@ -88,3 +88,6 @@ def test_the_base_branchs_failing_eval_comes_before_the_pull_requests_own(
         assert re.search(r"^\| support-bot-eval \|", shown, re.MULTILINE), "its row in the table"
     errors = re.findall(r"^::error [^:]*title=evalward%3A ([^:]+)::", run.stdout, re.MULTILINE)
     assert errors[0] == "support-bot-eval / greeting", errors[:3]
+    page = (run.output_dir / "report.html").read_text()
+    card = re.findall(r'class="reason-link"[^>]*>([^<]+)</a>', page)
+    assert card[0] == "support-bot-eval / greeting", card[:3]
