@@ -91,3 +91,31 @@ def test_the_base_branchs_failing_eval_comes_before_the_pull_requests_own(
     page = (run.output_dir / "report.html").read_text()
     card = re.findall(r'class="reason-link"[^>]*>([^<]+)</a>', page)
     assert card[0] == "support-bot-eval / greeting", card[:3]
+
+
+def test_the_base_branchs_reasons_are_in_the_comment_past_seven_hundred_of_the_prs_own(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """One "why" line per failing Eval stands above the reasons: seven hundred Evals of the
+    pull request's own filled the comment with theirs, and it was cut before the first
+    reason, the counts and the Eval table."""
+    base, _ = make_pr(repo, github)
+    decoys = "---\n".join(decoy(n) for n in range(700))
+    head = repo.commit("Evals of its own, failing", {"evals/wip.yaml": decoys})
+    github.pulls[7].head_sha = head
+    script_model(model, head_greets_well=False)
+
+    run = run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, head),
+        env=provider_env(model),
+    )
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    body = github.comments_on(7)[0]["body"]
+    for shown in (body, run.summary):
+        first = re.search(r"^1\. .*$", shown, re.MULTILINE)
+        assert first is not None and "support-bot-eval / greeting" in first[0], shown[-800:]
+        assert re.search(r"^- … and [\d,]+ more Evals \(results\.json", shown, re.MULTILINE)
+        assert re.search(r"^\d+/\d+ fixtures pass on head", shown, re.MULTILINE), "the counts"

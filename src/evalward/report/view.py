@@ -118,8 +118,14 @@ class CommentView:
 
     summary: RunSummary
     run: RunInfo
+    why: list[str] = field(default_factory=list)
+    """What blocks, Eval by Eval (`GateDecision.why`, the base branch's own Evals first), as
+    many as a third of the reasons' budget holds: one line per failing Eval, and a pull
+    request may add hundreds of its own."""
+    why_more: int = 0
+    """Those lines past it: counted (results.json's `reason` holds them all)."""
     reasons: list[Reason] = field(default_factory=list)
-    """Blocking fixtures worst first, as many as `REASONS_BUDGET` holds."""
+    """Blocking fixtures worst first, as many as `REASONS_BUDGET` holds with `why`."""
     reasons_more: int = 0
     """Blocking fixtures past the budget: counted, in report.html."""
     details: list[Detail] = field(default_factory=list)
@@ -173,7 +179,7 @@ class LineBudget:
     `link` how long each line's link is, and `total` the characters all of them may take
     (counting both)."""
 
-    escape: Callable[[str], str]
+    escape: Callable[..., str]
     link: int
     total: int
 
@@ -211,8 +217,8 @@ def build_view(source: ViewSource, lines: LineBudget) -> CommentView:
             )
         elif c.head.incomplete_reason:
             view.incomplete.append(f"{c.name}: {c.head.incomplete_reason}")
+    used = _why_lines(view, source.decision.why, lines)
     candidates = source.blocking.candidates
-    used = 0
     for index, reason in enumerate(source.blocking.reasons()):
         cost = _line_cost(reason, lines.escape) + lines.link
         if view.reasons and used + cost > lines.total:
@@ -244,6 +250,20 @@ def build_view(source: ViewSource, lines: LineBudget) -> CommentView:
         and policy_of(c, source.decision.regressions) is RegressionPolicy.significant
     ]
     return view
+
+
+def _why_lines(view: CommentView, why: list[str], lines: LineBudget) -> int:
+    """`why`'s lines into `view` while they fit a third of `lines.total` (the first always),
+    the rest counted; the characters they take, which the reasons' lines share."""
+    used = 0
+    for index, line in enumerate(why):
+        cost = len(lines.escape(line, 600)) + 3
+        if view.why and used + cost > lines.total // 3:
+            view.why_more = len(why) - index
+            break
+        used += cost
+        view.why.append(line)
+    return used
 
 
 def _eval_rank(comparison: EvalComparison) -> tuple[int, bool, float, str]:
