@@ -43,12 +43,12 @@ from evalward.verdict.gate import BypassRecord, GateDecision, GateResult
 MAX_COMMENT_CHARS = 65_536
 RECORD_PREFIX = "<!-- evalward-bypass-record"
 RENDER_CAP = 4
+"""A rendering is stopped once it reaches this many times the limit: it can only be folded or
+cut then, and 20,000 fixtures' detail need not exist as text first (bench/p4_footprint.py)."""
 UNLOADABLE_SHOWN = 50
 """Problems the comment on definitions that do not load lists at most."""
 UNLOADABLE_ROOM = 1_000
 """What that comment's lines but its problems' take at most, in characters or bytes."""
-"""A rendering is stopped once it reaches this many times the limit: it can only be folded or
-cut then, and 20,000 fixtures' detail need not exist as text first (bench/p4_footprint.py)."""
 
 
 @dataclass(frozen=True)
