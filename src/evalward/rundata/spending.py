@@ -42,10 +42,13 @@ class Allowance:
     what the agent says).
 
     A call is counted when it is let through (so concurrent calls cannot all take the last
-    one); its cost when its reply arrives, so calls already in flight when the dollars run
-    out still finish. Cached replies cost nothing. A call to a model with no price counts
-    against the calls only; the model proxy refuses one while dollars are counted. Whatever
-    the budget, one run (one key of the proxy) may make at most `per_run` calls.
+    one), and so is its cost at its worst (`worst_usd`, what the model proxy reads from the
+    request), held until its reply arrives and settles it at what it cost (`spend`), or is
+    given back when no reply came (`release`): calls opened at once, before any reply is
+    counted, cannot together spend past the dollars left. Cached replies cost nothing. A
+    call to a model with no price counts against the calls only; the model proxy refuses one
+    while dollars are counted. Whatever the budget, one run (one key of the proxy) may make
+    at most `per_run` calls.
 
     Beside what it leaves, the whole `max-cost-usd` holds what the job's calls actually cost
     (`job`): an estimate is a guess, of the base's agent for a pull request's run, and what a
@@ -63,6 +66,8 @@ class Allowance:
     job: Spent | None = field(default=None, repr=False)
     """What every call of the job has cost so far, as the providers answered them (None: not
     held, where a mock script answers every call: its replies are free to the budget)."""
+    held_usd: float = 0.0
+    """The worst cost of the calls let through whose replies have not arrived yet."""
     _by_run: dict[str, int] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -124,9 +129,10 @@ class Allowance:
         spent = job is not None and budget is not None and job.cost_usd + counted > budget
         return "max-cost-usd" if spent else ""
 
-    def admit(self, run: str | None = "") -> str | None:
+    def admit(self, run: str | None = "", worst_usd: float = 0.0) -> str | None:
         """Count one call of `run` (any key that tells runs apart; None for a call that is
-        no run's own: a simulated user's), or say why it is refused."""
+        no run's own: a simulated user's) and hold `worst_usd`, the most it can cost, until
+        its reply settles it; or say why it is refused."""
         if run is not None and self._by_run.get(run, 0) >= self.per_run:
             return (
                 f"this run's share of model calls is spent: a fixture run may make "
@@ -146,20 +152,49 @@ class Allowance:
                 "the plan's estimate to the calls it cannot count ahead, agents' own and "
                 "simulated users' (max-cost-usd)"
             )
-        if (spent := self.spent_out()) is not None:
+        if (spent := self.spent_out() or self._cannot_hold(worst_usd)) is not None:
             return spent
         self.calls += 1
+        self.held_usd += worst_usd
         if run is not None:
             self._by_run[run] = self._by_run.get(run, 0) + 1
         return None
 
-    def spend(self, cost_usd: float | None) -> None:
-        """Count a reply's cost; an unknown one (None) spends whatever dollars are left:
-        what cannot be counted must not pass for free."""
+    def _cannot_hold(self, worst_usd: float) -> str | None:
+        """Why a call that may cost `worst_usd` does not fit beside what was spent and what
+        the calls in flight may still cost: of what the plan's estimate left, and of the
+        whole `max-cost-usd` the job is held to."""
+        left = None if self.max_cost_usd is None else self.max_cost_usd - self.cost_usd
+        job, budget = self.job, self.budget_usd
+        if job is not None and budget is not None:
+            whole = budget - job.cost_usd
+            left = whole if left is None else min(left, whole)
+        if left is None or worst_usd <= left - self.held_usd:
+            return None
+        return (
+            f"the job's cost budget cannot hold this call: at its most it costs "
+            f"${worst_usd:.4f} (what its request can make the model read, and the output "
+            f"it may write), and ${max(left - self.held_usd, 0.0):.4f} of the budget is "
+            f"left beside ${self.held_usd:.4f} held for the calls in flight (max-cost-usd); "
+            "give the call a smaller output limit (max_tokens, max_completion_tokens, "
+            "max_output_tokens) or a shorter prompt, make fewer calls at once, or raise "
+            "max-cost-usd"
+        )
+
+    def spend(self, cost_usd: float | None, held_usd: float = 0.0) -> None:
+        """Count a reply's cost, in place of the `held_usd` its call held; an unknown one
+        (None) spends whatever dollars are left: what cannot be counted must not pass for
+        free."""
+        self.release(held_usd)
         if cost_usd is None and self.max_cost_usd is not None:
             self.cost_usd = max(self.cost_usd, self.max_cost_usd)
         else:
             self.cost_usd += cost_usd or 0.0
+
+    def release(self, held_usd: float) -> None:
+        """Give back what a call held when no reply came to settle it (refused upstream,
+        unreached)."""
+        self.held_usd = max(self.held_usd - held_usd, 0.0)
 
 
 @dataclass

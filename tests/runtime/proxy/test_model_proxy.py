@@ -310,10 +310,12 @@ def test_each_run_has_its_share_of_calls_whatever_the_budget(
     assert len(model.calls) == 4
 
 
-def test_the_cost_allowance_lets_calls_in_flight_finish_then_refuses(
+def test_the_cost_allowance_refuses_a_call_it_cannot_hold_at_its_worst(
     server: Providers, model: ScriptedModelServer, tmp_path: Path
 ) -> None:
-    allowance = Allowance(max_cost_usd=1e-6)  # less than one call costs
+    """A call is let through only while what is left holds its worst cost: one that names no
+    output limit is held for the most a reply may write, more than the $0.10 left."""
+    allowance = Allowance(max_cost_usd=0.1)
 
     async def go() -> list[Trace]:
         proxy = await proxied(server, allowance)
@@ -325,9 +327,10 @@ def test_the_cost_allowance_lets_calls_in_flight_finish_then_refuses(
 
     (trace,) = run_async(go)
     first, second = trace.final_output.split(" | ")
-    assert first == "200"
-    assert second.startswith("429 evalward refused this call: the job's cost budget is spent")
-    assert allowance.cost_usd == pytest.approx((10 * 0.4 + 5 * 1.6) / 1e6)
+    assert first.startswith("429 evalward refused this call: the job's cost budget cannot hold")
+    assert "(max-cost-usd)" in first and second.startswith("429")
+    assert model.calls == []
+    assert (allowance.calls, allowance.cost_usd, allowance.held_usd) == (0, 0.0, 0.0)
 
 
 def test_a_model_without_a_price_is_refused_while_dollars_are_counted(

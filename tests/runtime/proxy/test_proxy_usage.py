@@ -4,6 +4,7 @@ priced, and spent against `max-cost-usd`."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from evalward.errors import HttpFailure
 from evalward.http.client import HttpClient
 from evalward.rundata.spending import Allowance
 from evalward.runtime.proxy.model_proxy import Grant
-from fakes.model_server import ScriptedModelServer, shaped, text
+from fakes.model_server import ScriptedModelServer, error, shaped, text
 from runtime.proxy.test_proxy_streams import providers_for, through_proxy
 
 pytestmark = pytest.mark.integration
@@ -64,26 +65,27 @@ async def ask(grant: Grant, api: str, *, stream: bool) -> tuple[int, bytes]:
 def test_a_stream_that_ends_in_an_error_before_its_usage_is_charged_as_what_it_carried(
     model: ScriptedModelServer, tmp_path: Path, api: str
 ) -> None:
+    """The call held its worst case while in flight; the stream settles it at what it
+    carried, and that is what the budget has spent."""
     failure = "overloaded_error" if api == "messages" else "server_error"
     reply = text("word " * WORDS, pieces=WORDS, stream_error=failure, break_after=WORDS)
     model.script("at length", reply)
-    allowance = Allowance(max_cost_usd=0.0001)
+    allowance = Allowance(max_cost_usd=1.0)
 
-    async def agent(grant: Grant) -> tuple[int, int]:
-        first, _ = await ask(grant, api, stream=True)
-        second, _ = await ask(grant, api, stream=True)
-        return first, second
+    async def agent(grant: Grant) -> int:
+        status, _ = await ask(grant, api, stream=True)
+        return status
 
-    statuses, trace = through_proxy(providers_for(model, tmp_path), agent, allowance)
-    first, second = trace.proxy_calls
+    status, trace = through_proxy(providers_for(model, tmp_path), agent, allowance)
+    (first,) = trace.proxy_calls
+    assert status == 200
     assert first.error is not None and "charged as the" in first.error
     assert first.usage is not None and first.usage.input_tokens > 0
     # some 390 deltas of "word " had arrived (the rest of the events open the stream)
     assert first.usage.output_tokens >= WORDS - 20
     assert first.usage.cost_usd is not None and first.usage.cost_usd > 0.0001
     assert allowance.cost_usd == pytest.approx(first.usage.cost_usd)
-    assert statuses == (200, 429)  # the budget it spent is spent
-    assert second.status == 429 and "cost budget is spent" in (second.error or "")
+    assert allowance.held_usd == 0.0
 
 
 @pytest.mark.parametrize("api", ["chat", "responses", "messages"])
@@ -147,3 +149,40 @@ def test_an_unknown_cost_spends_what_is_left_of_max_cost_usd() -> None:
     unlimited = Allowance()
     unlimited.spend(None)
     assert unlimited.admit("run") is None
+
+
+def test_a_refused_or_cut_call_through_the_proxy_settles_what_it_held(
+    model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """A call the provider refuses (HTTP 400) gives its hold back; a call still waiting for
+    its whole reply when the run ends is cut, and what it may have cost, unknown, is spent at
+    its most: a call sent is never free."""
+    model.script("write at length", error(400))
+    model.script("wait", text("late", delay=600))  # answered only as the server closes
+    allowance = Allowance(max_cost_usd=1.0)
+
+    async def agent(grant: Grant) -> tuple[int, float, float, int]:
+        refused, _ = await ask(grant, "chat", stream=False)
+        after_refusal = allowance.cost_usd + allowance.held_usd
+        body = {"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": "wait"}]}
+        client = HttpClient(timeout_seconds=600)
+        url = grant.env["OPENAI_BASE_URL"] + "/chat/completions"
+        waiting = asyncio.create_task(
+            client.post_json(url, body, {"authorization": f"Bearer {grant.key}"})
+        )
+        while len(model.calls) < 2:
+            await asyncio.sleep(0.01)
+        held = allowance.held_usd
+        await grant.end_calls(within=0)
+        cut = await waiting
+        await client.aclose()
+        return refused, after_refusal, held, cut.status
+
+    (refused, after_refusal, held, cut), trace = through_proxy(
+        providers_for(model, tmp_path), agent, allowance
+    )
+    assert (refused, after_refusal) == (400, 0.0)
+    assert held > 0.2  # its input, and the 128,000 output tokens it names no limit for
+    assert cut == 502
+    assert (allowance.cost_usd, allowance.held_usd) == (pytest.approx(held), 0.0)
+    assert "the run ended before this call was answered" in (trace.proxy_calls[-1].error or "")

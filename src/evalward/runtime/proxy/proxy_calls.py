@@ -10,6 +10,7 @@ with its tokens and cost (`Trace.proxy_calls`) and read for the steps it shows
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -25,9 +26,9 @@ from evalward.runtime.proxy.call_record import (
     problem,
 )
 from evalward.runtime.proxy.proxy_forward import MeteredForward, upstream_error
-from evalward.runtime.proxy.wire import FORMATS
+from evalward.runtime.proxy.wire import FORMATS, worst_case
 from evalward.runtime.proxy.wire import embeddings as embeddings_wire
-from evalward.runtime.proxy.wire.base import Api
+from evalward.runtime.proxy.wire.base import Api, Kind
 from evalward.runtime.proxy.wire.problems import WireProblem
 from evalward.runtime.proxy.wire.routes import WireRoute
 from evalward.security import Redactor
@@ -85,9 +86,13 @@ class Answerer:
             hit = forward.cached()
             if hit is not None:
                 return await forward.replay(hit)
-        refused = self._admit(call, self._uncountable(provider, body["model"]))
+        worst = self._worst(provider, route.kind, body, len(await request.read()))
+        held = worst if isinstance(worst, float) else 0.0
+        unheld = worst if isinstance(worst, str) else None
+        refused = self._admit(call, self._uncountable(provider, body["model"]) or unheld, held)
         if refused is not None:
             return refused
+        forward.held_usd = held
         try:
             if mocked:
                 reply, usage = await self._mock(forward)
@@ -99,6 +104,11 @@ class Answerer:
             return call.refuse(WireProblem.bad_request, str(exc))
         except ProviderError as exc:
             return self._unreached(call, exc)
+        except asyncio.CancelledError:
+            forward.unsettled(cut=True)
+            raise
+        finally:
+            forward.unsettled(cut=False)
 
     async def models(
         self, call: Call, route: WireRoute, headers: Mapping[str, str]
@@ -146,12 +156,13 @@ class Answerer:
             call.api, WireProblem.upstream, f"evalward could not reach {call.api}: {message}"
         )
 
-    def _admit(self, call: Call, uncountable: str | None) -> web.Response | None:
-        """Count `call` against the budget, the run's share and the providers' ceiling, or
-        refuse it (recorded in the trace, and once per run as an error step)."""
+    def _admit(self, call: Call, uncountable: str | None, held: float = 0.0) -> web.Response | None:
+        """Count `call` against the budget (holding `held`, its cost at its worst), the run's
+        share and the providers' ceiling, or refuse it (recorded in the trace, and once per
+        run as an error step)."""
         refusal = (
             uncountable
-            or (self.allowance.admit(call.grant.key) if self.allowance is not None else None)
+            or (self.allowance.admit(call.grant.key, held) if self.allowance is not None else None)
             or self.providers.ceiling.admit()
         )
         if refusal is None:
@@ -173,6 +184,26 @@ class Answerer:
             fmt.chat_request(body, forward.call.grant.labels), admitted=True
         )
         return fmt.reply(response, body, self._mocked), response.usage
+
+    def _worst(
+        self, provider: MeteredProvider, kind: Kind, body: dict[str, Any], size: int
+    ) -> float | str:
+        """What `max-cost-usd` holds for a call of `size` bytes while it is in flight: its
+        cost at its worst (`wire.worst_case`), or why its size does not bound it; 0.0 where
+        no dollars are counted (no `max-cost-usd`, a mock script's free replies)."""
+        allowance = self.allowance
+        if allowance is None or allowance.max_cost_usd is None or self.providers.override:
+            return 0.0
+        unbounded = worst_case.unbounded(kind, body)
+        if unbounded is not None:
+            return (
+                f"the call sends {unbounded}, whose tokens its size does not bound, so "
+                "max-cost-usd cannot hold what it may cost before it is sent; send the "
+                "content itself (text, images), or run without max-cost-usd"
+            )
+        usage = worst_case.worst_usage(kind, body, size)
+        cost = provider.priced_usage(str(body["model"]), usage).cost_usd
+        return float(cost or 0.0)
 
     def _uncountable(self, provider: MeteredProvider, model: str) -> str | None:
         """Why a call is refused that `max-cost-usd` could not count: the model is the agent's

@@ -57,6 +57,8 @@ class MeteredForward:
     redact: Redactor
     allowance: Allowance | None = None
     """The run's budget; None when nothing counts against it (no budget, or a mock)."""
+    held_usd: float = 0.0
+    """What the call holds of the budget until its reply settles it (`Allowance.admit`)."""
 
     @property
     def model(self) -> str:
@@ -85,8 +87,20 @@ class MeteredForward:
         """`usage` priced, counted in the provider's tally and against the run's budget."""
         priced = self.provider.meter(self.model, usage)
         if self.allowance is not None:
-            self.allowance.spend(priced.cost_usd)
+            self.allowance.spend(priced.cost_usd, self.held_usd)
+        self.held_usd = 0.0
         return priced
+
+    def unsettled(self, *, cut: bool) -> None:
+        """A call no reply has settled: its hold given back (the provider refused it or was
+        not reached), or, `cut` before its reply came, spent whole: what it cost is unknown,
+        and at most what it held."""
+        if self.allowance is not None and self.held_usd:
+            if cut:
+                self.allowance.spend(self.held_usd, self.held_usd)
+            else:
+                self.allowance.release(self.held_usd)
+        self.held_usd = 0.0
 
     def store(self, reply: Mapping[str, Any]) -> None:
         if self._kept:

@@ -1,0 +1,92 @@
+"""The most a model call can use, read from its request before it is sent: what `max-cost-usd`
+holds for the call while it is in flight (`Allowance.admit`), so that calls opened at once
+cannot together spend past what is left.
+
+Input is bounded by the request's size: every token a provider counts covers at least one
+byte of the text it was sent, and the JSON around that text is longer than the few tokens
+each message adds; beside it, each call is counted `CALL_TOKENS` for what a provider adds
+itself (the system prompt that comes with tools), and each image `IMAGE_TOKENS`, whatever
+its bytes (a small image costs more tokens than its bytes). What a request names but does
+not hold (an earlier response, a stored conversation or prompt, a file by id or address)
+has no size here, nor has a PDF (read as the text and a picture of each page), so such a
+call is refused while `max-cost-usd` is set (`unbounded`).
+Output is the request's own limit (`max_tokens`, `max_completion_tokens`,
+`max_output_tokens`), at most `UNSTATED_OUTPUT_TOKENS`, the most any model evalward prices
+writes in one reply, which is also what a call that states no limit is held for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from evalward.rundata.trace import Usage
+from evalward.runtime.proxy.wire.base import Kind
+
+UNSTATED_OUTPUT_TOKENS = 128_000
+"""The most output one reply of a priced model may carry (GPT-5's limit; Claude's is at most
+this): what a call that names no output limit is held for, and what a larger limit counts as."""
+CALL_TOKENS = 2_000
+"""Tokens a provider adds to a call on its own: the system prompt it writes for tools (about
+350 for Anthropic's, about 1,200 with its computer-use tool) and each message's markers."""
+IMAGE_TOKENS = 6_000
+"""The most one image is counted as by any priced model (OpenAI's largest, about 2,500 at
+detail `high`; Anthropic's about 1,600), however few its bytes."""
+OUTPUT_LIMITS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
+IMAGE_PARTS = frozenset({"image_url", "input_image", "image"})
+STORED = ("previous_response_id", "conversation", "prompt")
+"""A Responses request's input kept by the provider: an earlier response's conversation, a
+stored conversation, a stored prompt."""
+_MAX_DEPTH = 64
+
+
+def worst_usage(kind: Kind, body: Mapping[str, Any], size: int) -> Usage:
+    """The most a request of `size` bytes, `body` as read, can use."""
+    if kind is Kind.embeddings:
+        return Usage(input_tokens=size)
+    stated = [body.get(name) for name in OUTPUT_LIMITS]
+    limits = [n for n in stated if isinstance(n, int) and not isinstance(n, bool) and n > 0]
+    output = min(max(limits, default=UNSTATED_OUTPUT_TOKENS), UNSTATED_OUTPUT_TOKENS)
+    return Usage(
+        input_tokens=size + CALL_TOKENS + IMAGE_TOKENS * _images(body), output_tokens=output
+    )
+
+
+def unbounded(kind: Kind, body: Mapping[str, Any]) -> str | None:
+    """What of `body` the provider reads that its size does not bound (None: nothing)."""
+    if kind is Kind.responses:
+        named = next((name for name in STORED if body.get(name) is not None), None)
+        if named is not None:
+            return f"`{named}`, input the provider keeps"
+    return _file_part(body)
+
+
+def _images(value: object, depth: int = 0) -> int:
+    """The image parts in `value`."""
+    if depth > _MAX_DEPTH:
+        return 0
+    if isinstance(value, list):
+        return sum(_images(item, depth + 1) for item in value)
+    if not isinstance(value, dict):
+        return 0
+    own = 1 if value.get("type") in IMAGE_PARTS else 0
+    return own + sum(_images(item, depth + 1) for item in value.values())
+
+
+def _file_part(value: object, depth: int = 0) -> str | None:
+    """A file or document part other than plain text: a PDF is read as the text and a
+    picture of each page, however few its bytes, and one named by id or address has none."""
+    if depth > _MAX_DEPTH or not isinstance(value, dict | list):
+        return None
+    items = value if isinstance(value, list) else list(value.values())
+    if isinstance(value, dict):
+        kind = value.get("type")
+        source = value.get("source")
+        text = isinstance(source, dict) and source.get("type") in ("text", "content")
+        if kind in ("file", "input_file") or (kind == "document" and not text):
+            return f"a `{kind}` part, which the provider reads page by page"
+    for item in items:
+        found = _file_part(item, depth + 1)
+        if found is not None:
+            return found
+    return None
