@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from fakes.github_api import FakeGitHub
-from fakes.model_server import ScriptedModelServer, text
+from fakes.model_server import ScriptedModelServer, shaped, text
 from support.actionrun import gate_pull_request
 from support.byoagent import agent_python, one_agent_suite
 from support.gitrepo import GitRepo
@@ -80,15 +80,10 @@ print(json.dumps({{"type": "final", "content": "the answer " + " ".join(statuses
 """
 
 
-def test_concurrent_calls_past_what_the_budget_holds_at_their_worst_are_refused(
-    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
-) -> None:
-    """The head's agent opens eight streamed calls at once, each allowed 100,000 output
-    tokens, and the model holds every stream until all eight were let through or refused:
-    counted only as their replies arrive, all eight went out and the job spent three times
-    its budget. Reserved at their worst, two go out, six are refused, and the job spends
-    within the budget."""
-    python, isolation = agent_python()
+def spender(repo: GitRepo, head_program: str) -> tuple[str, str]:
+    """A command agent `spender` whose base answers without a call and whose head is
+    `head_program`, committed as a pull request's base and head."""
+    python, _ = agent_python()
     suite = one_agent_suite(
         "spender",
         "ask",
@@ -101,7 +96,22 @@ def test_concurrent_calls_past_what_the_budget_holds_at_their_worst_are_refused(
         {"agents.yaml": suite, "agent/spender.py": BASE_AGENT, ".gitignore": ".evalward/\n"},
     )
     repo.branch("change")
-    head = repo.commit("spend at once", {"agent/spender.py": HEAD_AGENT})
+    return base, repo.commit("spend", {"agent/spender.py": head_program})
+
+
+def inputs(budget: float) -> dict[str, str]:
+    return {"max-cost-usd": str(budget), "cache": "off", "agent-isolation": agent_python()[1]}
+
+
+def test_concurrent_calls_past_what_the_budget_holds_at_their_worst_are_refused(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """The head's agent opens eight streamed calls at once, each allowed 100,000 output
+    tokens, and the model holds every stream until all eight were let through or refused:
+    counted only as their replies arrive, all eight went out and the job spent three times
+    its budget. Reserved at their worst, two go out, six are refused, and the job spends
+    within the budget."""
+    base, head = spender(repo, HEAD_AGENT)
     answered = threading.Event()
 
     def released(body: dict[str, Any]) -> bool:
@@ -114,9 +124,8 @@ def test_concurrent_calls_past_what_the_budget_holds_at_their_worst_are_refused(
     model.script(
         "spend #", text("spent", prompt_tokens=10_000, completion_tokens=MAX_TOKENS, hold=answered)
     )
-    inputs = {"max-cost-usd": str(BUDGET), "cache": "off", "agent-isolation": isolation}
 
-    run = gate_pull_request(repo, github, base, head, env, inputs)
+    run = gate_pull_request(repo, github, base, head, env, inputs(BUDGET))
 
     document = json.loads((repo.path / ".evalward/out/results.json").read_text())
     sent = [body for body in model.requests if "spend #" in json.dumps(body)]
@@ -127,3 +136,59 @@ def test_concurrent_calls_past_what_the_budget_holds_at_their_worst_are_refused(
     assert "a model call was refused: the job's cost budget cannot hold" in head_run["message"]
     assert "(max-cost-usd)" in head_run["message"]
     assert (run.returncode, run.outputs["result"]) == (1, "fail")
+
+
+BACKGROUND_AGENT = """\
+import json, os, sys, urllib.error, urllib.request
+
+sys.stdin.readline()
+body = {
+    "model": "gpt-4.1-mini", "background": True, "store": True, "max_output_tokens": 100000,
+    "input": "write in the background",
+}
+request = urllib.request.Request(
+    os.environ["OPENAI_BASE_URL"] + "/responses", data=json.dumps(body).encode(), method="POST"
+)
+request.add_header("content-type", "application/json")
+request.add_header("authorization", "Bearer " + os.environ["OPENAI_API_KEY"])
+try:
+    status = urllib.request.urlopen(request, timeout=60).status
+except urllib.error.HTTPError as refused:
+    status = refused.code
+print(json.dumps({"type": "final", "content": "the answer %d" % status}), flush=True)
+"""
+QUEUED = {
+    "id": "resp_bg",
+    "object": "response",
+    "created_at": 0,
+    "status": "queued",
+    "background": True,
+    "model": "gpt-4.1-mini",
+    "output": [],
+    "usage": None,
+}
+"""OpenAI's answer to a background request: the response is written later, and its usage
+read from `GET /v1/responses/{id}`, a route the model proxy does not serve."""
+
+
+def test_a_background_response_whose_output_and_usage_come_later_is_refused(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """A Responses request with `background: true` is answered at once, queued, with no
+    usage: the proxy counted it as its input alone ($0.0000036) while the provider went on
+    to write up to 100,000 tokens nobody counted, and the gate passed. It is refused before
+    it leaves (400, naming `background`), so nothing is spent on it."""
+    base, head = spender(repo, BACKGROUND_AGENT)
+    model.script("in the background", shaped(QUEUED))
+    model.check_contract = False  # the queued reply is OpenAI's, not the fake's rendering
+
+    run = gate_pull_request(repo, github, base, head, env, inputs(1.0))
+    assert run.returncode == 0, run.stderr[-2000:]
+
+    document = json.loads((repo.path / ".evalward/out/results.json").read_text())
+    assert [body for body in model.requests if body.get("background")] == []
+    (head_run,) = [f for f in document["fixtures"] if f["side"] == "head"]
+    assert head_run["output"] == "the answer 400"
+    (refused,) = head_run["trace"]["proxy_calls"]
+    assert refused["status"] == 400 and "`background`" in refused["error"]
+    assert document["run"]["spent"]["model_calls"] == 0

@@ -119,6 +119,13 @@ class Responses(TypedEvents):
 
     @staticmethod
     def unobserved(body: Mapping[str, Any]) -> str | None:
+        if body.get("background") not in (None, False):
+            return (
+                "evalward's model proxy does not serve `background` responses: the reply is "
+                "written after the call is answered and read from a route the proxy does not "
+                "serve, so what it says and what it costs would go unseen and uncounted; "
+                "leave `background` out (stream the reply if it is long)"
+            )
         for index, tool in enumerate(items(body.get("tools"))):
             if tool.get("type") not in READ_TOOLS:
                 return (
