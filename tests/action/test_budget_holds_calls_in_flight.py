@@ -192,3 +192,64 @@ def test_a_background_response_whose_output_and_usage_come_later_is_refused(
     (refused,) = head_run["trace"]["proxy_calls"]
     assert refused["status"] == 400 and "`background`" in refused["error"]
     assert document["run"]["spent"]["model_calls"] == 0
+
+
+CACHING_AGENT = """\
+import json, os, sys, urllib.error, urllib.request
+
+sys.stdin.readline()
+system = [{"type": "text", "text": "Be thorough. " * 31000, "cache_control": {"type": "ephemeral"}}]
+body = {
+    "model": "claude-haiku-4-5", "max_tokens": 100, "system": system,
+    "messages": [{"role": "user", "content": "cache this"}],
+}
+request = urllib.request.Request(
+    os.environ["ANTHROPIC_BASE_URL"] + "/v1/messages", data=json.dumps(body).encode(), method="POST"
+)
+request.add_header("content-type", "application/json")
+request.add_header("x-api-key", os.environ["ANTHROPIC_API_KEY"])
+request.add_header("anthropic-version", "2023-06-01")
+try:
+    status = urllib.request.urlopen(request, timeout=60).status
+except urllib.error.HTTPError as refused:
+    status = refused.code
+print(json.dumps({"type": "final", "content": "the answer %d" % status}), flush=True)
+"""
+CACHE_WRITTEN = {
+    "id": "msg_1",
+    "type": "message",
+    "role": "assistant",
+    "model": "claude-haiku-4-5",
+    "content": [{"type": "text", "text": "cached"}],
+    "stop_reason": "end_turn",
+    "stop_sequence": None,
+    "usage": {
+        "input_tokens": 10,
+        "cache_creation_input_tokens": 100_000,
+        "cache_read_input_tokens": 0,
+        "output_tokens": 5,
+    },
+}
+"""Anthropic's reply to a request whose 400 KB system prompt it wrote to its prompt cache: its
+`input_tokens` are the 10 after the cache's breakpoint, and the 100,000 it wrote, billed at
+1.25 times the input price ($0.125 at claude-haiku-4-5's), are counted apart."""
+
+
+def test_what_anthropic_wrote_to_its_prompt_cache_is_counted(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """A call whose system prompt is marked `cache_control` is billed for the tokens written
+    to the cache, which Anthropic's `input_tokens` leaves out: counted by `input_tokens`
+    alone, the call cost $0.000035 against the budget and the run's usage, where it is billed
+    $0.125."""
+    base, head = spender(repo, CACHING_AGENT)
+    model.script("cache this", shaped(CACHE_WRITTEN))
+    model.check_contract = False  # the reply is Anthropic's, not the fake's rendering
+    anthropic = {"ANTHROPIC_BASE_URL": model.anthropic_url, "ANTHROPIC_API_KEY": "sk-ant-test"}
+
+    run = gate_pull_request(repo, github, base, head, env | anthropic, inputs(1.0))
+
+    assert run.returncode == 0, run.stderr[-2000:]
+    document = json.loads((repo.path / ".evalward/out/results.json").read_text())
+    assert len(model.requests) == 1
+    assert document["run"]["spent"]["cost_usd"] >= 100_000 * 1.25 / 1e6

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -151,9 +152,35 @@ def parse_response(data: object, model: str, read: WireReader | None = None) -> 
         content="".join(texts),
         tool_calls=tuple(calls),
         usage=Usage(
-            input_tokens=read.count(usage.get("input_tokens"), "usage.input_tokens"),
+            input_tokens=read.count(usage.get("input_tokens"), "usage.input_tokens")
+            + cache_tokens(usage, read),
             output_tokens=read.count(usage.get("output_tokens"), "usage.output_tokens"),
         ),
         stop_reason=read.optional_text(reply.get("stop_reason"), "stop_reason"),
         model=read.optional_text(reply.get("model"), "model") or model,
+    )
+
+
+CACHE_WRITE_PRICE = 1.25
+"""What a token Anthropic writes to its prompt cache costs, in input tokens (a five-minute
+cache); one written to a one-hour cache costs `CACHE_WRITE_1H_PRICE`, one read from it a tenth."""
+CACHE_WRITE_1H_PRICE = 2.0
+
+
+def cache_tokens(usage: Mapping[str, Any], read: WireReader) -> int:
+    """The input tokens Anthropic's prompt cache costs, which its `input_tokens` leaves out
+    though it bills them: a token written counted as the input tokens it is priced at (1.25,
+    or 2 for a one-hour cache), a token read as a tenth of one, so the price table's input
+    price gives what the call cost."""
+    written = read.count(
+        usage.get("cache_creation_input_tokens"), "usage.cache_creation_input_tokens"
+    )
+    split = usage.get("cache_creation")
+    hour = read.count(split.get("ephemeral_1h_input_tokens"), "") if isinstance(split, dict) else 0
+    hour = min(hour, written)
+    read_back = read.count(usage.get("cache_read_input_tokens"), "usage.cache_read_input_tokens")
+    return (
+        math.ceil((written - hour) * CACHE_WRITE_PRICE)
+        + math.ceil(hour * CACHE_WRITE_1H_PRICE)
+        + math.ceil(read_back / 10)
     )

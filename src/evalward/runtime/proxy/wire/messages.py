@@ -18,7 +18,7 @@ from typing import Any
 
 from evalward.errors import WireError
 from evalward.http.sse import Event
-from evalward.providers.anthropic import parse_response
+from evalward.providers.anthropic import cache_tokens, parse_response
 from evalward.providers.base import (
     ChatMessage,
     ChatRequest,
@@ -27,6 +27,7 @@ from evalward.providers.base import (
     ToolCall,
     ToolSpec,
 )
+from evalward.rundata.trace import Usage
 from evalward.runtime.proxy.wire.base import (
     PASSED_ON,
     Kind,
@@ -105,6 +106,14 @@ class Messages(TypedEvents):
         return _Blocks()
 
     events_of = staticmethod(events_of)
+
+    @staticmethod
+    def usage(reply: Mapping[str, Any]) -> Usage:
+        """`input_tokens` and `output_tokens`, with what the prompt cache cost beside them
+        (`cache_tokens`: Anthropic bills it, and its `input_tokens` leaves it out)."""
+        used = TypedEvents.usage(reply)
+        cached = cache_tokens(mapping(reply.get("usage")), PASSED_ON)
+        return used.model_copy(update={"input_tokens": used.input_tokens + cached})
 
     @staticmethod
     def unobserved(body: Mapping[str, Any]) -> str | None:

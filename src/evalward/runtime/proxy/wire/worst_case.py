@@ -6,7 +6,9 @@ Input is bounded by the request's size: every token a provider counts covers at 
 byte of the text it was sent, and the JSON around that text is longer than the few tokens
 each message adds; beside it, each call is counted `CALL_TOKENS` for what a provider adds
 itself (the system prompt that comes with tools), and each image `IMAGE_TOKENS`, whatever
-its bytes (a small image costs more tokens than its bytes). What a request names but does
+its bytes (a small image costs more tokens than its bytes); an Anthropic request that marks
+anything `cache_control` is counted twice, what writing all of it to a one-hour cache costs.
+What a request names but does
 not hold (an earlier response, a stored conversation or prompt, a file by id or address)
 has no size here, nor has a PDF (read as the text and a picture of each page), so such a
 call is refused while `max-cost-usd` is set (`unbounded`).
@@ -17,9 +19,11 @@ writes in one reply, which is also what a call that states no limit is held for.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
+from evalward.providers.anthropic import CACHE_WRITE_1H_PRICE
 from evalward.rundata.trace import Usage
 from evalward.runtime.proxy.wire.base import Kind
 
@@ -47,9 +51,10 @@ def worst_usage(kind: Kind, body: Mapping[str, Any], size: int) -> Usage:
     stated = [body.get(name) for name in OUTPUT_LIMITS]
     limits = [n for n in stated if isinstance(n, int) and not isinstance(n, bool) and n > 0]
     output = min(max(limits, default=UNSTATED_OUTPUT_TOKENS), UNSTATED_OUTPUT_TOKENS)
-    return Usage(
-        input_tokens=size + CALL_TOKENS + IMAGE_TOKENS * _images(body), output_tokens=output
-    )
+    read = size + CALL_TOKENS + IMAGE_TOKENS * _images(body)
+    if kind is Kind.messages and _caches(body):
+        read = math.ceil(read * CACHE_WRITE_1H_PRICE)  # each token may be written to a cache
+    return Usage(input_tokens=read, output_tokens=output)
 
 
 def unbounded(kind: Kind, body: Mapping[str, Any]) -> str | None:
@@ -59,6 +64,18 @@ def unbounded(kind: Kind, body: Mapping[str, Any]) -> str | None:
         if named is not None:
             return f"`{named}`, input the provider keeps"
     return _file_part(body)
+
+
+def _caches(value: object, depth: int = 0) -> bool:
+    """Whether `value` marks anything `cache_control`: Anthropic bills what it writes to its
+    prompt cache at up to twice the input price (`providers.anthropic.cache_tokens`)."""
+    if depth > _MAX_DEPTH:
+        return False
+    if isinstance(value, list):
+        return any(_caches(item, depth + 1) for item in value)
+    if not isinstance(value, dict):
+        return False
+    return "cache_control" in value or any(_caches(v, depth + 1) for v in value.values())
 
 
 def _images(value: object, depth: int = 0) -> int:
