@@ -253,3 +253,43 @@ def test_what_anthropic_wrote_to_its_prompt_cache_is_counted(
     document = json.loads((repo.path / ".evalward/out/results.json").read_text())
     assert len(model.requests) == 1
     assert document["run"]["spent"]["cost_usd"] >= 100_000 * 1.25 / 1e6
+
+
+PRIORITY_AGENT = """\
+import json, os, sys, urllib.error, urllib.request
+
+sys.stdin.readline()
+body = {
+    "model": "gpt-4.1-mini", "service_tier": "priority", "max_completion_tokens": 1000,
+    "messages": [{"role": "user", "content": "answer first"}],
+}
+request = urllib.request.Request(
+    os.environ["OPENAI_BASE_URL"] + "/chat/completions", data=json.dumps(body).encode(),
+    method="POST",
+)
+request.add_header("content-type", "application/json")
+request.add_header("authorization", "Bearer " + os.environ["OPENAI_API_KEY"])
+try:
+    status = urllib.request.urlopen(request, timeout=60).status
+except urllib.error.HTTPError as refused:
+    status = refused.code
+print(json.dumps({"type": "final", "content": "the answer %d" % status}), flush=True)
+"""
+
+
+def test_a_call_for_a_service_tier_billed_above_the_price_table_is_refused(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """OpenAI bills `service_tier: priority` at up to twice the standard prices the price
+    table holds, so the budget counted such a call at half what it cost: while `max-cost-usd`
+    is set it is refused as a model with no price is, and the run is an error."""
+    base, head = spender(repo, PRIORITY_AGENT)
+
+    run = gate_pull_request(repo, github, base, head, env, inputs(1.0))
+
+    document = json.loads((repo.path / ".evalward/out/results.json").read_text())
+    assert [body for body in model.requests if body.get("service_tier")] == []
+    (head_run,) = [f for f in document["fixtures"] if f["side"] == "head"]
+    assert head_run["status"] == "error"
+    assert "service_tier 'priority'" in head_run["message"]
+    assert (run.returncode, run.outputs["result"]) == (1, "fail")

@@ -194,6 +194,13 @@ class Answerer:
         allowance = self.allowance
         if allowance is None or allowance.max_cost_usd is None or self.providers.override:
             return 0.0
+        tier = worst_case.dearer_tier(kind, body)
+        if tier is not None:
+            return (
+                f"the call asks for service_tier {tier!r}, which is billed above the price "
+                "table's prices, so max-cost-usd cannot count what it costs; leave "
+                "service_tier out, or ask for auto, default or flex"
+            )
         unbounded = worst_case.unbounded(kind, body)
         if unbounded is not None:
             return (

@@ -13,6 +13,7 @@ from evalward.runtime.proxy.wire.worst_case import (
     CALL_TOKENS,
     IMAGE_TOKENS,
     UNSTATED_OUTPUT_TOKENS,
+    dearer_tier,
     unbounded,
     worst_usage,
 )
@@ -71,3 +72,12 @@ def test_what_a_request_names_but_does_not_hold_is_named() -> None:
     for block, named in ((text_document, False), (pdf_document, True)):
         body = {"model": "m", "messages": [{"role": "user", "content": [block]}]}
         assert (unbounded(Kind.messages, body) is not None) is named
+
+
+def test_a_service_tier_billed_above_the_price_table_is_named() -> None:
+    body = {"model": "m", "messages": []}
+    for tier in (None, "auto", "default", "flex"):
+        assert dearer_tier(Kind.chat, body | {"service_tier": tier}) is None
+    assert dearer_tier(Kind.responses, body | {"service_tier": "priority"}) == "priority"
+    assert dearer_tier(Kind.chat, body | {"service_tier": "scale"}) == "scale"
+    assert dearer_tier(Kind.messages, body | {"service_tier": "standard_only"}) is None

@@ -11,7 +11,8 @@ anything `cache_control` is counted twice, what writing all of it to a one-hour 
 What a request names but does
 not hold (an earlier response, a stored conversation or prompt, a file by id or address)
 has no size here, nor has a PDF (read as the text and a picture of each page), so such a
-call is refused while `max-cost-usd` is set (`unbounded`).
+call is refused while `max-cost-usd` is set (`unbounded`), as is one that asks OpenAI for a
+service tier billed above the price table's prices (`dearer_tier`).
 Output is the request's own limit (`max_tokens`, `max_completion_tokens`,
 `max_output_tokens`), at most `UNSTATED_OUTPUT_TOKENS`, the most any model evalward prices
 writes in one reply, which is also what a call that states no limit is held for.
@@ -41,6 +42,8 @@ IMAGE_PARTS = frozenset({"image_url", "input_image", "image"})
 STORED = ("previous_response_id", "conversation", "prompt")
 """A Responses request's input kept by the provider: an earlier response's conversation, a
 stored conversation, a stored prompt."""
+STANDARD_TIERS = ("auto", "default", "flex")
+"""OpenAI's service tiers billed at most at the price table's prices."""
 _MAX_DEPTH = 64
 
 
@@ -64,6 +67,16 @@ def unbounded(kind: Kind, body: Mapping[str, Any]) -> str | None:
         if named is not None:
             return f"`{named}`, input the provider keeps"
     return _file_part(body)
+
+
+def dearer_tier(kind: Kind, body: Mapping[str, Any]) -> str | None:
+    """The `service_tier` an OpenAI request asks for that is billed above the price table's
+    prices (`priority`, `scale`: up to twice them); None for the standard ones and a cheaper
+    one (`flex`, counted at the table's prices)."""
+    tier = body.get("service_tier")
+    if kind not in (Kind.chat, Kind.responses) or tier is None or tier in STANDARD_TIERS:
+        return None
+    return str(tier)[:40]
 
 
 def _caches(value: object, depth: int = 0) -> bool:
