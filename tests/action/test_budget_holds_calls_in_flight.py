@@ -293,3 +293,57 @@ def test_a_call_for_a_service_tier_billed_above_the_price_table_is_refused(
     assert head_run["status"] == "error"
     assert "service_tier 'priority'" in head_run["message"]
     assert (run.returncode, run.outputs["result"]) == (1, "fail")
+
+
+LONG_TRACE_AGENT = """\
+import json, sys
+
+sys.stdin.readline()
+for number in range(200):
+    call = "c%d" % number
+    print(json.dumps({"type": "tool_call", "tool": "lookup", "arguments": {}, "id": call}))
+    print(json.dumps({"type": "tool_result", "tool": "lookup", "output": "x" * 8000, "id": call}))
+print(json.dumps({"type": "final", "content": "the answer"}), flush=True)
+"""
+VERDICT = json.dumps(
+    {"score": 1, "confidence": 1, "summary": "It answered.", "violations": [],
+     "what_would_raise_score": "nothing"}
+)  # fmt: skip
+
+
+def test_a_judge_asked_to_read_a_long_run_is_held_to_the_budget_at_its_worst(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """The head's agent makes no model call but prints a run of 1.6 MB (200 tool results of
+    8 KB, each shown to the judge whole), so the judge the plan counted at a few cents reads
+    400,000 tokens: asked regardless of the budget, it cost three times the whole of it. Held
+    at its worst, it is refused, the judge cannot grade the run, and the gate fails."""
+    judged = one_agent_suite(
+        "spender",
+        "ask",
+        command=f"[{agent_python()[0]}, agent/spender.py]",
+        prompt="ask",
+        assertion="{ type: judge, rubric: Answers the question., minScore: 0.5 }",
+    ).replace("  fixtures: [ask]\n", "  fixtures: [ask]\n  judge: { model: openai/gpt-4.1-mini }\n")
+    base = repo.commit(
+        "the agent",
+        {"agents.yaml": judged, "agent/spender.py": BASE_AGENT, ".gitignore": ".evalward/\n"},
+    )
+    repo.branch("change")
+    head = repo.commit("a long run", {"agent/spender.py": LONG_TRACE_AGENT})
+
+    def long_read(body: dict[str, Any]) -> bool:
+        return "Grade the run" in json.dumps(body) and len(json.dumps(body)) > 1_000_000
+
+    model.script(long_read, text(VERDICT, prompt_tokens=400_000))
+    model.script("Grade the run", text(VERDICT))
+
+    run = gate_pull_request(repo, github, base, head, env, inputs(0.05))
+
+    document = json.loads((repo.path / ".evalward/out/results.json").read_text())
+    assert document["run"]["spent"]["cost_usd"] <= 0.05, document["run"]["spent"]
+    assert [body for body in model.requests if long_read(body)] == []
+    (head_run,) = [f for f in document["fixtures"] if f["side"] == "head"]
+    assert head_run["status"] == "error", head_run["status"]
+    assert "the job's cost budget cannot hold this call" in json.dumps(head_run)
+    assert (run.returncode, run.outputs["result"]) == (1, "fail")

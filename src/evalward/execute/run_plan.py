@@ -132,8 +132,9 @@ async def execute(planned: Planned) -> Ran:
             pairs=pairs if pairs.active else None,
             base_judging=later if pairs.active else None,
         )
-        fixtures, more_notes, left_out = await run_rounds(context, how, rounds)
-        await pairs.warm()
+        with context.providers.ceiling.grading_within(how.allowance):  # judges held too
+            fixtures, more_notes, left_out = await run_rounds(context, how, rounds)
+            await pairs.warm()
     except BaseException as exc:
         if estimating is not None:
             estimating.cancel()

@@ -7,13 +7,14 @@ cost and cache hits are the same for the agent loop and the judge.
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalward.errors import ConfigError, ProviderUnavailable
+from evalward.errors import ConfigError, ProviderError, ProviderUnavailable
 from evalward.files.safe_files import hash_regular
 from evalward.http.client import HttpClient
 from evalward.providers import anthropic, openai
@@ -31,7 +32,13 @@ from evalward.providers.retry import RetryPolicy
 from evalward.providers.vendor_api import VendorApi
 from evalward.resources.repo_config import load_config
 from evalward.rundata.cache_mode import CacheMode
-from evalward.rundata.spending import Ceiling, Spent
+from evalward.rundata.spending import (
+    CALL_TOKENS,
+    GRADING,
+    UNSTATED_OUTPUT_TOKENS,
+    Ceiling,
+    Spent,
+)
 from evalward.rundata.trace import Usage
 
 if TYPE_CHECKING:
@@ -141,7 +148,12 @@ class MeteredProvider:
         refused = None if admitted else self.ceiling.admit()
         if refused is not None:
             raise ProviderUnavailable(refused)  # like an outage, it says nothing of the agent
-        response = await self.inner.complete(request)
+        held = self._hold(request)
+        try:
+            response = await self.inner.complete(request)
+        finally:
+            if held and self.ceiling.budget is not None:
+                self.ceiling.budget.release(held)
         usage = self.meter(request.model, response.usage, request.labels.purpose)
         if request.labels.tally is not None:
             request.labels.tally.calls += 1
@@ -149,6 +161,25 @@ class MeteredProvider:
         if key is not None and self._cache is not None:
             self._cache.put(key, response)
         return response
+
+    def _hold(self, request: ChatRequest) -> float:
+        """What a grading call holds of `max-cost-usd` until its reply, its cost at its worst
+        (its request's bytes as input tokens, its `max_tokens` as output): a judge reads the
+        run it grades, whose length the agent decides. ProviderError when the budget cannot
+        hold it; 0.0 for any other call, or without a budget."""
+        budget = self.ceiling.budget
+        if budget is None or request.labels.purpose not in GRADING:
+            return 0.0
+        sent = [dataclasses.asdict(m) for m in request.messages]
+        sent += [dataclasses.asdict(t) for t in request.tools]
+        read = len(json.dumps(sent, ensure_ascii=False, default=str).encode()) + CALL_TOKENS
+        wrote = min(request.max_tokens or UNSTATED_OUTPUT_TOKENS, UNSTATED_OUTPUT_TOKENS)
+        usage = Usage(input_tokens=read, output_tokens=wrote)
+        worst = self.priced_usage(request.model, usage).cost_usd or 0.0
+        refusal = budget.hold(worst)
+        if refusal is not None:
+            raise ProviderError(f"a {request.labels.purpose} call was refused: {refusal}")
+        return worst
 
     async def aclose(self) -> None:
         await self.inner.aclose()

@@ -15,6 +15,16 @@ from typing import Any
 
 from evalward.rundata.trace import Usage
 
+UNSTATED_OUTPUT_TOKENS = 128_000
+"""The most output one reply of a priced model may carry (GPT-5's limit; Claude's is at most
+this): what a call that names no output limit is held for, and what a larger limit counts as."""
+CALL_TOKENS = 2_000
+"""Tokens a provider adds to a call on its own: the system prompt it writes for tools (about
+350 for Anthropic's, about 1,200 with its computer-use tool) and each message's markers."""
+GRADING = frozenset({"judge", "pairwise"})
+"""The purposes of the calls that grade a run, which the plan's estimate counts ahead and
+`max-cost-usd` holds, while the runs are under way, at their worst (`Ceiling.budget`)."""
+
 PROXY_CALLS_PER_RUN = 200
 """Model calls one fixture run's programs may make through the model proxy (as many as a
 declarative agent's largest `maxTurns`). The judges share the provider's rate limits with
@@ -45,7 +55,9 @@ class Allowance:
     one), and so is its cost at its worst (`worst_usd`, what the model proxy reads from the
     request), held until its reply arrives and settles it at what it cost (`spend`), or is
     given back when no reply came (`release`): calls opened at once, before any reply is
-    counted, cannot together spend past the dollars left. Cached replies cost nothing. A
+    counted, cannot together spend past the dollars left; a grading call, which the
+    estimate counted ahead, holds its worst against the whole budget alone (`hold`). Cached
+    replies cost nothing. A
     call to a model with no price counts against the calls only; the model proxy refuses one
     while dollars are counted. Whatever the budget, one run (one key of the proxy) may make
     at most `per_run` calls.
@@ -160,15 +172,25 @@ class Allowance:
             self._by_run[run] = self._by_run.get(run, 0) + 1
         return None
 
-    def _cannot_hold(self, worst_usd: float) -> str | None:
+    def hold(self, worst_usd: float) -> str | None:
+        """Hold `worst_usd` for a call the plan's estimate counted ahead (a judge's), against
+        the whole `max-cost-usd` alone, until `release`; or say why it does not fit."""
+        refusal = self.spent_out() or self._cannot_hold(worst_usd, whole=True)
+        if refusal is None:
+            self.held_usd += worst_usd
+        return refusal
+
+    def _cannot_hold(self, worst_usd: float, *, whole: bool = False) -> str | None:
         """Why a call that may cost `worst_usd` does not fit beside what was spent and what
-        the calls in flight may still cost: of what the plan's estimate left, and of the
-        whole `max-cost-usd` the job is held to."""
-        left = None if self.max_cost_usd is None else self.max_cost_usd - self.cost_usd
+        the calls in flight may still cost: of what the plan's estimate left (but where the
+        estimate counted the call, `whole`), and of the whole `max-cost-usd` the job is
+        held to."""
+        allowed = None if whole else self.max_cost_usd
+        left = None if allowed is None else allowed - self.cost_usd
         job, budget = self.job, self.budget_usd
         if job is not None and budget is not None:
-            whole = budget - job.cost_usd
-            left = whole if left is None else min(left, whole)
+            of_budget = budget - job.cost_usd
+            left = of_budget if left is None else min(left, of_budget)
         if left is None or worst_usd <= left - self.held_usd:
             return None
         return (
@@ -240,6 +262,9 @@ class Ceiling:
     limit: int | None = None
     admitted: int = 0
     refused: int = 0
+    budget: Allowance | None = None
+    """While a plan's runs are under way under `max-cost-usd`: where a grading call (a
+    judge's, a pairwise judge's) holds its worst cost until its reply (`Allowance.hold`)."""
 
     def admit(self) -> str | None:
         """Count one call, or say why it is refused."""
@@ -253,6 +278,15 @@ class Ceiling:
             )
         self.admitted += 1
         return None
+
+    @contextmanager
+    def grading_within(self, budget: Allowance | None) -> Iterator[None]:
+        """Every grading call held to `budget` (None: to nothing) while the block runs."""
+        self.budget = budget
+        try:
+            yield
+        finally:
+            self.budget = None
 
     @contextmanager
     def held_to(self, limit: int) -> Iterator[Ceiling]:

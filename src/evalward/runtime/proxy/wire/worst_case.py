@@ -25,15 +25,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalward.providers.anthropic import CACHE_WRITE_1H_PRICE
+from evalward.rundata.spending import CALL_TOKENS, UNSTATED_OUTPUT_TOKENS
 from evalward.rundata.trace import Usage
 from evalward.runtime.proxy.wire.base import Kind
 
-UNSTATED_OUTPUT_TOKENS = 128_000
-"""The most output one reply of a priced model may carry (GPT-5's limit; Claude's is at most
-this): what a call that names no output limit is held for, and what a larger limit counts as."""
-CALL_TOKENS = 2_000
-"""Tokens a provider adds to a call on its own: the system prompt it writes for tools (about
-350 for Anthropic's, about 1,200 with its computer-use tool) and each message's markers."""
 IMAGE_TOKENS = 6_000
 """The most one image is counted as by any priced model (OpenAI's largest, about 2,500 at
 detail `high`; Anthropic's about 1,600), however few its bytes."""
