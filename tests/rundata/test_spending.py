@@ -35,3 +35,16 @@ def test_the_whole_budget_holds_calls_in_flight_beside_what_the_job_spent() -> N
     refusal = allowance.admit("run", 0.4)
     assert refusal is not None and "$0.3000 of the budget is left" in refusal
     assert allowance.admit("run", 0.3) is None
+
+
+def test_a_grading_call_holds_against_the_whole_budget_and_nothing_under_a_mock() -> None:
+    """A judge's call was counted by the plan's estimate, so it is held against the whole
+    `max-cost-usd` (what the job spent and what is in flight), not what the estimate left;
+    where a mock script answers every call nothing is spent, so nothing is held."""
+    allowance = Allowance(max_cost_usd=0.0, budget_usd=1.0, job=Spent(cost_usd=0.5))
+    assert allowance.hold(0.4) is None and allowance.held_usd == 0.4
+    refusal = allowance.hold(0.2)
+    assert refusal is not None and "cannot hold this call" in refusal
+    allowance.release(0.4)
+    mocked = Allowance(max_cost_usd=0.1, budget_usd=0.1)
+    assert mocked.hold(5.0) is None and mocked.held_usd == 0.0

@@ -176,10 +176,11 @@ class MeteredProvider:
         wrote = min(request.max_tokens or UNSTATED_OUTPUT_TOKENS, UNSTATED_OUTPUT_TOKENS)
         usage = Usage(input_tokens=read, output_tokens=wrote)
         worst = self.priced_usage(request.model, usage).cost_usd or 0.0
+        before = budget.held_usd
         refusal = budget.hold(worst)
         if refusal is not None:
             raise ProviderError(f"a {request.labels.purpose} call was refused: {refusal}")
-        return worst
+        return budget.held_usd - before
 
     async def aclose(self) -> None:
         await self.inner.aclose()

@@ -174,7 +174,10 @@ class Allowance:
 
     def hold(self, worst_usd: float) -> str | None:
         """Hold `worst_usd` for a call the plan's estimate counted ahead (a judge's), against
-        the whole `max-cost-usd` alone, until `release`; or say why it does not fit."""
+        the whole `max-cost-usd` alone, until `release`; or say why it does not fit. Nothing
+        is held where the job's spending is not (a mock script's replies are free)."""
+        if self.job is None or self.budget_usd is None:
+            return None
         refusal = self.spent_out() or self._cannot_hold(worst_usd, whole=True)
         if refusal is None:
             self.held_usd += worst_usd
