@@ -36,6 +36,45 @@ def test_a_mistyped_word_of_an_input_named_for_secrets_is_quoted_in_its_error(
     assert "***" not in run.stderr
 
 
+@pytest.mark.parametrize(
+    ("variable", "said"),
+    [
+        (
+            "INPUT_MAX-COST-USDD",
+            "action input `max-cost-usdd`: evalward has no such input, so "
+            "its value would be ignored; did you mean `max-cost-usd`? Write one of the inputs "
+            "action.yml lists (docs/github.md) under the step's `with:`, or remove it",
+        ),
+        (
+            "INPUT_MOCK_SCRIPTS",
+            "action input `mock-scripts`: evalward has no such input, so "
+            "its value would be ignored; did you mean `mock-script`?",
+        ),
+    ],
+    ids=["as GitHub passes it", "as an env: block writes it"],
+)
+def test_an_input_evalward_does_not_have_is_refused_naming_the_one_it_was_meant_for(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    variable: str,
+    said: str,
+) -> None:
+    # GitHub passes a misspelt input on to the container with only a warning: the gate ran
+    # with no budget (or with real models where `mock-script` was meant)
+    base, head = make_pr(repo, github)
+    event = pull_request_event(github.repository, 7, base, head)
+    launch = prepare(repo.path, github, event, env={**env, variable: "0.01"})
+
+    run = execute(repo.path, launch)
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert f"::error::{said}" in run.stderr, run.stderr
+    assert "Traceback" not in run.stderr
+    assert model.requests == []
+
+
 def head_with_system_file(
     repo: GitRepo, github: FakeGitHub, system_file: str, files: dict[str, bytes]
 ) -> tuple[str, str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Mapping
 from enum import StrEnum
@@ -9,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
-from evalward.errors import ConfigError
+from evalward.errors import ConfigError, printable
 from evalward.files.inside import NAME_MAX, overlong_name
 from evalward.resources.gate_policy import RegressionPolicy
 from evalward.rundata.cache_mode import CacheMode
@@ -134,6 +135,7 @@ class Settings(BaseModel):
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
         """GitHub passes input `foo-bar` as INPUT_FOO-BAR; action.yml maps it to INPUT_FOO_BAR."""
+        cls._no_unknown_input(env)
         values: dict[str, Any] = {}
         for name in cls.input_names():
             upper = name.upper()
@@ -149,3 +151,22 @@ class Settings(BaseModel):
                 f"action input `{name}`: {first['msg'].removeprefix('Value error, ')} "
                 f"(got {first.get('input')!r})"
             ) from None
+
+    @classmethod
+    def _no_unknown_input(cls, env: Mapping[str, str]) -> None:
+        """Refuse an input action.yml does not have: GitHub passes a name under `with:` it
+        does not know on to the container (`INPUT_MAX-COST-USDD`) with no more than a warning,
+        so a misspelt `max-cost-usd` or `mock-script` ran with no budget or with real models."""
+        known = cls.input_names()
+        for variable in sorted(env):
+            if not variable.startswith("INPUT_"):
+                continue
+            name = variable.removeprefix("INPUT_").lower().replace("_", "-")
+            if name not in known:
+                close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+                hint = f"did you mean `{close[0]}`? " if close else ""
+                raise ConfigError(
+                    f"action input `{printable(name)}`: evalward has no such input, so its "
+                    f"value would be ignored; {hint}Write one of the inputs action.yml lists "
+                    "(docs/github.md) under the step's `with:`, or remove it"
+                )
