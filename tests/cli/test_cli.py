@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from action.test_secrets_and_injection import outside_code
-from support.clirun import DEMO_PATH, evalward
+from support.clirun import DEMO_PATH, evalward, initialised
 from support.gitrepo import GitRepo
 
 pytestmark = pytest.mark.integration
@@ -47,6 +47,33 @@ def test_validate_reports_every_problem_with_its_location(tmp_path: Path) -> Non
     )
     assert "broken.yaml:3:1:" in done.stderr
     assert "2 problems" in done.stderr
+
+
+def test_a_misspelt_setting_of_a_provider_or_a_price_is_named_with_the_one_it_meant(
+    repo: GitRepo,
+) -> None:
+    # below a name the file chooses (a provider, a model's price) no field was suggested
+    initialised(repo)
+    config = (repo.path / "evalward.yaml").read_text()
+    repo.commit(
+        "misspelt settings",
+        {
+            "evalward.yaml": config
+            + "providers:\n  openai: { baseUrll: 'http://127.0.0.1:9/v1' }\n"
+            + "pricing:\n  openai/gpt-4.1-mini: { inptu: 1, output: 2 }\n"
+        },
+    )
+    done = evalward("run", ".", "--mock-script", "evals/mock-replies.yaml", cwd=repo.path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    assert (
+        "evalward.yaml:4:13: providers.openai.baseUrll: unknown field 'baseUrll' "
+        "(did you mean 'baseUrl'?)"
+    ) in done.stderr, done.stderr
+    assert (
+        "evalward.yaml:6:26: pricing.openai/gpt-4.1-mini.inptu: unknown field 'inptu' "
+        "(did you mean 'input'?)"
+    ) in done.stderr, done.stderr
 
 
 def test_missing_api_key_is_a_config_error_naming_the_setting(tmp_path: Path) -> None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import difflib
 import re
+import types
+import typing
 from collections.abc import Iterable
 from typing import Any
 
@@ -149,15 +151,18 @@ def siblings_of(model: type[BaseModel], loc: PathKey, data: Any) -> list[str]:
     one whose `type` literal matches the document's `type` is taken.
     """
     candidates: list[type[BaseModel]] = [model]
+    keyed = False  # the part is a key of a mapping of models (`providers.openai`), not a field
     for part in loc[:-1]:
-        if isinstance(part, int):
+        if isinstance(part, int) or keyed:
             data = _child(data, part)
+            keyed = False
             continue
         current = _pick(candidates, data)
         data = _child(data, part)
         fields = current.model_fields.items() if current is not None else []
         field_info = next((f for n, f in fields if (f.alias or n) == part), None)
         candidates = _models_in(field_info.annotation) if field_info is not None else []
+        keyed = field_info is not None and _keyed(field_info.annotation)
     chosen = _pick(candidates, data)
     if chosen is None:
         return []
@@ -181,6 +186,16 @@ def _pick(candidates: list[type[BaseModel]], data: Any) -> type[BaseModel] | Non
         if data.get("type") in tags:
             return candidate
     return candidates[0]
+
+
+def _keyed(annotation: object) -> bool:
+    """Whether a field holds a mapping (`dict[str, Price]`, maybe optional), whose keys are
+    names the document chooses, so the fields below them are the mapped model's."""
+    origin = typing.get_origin(annotation)
+    if origin is dict:
+        return True
+    union = origin is typing.Union or isinstance(annotation, types.UnionType)
+    return union and any(_keyed(arg) for arg in typing.get_args(annotation))
 
 
 def _models_in(annotation: object) -> list[type[BaseModel]]:
