@@ -740,3 +740,38 @@ def test_a_turn_is_graded_against_its_own_expected_output(repo: GitRepo) -> None
     assert "tests[0].turns[0].assert[0]: an `equals` check needs `value` or" in (
         refused.stdout + refused.stderr
     )
+
+
+MISSPELT = """\
+name: misspelt
+providers: [support-bot]
+prompts: ["{{ input }}"]
+tests:
+  - id: where-is-it
+    vars: { input: Where is my order? }
+    asert:
+      - { type: contains, value: shipped }
+  - id: remembers
+    turns:
+      - input: What is 15% of 200?
+        asserts: [{ type: contains, value: "30" }]
+"""
+
+
+def test_a_misspelt_key_of_a_test_or_a_turn_is_refused_naming_the_key_it_meant(
+    repo: GitRepo,
+) -> None:
+    """A key evalward does not read is refused at its line; a misspelt one names the key it
+    was likely meant for and what the test or turn holds, where a turn's said neither."""
+    repo.commit("misspelt", files(**{"evals/support/suite.yaml": MISSPELT}))
+    done = evalward("validate", ".", cwd=repo.path)
+    said = done.stdout + done.stderr
+    assert done.returncode == 2, said
+    assert (
+        "suite.yaml:7:5: tests[0].asert: `asert` is not read by evalward (did you mean "
+        "'assert'?); a test holds aggregation, assert, assertions, "
+    ) in said, said
+    assert (
+        "suite.yaml:12:9: tests[1].turns[0].asserts: `asserts` is not read by evalward (did "
+        "you mean 'assert'?); a turn holds assert, expected_output, input"
+    ) in said, said

@@ -33,6 +33,7 @@ from evalward.importers.agentv.suite import (
     expand_tests,
     is_current,
     suite_shape,
+    unread,
 )
 from evalward.resources.common import AGENTV_DEFAULT_TARGET as DEFAULT_TARGET
 from evalward.resources.common import API_VERSION, is_number
@@ -162,8 +163,9 @@ def _unread_suite_keys(data: dict[str, Any]) -> list[AgentVProblem]:
     for key in data:
         if key in SUITE_KEYS or key in SUITE_LABELS:
             continue
-        hint = _SUITE_HINTS.get(str(key), "a suite holds " + ", ".join(sorted(SUITE_KEYS)))
-        problems.append(AgentVProblem((key,), f"`{key}` is not read by evalward; {hint}"))
+        hint = _SUITE_HINTS.get(str(key))
+        said = f"`{key}` is not read by evalward; {hint}" if hint else None
+        problems.append(AgentVProblem((key,), said or unread(str(key), "a suite", SUITE_KEYS)))
     execution = data.get("execution")
     if execution is not None and not isinstance(execution, dict):
         problems.append(
@@ -489,7 +491,7 @@ def _turn(turn: Any, path: PathKey, files: _Files, context: GraderContext) -> di
         raise AgentVProblem(path, "expected a turn: `{input, assert}`")
     for key in turn:
         if key not in _TURN_KEYS:
-            raise AgentVProblem((*path, key), f"`{key}` of a turn is not read by evalward")
+            raise AgentVProblem((*path, key), unread(str(key), "a turn", _TURN_KEYS))
     said = _messages(turn["input"], (*path, "input"), "user", files)
     if any(m["role"] != "user" for m in said):
         raise AgentVProblem((*path, "input"), "a turn's input is what the user says")

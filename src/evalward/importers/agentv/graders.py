@@ -19,6 +19,7 @@ from typing import Any
 
 from evalward.errors import AgentVProblem
 from evalward.resources.common import is_number
+from evalward.resources.problems import did_you_mean
 from evalward.resources.yamlsource import PathKey
 
 _STRUCTURAL_CHECKS = (
@@ -509,6 +510,7 @@ def _trajectory(item: dict[str, Any], path: PathKey, base: dict[str, Any]) -> li
 
 _SEQUENCE_MODES = {"in_order": None, "exact": "strict"}
 _ARGS_MATCH_KEYS = {"name", "tool", "args", "arguments", "mode"}
+_SEQUENCE_KEYS = ("mode", "steps")
 """What evalward reads of a `trajectory:tool-args-match` value; AgentV's `defaults`, `ignore`
 and `pattern` are refused, never skipped."""
 _PATTERN = re.compile(r"[*?]")
@@ -545,7 +547,8 @@ def _structural_check(
         if key not in _ARGS_MATCH_KEYS:
             raise AgentVProblem(
                 (*path, "value", key),
-                f"`{key}` of trajectory:tool-args-match is not read by evalward; it reads "
+                f"`{key}` of trajectory:tool-args-match is not read by evalward"
+                f"{did_you_mean(str(key), _ARGS_MATCH_KEYS)}; it reads "
                 + ", ".join(sorted(_ARGS_MATCH_KEYS)),
             )
     name = value.get("name", value.get("tool"))
@@ -598,8 +601,12 @@ def _tool_sequence(value: dict[str, Any], path: PathKey, base: dict[str, Any]) -
     runs a sequence `in_order` or `exact`, any other mode in order, so `any_order` is refused
     rather than read as the looser check it names."""
     for key in value:
-        if key not in ("mode", "steps"):
-            raise AgentVProblem((*path, key), f"`{key}` of a tool sequence is not read by evalward")
+        if key not in _SEQUENCE_KEYS:
+            raise AgentVProblem(
+                (*path, key),
+                f"`{key}` of a tool sequence is not read by evalward"
+                f"{did_you_mean(str(key), _SEQUENCE_KEYS)}; it reads mode and steps",
+            )
     mode = value.get("mode", "in_order")
     if mode == "any_order":
         raise AgentVProblem(

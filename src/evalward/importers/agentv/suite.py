@@ -7,11 +7,12 @@ read is refused at its line, as is a prompt it cannot render.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from evalward.errors import AgentVProblem
+from evalward.resources.problems import did_you_mean
 from evalward.resources.yamlsource import PathKey
 
 CURRENT_KEYS = ("providers", "prompts", "targets")
@@ -105,10 +106,15 @@ def check_case_keys(case: dict[str, Any], path: PathKey) -> None:
     under a name it does not know would otherwise never run."""
     unknown = sorted(str(k) for k in case if k not in CASE_KEYS)
     if unknown:
-        raise AgentVProblem(
-            (*path, unknown[0]),
-            f"`{unknown[0]}` is not read by evalward; a test holds " + ", ".join(sorted(CASE_KEYS)),
-        )
+        raise AgentVProblem((*path, unknown[0]), unread(unknown[0], "a test", CASE_KEYS))
+
+
+def unread(key: str, holder: str, keys: Iterable[str]) -> str:
+    """Why a key of `holder` (a test, a turn) is refused and what it may hold instead: the key
+    it was likely meant for first, since a misspelt one (`asert`) is the likeliest."""
+    return f"`{key}` is not read by evalward{did_you_mean(key, keys)}; {holder} holds " + ", ".join(
+        sorted(keys)
+    )
 
 
 def current_case(
