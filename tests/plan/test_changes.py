@@ -164,6 +164,45 @@ def test_a_watch_written_from_the_root_or_as_a_folder_watches_the_files_it_means
     assert [row["name"] for row in plan["evals"]] == ["beta-eval"]
 
 
+@pytest.mark.parametrize(
+    ("written", "fix"),
+    [
+        (
+            "../tools/beta/**",
+            "a file outside the repository is never copied or hashed: commit what it reads "
+            "inside the repository and watch it from the root",
+        ),
+        ("agents/../tools/beta/*", "write it from the repository root: 'tools/beta/*'"),
+    ],
+)
+def test_a_watch_that_goes_up_a_folder_is_refused_at_its_line(
+    repo: GitRepo, written: str, fix: str
+) -> None:
+    """A glob through `..` matches no path from the root: the tool it meant changed and the
+    plan said no Eval was affected. It is refused where it is written, saying how to write it."""
+    repo.commit(
+        "base",
+        {
+            "agents/beta.yaml": agent("beta", watch=f"[{written!r}]".replace("'", '"')),
+            "tools/beta/lookup.py": "print('v1')",
+            "evals/beta.yaml": EVAL.format(name="beta", threshold=0.9),
+            "evals/fixtures/beta-1.yaml": FIXTURE.format(fixture="beta-1", name="beta", value="hi"),
+        },
+    )
+    repo.branch("pr")
+    repo.commit("tool", {"tools/beta/lookup.py": "print('v2')"})
+
+    planned = evalward("plan", ".", "--base", "main", "--json", cwd=repo.path)
+
+    said = planned.stdout + planned.stderr
+    assert planned.returncode == 2, said
+    assert "Traceback" not in said
+    assert (
+        f"agents/beta.yaml:7:3: spec.watch: {written!r} goes up a folder (`..`), which no path "
+        f"from the root does, so it matches no file; {fix}"
+    ) in said, said
+
+
 def test_a_gitattributes_above_the_files_an_agent_reads_changes_it(repo: GitRepo) -> None:
     """`.gitattributes` decides how files below it are checked out; alpha reads no file."""
     base = base_repo(repo)

@@ -370,6 +370,21 @@ class Agent(Model):
 def watch_globs(globs: list[str]) -> list[str]:
     """A `watch` list as globs of the paths from the root it means (`from_root`), each once:
     an agent's and a playground service's are read alike."""
+    for glob in globs:
+        if ".." in glob.split("/"):
+            # fnmatch matches no path of the tree through it: the files it meant to watch
+            # were never hashed, and changing them ran no Eval
+            inside = posixpath.normpath(glob.lstrip("/"))
+            fix = (
+                f"write it from the repository root: {inside!r}"
+                if inside.split("/")[0] != ".."
+                else "a file outside the repository is never copied or hashed: commit what "
+                "it reads inside the repository and watch it from the root"
+            )
+            raise ValueError(
+                f"{glob!r} goes up a folder (`..`), which no path from the root does, so it "
+                f"matches no file; {fix}"
+            )
     return list(dict.fromkeys(watched for glob in globs for watched in from_root(glob)))
 
 
