@@ -131,3 +131,35 @@ def test_a_system_file_the_head_cannot_use_fails_the_gate_at_its_line(
     assert expected in run.stderr, run.stderr
     assert model.requests == []
     assert "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "said"),
+    [
+        (
+            "INPUT_SHARD",
+            "1-2",
+            "action input `shard`: expected i/n, the part of the matrix this job runs (e.g. 2/4, "
+            "`${{ matrix.shard }}/4`) (got '1-2')",
+        ),
+        (
+            "INPUT_AGENT_ENV",
+            "LANG;TZ",
+            "action input `agent-env`: expected names of environment variables (letters, "
+            "digits and `_`) with commas or spaces between them (got 'LANG;TZ')",
+        ),
+    ],
+    ids=["shard", "agent-env"],
+)
+def test_an_input_of_the_wrong_form_is_told_in_words_not_by_its_pattern(
+    repo: GitRepo, github: FakeGitHub, variable: str, value: str, said: str
+) -> None:
+    # "String should match pattern '^\s*(\d+\s*/\s*\d+)?\s*$'": the regular expression it failed
+    base, head = make_pr(repo, github)
+    event = pull_request_event(github.repository, 7, base, head)
+
+    run = execute(repo.path, prepare(repo.path, github, event, env={variable: value}))
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert f"::error::{said}" in run.stderr, run.stderr
+    assert "pattern" not in run.stderr

@@ -46,6 +46,17 @@ class OnMissingSecrets(StrEnum):
     skip = "skip"
 
 
+_PATTERN_WORDS = {
+    "shard": "i/n, the part of the matrix this job runs (e.g. 2/4, `${{ matrix.shard }}/4`)",
+    "agent-user": "auto, a user's name from /etc/passwd (up to 32 letters, digits, `.`, `_` or "
+    "`-`) or a uid of 1000 or more",
+    "agent-env": "names of environment variables (letters, digits and `_`) with commas or "
+    "spaces between them",
+}
+"""What an input's pattern means, said in words where a mistake would otherwise be answered
+with the regular expression it failed."""
+
+
 class Settings(BaseModel):
     """One field per input of action.yml; the field's alias is the input's name. A number
     input is finite: `inf` (or `1e400`) would pass every lower bound and mean no bound."""
@@ -147,9 +158,11 @@ class Settings(BaseModel):
         except ValidationError as exc:
             first = exc.errors()[0]
             name = str(first["loc"][0])
+            said = first["msg"].removeprefix("Value error, ")
+            if first["type"] == "string_pattern_mismatch" and name in _PATTERN_WORDS:
+                said = f"expected {_PATTERN_WORDS[name]}"
             raise ConfigError(
-                f"action input `{name}`: {first['msg'].removeprefix('Value error, ')} "
-                f"(got {first.get('input')!r})"
+                f"action input `{name}`: {said} (got {first.get('input')!r})"
             ) from None
 
     @classmethod
