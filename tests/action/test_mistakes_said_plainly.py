@@ -73,6 +73,8 @@ def test_an_input_evalward_does_not_have_is_refused_naming_the_one_it_was_meant_
     assert f"::error::{said}" in run.stderr, run.stderr
     assert "Traceback" not in run.stderr
     assert model.requests == []
+    assert run.outputs == {"result": "incomplete"}
+    assert "did you mean" in run.summary
 
 
 def head_with_system_file(
@@ -163,3 +165,31 @@ def test_an_input_of_the_wrong_form_is_told_in_words_not_by_its_pattern(
     assert run.returncode == 2, run.stdout + run.stderr
     assert f"::error::{said}" in run.stderr, run.stderr
     assert "pattern" not in run.stderr
+
+
+@pytest.mark.parametrize(
+    ("number", "shown"),
+    [(None, "missing"), ("seven", "'seven', not a pull request's number")],
+    ids=["missing", "a word"],
+)
+def test_a_pull_request_event_without_its_number_is_refused_naming_the_field(
+    repo: GitRepo, github: FakeGitHub, number: str | None, shown: str
+) -> None:
+    # a hand-written or truncated payload ended in an internal error (KeyError, exit 4)
+    base, head = make_pr(repo, github)
+    event = pull_request_event(github.repository, 7, base, head)
+    if number is None:
+        del event["pull_request"]["number"]
+    else:
+        event["pull_request"]["number"] = number
+
+    run = execute(repo.path, prepare(repo.path, github, event))
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert (
+        f"::error::GITHUB_EVENT_PATH: the pull_request event's `pull_request.number` is {shown}, "
+        "where GitHub writes the number of the pull request to gate; run evalward from a "
+        "workflow `on: pull_request` as GitHub starts it"
+    ) in run.stderr, run.stderr
+    assert "Traceback" not in run.stderr
+    assert run.outputs == {"result": "incomplete"}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +61,19 @@ class WorkflowContext:
         return Path(os.path.normpath(self.workspace / path))  # `/` keeps an absolute path whole
 
 
+def unread_context(env: Mapping[str, str]) -> WorkflowContext:
+    """The workflow's context without its event, whose payload could not be read: enough to
+    name the run (`run_url`) in the summary of a job that stopped before it began."""
+    return WorkflowContext(
+        event_name=env.get("GITHUB_EVENT_NAME", ""),
+        repository=env.get("GITHUB_REPOSITORY", ""),
+        workspace=Path(env.get("GITHUB_WORKSPACE") or Path.cwd()),
+        api_url=env.get("GITHUB_API_URL", "https://api.github.com"),
+        server_url=env.get("GITHUB_SERVER_URL", "https://github.com"),
+        run_id=env.get("GITHUB_RUN_ID", ""),
+    )
+
+
 def load_context(env: Mapping[str, str]) -> WorkflowContext:
     event_name = env.get("GITHUB_EVENT_NAME", "")
     event = _read_event(env.get("GITHUB_EVENT_PATH"))
@@ -88,7 +102,7 @@ def load_context(env: Mapping[str, str]) -> WorkflowContext:
     pull = event.get("pull_request")
     if event_name in ("pull_request", "pull_request_target") and isinstance(pull, dict):
         context.update(
-            pr_number=int(pull["number"]),
+            pr_number=_pull_number(event_name, pull.get("number")),
             base_sha=str(dig(pull, "base", "sha") or ""),
             head_sha=str(dig(pull, "head", "sha") or ""),
             event_updated_at=str(pull.get("updated_at") or ""),
@@ -104,6 +118,21 @@ def load_context(env: Mapping[str, str]) -> WorkflowContext:
             group_base_ref=str(group.get("base_ref") or ""),
         )
     return WorkflowContext(**context)
+
+
+def _pull_number(event_name: str, number: object) -> int:
+    """The pull request's number as GitHub writes it (`pull_request.number`): a hand-written
+    or truncated payload without one is refused naming the field, not an internal error."""
+    if isinstance(number, int) and not isinstance(number, bool) and number >= 1:
+        return number
+    if isinstance(number, str) and re.fullmatch("[1-9][0-9]{0,17}", number):
+        return int(number)
+    shown = "missing" if number is None else f"{number!r:.40}, not a pull request's number"
+    raise ConfigError(
+        f"GITHUB_EVENT_PATH: the {event_name} event's `pull_request.number` is {shown}, where "
+        "GitHub writes the number of the pull request to gate; run evalward from a workflow "
+        f"`on: {event_name}` as GitHub starts it"
+    )
 
 
 def _read_event(path: str | None) -> dict[str, Any]:

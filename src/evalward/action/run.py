@@ -20,7 +20,7 @@ from typing import TextIO
 
 from evalward.action.branch_status import begin_status
 from evalward.action.checks import annotate, report_check
-from evalward.action.context import WorkflowContext, load_context
+from evalward.action.context import WorkflowContext, load_context, unread_context
 from evalward.action.evaluate import (
     LoggedProgress,
     evaluate,
@@ -72,13 +72,17 @@ def main(
     process's (its environment, redaction and start-up pause); tests give just an `env`."""
     host = host or Host.of_process(env)
     out = out or sys.stdout
-    settings = Settings.from_env(host.env)
-    context = load_context(host.env)
+    outputs = Outputs(host.env.get("GITHUB_OUTPUT"))
+    try:
+        settings = Settings.from_env(host.env)
+        context = load_context(host.env)
+    except (Exception, KeyboardInterrupt) as exc:  # an input or the event's payload is wrong
+        stopped_early(host, unread_context(host.env), outputs, exc)
+        raise
     written = [
         context.workspace_path(settings.output_dir),
         context.workspace_path(settings.cache_dir),
     ]
-    outputs = Outputs(host.env.get("GITHUB_OUTPUT"))
     try:
         return _main(host, out, settings, context, outputs)
     except (Exception, KeyboardInterrupt) as exc:
