@@ -437,6 +437,30 @@ def test_skip_unsupported_is_offered_only_where_it_helps(repo: GitRepo) -> None:
     assert "--skip-unsupported" not in done.stderr, done.stderr
 
 
+def test_a_misspelt_key_is_named_with_the_one_it_meant_and_never_left_out(
+    repo: GitRepo,
+) -> None:
+    """With --skip-unsupported a test whose `assert` was misspelt was left out as a part with
+    no equivalent, and the import went on without it (exit 0)."""
+    config = (
+        "prompts: [hi]\nproviders: [openai:chat:gpt-4.1-mini]\ntests:\n"
+        "  - {vars: {}, asserts: [{type: contains, value: hi}]}\n"
+        "  - {vars: {}, assert: [{type: contains, value: ho}]}\n"
+    )
+    repo.write({"promptfooconfig.yaml": config})
+    repo.commit("a misspelt assert")
+    done = evalward(
+        "import", "promptfoo", "promptfooconfig.yaml", "--skip-unsupported", cwd=repo.path
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert (
+        "promptfooconfig.yaml:4:16: tests[0].asserts: `asserts` of a test has no equivalent in "
+        "evalward (did you mean 'assert'?): fix its name; a misspelt key is not left out by "
+        "--skip-unsupported"
+    ) in done.stderr, done.stderr
+    assert not (repo.path / "evals").exists()
+
+
 def test_an_openai_compatible_vendor_becomes_an_endpoint(repo: GitRepo) -> None:
     config = {
         "prompts": ["Say hi."],

@@ -28,6 +28,7 @@ from evalward.importers.promptfoo.source import Files, Node, Source
 from evalward.importers.promptfoo.templates import combinations, compose, render_prompt
 from evalward.importers.promptfoo.test_cases import Test, merged, test_nodes
 from evalward.resources.assertions import DEFAULT_EMBEDDING_MODEL
+from evalward.resources.problems import did_you_mean
 from evalward.resources.yamlsource import Document
 
 TOP_KEYS = {"description", "prompts", "providers", "tests", "defaultTest", "evaluateOptions"}
@@ -99,7 +100,10 @@ class _Importer:
         for key, child in config.items():
             if key not in TOP_KEYS | IGNORED_KEYS:
                 self.attempt(
-                    child.refuse(f"`{key}` has no equivalent in evalward", droppable=False)
+                    child.refuse(
+                        f"`{key}` has no equivalent in evalward{did_you_mean(key, TOP_KEYS)}",
+                        droppable=False,
+                    )
                 )
         derived = config.get("derivedMetrics")
         if derived is not None:
