@@ -203,6 +203,44 @@ def test_a_watch_that_goes_up_a_folder_is_refused_at_its_line(
     ) in said, said
 
 
+def test_a_watch_that_matches_no_file_is_warned_of_at_its_line(
+    repo: GitRepo, env: dict[str, str]
+) -> None:
+    """A misspelt folder watched nothing: the tool it meant changed and the plan said no Eval
+    was affected (exit 0), with no word of why. `validate` and every run of the agent's Evals
+    say so at its line; it is not refused, as a glob may be meant for files to come."""
+    repo.commit(
+        "base",
+        {
+            "agents/beta.yaml": agent("beta", watch="[tols/beta/*]"),
+            "tools/beta/lookup.py": "print('v1')",
+            "evals/beta.yaml": EVAL.format(name="beta", threshold=0.9),
+            "evals/fixtures/beta-1.yaml": FIXTURE.format(fixture="beta-1", name="beta", value="hi"),
+        },
+    )
+    warning = (
+        "warning: agents/beta.yaml:7:3: spec.watch: 'tols/beta/*' matches no file of the "
+        "repository (paths are from its root), so a change to the files it means runs no "
+        "Eval; fix the glob, or remove it"
+    )
+
+    validated = evalward("validate", ".", cwd=repo.path)
+    assert validated.returncode == 0, validated.stdout + validated.stderr
+    assert warning in validated.stdout + validated.stderr, validated.stdout + validated.stderr
+
+    ran = evalward("run", ".", "--no-cache", "--no-history", cwd=repo.path, **env)
+    assert "Traceback" not in ran.stderr
+    assert f"> {warning}" in ran.stdout, ran.stdout + ran.stderr
+
+    # a file named as written is itself and every file below it: said once, as written
+    named = agent("beta", watch="[tools/beta/lookup.py, tols]")
+    repo.commit("a file and a folder", {"agents/beta.yaml": named})
+    validated = evalward("validate", ".", cwd=repo.path)
+    said = validated.stdout + validated.stderr
+    assert said.count("matches no file") == 1, said
+    assert "spec.watch: 'tols' matches no file" in said, said
+
+
 def test_a_gitattributes_above_the_files_an_agent_reads_changes_it(repo: GitRepo) -> None:
     """`.gitattributes` decides how files below it are checked out; alpha reads no file."""
     base = base_repo(repo)

@@ -21,9 +21,9 @@ depends on the machine (keys, the sandbox) is checked by the run alone.
   (`tool_refs.removed_tools`). A check that passes without a call of a tool
   named close to none of the agent's may be a guard: `validate` warns, a run says nothing.
 - What the repository shows beside the definitions (static_checks.py), and every program
-  the head's agents run (program_checks.py). The base's programs are not asked: the pull
-  request cannot change the base, so a program only the base lacks must not refuse its gate;
-  such a base run fails on its own, as the base's error.
+  the head's agents run and what their `watch` globs match (program_checks.py). The base's
+  programs are not asked: the pull request cannot change the base, so a program only the
+  base lacks must not refuse its gate; such a base run fails on its own, as the base's error.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from evalward.errors import Problem, ResourceError
 from evalward.plan.plan import Checkout, Plan, PlannedRun
 from evalward.plan.playgrounds import missing_seeds, state_without_playground
-from evalward.plan.preflight.program_checks import missing_programs
+from evalward.plan.preflight.program_checks import missing_programs, unmatched_watches
 from evalward.plan.preflight.static_checks import PlaygroundKey, StaticChecks
 from evalward.plan.preflight.tool_refs import unknown_tools
 from evalward.providers.config import BUILT_IN, unservable
@@ -106,6 +106,7 @@ def tree_problems(resources: ResourceSet, asked: TreeCheck) -> list[Problem]:
         spec = calibration.resource.spec
         checks.models(calibration, ("spec", "judgeModels"), spec.judge_models)
     programs = missing_programs(resources, asked.env, services=True)
+    programs.warnings += unmatched_watches(resources, services=True)
     found = [*checks.found(), *programs.problems]
     if asked.script is not None:
         from evalward.providers.mock import undefined_names  # lazy: as the provider loads it
@@ -158,7 +159,7 @@ def refuse_plan(
         if side is Side.head:  # the base's programs: see the module's docstring
             programs = missing_programs(tree, env, scope.agents)
             problems += programs.problems + script
-            absent = programs.warnings
+            absent = programs.warnings + unmatched_watches(tree, scope.agents)
             problems.sort(key=Problem.order)
         if problems:
             raise ResourceError(problems, source="" if side is Side.head else "the base branch")

@@ -17,6 +17,9 @@ a program the action's image carries (`IMAGE_PROGRAMS`), or, for a definition wi
 `environment`, one its packages may install (their programs are put first on PATH only when
 the action builds it), but never a misspelt interpreter its virtualenv would have to hold.
 An argument holding a placeholder (`{input}`, `{port}`) is left alone.
+
+What a program reads besides what it names is its definition's `watch`: a glob of it that
+matches no file of the tree is a warning at its line (`unmatched_watches`).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from typing import Any
 
 from evalward.errors import Problem
 from evalward.files.committed import RepoFiles
+from evalward.plan.fingerprint import FileIndex
 from evalward.resources import ResourceSet
 from evalward.resources.agent import AgentEnvironment
 from evalward.resources.locate import Locator
@@ -107,6 +111,66 @@ def missing_programs(
     return found
 
 
+def unmatched_watches(
+    resources: ResourceSet, agents: Iterable[str] | None = None, *, services: bool = False
+) -> list[Problem]:
+    """A warning at each `watch` glob that matches no file of the tree: every agent's, or
+    only those of `agents` (a run's); with `services`, every playground service's too. A
+    misspelt folder (`tols/**`) watches nothing: a pull request that changes the files an
+    agent's glob meant runs no Eval, and a service's copy holds none of them. A glob may be
+    meant for files to come, so it is not refused."""
+    index = FileIndex(resources.root)
+    locator = Locator(resources)
+    found = []
+    for located, at, globs, costs in _watches(resources, agents, services):
+        for glob in globs:
+            if glob.endswith("/**") and glob.removesuffix("/**") in globs:
+                continue  # `tools` is itself and every file below it: told once, as written
+            meant = [glob, f"{glob}/**"] if f"{glob}/**" in globs else [glob]
+            if not index.matching(meant):
+                message = (
+                    f"{glob!r} matches no file of the repository (paths are from its root), "
+                    f"so {costs}; fix the glob, or remove it"
+                )
+                found.append(locator.problem(located, at, message))
+    return found
+
+
+_AGENT_WATCH = "a change to the files it means runs no Eval"
+_SERVICE_WATCH = (
+    "the copy the service runs from in the action holds none of the files it means, and its "
+    "runs are not keyed on them"
+)
+
+
+def _watches(
+    resources: ResourceSet, agents: Iterable[str] | None, services: bool
+) -> Iterator[tuple[Located[Any], PathKey, list[str], str]]:
+    """Each definition's `watch`, where it names one, with what a glob matching nothing
+    costs it: the agents', then the services'."""
+    names = resources.agents if agents is None else set(agents) & resources.agents.keys()
+    for name in sorted(names):
+        agent = resources.agents[name]
+        if agent.resource.spec.watch:
+            yield agent, ("spec", "watch"), agent.resource.spec.watch, _AGENT_WATCH
+    if not services:
+        return
+    for _, located in _service_definitions(resources):
+        playground = located.resource.spec.playground
+        service = playground.service if playground is not None else None
+        if service is not None and service.watch:
+            at: PathKey = ("spec", "playground", "service", "watch")
+            yield located, at, service.watch, _SERVICE_WATCH
+
+
+def _service_definitions(resources: ResourceSet) -> list[tuple[str, Located[Any]]]:
+    """The Evals and fixtures that may define a playground service, by kind."""
+    return [
+        *(("Eval", located) for _, located in sorted(resources.evals.items())),
+        *(("EvalFixture", located) for _, located in sorted(resources.fixtures.items())),
+    ]
+
+
 def _agent_programs(resources: ResourceSet, agents: Iterable[str] | None) -> Iterator[_Program]:
     names = resources.agents if agents is None else set(agents) & resources.agents.keys()
     for name in sorted(names):
@@ -125,11 +189,7 @@ def _agent_programs(resources: ResourceSet, agents: Iterable[str] | None) -> Ite
 def _service_programs(resources: ResourceSet) -> Iterator[_Program]:
     """The `start` and `dump` programs of each playground service an Eval or a fixture
     defines."""
-    defined: list[tuple[str, Located[Any]]] = [
-        *(("Eval", located) for _, located in sorted(resources.evals.items())),
-        *(("EvalFixture", located) for _, located in sorted(resources.fixtures.items())),
-    ]
-    for kind, located in defined:
+    for kind, located in _service_definitions(resources):
         playground = located.resource.spec.playground
         service = playground.service if playground is not None else None
         if service is None:
