@@ -76,6 +76,24 @@ def test_a_misspelt_setting_of_a_provider_or_a_price_is_named_with_the_one_it_me
     ) in done.stderr, done.stderr
 
 
+@pytest.mark.parametrize("section", ["attribution: always", "cache: read-write"])
+def test_a_section_written_as_its_mode_alone_is_told_how_to_write_it(
+    repo: GitRepo, section: str
+) -> None:
+    # "expected a mapping; found 'always'" said what was wrong, not how to write it
+    initialised(repo)
+    config = (repo.path / "evalward.yaml").read_text()
+    repo.commit("a mode alone", {"evalward.yaml": f"{config}{section}\n"})
+    done = evalward("run", ".", "--mock-script", "evals/mock-replies.yaml", cwd=repo.path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    name, mode = section.split(": ")
+    assert (
+        f"evalward.yaml:3:1: {name}: expected a mapping; found {mode!r}: write the mode under "
+        f"`mode` (`{name}: {{mode: {mode}}}`)"
+    ) in done.stderr, done.stderr
+
+
 def test_missing_api_key_is_a_config_error_naming_the_setting(tmp_path: Path) -> None:
     done = evalward("run", ".", "--no-cache")
     assert done.returncode == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import StrEnum
 from typing import Annotated, Any, TypeGuard
 
@@ -38,6 +39,17 @@ def repeated(items: list[str]) -> str:
     """The items listed more than once, sorted and comma-joined ("" when none): what a list
     that names each thing once refuses."""
     return ", ".join(sorted({item for item in items if items.count(item) > 1}))
+
+
+def mode_alone(section: str, value: object, modes: Iterable[str]) -> object:
+    """`value`, unless a section of evalward.yaml that is a mapping was written as one of its
+    modes alone (`cache: read-write`): then why, and the mapping that says it."""
+    if isinstance(value, str) and value in {str(mode) for mode in modes}:
+        raise ValueError(
+            f"expected a mapping; found {value!r}: write the mode under `mode` "
+            f"(`{section}: {{mode: {value}}}`)"
+        )
+    return value
 
 
 def is_number(value: Any) -> TypeGuard[int | float]:

@@ -16,7 +16,7 @@ from pydantic import Field, PrivateAttr, ValidationError, field_validator
 
 from evalward.errors import Problem, ResourceError, YamlSyntaxError
 from evalward.files.inside import leads_outside
-from evalward.resources.common import Model
+from evalward.resources.common import Model, mode_alone
 from evalward.resources.problems import problems_from_validation
 from evalward.resources.yamlsource import (
     MAX_FILE_BYTES,
@@ -26,6 +26,7 @@ from evalward.resources.yamlsource import (
     parse_documents,
     too_large,
 )
+from evalward.rundata.cache_mode import CacheMode
 
 CONFIG_FILE = "evalward.yaml"
 
@@ -150,6 +151,16 @@ class RepoConfig(Model):
         if self.exclude:
             where += f", less {', '.join(self.exclude)} (`exclude`)"
         return where
+
+    @field_validator("attribution", mode="before")
+    @classmethod
+    def _attribution_mapping(cls, value: object) -> object:
+        return mode_alone("attribution", value, AttributionMode)
+
+    @field_validator("cache", mode="before")
+    @classmethod
+    def _cache_mapping(cls, value: object) -> object:
+        return mode_alone("cache", value, CacheMode)
 
     @field_validator("roots")
     @classmethod
