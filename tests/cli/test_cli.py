@@ -94,6 +94,21 @@ def test_a_section_written_as_its_mode_alone_is_told_how_to_write_it(
     ) in done.stderr, done.stderr
 
 
+def test_a_list_written_as_one_string_is_told_as_a_list(repo: GitRepo) -> None:
+    # "expected a valid list; found 'prompts/**'" said what was wrong, not how to write it
+    initialised(repo)
+    agent = (repo.path / "agents/assistant.yaml").read_text()
+    written = agent.replace("  systemFile:", "  watch: prompts/**\n  systemFile:")
+    repo.commit("a watch as a string", {"agents/assistant.yaml": written})
+    done = evalward("run", ".", "--mock-script", "evals/mock-replies.yaml", cwd=repo.path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    assert (
+        "agents/assistant.yaml:8:3: spec.watch: expected a valid list; found 'prompts/**'; "
+        "write it as a list: [prompts/**]"
+    ) in done.stderr, done.stderr
+
+
 def test_missing_api_key_is_a_config_error_naming_the_setting(tmp_path: Path) -> None:
     done = evalward("run", ".", "--no-cache")
     assert done.returncode == 2

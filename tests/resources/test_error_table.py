@@ -289,7 +289,8 @@ CASES: list[tuple[str, dict[str, str], str | tuple[str, ...]]] = [
                 "  targetAgent: bot\n", "  targetAgent: bot\n  shadowTools: send_email\n"
             )
         },
-        "f.yaml:8:3: spec.shadowTools: expected a valid list; found 'send_email'",
+        "f.yaml:8:3: spec.shadowTools: expected a valid list; found 'send_email'; write it as a list: "
+        "[send_email]",
     ),
     (
         "shadow-tools-dupe",

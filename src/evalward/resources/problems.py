@@ -129,8 +129,22 @@ def _message(errors: list[dict[str, Any]], loc: PathKey, model: type[BaseModel],
         return f"expected a non-empty string; found {found(value)}"
     if kind == "value_error":
         return str(first["msg"]).removeprefix("Value error, ")
+    if kind == "list_type" and isinstance(value, str):
+        return f"expected a valid list; found {found(value)}; {_as_a_list(value)}"
     expectations = dict.fromkeys(_expectation(str(error["msg"])) for error in errors)
     return f"expected {' or '.join(expectations)}; found {found(value)}"
+
+
+def _as_a_list(text: str) -> str:
+    """How a list written as one string (`watch: crm/**`, `start: python3 server.py`) is
+    written: the string as its one item, or its words as items where it holds several."""
+    import yaml  # lazy: a run's start-up leaves PyYAML to what needs it
+
+    items = text.split()
+    flow = yaml.safe_dump(items or [text], default_flow_style=True, width=1_000).strip()
+    if len(items) > 1:
+        return f"write it as a list of its items (a command's arguments: {flow})"
+    return f"write it as a list: {flow}"
 
 
 def _expectation(message: str) -> str:
