@@ -443,8 +443,8 @@ def test_a_misspelt_key_is_named_with_the_one_it_meant_and_never_left_out(
     """With --skip-unsupported a test whose `assert` was misspelt was left out as a part with
     no equivalent, and the import went on without it (exit 0)."""
     config = (
-        "prompts: [hi]\nproviders: [openai:chat:gpt-4.1-mini]\ntests:\n"
-        "  - {vars: {}, asserts: [{type: contains, value: hi}]}\n"
+        "prompts: [hi]\nproviders: [openai:chat:gpt-4.1-mini, {id: openai:chat:gpt-4.1, lable: b}]"
+        "\ntests:\n  - {vars: {}, asserts: [{type: contains, value: hi}]}\n"
         "  - {vars: {}, assert: [{type: contains, value: ho}]}\n"
     )
     repo.write({"promptfooconfig.yaml": config})
@@ -457,6 +457,10 @@ def test_a_misspelt_key_is_named_with_the_one_it_meant_and_never_left_out(
         "promptfooconfig.yaml:4:16: tests[0].asserts: `asserts` of a test has no equivalent in "
         "evalward (did you mean 'assert'?): fix its name; a misspelt key is not left out by "
         "--skip-unsupported"
+    ) in done.stderr, done.stderr
+    assert (
+        "promptfooconfig.yaml:2:65: providers[1].lable: `lable` of a provider has no equivalent "
+        "in evalward (did you mean 'label'?): fix its name"
     ) in done.stderr, done.stderr
     assert not (repo.path / "evals").exists()
 

@@ -28,7 +28,6 @@ from evalward.importers.promptfoo.source import Files, Node, Source
 from evalward.importers.promptfoo.templates import combinations, compose, render_prompt
 from evalward.importers.promptfoo.test_cases import Test, merged, test_nodes
 from evalward.resources.assertions import DEFAULT_EMBEDDING_MODEL
-from evalward.resources.problems import did_you_mean
 from evalward.resources.yamlsource import Document
 
 TOP_KEYS = {"description", "prompts", "providers", "tests", "defaultTest", "evaluateOptions"}
@@ -99,12 +98,7 @@ class _Importer:
     def run(self, config: Node, name: str | None) -> PromptfooConversion:
         for key, child in config.items():
             if key not in TOP_KEYS | IGNORED_KEYS:
-                self.attempt(
-                    child.refuse(
-                        f"`{key}` has no equivalent in evalward{did_you_mean(key, TOP_KEYS)}",
-                        droppable=False,
-                    )
-                )
+                self.attempt(child.refuse_key(key, "", TOP_KEYS, droppable=False))
         derived = config.get("derivedMetrics")
         if derived is not None:
             names = [str(m.get("name")) for m in derived.value or [] if isinstance(m, dict)]

@@ -18,6 +18,9 @@ from evalward.importers.promptfoo.azure import AZURE, AZURE_CONFIG_KEYS
 from evalward.importers.promptfoo.mcp import mcp_servers
 from evalward.importers.promptfoo.source import Files, Node
 
+PROVIDER_KEYS = ("id", "label", "config", "prompts", "delay")
+"""What a provider of a promptfoo config may hold."""
+
 OPENAI_APIS = {"chat", "responses"}
 OPENAI_OTHER_APIS = {"completion", "embedding", "embeddings", "assistant", "realtime", "image"}
 OLLAMA_URL = "http://localhost:11434/v1"
@@ -134,8 +137,8 @@ def provider(
             raise node.refuse("a provider needs an `id` such as openai:gpt-4.1-mini")
         id_ = id_node.value
     for key, child in node.items():
-        if key not in {"id", "label", "config", "prompts", "delay"}:
-            raise child.refuse(f"`{key}` of a provider has no equivalent in evalward")
+        if key not in PROVIDER_KEYS:
+            raise child.refuse_key(key, " of a provider", PROVIDER_KEYS)
     label = node.get("label")
     config = node.get("config")
     if id_.startswith("huggingface:text-generation:") and _chat_completion(config):

@@ -12,13 +12,14 @@ import csv
 import glob
 import io
 import stat
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from evalward.errors import Problem, Refused, YamlSyntaxError
 from evalward.files.inside import mode_of
-from evalward.resources.problems import render_path
+from evalward.resources.problems import did_you_mean, render_path
 from evalward.resources.yamlsource import MAX_FILE_BYTES, Document, PathKey, decode, parse_documents
 from evalward.text import jsontext
 
@@ -49,6 +50,21 @@ class Node:
 
     def refuse(self, message: str, *, droppable: bool = True) -> Refused:
         return Refused(self.problem(message), droppable=droppable)
+
+    def refuse_key(
+        self, key: str, of: str, known: Collection[str], *, droppable: bool = True
+    ) -> Refused:
+        """This node's `key` (of a test, of a provider) is none of `known`. One close to a
+        known key is a misspelling: named with it, and never left out by --skip-unsupported,
+        which would leave out what holds it (a test whose `assert` was misspelt)."""
+        meant = did_you_mean(key, known)
+        if meant:
+            return self.refuse(
+                f"`{key}`{of} has no equivalent in evalward{meant}: fix its name; a misspelt "
+                "key is not left out by --skip-unsupported",
+                droppable=False,
+            )
+        return self.refuse(f"`{key}`{of} has no equivalent in evalward", droppable=droppable)
 
     def get(self, key: str) -> Node | None:
         if not isinstance(self.value, dict) or key not in self.value:

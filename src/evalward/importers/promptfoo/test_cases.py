@@ -11,7 +11,6 @@ from typing import Any
 
 from evalward.importers.promptfoo.asserts import split_values
 from evalward.importers.promptfoo.source import Files, Node
-from evalward.resources.problems import did_you_mean
 
 TEST_KEYS = {"description", "vars", "assert", "options", "metadata", "providers", "prompts"}
 OPTION_KEYS = {
@@ -145,14 +144,7 @@ def _refuse_unread(node: Node, what: str, *, provider_droppable: bool) -> None:
                 REFUSED_TEST_KEYS[key], droppable=provider_droppable and key == "provider"
             )
         if key not in TEST_KEYS | RULE_KEYS:
-            meant = did_you_mean(key, TEST_KEYS | RULE_KEYS)
-            if meant:  # a misspelt `assert` left out would leave the test without its checks
-                raise child.refuse(
-                    f"`{key}` of {what} has no equivalent in evalward{meant}: fix its name; a "
-                    "misspelt key is not left out by --skip-unsupported",
-                    droppable=False,
-                )
-            raise child.refuse(f"`{key}` of {what} has no equivalent in evalward")
+            raise child.refuse_key(key, f" of {what}", TEST_KEYS | RULE_KEYS)
 
 
 def merged(node: Node, index: int, default: Node | None) -> Test:
