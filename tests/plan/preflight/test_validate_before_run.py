@@ -168,6 +168,15 @@ MISTAKES = [
         "spec.playground.sqlite.seed: playground 'shop': the seed 'shop/seed.sql' may not "
         "attach another database (the statement at shop/seed.sql:3)",
     ),
+    Mistake(  # a run started the service anyway: each of its runs an error that it exited
+        "service-script",
+        "evals/service.yaml",
+        "crm/server.py, --port",
+        "crm/servr.py, --port",
+        ("evals/service.yaml", "crm/servr.py"),
+        "`start` runs 'crm/servr.py', which is not a file of the repository (paths are from "
+        "its root; an untracked or git-ignored file is never run)",
+    ),
     Mistake(
         "sql-keyword",
         "evals/suite.yaml",

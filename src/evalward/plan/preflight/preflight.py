@@ -13,7 +13,9 @@ depends on the machine (keys, the sandbox) is checked by the run alone.
   command tools and MCP tools (a server's `sideEffects`), which would otherwise change the
   world during an eval.
 - A fixture's state criteria have a playground to read (the fixture's or its Eval's), and a
-  run's playground has its seeds in the tree it is made from (playgrounds.py).
+  run's playground has its seeds in the tree it is made from (playgrounds.py), and, for the
+  head's runs, its service's programs there (program_checks.py), where each run started the
+  service only to find it exit.
 - The tools a fixture's assertions name are tools its declarative agent has (tool_refs.py),
   for the fixtures the head defines: a base branch's fixture that gates may name a tool the
   pull request removes, and is not refused for it (the pull request cannot change it); a
@@ -36,7 +38,11 @@ from typing import TYPE_CHECKING, Any
 from evalward.errors import Problem, ResourceError
 from evalward.plan.plan import Checkout, Plan, PlannedRun
 from evalward.plan.playgrounds import missing_seeds, state_without_playground
-from evalward.plan.preflight.program_checks import missing_programs, unmatched_watches
+from evalward.plan.preflight.program_checks import (
+    absent_service_programs,
+    missing_programs,
+    unmatched_watches,
+)
 from evalward.plan.preflight.static_checks import PlaygroundKey, StaticChecks
 from evalward.plan.preflight.tool_refs import unknown_tools
 from evalward.providers.config import BUILT_IN, unservable
@@ -152,8 +158,8 @@ def refuse_plan(
                 scope.tool_checked.add((run.eval, run.fixture))
         checks = _Checks(tree, mock_script, providers.names, env)
         checks.scope(scope)
-        for run in runs:
-            checks.seeds(checkouts[side], run)
+        for run in runs:  # the base's service programs: see the module's docstring
+            checks.seeds(checkouts[side], run, programs=side is Side.head)
         problems = checks.found()
         absent: list[Problem] = []
         if side is Side.head:  # the base's programs: see the module's docstring
@@ -250,6 +256,7 @@ class _Checks:
         self.guards: dict[Problem, None] = {}
         """What `tools` finds that may be meant: a check a tool the agent is not offered is
         never called (tool_refs.py), which `validate` warns about."""
+        self.env = env
         self.static = StaticChecks(self.locator, env, served)
         self.missing: dict[tuple[Path, int], tuple[Playground, list[tuple[str, str, str]]]] = {}
         """Each playground's missing seeds, by tree and definition (kept here, so the
@@ -348,7 +355,9 @@ class _Checks:
                 "(docs/playgrounds.md)",
             )
 
-    def seeds(self, checkout: Checkout, run: PlannedRun) -> None:
+    def seeds(self, checkout: Checkout, run: PlannedRun, *, programs: bool = False) -> None:
+        """The run's playground's seeds, and with `programs` its service's programs, in the
+        tree the playground is made from."""
         found = self.static.add(checkout, run)
         if found is None:
             return
@@ -365,6 +374,14 @@ class _Checks:
                 "the tree the playground is made from: the base branch's, under "
                 "`gate-config: base`)",
             )
+        service = source.spec.service
+        if programs and service is not None:
+            for where, why in absent_service_programs(service, source.door, self.env):
+                self.add(
+                    owner,
+                    ("spec", "playground", "service", *where),
+                    f"playground {source.name!r}: {why}",
+                )
 
     def add(self, located: Located[Any], at: PathKey, message: str) -> None:
         self.problems[self.locator.problem(located, at, message)] = None

@@ -1,5 +1,6 @@
 """Whether the programs the definitions name exist, checked by `evalward validate` and, for
-the head's agents, by a run before any model call (preflight.py).
+the head's agents and its runs' playground services, by a run before any model call
+(preflight.py).
 
 An agent's `runtime`, its command tools and its stdio MCP servers each name a program (argv,
 no shell, run from the repository root), and so does a playground service's `start` and
@@ -38,6 +39,7 @@ from evalward.plan.fingerprint import FileIndex
 from evalward.resources import ResourceSet
 from evalward.resources.agent import AgentEnvironment
 from evalward.resources.locate import Locator
+from evalward.resources.playground import ServicePart
 from evalward.resources.resource_set import Located
 from evalward.resources.yamlsource import PathKey
 
@@ -100,7 +102,7 @@ def missing_programs(
     if services:
         programs += _service_programs(resources)
     for program in programs:
-        for index, why, refused in _absent(program, resources.files, env):
+        for index, why, refused in _absent(program.argv, program.environment, resources.files, env):
             message = f"{program.what} runs {program.argv[index]!r}, {why}"
             candidates = (
                 locator.problem(program.located, (*at, index), message) for at in program.at
@@ -202,17 +204,34 @@ def _service_programs(resources: ResourceSet) -> Iterator[_Program]:
                 yield _Program(located, what, (at,), argv, service.environment)
 
 
+def absent_service_programs(
+    service: ServicePart, files: RepoFiles, env: Mapping[str, str]
+) -> Iterator[tuple[PathKey, str]]:
+    """(its path below `service`, why) for each program of a playground service, or its
+    interpreter's script, that is not there and would not start: what a run refuses before
+    its first model call, of the tree its playground is made from (`files`), where the
+    service's every run would be an error saying only that it exited."""
+    for key, argv in (("start", service.start), ("dump", service.dump)):
+        if not argv:
+            continue
+        for index, why, refused in _absent(argv, service.environment, files, env):
+            if refused:
+                yield (key, index), f"its service's `{key}` runs {argv[index]!r}, {why}"
+
+
 def _absent(
-    program: _Program, files: RepoFiles, env: Mapping[str, str]
+    argv: list[str],
+    environment: AgentEnvironment | None,
+    files: RepoFiles,
+    env: Mapping[str, str],
 ) -> Iterator[tuple[int, str, bool]]:
     """(index in argv, why, refused: else a warning) for the program and its script when
     either is not there."""
-    argv = program.argv
     if not argv or "{" in argv[0]:
         return
     name = argv[0]
     if "/" not in name and shutil.which(name, path=env.get("PATH", "")) is None:
-        why, refused = _not_on_path(name, files, program.environment)
+        why, refused = _not_on_path(name, files, environment)
         yield 0, why, refused
         if refused:
             return
