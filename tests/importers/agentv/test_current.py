@@ -775,3 +775,24 @@ def test_a_misspelt_key_of_a_test_or_a_turn_is_refused_naming_the_key_it_meant(
         "suite.yaml:12:9: tests[1].turns[0].asserts: `asserts` is not read by evalward (did "
         "you mean 'assert'?); a turn holds assert, expected_output, input"
     ) in said, said
+
+
+def test_a_negated_grader_evalward_cannot_negate_is_refused_saying_what_it_can(
+    repo: GitRepo,
+) -> None:
+    """The refusal named the grader alone: not what evalward negates, nor what to do."""
+    suite = MISSPELT.replace("    asert:\n      - { type: contains, value: shipped }\n", "")
+    suite = suite.replace(
+        '        asserts: [{ type: contains, value: "30" }]\n',
+        "        assert: [{ type: is-json, negate: true }]\n",
+    )
+    repo.commit("a negated is-json", files(**{"evals/support/suite.yaml": suite}))
+    done = evalward("validate", ".", cwd=repo.path)
+    said = done.stdout + done.stderr
+    assert done.returncode == 2, said
+    assert (
+        "suite.yaml:10:35: tests[1].turns[0].assert[0].negate: `negate` is not supported on "
+        "'is-json': evalward negates the text checks (contains, icontains, equals, regex, "
+        "starts-with, ends-with and the contains lists); remove it, and have the grader check "
+        "the opposite"
+    ) in said, said

@@ -94,7 +94,12 @@ def grader_assertions(item: Any, path: PathKey, ctx: GraderContext) -> list[dict
         return [{**check, "pattern": _negated(check["pattern"])} if negate else check]
     if negate:  # only the text checks above can be negated
         what = "a script grader" if kind in _SCRIPT_GRADERS else repr(kind)
-        raise AgentVProblem((*path, "negate"), f"`negate` is not supported on {what}")
+        raise AgentVProblem(
+            (*path, "negate"),
+            f"`negate` is not supported on {what}: evalward negates the text checks ("
+            + ", ".join(_TEXT_CHECKS)
+            + " and the contains lists); remove it, and have the grader check the opposite",
+        )
     if kind in _STRUCTURAL_CHECKS:
         return _structural_check(kind, item, path, base)
     if kind in _SCRIPT_GRADERS:
