@@ -584,7 +584,7 @@ def test_a_root_that_links_outside_the_repository_is_refused(
     run = gate(repo, github, base, head, env)
 
     assert run.returncode == 2, run.stdout + run.stderr
-    assert "evalward.yaml: roots: root 'evals' leads outside the repository" in run.stderr
+    assert "evalward.yaml:1:17: roots[1]: root 'evals' leads outside the repository" in run.stderr
 
 
 # --- the base branch as it is now, and a base that does not load ---------------------------

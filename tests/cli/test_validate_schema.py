@@ -134,11 +134,17 @@ def test_config_errors_are_located(tmp_path: Path) -> None:
     ]
 
 
-def test_a_missing_root_is_a_config_problem(tmp_path: Path) -> None:
-    (tmp_path / "evalward.yaml").write_text("roots: [evals]\n")
+def test_a_missing_root_is_a_config_problem_at_its_line(tmp_path: Path) -> None:
+    # it named no line, nor the folder a misspelt root meant, nor what to do
+    (tmp_path / "evalward.yaml").write_text("roots: [agents, evlas]\n")
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "evals").mkdir()
     done = evalward("validate", str(tmp_path), cwd=tmp_path)
     assert done.returncode == 2
-    assert "evalward.yaml: roots: root 'evals' is not a folder of the repository" in done.stderr
+    assert (
+        "evalward.yaml:1:17: roots[1]: root 'evlas' is not a folder of the repository (did you "
+        "mean 'evals'?); list the folders that hold your resources, from the repository root"
+    ) in done.stderr, done.stderr
 
 
 def test_agentv_tests_path_and_repo_root_references(tmp_path: Path) -> None:

@@ -398,7 +398,7 @@ EXTRA: list[Case] = [
         "config-root-name-too-long",
         "paths",
         {"evalward.yaml": f"roots: [{'x' * 300}]\n", "a.yaml": AGENT},
-        (f"evalward.yaml: roots: root '{'x' * 300}' is not a folder of the repository",),
+        (f"evalward.yaml:1:9: roots[0]: root '{'x' * 300}' is not a folder of the repository",),
     ),
     # --- cron and regex ------------------------------------------------------------------------
     Case(

@@ -77,6 +77,6 @@ def test_an_empty_plan_from_a_config_error_is_exit_2_not_a_pass(
     run = run_action(repo.path, github, event, env=env_for(model), inputs={"gate-config": "head"})
 
     assert run.returncode == 2, run.stdout + run.stderr
-    assert "evalward.yaml: roots: root 'nowhere' is not a folder" in run.stderr
+    assert "evalward.yaml:1:9: roots[0]: root 'nowhere' is not a folder" in run.stderr
     assert run.outputs.get("result") != "pass"
     assert not (run.output_dir / "results.json").exists() or run.results()["result"] != "pass"

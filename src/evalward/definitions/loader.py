@@ -87,21 +87,41 @@ def load_what_loads(
     which goes on to check what loaded). Problems of `evalward.yaml` itself still raise."""
     config = config if config is not None else load_config(root)
     run = _Run(root, config, door)
-    for sub in config.roots:
+    for index, sub in enumerate(config.roots):
         if leads_outside(root, root / sub):
             why = (
                 f"root {sub!r} leads outside the repository (a symbolic link); list "
                 "folders of the repository"
             )
         elif not stat.S_ISDIR(mode_of(root / sub) or 0):
-            why = f"root {sub!r} is not a folder of the repository"
+            why = (
+                f"root {sub!r} is not a folder of the repository"
+                f"{did_you_mean(sub, _folders_beside(root, sub))}; list the folders that "
+                "hold your resources, from the repository root"
+            )
         else:
             continue
-        run.problems.append(Problem(CONFIG_FILE, None, None, "roots", why))
+        line, column = config.locate(("roots", index))
+        run.problems.append(Problem(CONFIG_FILE, line, column, f"roots[{index}]", why))
     if run.load_files(_held(run.result, discover(root, config))):
         run.problems += _empty_roots(root, config, run.claimed)
         check_references(run.result, run.located_field)
     return run.result, sorted(run.problems, key=Problem.order)
+
+
+def _folders_beside(root: Path, sub: str) -> list[str]:
+    """The folders in the folder a root names would be in (`evals` for `evlas`), as
+    `evalward.yaml` writes them, for a did-you-mean; none where that folder cannot be read."""
+    parent = Path(sub).parent
+    try:
+        found = [
+            entry
+            for entry in (root / parent).iterdir()
+            if entry.is_dir() and not entry.name.startswith(".")  # .git, .evalward: not ours
+        ]
+    except OSError:
+        return []
+    return [str(parent / entry.name) if str(parent) != "." else entry.name for entry in found]
 
 
 def _held(result: ResourceSet, found: Iterable[Path]) -> list[Path]:
