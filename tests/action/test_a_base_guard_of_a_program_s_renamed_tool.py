@@ -393,3 +393,24 @@ def test_a_program_s_tool_renamed_as_the_agent_becomes_a_definition_fails_the_ba
     assert "offered its model the tool 'refund_order' in the base branch's run" in said, said
     assert "removed or renamed it:" in said, said
     assert run.returncode == 1, run.stdout + run.stderr
+
+
+LONG_DECOY = "a" * 187 + "-refund_order" + "_v2"
+"""A tool 203 characters long, `…-refund_order_v2`: not `refund_order` (its last segment is
+`refund_order_v2`), though its first 200 characters end in `-refund_order`."""
+
+
+def test_a_name_past_the_kept_length_does_not_stand_for_the_tool_its_prefix_names(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """A head program that renames `refund_order` and offers, beside its new tool, one whose
+    name is longer than a run keeps: what it offered is not a prefix of that name, which
+    would read as `refund_order` and make the guard see calls of a tool never offered."""
+    head = program("HEAD-PROMPT always refund.", [LONG_DECOY, "issue_refund"])
+    run = gate(repo, github, model, renamed(repo, head), REFUNDS)
+
+    found = head_run(run)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert found["status"] == "fail", found
+    assert "removed or renamed it:" in found["assertions"][0]["message"], found
+    assert found["trace"]["offered_tools"] == ["issue_refund"], found["trace"]

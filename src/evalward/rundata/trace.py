@@ -28,7 +28,8 @@ MAX_OFFERED_TOOLS = 1_000
 """The tool names a run's `offered_tools` keeps: past it, names no earlier request offered
 are left out (a head's then counts as not offered: its guards fail, never pass)."""
 OFFERED_NAME_CHARS = 200
-"""Characters of an offered tool's name kept: the APIs allow 64 or 128."""
+"""The longest offered tool's name kept (the APIs allow 64 or 128); a longer one is left out,
+never cut: its prefix names another tool (a head's then counts as not offered)."""
 MAX_RECORDED_STEPS = 10_000
 """The most steps those reports may add to one run: past it the rest are dropped and the run
 is an error, so neither the trace nor merging the reports (each step compared with the ones

@@ -54,11 +54,14 @@ class TrafficObserver:
 
     def offer(self, names: Sequence[str]) -> None:
         """Keep the tool names a request offers the model (`Trace.offered_tools`): what a
-        base fixture's guard of a renamed tool reads."""
+        base fixture's guard of a renamed tool reads. A name past `OFFERED_NAME_CHARS` is
+        left out whole: a prefix of it would be another tool's name (`…-refund_order` of
+        `…-refund_order_v2`), one no request offered."""
         offered = self.trace.offered_tools
         assert offered is not None, "set as the observer is made"
         for name in names:
-            name = name[:OFFERED_NAME_CHARS]
+            if len(name) > OFFERED_NAME_CHARS:
+                continue
             if name not in self._offered and len(offered) < MAX_OFFERED_TOOLS:
                 self._offered.add(name)
                 offered.append(name)
