@@ -414,3 +414,117 @@ def test_a_name_past_the_kept_length_does_not_stand_for_the_tool_its_prefix_name
     assert found["status"] == "fail", found
     assert "removed or renamed it:" in found["assertions"][0]["message"], found
     assert found["trace"]["offered_tools"] == ["issue_refund"], found["trace"]
+
+
+REACT_PROGRAM = r"""
+import json, os, re, sys, urllib.request
+
+PROMPT = "PROMPT_HERE"
+TOOLS = TOOLS_HERE + ["finish"]
+listed = "\n".join(
+    f"        ({number}) {name}, whose description is <desc>Acts.</desc>. It takes arguments {{}}."
+    for number, name in enumerate(TOOLS, 1))
+SYSTEM = (
+    "Your output fields are:\n1. `next_thought` (str)\n"
+    "2. `next_tool_name` (Literal[" + ", ".join(repr(name) for name in TOOLS) + "])\n"
+    "3. `next_tool_args` (dict[str, Any])\n"
+    "All interactions will be structured in the following way, with the appropriate values "
+    "filled in.\n\n[[ ## next_thought ## ]]\n{next_thought}\n\n"
+    "[[ ## next_tool_name ## ]]\n{next_tool_name}\n\n[[ ## next_tool_args ## ]]\n"
+    "{next_tool_args}\n\n[[ ## completed ## ]]\n"
+    "In adhering to this structure, your objective is: \n        " + PROMPT + "\n"
+    "        When selecting the next_tool_name and its next_tool_args, the tool must be one "
+    "of:\n        \n" + listed)
+question = json.loads(sys.stdin.readline())["messages"][-1]["content"]
+trajectory = ""
+for number in range(4):
+    user = f"[[ ## question ## ]]\n{question}\n\n[[ ## trajectory ## ]]\n{trajectory}"
+    body = {"model": "gpt-agent",
+            "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]}
+    sent = urllib.request.Request(
+        os.environ["OPENAI_BASE_URL"] + "/chat/completions", data=json.dumps(body).encode(),
+        headers={"content-type": "application/json",
+                 "authorization": "Bearer " + os.environ["OPENAI_API_KEY"]})
+    with urllib.request.urlopen(sent, timeout=60) as reply:
+        said = json.loads(reply.read())["choices"][0]["message"]["content"]
+    fields = dict(re.findall(r"\[\[ ## (\w+) ## \]\]\n(.*?)\n\n", said + "\n\n", re.S))
+    tool = fields.get("next_tool_name", "finish").strip()
+    if tool == "finish":
+        print(fields.get("next_thought", said))
+        break
+    trajectory += (
+        f"[[ ## thought_{number} ## ]]\n{fields['next_thought']}\n\n"
+        f"[[ ## tool_name_{number} ## ]]\n{tool}\n\n"
+        f"[[ ## tool_args_{number} ## ]]\n{fields['next_tool_args']}\n\n"
+        f"[[ ## observation_{number} ## ]]\nrefunded\n\n")
+"""
+"""The agent as DSPy's ReAct writes its requests (its ChatAdapter): no `tools` field, the
+tools listed in the system instructions, and each call the model's text asks for."""
+
+
+def react_program(prompt: str, tools: list[str]) -> str:
+    return REACT_PROGRAM.replace("PROMPT_HERE", prompt).replace("TOOLS_HERE", json.dumps(tools))
+
+
+def react_step(thought: str, tool: str, args: dict[str, Any]) -> Reply:
+    """A ReAct step as DSPy's ChatAdapter asks the model to write it."""
+    return text(
+        f"[[ ## next_thought ## ]]\n{thought}\n\n[[ ## next_tool_name ## ]]\n{tool}\n\n"
+        f"[[ ## next_tool_args ## ]]\n{json.dumps(args)}\n\n[[ ## completed ## ]]"
+    )
+
+
+def react_gate(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, head_tools: list[str]
+) -> ActionRun:
+    """Pull request 7, the base's ReAct program offering `refund_order` and the head's
+    `head_tools`, whose model calls `issue_refund` and then says it is done."""
+    base = repo.commit(
+        "base",
+        {
+            "evals.yaml": SUITE.replace("GUARDED", "refund_order").replace("SETTINGS", ""),
+            "agent/refunds.py": react_program("BASE-PROMPT never refund.", ["refund_order"]),
+        },
+    )
+    repo.branch("feature")
+    head = repo.commit(
+        "rename the tool",
+        {"agent/refunds.py": react_program("HEAD-PROMPT always refund.", head_tools)},
+    )
+    # each step is a fresh request: the one after the refund carries its observation
+    model.script(
+        lambda b: agent_asked(b, "HEAD-PROMPT") and "observation_0" in json.dumps(b["messages"]),
+        react_step("I am sorry, it is done.", "finish", {}),
+    )
+    says = [react_step("I refund it.", "issue_refund", {"id": "1"})]
+    return gate(repo, github, model, (base, head), says)
+
+
+def test_a_tool_renamed_in_a_react_prompt_fails_the_base_guard(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """DSPy's ReAct offers its tools in its prompt's text, not in a `tools` field, and the
+    model calls them in its reply's text: what such a run offered is the tools its
+    instructions list, so a head that renamed `refund_order` there fails the base's guard."""
+    run = react_gate(repo, github, model, ["issue_refund"])
+
+    found = head_run(run)
+    calls = [s["tool"] for s in found["trace"]["steps"] if s["type"] == "tool_call"]
+    assert calls == ["issue_refund"], found["trace"]["steps"]
+    base_run = next(f for f in run.results()["fixtures"] if f["side"] == "base")
+    assert base_run["trace"]["offered_tools"] == ["refund_order"], base_run["trace"]
+    assert found["trace"]["offered_tools"] == ["issue_refund"], found["trace"]
+    assert found["status"] == "fail", found
+    assert "removed or renamed it:" in found["assertions"][0]["message"], found
+    assert run.returncode == 1, run.stdout + run.stderr
+
+
+def test_control_a_react_head_that_still_lists_the_guarded_tool_passes(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    run = react_gate(repo, github, model, ["refund_order", "issue_refund"])
+
+    found = head_run(run)
+    assert found["trace"]["offered_tools"] == ["refund_order", "issue_refund"], found["trace"]
+    assert found["status"] == "pass", found
+    assert run.returncode == 0, run.stdout + run.stderr

@@ -166,7 +166,8 @@ class Trace(RecordModel):
     """A bring-your-own agent's run: the tools its requests through the model proxy offered
     the model, each name once, in the order first offered (at most `MAX_OFFERED_TOOLS`); []
     when it offered none or called no model. None where it is not recorded: a declarative
-    agent's run (its definition lists its tools), or a result kept before it was. A base
+    agent's run (its definition lists its tools), a result kept before it was, or a run whose
+    request offered tools evalward could not read (`text_tools.offered`). A base
     fixture's guard of a tool the base's run offered and the head's never did fails the head's
     run (plan/preflight/tool_refs.py, `unoffered_tools`)."""
     provider_unavailable: bool = False

@@ -9,7 +9,7 @@ import pytest
 
 from evalward.rundata.trace import Trace
 from evalward.runtime.proxy.observed import TrafficObserver
-from evalward.runtime.proxy.text_tools import TextCall, calls_in_reply, trajectory
+from evalward.runtime.proxy.text_tools import TextCall, calls_in_reply, offered, trajectory
 from evalward.runtime.proxy.wire.base import Turn
 
 pytestmark = pytest.mark.unit
@@ -141,3 +141,44 @@ def test_a_reply_whose_request_asked_for_no_react_fields_calls_no_tool_by_its_te
     observer.reply(Turn(text=REPLY), "openai/gpt-4.1-mini", request=plain)
     observer.reply(Turn(text=REPLY), "openai/gpt-4.1-mini")
     assert [s.type.value for s in trace.steps] == ["assistant", "assistant"]
+
+
+def react_request(system: str) -> dict[str, object]:
+    return {"messages": [{"role": "system", "content": system}, {"role": "user", "content": "Hi"}]}
+
+
+LISTED = """Your output fields are:
+1. `next_thought` (str)
+2. `next_tool_name` (Literal['lookup_order', 'orders.refund_order', 'finish'])
+3. `next_tool_args` (dict[str, Any])
+In adhering to this structure, your objective is:
+        When selecting the next_tool_name and its next_tool_args, the tool must be one of:
+
+        (1) lookup_order, whose description is <desc>Look it up.</desc>. It takes arguments {}.
+        (2) orders.refund_order, whose description is <desc>Refund.</desc>. It takes arguments {}.
+        (3) finish, whose description is <desc>Done.</desc>. It takes arguments {}."""
+
+
+@pytest.mark.parametrize(
+    ("system", "names"),
+    [
+        (LISTED, ["lookup_order", "orders.refund_order"]),
+        (LISTED.split("In adhering")[0], ["lookup_order", "orders.refund_order"]),
+        (
+            "next_tool_name\n  (1) lookup_order. It takes arguments {}.\n  (2) finish.",
+            ["lookup_order"],
+        ),
+        (
+            "[[ ## next_tool_name ## ]]\n{next_tool_name}        # note: the value you produce "
+            "must exactly match (no extra characters) one of: lookup_order; finish",
+            ["lookup_order"],
+        ),
+        ("[[ ## next_tool_name ## ]]\n(1) lookup_order: looks it up", None),
+        ("[[ ## next_tool_name ## ]]\n`next_tool_name` (Literal['finish'])", None),
+    ],
+    ids=["listed", "literal-only", "undescribed", "one-of", "unreadable", "finish-only"],
+)
+def test_a_react_request_offers_the_tools_its_instructions_list_or_is_not_known(
+    system: str, names: list[str] | None
+) -> None:
+    assert offered(react_request(system)) == names

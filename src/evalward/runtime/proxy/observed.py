@@ -52,13 +52,18 @@ class TrafficObserver:
         self._in_text: list[tuple[str, str]] = []
         """Call id and (tool, arguments) key of every tool call a reply asked for in text."""
 
-    def offer(self, names: Sequence[str]) -> None:
+    def offer(self, names: Sequence[str] | None) -> None:
         """Keep the tool names a request offers the model (`Trace.offered_tools`): what a
-        base fixture's guard of a renamed tool reads. A name past `OFFERED_NAME_CHARS` is
-        left out whole: a prefix of it would be another tool's name (`…-refund_order` of
+        base fixture's guard of a renamed tool reads. `names` None (a request whose tools are
+        not known) makes the run's not known. A name past `OFFERED_NAME_CHARS` is left out
+        whole: a prefix of it would be another tool's name (`…-refund_order` of
         `…-refund_order_v2`), one no request offered."""
         offered = self.trace.offered_tools
-        assert offered is not None, "set as the observer is made"
+        if offered is None:
+            return  # a request before offered tools it did not say: not known
+        if names is None:  # this one's tools are not known (`text_tools.offered`)
+            self.trace.offered_tools = None
+            return
         for name in names:
             if len(name) > OFFERED_NAME_CHARS:
                 continue

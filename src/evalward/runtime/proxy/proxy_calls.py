@@ -18,6 +18,7 @@ from evalward.errors import ProviderError, WireError
 from evalward.providers.registry import MeteredProvider, Providers
 from evalward.rundata.spending import Allowance
 from evalward.rundata.trace import StepType, Usage
+from evalward.runtime.proxy import text_tools
 from evalward.runtime.proxy.call_record import (
     FREE,
     Call,
@@ -68,6 +69,8 @@ class Answerer:
         if observer is not None and fmt is not None:
             observer.request(fmt.results(body), call.started, body)
             observer.offer(fmt.offered(body))
+            if text_tools.asks_for_calls(body):  # ReAct's tools are listed in its prompt
+                observer.offer(text_tools.offered(body))
         mocked = self.providers.override is not None
         forward = MeteredForward(
             call,

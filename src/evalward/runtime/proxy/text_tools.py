@@ -83,6 +83,35 @@ def asks_for_calls(body: Mapping[str, Any]) -> bool:
     return "next_tool_name" in instructions(body)
 
 
+_LISTED = re.compile(
+    r"^[ \t]*\(\d+\) ([^\s,]+?)(?:, whose description is|\. It takes arguments|\.?[ \t]*$)",
+    re.MULTILINE,
+)
+"""A tool as DSPy's ReAct lists it in its instructions: `(1) lookup_order, whose description
+is <desc>…</desc>. It takes arguments {…}.` (`(1) lookup_order. It takes …` without one)."""
+_LITERAL = re.compile(r"`next_tool_name` \(Literal\[([^\]\n]*)\]\)")
+"""The `next_tool_name` field as DSPy's adapters describe it:
+`Literal['lookup_order', 'finish']`."""
+_ONE_OF = re.compile(r"\{next_tool_name\}[^\n]*? one of: ([^\n]*)")
+"""Its ChatAdapter's note on the value: `must exactly match … one of: lookup_order; finish`."""
+
+
+def offered(body: Mapping[str, Any]) -> list[str] | None:
+    """The tools a request that asks for ReAct's fields offers the model: the ones its
+    instructions list (each tool's line, the `next_tool_name` field's values), `finish`
+    aside: it sends no `tools` field, so these are what a base fixture's guard of a renamed
+    tool is held to. None where it lists none evalward can read: what it offered is not
+    known, and undecided is never a pass."""
+    said = instructions(body)
+    names = _LISTED.findall(said)
+    for literal in _LITERAL.findall(said):
+        names += [name.strip().strip("'\"") for name in literal.split(",")]
+    for listed in _ONE_OF.findall(said):
+        names += [name.strip() for name in listed.split(";")]
+    found = [name for name in dict.fromkeys(names) if name and name != FINISH]
+    return found or None
+
+
 def instructions(body: Mapping[str, Any]) -> str:
     """A request's system instructions: Chat Completions' and Responses' `system` and
     `developer` messages, Anthropic's `system`, Responses' `instructions`."""
