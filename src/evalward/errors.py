@@ -292,11 +292,13 @@ class EmbeddingError(EvalwardError):
 
 
 class UserUnavailable(EvalwardError):
-    """The simulated user could not answer; `outage` when its provider was down."""
+    """The simulated user could not answer; `outage` when its provider was down, `refused`
+    when the job's budget refused its call."""
 
-    def __init__(self, message: str, *, outage: bool = False) -> None:
+    def __init__(self, message: str, *, outage: bool = False, refused: bool = False) -> None:
         super().__init__(message)
         self.outage = outage
+        self.refused = refused
 
 
 class PortTaken(EvalwardError):

@@ -22,7 +22,7 @@ from evalward.verdict.gate import GateResult
 RESULTS_SCHEMA_VERSION = 1
 """`Results.schema_version`."""
 SHARD_KIND = "evalward-shard"
-SHARD_SCHEMA_VERSION = 4
+SHARD_SCHEMA_VERSION = 5
 """`ShardPart.schema_version`."""
 
 
@@ -306,7 +306,7 @@ class ShardPart(_Record):
     of the definitions it ran them with, and its seal (`evalward.flows.shard_signature`)."""
 
     kind: Literal["evalward-shard"] = "evalward-shard"
-    schema_version: Literal[4] = Field(default=4, alias="schemaVersion")
+    schema_version: Literal[5] = Field(default=5, alias="schemaVersion")
     shard: ShardIndex
     source: ShardSource
     plan: PlanRecord

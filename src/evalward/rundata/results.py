@@ -170,6 +170,9 @@ class FixtureResult(RecordModel):
     provider_unavailable: bool = False
     """An `error` caused only by model providers that kept failing through their retries (the
     agent's or the judge's): an outage, which says nothing about the agent."""
+    budget_refused: bool = False
+    """The job's budget refused one of the run's agent's model calls (`Trace.budget_refused`):
+    a base run so refused is no baseline (`settle.refused_baseline`)."""
     timed_out: bool = False
     """The run reached no terminal event before `execution.timeoutSeconds`: seed 003's Skip
     row. Its status is `skipped`, and unlike a fixture with nothing to evaluate it counts in

@@ -170,6 +170,10 @@ class Trace(RecordModel):
     request offered tools evalward could not read (`text_tools.offered`). A base
     fixture's guard of a tool the base's run offered and the head's never did fails the head's
     run (plan/preflight/tool_refs.py, `unoffered_tools`)."""
+    budget_refused: bool = False
+    """The job's budget (`max-model-calls`, `max-cost-usd`, a run's share of calls) refused a
+    model call of the run: what it did after says nothing of its agent. A base run so refused
+    is no baseline (`settle.refused_baseline`)."""
     provider_unavailable: bool = False
     """The run ended because every model it tried kept failing through its retries (an
     outage), not because of anything the agent did."""

@@ -222,6 +222,7 @@ def _fixture_result(
         file=printable(fixture.file),
         line=fixture.line,
         provider_unavailable=status is Status.error and unavailable_only(results, trace),
+        budget_refused=trace.budget_refused,
         timed_out=trace.timed_out,
         judges_disagree=any(r.judges_disagree for r in results),
         turns=turns_held(trace),

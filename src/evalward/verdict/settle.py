@@ -39,12 +39,39 @@ def settle(
     cannot decide it (`undecided.withheld`)."""
     settled = _settle(results, definitions, flaky, pairs or {})
     gating = definitions.get(Side.head, {})
-    return [
+    settled = [
         settle_pairwise(r, gating[r.eval], pairs[r.eval])
         if pairs and r.side == Side.head.value and r.eval in pairs and r.eval in gating
         else r
         for r in settled
     ]
+    return refused_baseline(settled)
+
+
+def refused_baseline(results: list[EvalResult]) -> list[EvalResult]:
+    """Each head result that passes where the job's budget refused a model call of a base run
+    of its Eval, incomplete: such a run failed by what was left of the budget, not by what its
+    agent did, and read as the base failing it would hide the head's regression of that
+    fixture. A pull request chooses what the budget leaves (an Eval of its own, set aside
+    ahead), so this is never a pass, whatever `allow-incomplete` says."""
+    refused: dict[str, int] = {}
+    for result in results:
+        if result.side == Side.base.value:
+            refused[result.eval] = sum(f.budget_refused for f in result.fixtures)
+    out = []
+    for result in results:
+        count = refused.get(result.eval, 0)
+        if result.side != Side.head.value or not result.passed or not count:
+            out.append(result)
+            continue
+        reason = (
+            f"the job's budget refused a model call of {count} of its base runs, which are "
+            "therefore no baseline: a regression of their fixtures could not be seen; raise "
+            "max-cost-usd (or max-model-calls), or give the base's agent's calls an output "
+            "limit (max_tokens) so each fits what the plan's estimate leaves"
+        )
+        out.append(result.model_copy(update={"passed": False, "incomplete_reason": reason}))
+    return out
 
 
 def _settle(

@@ -53,6 +53,7 @@ async def hold_conversation(
             except UserUnavailable as exc:
                 trace.add(StepType.error, content=str(exc))
                 trace.provider_unavailable = exc.outage
+                trace.budget_refused = trace.budget_refused or exc.refused
                 trace.end(EndReason.error)
                 return
             if said.done:

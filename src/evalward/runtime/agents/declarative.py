@@ -153,6 +153,7 @@ async def _complete(
                 response = await provider.complete(replace(request, model=model))
         except _Refused as refused:
             trace.model_calls -= 1  # never sent
+            trace.budget_refused = True
             trace.add(StepType.error, content=f"a model call was refused: {refused}")
             return None
         except ProviderError as exc:

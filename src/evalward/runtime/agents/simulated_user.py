@@ -151,7 +151,9 @@ class UserSimulator:
         from the cache costs nothing and is never refused."""
         refusal = self.allowance.admit(None) if self.allowance is not None else None
         if refusal is not None:
-            raise UserUnavailable(f"the simulated user ({self.model_id}) was stopped: {refusal}")
+            raise UserUnavailable(
+                f"the simulated user ({self.model_id}) was stopped: {refusal}", refused=True
+            )
 
     def _messages(self) -> list[ChatMessage]:
         """The conversation as the user sees it: its own messages are the assistant's turns

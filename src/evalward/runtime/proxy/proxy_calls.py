@@ -171,6 +171,8 @@ class Answerer:
         if refusal is None:
             return None
         trace = call.grant.trace
+        if trace is not None:
+            trace.budget_refused = True
         if trace is not None and not call.grant.refused:
             trace.add(StepType.error, content=f"a model call was refused: {refusal}")
         call.grant.refused = True
