@@ -157,6 +157,11 @@ class ProviderError(EvalwardError):
     could not be read."""
 
 
+class BudgetRefusal(ProviderError):
+    """The job's budget refused the call before it left (`max-cost-usd`): nothing was asked of
+    the provider, and what it would have said is not known."""
+
+
 class ProviderUnavailable(ProviderError):
     """Every attempt failed in a way worth retrying (connection refused, timeouts, 429, 5xx):
     an outage says nothing about the agent, and a rerun is the remedy."""
@@ -328,12 +333,16 @@ class ScorerFailed(EvalwardError):
 class JudgeError(EvalwardError):
     """The judge could not give a usable verdict (timeout, provider failure, invalid JSON)."""
 
-    def __init__(self, message: str, *, reply: str = "", unavailable: bool = False) -> None:
+    def __init__(
+        self, message: str, *, reply: str = "", unavailable: bool = False, refused: bool = False
+    ) -> None:
         super().__init__(message)
         self.reply = reply
         """The judge's last reply when it was unusable, capped at REPLY_CAP_CHARS."""
         self.unavailable = unavailable
         """The judge's provider kept failing through its retries (an outage)."""
+        self.refused = refused
+        """The job's budget refused the judge's call (`BudgetRefusal`)."""
 
 
 class TransformError(EvalwardError):

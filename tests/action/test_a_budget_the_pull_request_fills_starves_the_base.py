@@ -161,3 +161,77 @@ def test_a_regression_is_not_hidden_by_starving_the_base_of_its_budget(
     assert "cannot hold this call" in refused["message"], refused
     assert "budget refused a model call of 2 of its base runs" in said, said
     assert run.outputs["result"] in ("fail", "incomplete"), run.outputs
+
+
+LONG_BASE = """\
+import json, sys
+
+question = json.loads(sys.stdin.readline())["messages"][-1]["content"]
+for number in range(200):
+    call = "c%d" % number
+    print(json.dumps({"type": "tool_call", "tool": "lookup", "arguments": {}, "id": call}))
+    print(json.dumps({"type": "tool_result", "tool": "lookup", "output": "x" * 8000, "id": call}))
+print(json.dumps({"type": "final", "content": "the answer"}), flush=True)
+"""
+"""The base's agent: a run of 1.6 MB, which its judge reads whole (400,000 tokens at its
+worst, $0.16 at gpt-4.1-mini's price)."""
+SHORT_HEAD = """\
+import json, sys
+
+question = json.loads(sys.stdin.readline())["messages"][-1]["content"]
+said = "nope" if "two" in question else "the answer"
+print(json.dumps({"type": "final", "content": said}), flush=True)
+"""
+"""The head's agent: short runs, and a wrong answer to fixture two."""
+VERDICT = json.dumps(
+    {"score": 1, "confidence": 1, "summary": "It answered.", "violations": [],
+     "what_would_raise_score": "nothing"}
+)  # fmt: skip
+
+
+def test_a_base_run_whose_judge_the_budget_refused_is_no_baseline(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """The base's runs are judged, and the budget cannot hold their judge's calls at their
+    worst: refused, the judge cannot grade them and they are errors, which read as the base
+    failing fixture two, the head's regression of it unseen (exit 0). A judge the budget
+    refused says nothing of the base: the Eval is incomplete."""
+    python, _ = agent_python()
+    judged = (
+        suite(python)
+        .replace("[{python}, agent/desk.py]", f"[{python}, agent/desk.py]")
+        .replace(
+            "  fixtures: [one, two]\n",
+            "  fixtures: [one, two]\n  judge: { model: openai/gpt-4.1-mini }\n",
+        )
+        .replace(
+            "    - { type: contains, value: answer }\n",
+            "    - { type: contains, value: answer }\n"
+            "    - { type: judge, rubric: Answers the question., minScore: 0.5 }\n",
+        )
+    )
+    base = repo.commit(
+        "the agent",
+        {"agents.yaml": judged, "agent/desk.py": LONG_BASE, ".gitignore": ".evalward/\n"},
+    )
+    repo.branch("change")
+    head = repo.commit("short answers", {"agent/desk.py": SHORT_HEAD})
+    model.script("Grade the run", text(VERDICT))
+    inputs = {
+        "max-cost-usd": "0.05",
+        "cache": "off",
+        "agent-isolation": python and agent_python()[1],
+    }
+
+    run = gate_pull_request(repo, github, base, head, env, inputs)
+
+    document = json.loads((repo.path / ".evalward/out/results.json").read_text())
+    runs = {(f["fixture"], f["side"]): f for f in document["fixtures"]}
+    assert runs[("two", "head")]["status"] == "fail", runs
+    refused = runs[("two", "base")]
+    assert refused["status"] == "error", refused
+    assert "cannot hold this call" in json.dumps(refused["assertions"]), refused
+    said = run.stdout + run.stderr
+    assert run.returncode == 1, said
+    assert refused["budget_refused"], refused
+    assert "budget refused a model call of 2 of its base runs" in said, said

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalward.errors import ConfigError, ProviderError, ProviderUnavailable
+from evalward.errors import BudgetRefusal, ConfigError, ProviderUnavailable
 from evalward.files.safe_files import hash_regular
 from evalward.http.client import HttpClient
 from evalward.providers import anthropic, openai
@@ -165,7 +165,7 @@ class MeteredProvider:
     def _hold(self, request: ChatRequest) -> float:
         """What a grading call holds of `max-cost-usd` until its reply, its cost at its worst
         (its request's bytes as input tokens, its `max_tokens` as output): a judge reads the
-        run it grades, whose length the agent decides. ProviderError when the budget cannot
+        run it grades, whose length the agent decides. BudgetRefusal when the budget cannot
         hold it; 0.0 for any other call, or without a budget."""
         budget = self.ceiling.budget
         if budget is None or request.labels.purpose not in GRADING:
@@ -179,7 +179,7 @@ class MeteredProvider:
         before = budget.held_usd
         refusal = budget.hold(worst)
         if refusal is not None:
-            raise ProviderError(f"a {request.labels.purpose} call was refused: {refusal}")
+            raise BudgetRefusal(f"a {request.labels.purpose} call was refused: {refusal}")
         return budget.held_usd - before
 
     async def aclose(self) -> None:

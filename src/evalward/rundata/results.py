@@ -121,6 +121,9 @@ class AssertionResult(RecordModel):
     """The judge's last reply when it gave no usable verdict (capped), to see why."""
     provider_unavailable: bool = False
     """The judge's provider kept failing through its retries: an outage, not a verdict."""
+    budget_refused: bool = False
+    """The job's budget refused the judge's call: no verdict, and a base run so judged is no
+    baseline (`settle.refused_baseline`)."""
     uncalibrated: bool = False
     """A judge assertion the judge did not score because its Eval's `judge.calibration` could
     not be computed (the replay's calls failed): no verdict, and the Eval is incomplete."""

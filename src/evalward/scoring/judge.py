@@ -23,7 +23,13 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from evalward.errors import DuplicateKey, EvalwardError, JudgeError, ProviderUnavailable
+from evalward.errors import (
+    BudgetRefusal,
+    DuplicateKey,
+    EvalwardError,
+    JudgeError,
+    ProviderUnavailable,
+)
 from evalward.providers.base import ChatMessage, ChatRequest, RunLabels
 from evalward.providers.registry import Providers
 from evalward.rundata.results import JudgeVerdict, Violation
@@ -212,6 +218,7 @@ async def ask_with_repair(
             raise JudgeError(
                 f"the {who} {settings.model} failed: {exc}",
                 unavailable=isinstance(exc, ProviderUnavailable),
+                refused=isinstance(exc, BudgetRefusal),
             ) from None
         try:
             return parse_reply(shape, response.content)

@@ -64,6 +64,8 @@ class JudgeOutcome:
     """The judge's unusable last reply, when it gave no verdict."""
     unavailable: bool = False
     """The judge's provider kept failing through its retries."""
+    refused: bool = False
+    """The job's budget refused the judge's call: it said nothing of the run."""
     cross_checks: tuple[CrossCheck, ...] = ()
     uncalibrated: bool = False
     """No verdict was asked for: the judge's calibration could not be computed."""
@@ -167,6 +169,7 @@ class EvalJudge:
                 advisory=advisory,
                 reply=exc.reply,
                 unavailable=exc.unavailable,
+                refused=exc.refused,
                 cannot_decide=undecided,
             )
         passed = verdict.score >= assertion.min_score
