@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
@@ -312,19 +313,27 @@ def under_test() -> list[str]:
 
 def execute(workspace: Path, launch: Launch) -> ActionRun:
     """Run a prepared launch (its environment changed by the test, if need be) to the end."""
-    path = os.environ.get("PYTHONPATH")
     with head_strays.reading():
-        done = forkserver.run(
-            under_test(),
-            flags=image_entrypoint()[1:-2],
-            path=path.split(os.pathsep) if path else [SOURCE],
-            args=[],
-            cli=False,
-            cwd=workspace,
-            env=launch.env,
-            timeout=subprocess_limit(),
-        )
+        done = forked(workspace, launch.env, subprocess_limit())
     return launch.finish(done.returncode, done.stdout, done.stderr)
+
+
+def forked(
+    workspace: Path, env: Mapping[str, str], timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """The action's entry point run in `workspace` with `env`, as `subprocess.run(under_test(),
+    ...)` would run it, from the tests' fork server (`support/forkserver.py`)."""
+    path = os.environ.get("PYTHONPATH")
+    return forkserver.run(
+        under_test(),
+        flags=image_entrypoint()[1:-2],
+        path=path.split(os.pathsep) if path else [SOURCE],
+        args=[],
+        cli=False,
+        cwd=workspace,
+        env=env,
+        timeout=timeout,
+    )
 
 
 def start_action(

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from fakes.github_api import FakeGitHub
-from support.actionrun import ActionRun, prepare, under_test
+from support.actionrun import ActionRun, forked, prepare, under_test
 
 MODES = ("writable", "read-only")
 
@@ -60,15 +60,18 @@ def run_gate_in(
             **env,
         },
     )
-    done = subprocess.run(
-        entry_point(mode),
-        cwd=workspace,
-        env=launch.env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    if mode == "writable":  # started as every other gate is: forked from the tests' server
+        done = forked(workspace, launch.env, 120)
+    else:
+        done = subprocess.run(
+            entry_point(mode),
+            cwd=workspace,
+            env=launch.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
     run = launch.finish(done.returncode, done.stdout, done.stderr)
     run.output_dir = workspace / ".evalward" / "out"
     return run
