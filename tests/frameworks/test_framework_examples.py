@@ -31,10 +31,11 @@ OPENAI_KEY = "sk-real-openai-key-0123456789"
 WIRE_NAME = {"semantic-kernel": "OrderPlugin-lookup_order"}
 """The tool's name on the wire, where the framework qualifies it (the fixtures say
 `lookup_order`)."""
-AGENT_UID = "21001"
-"""The agent users of these runs (21001, and 21002 for the base side): their own, so the sweep
-for leftover processes at the end of another sandboxed run cannot stop a framework's long
-install or start-up."""
+FIRST_AGENT_UID = 21001
+"""The agent users of these runs: each example its own two (21001, and 21002 for the base
+side, for the first; 21003 and 21004 for the next), so the sweep for leftover processes at
+the end of another sandboxed run, another example's beside it included, cannot stop a
+framework's long install or start-up."""
 IN_TEXT = {"dspy-react"}
 """Frameworks whose tool protocol is in the prompt's text: the model answers in it."""
 
@@ -95,11 +96,11 @@ def marks(name: str) -> list[pytest.MarkDecorator]:
     return [pytest.mark.registries] + ([] if name in IN_MAKE_TEST else [pytest.mark.frameworks])
 
 
+EXAMPLE_NAMES = [n.name for n in sorted(EXAMPLES.iterdir()) if n.is_dir()]
+
+
 @needs_root
-@pytest.mark.parametrize(
-    "name",
-    [pytest.param(n.name, marks=marks(n.name)) for n in sorted(EXAMPLES.iterdir()) if n.is_dir()],
-)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=marks(n)) for n in EXAMPLE_NAMES])
 def test_a_framework_agent_is_gated_in_the_sandbox_with_no_adapter(
     name: str, workspace: Path, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:
@@ -130,7 +131,7 @@ def test_a_framework_agent_is_gated_in_the_sandbox_with_no_adapter(
         workspace,
         github,
         event,
-        {"agent-user": AGENT_UID},
+        {"agent-user": str(FIRST_AGENT_UID + 2 * EXAMPLE_NAMES.index(name))},
         OPENAI_BASE_URL=model.base_url,
         OPENAI_API_KEY=OPENAI_KEY,
     )
@@ -138,11 +139,16 @@ def test_a_framework_agent_is_gated_in_the_sandbox_with_no_adapter(
     assert run.returncode == 0, run.stdout + run.stderr
     fixtures = {(f["side"], f["fixture"]): f for f in run.results()["fixtures"]}
     names = {"hello", "where-is-my-order", "order-conversation"}
-    # adaptive reps: the minimum on the head (one pass settles a fixture working), and no
-    # base run, as no verdict read it
-    assert set(fixtures) == {("head", fixture) for fixture in names}
-    reps = [f["fixture"] for f in run.results()["fixtures"]]
-    assert sorted(reps) == sorted(names)
+    # adaptive reps: the minimum on the head (one pass settles a fixture working); a base run
+    # only of the fixtures whose `toolNotCalled` the head's run is held to what the base's
+    # offered its model (a program's tools are known as its requests name them)
+    guarded = {"hello", "order-conversation"}
+    assert set(fixtures) == {("head", f) for f in names} | {("base", f) for f in guarded}
+    reps = [(f["side"], f["fixture"]) for f in run.results()["fixtures"]]
+    assert sorted(reps) == sorted(fixtures)
+    for (side, fixture), result in fixtures.items():  # the SDK's requests name its tool
+        offered = result["trace"]["offered_tools"]
+        assert tool in (offered or []), (side, fixture, offered, result.get("message"))
     for (side, fixture), result in fixtures.items():
         assert result["status"] == "pass", (side, fixture, result.get("message"))
         trace = result["trace"]
