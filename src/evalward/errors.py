@@ -20,6 +20,7 @@ traceback. The tree:
     ├── GitError                  exit 3  a git command failed
     ├── GitHubError               exit 3  the GitHub API refused or failed
     ├── ProviderError             exit 3  a model provider could not be used
+    │   ├── BudgetRefusal                 the job's budget refused the call before it left
     │   └── ProviderUnavailable           it kept failing through its retries (an outage)
     ├── AgentRunError             exit 3  an agent could not be started or crashed
     │   (what an agent's run can meet, each the run's error, not the job's:)

@@ -50,11 +50,14 @@ _REFERENCE = re.compile(r"(?i)(?:#|\bGH-)(?=[0-9])")
 event on it: `#123`, `GH-123`, `owner/repo#123`; a zero-width space before the number keeps
 the text and breaks the reference."""
 _ZERO_WIDTH = "\u200b"
-_BLOCK_START = re.compile(r"^(?:[#+=-]|[0-9]{1,9}(?=[.)]))")
+_BLOCK_START = re.compile(
+    r"^(?:#{1,6}(?=[ \t]|$)|[+-](?=[ \t]|$)|[0-9]{1,9}(?=[.)](?:[ \t]|$))|[=-](?=[= \t-]*$))"
+)
 """What opens a block where a line starts (a heading `# `, a list item `- `, `+ `, `1. `,
-`1) `, a setext underline `=`): a problem is said `path:line: …`, one list item each, and
-a file named `# ✅ every affected Eval passes.yaml` was a heading in it. A backslash before
-the punctuation keeps it as text."""
+`1) `, a line of `=` or `-` that underlines the one above or draws a rule): a problem is
+said `path:line: …`, one list item each, and a file named `# ✅ every affected Eval
+passes.yaml` was a heading in it. A backslash before the punctuation keeps it as text; what
+opens nothing (`1.00`, `-0.20`, `#123`) is left as it reads."""
 
 
 def _unblocked(match: re.Match[str]) -> str:
