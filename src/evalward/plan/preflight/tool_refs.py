@@ -59,12 +59,24 @@ STAND_INS = ("shadowTools", "toolReplay")
 """The fixture's fields that stand in for a tool by its name."""
 
 
+def _unlisted(spec: AgentSpec) -> list[str]:
+    """The agent's MCP servers that list their tools with no `tools.allow`: that such a
+    server offers a tool is not known, and undecided is never a pass."""
+    return sorted(name for name, s in spec.mcp_servers.items() if s.tools.allow is None)
+
+
+def _as_named(spec: AgentSpec) -> AgentSpec:
+    """The agent held to the tools it names: without its `_unlisted` MCP servers."""
+    unlisted = _unlisted(spec)
+    if not unlisted:
+        return spec
+    listed = {name: s for name, s in spec.mcp_servers.items() if name not in unlisted}
+    return spec.model_copy(update={"mcp_servers": listed})
+
+
 def named_tools(spec: AgentSpec) -> list[str]:
-    """The tools a declarative agent names: `agent_tools` of it without the MCP servers that
-    list their tools with no `tools.allow` (that such a server offers a tool is not known,
-    and undecided is never a pass)."""
-    listed = {name: s for name, s in spec.mcp_servers.items() if s.tools.allow is not None}
-    return agent_tools(spec.model_copy(update={"mcp_servers": listed})) or []
+    """The tools a declarative agent names: `agent_tools` of it `_as_named`."""
+    return agent_tools(_as_named(spec)) or []
 
 
 def agent_tools(spec: AgentSpec) -> list[str] | None:
@@ -167,9 +179,7 @@ def removed_tools(
     server offers the base's tool is not known, and undecided is never a pass."""
     if agent_tools(base) is None or head.runtime is not None:
         return ()
-    unlisted = sorted(name for name, s in head.mcp_servers.items() if s.tools.allow is None)
-    listed = {name: s for name, s in head.mcp_servers.items() if s.tools.allow is not None}
-    named = head.model_copy(update={"mcp_servers": listed}) if unlisted else head
+    unlisted, named = _unlisted(head), _as_named(head)
     base_lacks = {found.at for found in unknown_tools(agent, base, fixture)}
     removed: dict[tuple[str, bool], RemovedTool] = {}
     for found in unknown_tools(agent, named, fixture):
@@ -210,8 +220,9 @@ def unoffered_tools(
     head: Collection[str],
 ) -> tuple[RemovedTool, ...]:
     """The tools named by the checks of `fixture` (one the base gates with) that pass without
-    a call of them, which the head's run of a bring-your-own `agent` offered its model in
-    none of its calls (`head`, `Trace.offered_tools`) and the base side offers: `base` is
+    a call of them, which the head's run of `agent` offered its model in none of its calls
+    (`head`: a program's `Trace.offered_tools`, a definition's `named_tools`) and the base
+    side offers, where a program is on either side: `base` is
     what it offers and whether that is its definition's list (a declarative agent), else what
     its runs of the fixture offered; None when none of them has said, which is not known
     and fails as well. A name the head offers is a guard that sees its calls."""
