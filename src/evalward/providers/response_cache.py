@@ -38,8 +38,6 @@ class ResponseCache:
     def __init__(self, directory: Path, mode: CacheMode) -> None:
         self.directory = directory
         self.mode = mode
-        self.hits = 0
-        self.misses = 0
 
     def key(self, provider: str, request: ChatRequest) -> str:
         body = dataclasses.asdict(request)
@@ -80,12 +78,9 @@ class ResponseCache:
         if not self.mode.reads:
             return None
         try:
-            entry = decode(jsontext.loads(read_text(self._path(key), MAX_ENTRY_BYTES)))
+            return decode(jsontext.loads(read_text(self._path(key), MAX_ENTRY_BYTES)))
         except (OSError, ValueError, KeyError, TypeError):
-            self.misses += 1
             return None
-        self.hits += 1
-        return entry
 
     def put(self, key: str, response: ChatResponse) -> None:
         if self.mode.writes:
