@@ -45,6 +45,7 @@ from evalward.resources.models import EvalFixtureSpec, EvalSpec
 from evalward.rundata.sides import Side
 from evalward.rundata.spending import Budget, Estimate
 from evalward.runtime.agents.kinds.registry import kind_of
+from evalward.runtime.tools.tools import tool_text
 from evalward.scoring.judge import SYSTEM_PROMPT
 from evalward.scoring.pairwise_judge import SYSTEM_PROMPT as PAIRWISE_PROMPT
 
@@ -225,17 +226,15 @@ def _tool_result_chars(agent: AgentSpec, fixture: EvalFixtureSpec, named: set[st
         replayed = [r.output for r in fixture.tool_replay or [] if r.tool == name]
         mocks = [t.mock.output for t in agent.tools if (t.name or t.type) == name and t.mock]
         outputs: list[Any] = replayed or mocks
-        sizes.append(len(_as_text(outputs[0])) if outputs else TOOL_RESULT_TOKENS * CHARS_PER_TOKEN)
+        sizes.append(
+            len(tool_text(outputs[0])) if outputs else TOOL_RESULT_TOKENS * CHARS_PER_TOKEN
+        )
     return sum(sizes) // len(sizes) if sizes else TOOL_RESULT_TOKENS * CHARS_PER_TOKEN
 
 
 def _answer_tokens(agent: AgentSpec, fixture: EvalFixtureSpec) -> int:
     expected = len(fixture.reference) // CHARS_PER_TOKEN + 1 if fixture.reference else REPLY_TOKENS
     return min(expected, agent.max_tokens) if agent.max_tokens else expected
-
-
-def _as_text(output: Any) -> str:
-    return output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
 
 
 def estimate_plan(

@@ -147,7 +147,7 @@ class ToolExecutor:
         assert tool is not None
         if tool.mock is not None:
             output = render_mock(tool.mock.output, call.arguments)
-            return ToolResult(_as_text(output), False, "mock")
+            return ToolResult(tool_text(output), False, "mock")
         if tool.command is not None:
             return await self._command(tool.command, call)
         return ToolResult(
@@ -164,7 +164,7 @@ class ToolExecutor:
                 and (entry.arguments is None or _contains(call.arguments, entry.arguments))
             ):
                 self._used.add(index)
-                return ToolResult(_as_text(entry.output), entry.is_error, "replay")
+                return ToolResult(tool_text(entry.output), entry.is_error, "replay")
         return ToolResult(
             f"error: no recorded output left in toolReplay for {name} with arguments "
             f"{json.dumps(call.arguments, sort_keys=True)}",
@@ -268,5 +268,6 @@ def render_mock(output: Any, arguments: Mapping[str, Any]) -> Any:
     return output
 
 
-def _as_text(output: Any) -> str:
+def tool_text(output: Any) -> str:
+    """A mocked or replayed output as the agent reads it (and the estimate sizes it)."""
     return output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
