@@ -431,7 +431,7 @@ class _Run:
                 fixture = EvalFixture.model_validate(data)
             except ValidationError as exc:
                 for error in exc.errors():
-                    where = render_path(tuple(p for p in error["loc"] if isinstance(p, str | int)))
+                    where = render_path(error["loc"])
                     message = f"becomes an invalid EvalFixture: {where}: {error['msg']}"
                     self.problem(rel, index, document.start_line, path, message)
                 continue
