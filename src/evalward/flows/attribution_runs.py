@@ -36,6 +36,7 @@ from evalward.attribution.search import (
 from evalward.attribution.variants import NotBuildable, build_variant, with_only
 from evalward.errors import printable
 from evalward.execute.run_plan import execute
+from evalward.files.committed import EVALWARDS_OWN
 from evalward.flows import pipeline
 from evalward.flows.interrupt import until_signalled
 from evalward.flows.session import RunVerdict, stopped_by
@@ -260,9 +261,6 @@ class CallBudget:
             "branch's evalward.yaml raises it)"
         )
 
-
-EVALWARDS_OWN = ".evalward"
-"""The folder of the command line's cache and history, which the run itself writes."""
 
 MAX_TRIALS = 24
 """Trials per regression at most, whatever the budget: one-hunk-out over a dozen hunks and

@@ -17,22 +17,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
 from evalward.errors import Problem, ResourceError
+from evalward.resources.agent_runtime import ENV_NAME
 from evalward.resources.common import StrictModel
 from evalward.resources.problems import located_messages
+from evalward.resources.repo_config import CONFIG_FILE, RepoConfig
 from evalward.rundata.cache_mode import CacheMode
 
-if TYPE_CHECKING:
-    from evalward.resources.repo_config import RepoConfig
-
-CONFIG_FILE = "evalward.yaml"
 Locate = Callable[[tuple[str | int, ...]], tuple[int | None, int | None]]
 """The line and column of a key path of evalward.yaml, when known."""
-ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 BUILT_IN: tuple[str, ...] = ("openai", "anthropic")
 """The providers every run has, at their vendors' own URLs unless evalward.yaml moves them."""
 MOCK = "mock"
