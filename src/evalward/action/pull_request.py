@@ -12,8 +12,9 @@ from collections.abc import Callable
 from evalward.action.attributed import SECTION, UNRETIRED, attribute, review
 from evalward.action.bypass import audit, check_bypass, needs_bypass
 from evalward.action.checks import annotate, report_check
+from evalward.action.context import WorkflowContext
 from evalward.action.evaluate import evaluate, missing_secrets
-from evalward.action.github import Comment, GitHubClient, PullInfo
+from evalward.action.github import COMMIT, Comment, GitHubClient, PullInfo
 from evalward.action.job import Console, Job, Site
 from evalward.action.outputs import (
     SUMMARY_LIMIT,
@@ -79,6 +80,31 @@ def pull_request(site: Site, github: GitHubClient, number: int) -> PullInfo:
     if dispatched and not pull.head_in_repository and not site.settings.allow_untrusted_head:
         raise ConfigError(fork_dispatch_refusal(pull))
     return pull
+
+
+PULL_REQUEST_EVENTS = ("pull_request", "pull_request_target")
+"""The events whose payload names the head the job's own check is written on."""
+
+
+def gated_head(context: WorkflowContext, pull: PullInfo) -> str:
+    """The head a pull request's gate runs on. On a pull_request event, the event's own
+    (`pull_request.head.sha`): GitHub writes the job's conclusion, the check named after the
+    job that branch protection requires, on that commit; a re-run of an older run (GitHub
+    replays its payload) or a run a push overtook before it started would otherwise gate the
+    newer head GitHub's API names, and its pass turn the older head's check green. A manual
+    run (`workflow_dispatch` with `pr`) names no head: the pull request's, as the API has it."""
+    if context.event_name not in PULL_REQUEST_EVENTS:
+        return pull.head_sha
+    head = context.head_sha or ""
+    if not COMMIT.fullmatch(head):
+        shown = f"{head!r}, not a commit" if head else "missing"
+        raise ConfigError(
+            f"GITHUB_EVENT_PATH: the {context.event_name} event's `pull_request.head.sha` is "
+            f"{shown}, where GitHub writes the head the run gates, the commit its job's check is "
+            f"written on; run evalward from a workflow `on: {context.event_name}` as GitHub "
+            "starts it"
+        )
+    return head
 
 
 def number_source(site: Site) -> str:

@@ -40,7 +40,7 @@ from evalward.action.outputs import (
     write_everything,
 )
 from evalward.action.ownership import hand_back
-from evalward.action.pull_request import gate, gate_group, group_base, pull_request
+from evalward.action.pull_request import gate, gate_group, gated_head, group_base, pull_request
 from evalward.action.route import Route, RouteKind, eval_schedules, route_event
 from evalward.action.settings import Settings
 from evalward.action.setup import decide_cache, trusted_replies
@@ -174,7 +174,7 @@ def _main(
         elif pull is None:
             revisions, select = Revisions(base=None), _chosen(route)
         else:
-            revisions = Revisions(pull.base_sha, pull.head_sha or context.head_sha or "HEAD")
+            revisions = Revisions(pull.base_sha, gated_head(context, pull))
             select = None
         setup = RunSetup(
             git=git,
