@@ -14,7 +14,9 @@ A secret is redacted in each form it can take on its way out (`_forms`): as it i
 for JSON, HTML/XML, GitHub markdown, the terminal and workflow commands, once or twice; and
 encoded in base64 and base64url (with or without padding, alone or inside a longer blob),
 hex (lower and upper case) and percent-encoding (`quote`, `quote_plus`, upper or lower hex
-digits) — each of those escaped once more. Not covered: encodings of an encoding (base64 of
+digits) — each of those escaped once more; and in a text holding a zero-width space, with one
+between any two of its characters, as markdown's escapes put one where the text before the
+secret decides (`GH` before `-7342…`). Not covered: encodings of an encoding (base64 of
 hex), other character sets than UTF-8, base64 wrapped over lines, and a secret shorter than
 `_MIN_SECRET_LENGTH` (too likely to be ordinary text).
 """
@@ -28,9 +30,11 @@ import json
 import re
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from functools import cached_property
 from typing import Any
 
 from evalward.text.escaping import (
+    ZERO_WIDTH,
     command_data,
     command_property,
     inline,
@@ -66,9 +70,10 @@ class Redactor:
 
     def __init__(self, secrets: Iterable[str]) -> None:
         values = {s for s in _pieces(secrets) if len(s) >= _MIN_SECRET_LENGTH}
-        forms = {form for s in values for form in _forms(s)}
-        self._pattern = re.compile(_trie_pattern(forms)) if forms else None
-        self._longest = max(map(len, forms), default=0)
+        self._forms = {form for s in values for form in _forms(s)}
+        self._pattern = re.compile(_trie_pattern(self._forms)) if self._forms else None
+        # a zero-width space may stand between two characters of a form (`_read_through`)
+        self._longest = max((2 * len(form) - 1 for form in self._forms), default=0)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], key_envs: Iterable[str] = ()) -> Redactor:
@@ -80,7 +85,25 @@ class Redactor:
     def __call__(self, text: str) -> str:
         if self._pattern is None:
             return text
-        return self._pattern.sub(REDACTED, text)
+        return self._pattern_for(text).sub(REDACTED, text)
+
+    def _pattern_for(self, text: str) -> re.Pattern[str]:
+        """The forms as they are, or, in a text that holds a zero-width space, read through
+        one between any two characters (`_read_through`)."""
+        assert self._pattern is not None
+        return self._read_through if ZERO_WIDTH in text else self._pattern
+
+    @cached_property
+    def _read_through(self) -> re.Pattern[str]:
+        """Every form with a zero-width space allowed between any two of its characters.
+
+        GitHub markdown's escapes put one where the text around a character decides
+        (`GH-` before a digit, `://`, `www.`), so a secret written right after `GH` takes a
+        form its own escaping cannot foresee: `GH-\u200b7342…` for the secret `-7342…`. Read
+        through them, a form is found whatever text came before it. Compiled on the first
+        text that needs it (a comment, a job summary): most of what is redacted has none."""
+        bare = {form.replace(ZERO_WIDTH, "") for form in self._forms}
+        return re.compile(_trie_pattern(bare, gap=re.escape(ZERO_WIDTH) + "?"))
 
     def stream(self, chunks: Iterable[str], batch: int = _STREAM_BATCH) -> Iterator[str]:
         """Redact text that is written as it is produced (a large report), giving the same
@@ -113,7 +136,7 @@ class Redactor:
         settled = len(text) - (self._longest - 1)
         out: list[str] = []
         position = 0
-        for match in self._pattern.finditer(text):
+        for match in self._pattern_for(text).finditer(text):
             if match.start() >= settled:
                 break
             out += (text[position : match.start()], REDACTED)
@@ -123,7 +146,7 @@ class Redactor:
         return "".join(out), text[end:]
 
 
-def _trie_pattern(forms: Iterable[str]) -> str:
+def _trie_pattern(forms: Iterable[str], gap: str = "") -> str:
     """One regular expression matching the longest of `forms` that starts at a position.
 
     The forms share prefixes (a secret and its escapes, the three base64 alignments), so
@@ -131,6 +154,7 @@ def _trie_pattern(forms: Iterable[str]) -> str:
     can follow, not every form — about three times faster than a flat alternation of 80
     forms (bench/redaction.py). A form ending where a longer one goes on is the last, empty,
     alternative, so the longer is preferred, as in an alternation sorted longest first.
+    `gap`, a pattern, may match between any two characters of a form.
     """
     trie: dict[str, Any] = {}
     for form in forms:
@@ -139,7 +163,7 @@ def _trie_pattern(forms: Iterable[str]) -> str:
             node = node.setdefault(char, {})
         node[""] = {}
 
-    def written(node: dict[str, Any]) -> str:
+    def written(node: dict[str, Any], before: str = "") -> str:
         branches = []
         for first, after in sorted(node.items()):
             if not first:
@@ -148,7 +172,7 @@ def _trie_pattern(forms: Iterable[str]) -> str:
             while len(child) == 1 and "" not in child:  # a chain: no recursion per character
                 ((char, child),) = child.items()
                 run.append(char)
-            branches.append(re.escape("".join(run)) + written(child))
+            branches.append(before + gap.join(map(re.escape, run)) + written(child, gap))
         if "" not in node and len(branches) == 1:
             return branches[0]
         return "(?:" + "|".join(branches) + ("|)" if "" in node else ")") if branches else ""

@@ -385,3 +385,56 @@ def test_bidi_controls_in_agent_output_are_shown_by_name_wherever_it_is_shown(
     assert "Refund approved <U+202E>yaler ton od<U+202C> <U+2067>ok<U+2069>" in shown["comment"]
     assert "<U+202E>" in shown["summary"]
     assert "\\u202e" in (run.output_dir / "results.json").read_text(), "the data keeps them"
+
+
+# --- a secret that an escape would split ----------------------------------------------------
+
+SPLIT_BY_AN_ESCAPE = {
+    "OPENAI_API_KEY": ("GH", "-7342acmecred5f2e9c"),  # `GH-7342` is a cross-reference
+    "DEPLOY_TOKEN": ("see https:", "//deploytok81c4e2"),  # `://` starts an autolink
+    "SIGNING_SECRET": ("ww", "w.signing8d0c33a1"),  # so does `www.`
+    "RELEASE_PAT": ("#", "#[release9f1b77d2"),  # `##[` is a runner command in a log line
+}
+"""Secrets, each with the text written right before it: where an escape puts its zero-width
+space depends on the text around it, so it lands inside the secret, in a form the secret
+escaped alone never takes."""
+
+
+def test_a_secret_an_escape_splits_with_the_text_before_it_is_redacted_everywhere(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    base, head = judged_greeting(repo, github)
+    echo = " ".join(f"{before}{secret}" for before, secret in SPLIT_BY_AN_ESCAPE.values())
+    verdict = {
+        "score": 0.2,
+        "confidence": 0.9,
+        "summary": f"The agent wrote: {echo}",
+        "violations": [{"rule": "no keys", "severity": "high", "evidence_step": 1, "quote": echo}],
+        "what_would_raise_score": echo,
+    }
+    model.script(lambda b: "EVALWARD-DATA" in json.dumps(b), text(json.dumps(verdict)))
+    model.script(lambda b: True, text(f"Hello! {echo}"))
+    secrets = {name: secret for name, (_, secret) in SPLIT_BY_AN_ESCAPE.items()}
+
+    run = run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, head),
+        env={"OPENAI_BASE_URL": model.base_url, **secrets},
+        inputs={"gate-config": "head", "cache": "off", "check-run": "true"},
+    )
+
+    assert run.returncode == 1, run.stderr
+    assert model.requests_mentioning("EVALWARD-DATA"), "the judge never ran"
+    written = everything_written(run, github)
+    assert {"results.json", "report.html", "comment 0", "check run 0"} <= set(written)
+    assert "GH*** see https:*** ww*** #***" in written["results.json"], "the echo is recorded"
+    assert "— judge: step 1 · high · " in written["comment 0"], "the judge's quote is shown"
+    leaks = {
+        (name, where)
+        for where, content in written.items()
+        for name, secret in secrets.items()
+        for part in windows(secret, size=8)
+        if part in content or part in readable(content)
+    }
+    assert not leaks, f"secrets leak (the secret's name, where): {sorted(leaks)}"

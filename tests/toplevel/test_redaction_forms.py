@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalward.security import REDACTED, Redactor, _forms
-from evalward.text.escaping import inline
+from evalward.text.escaping import ZERO_WIDTH, inline
 
 pytestmark = pytest.mark.unit
 
@@ -121,8 +121,44 @@ def test_one_pattern_redacts_like_the_longest_first_alternation_of_every_form(
     parts: list[str],
 ) -> None:
     """The forms are compiled as a trie; it must choose what a plain alternation of every form,
-    longest first, chooses."""
+    longest first, chooses (in a text with a zero-width space, one of every form read through
+    one between any two characters)."""
     forms = sorted({f for s in SECRETS for f in _forms(s)}, key=len, reverse=True)
-    plain = re.compile("|".join(re.escape(f) for f in forms))
     text = "".join(parts)
+    if ZERO_WIDTH in text:
+        bare = sorted({f.replace(ZERO_WIDTH, "") for f in forms}, key=len, reverse=True)
+        gap = re.escape(ZERO_WIDTH) + "?"
+        plain = re.compile("|".join(gap.join(map(re.escape, f)) for f in bare))
+    else:
+        plain = re.compile("|".join(re.escape(f) for f in forms))
     assert REDACT(text) == plain.sub(REDACTED, text)
+
+
+@pytest.mark.parametrize(
+    ("before", "secret"),
+    [
+        ("GH", "-7342acmecred"),  # GH-7342 is a cross-reference
+        ("see G", "H-7342acmecred"),
+        ("https:", "//deploytok81"),  # :// is an autolink
+        ("ww", "w.signing8d0c"),  # so is www.
+        ("w", "ww.signing8d0c"),
+    ],
+)
+def test_a_secret_an_escape_splits_with_the_text_before_it_is_redacted(
+    before: str, secret: str
+) -> None:
+    """Where the markdown escape puts its zero-width space depends on the text before the
+    secret: it lands inside it, and redaction reads through it."""
+    shown = inline(f"{before}{secret} and more")
+    assert secret not in shown, "the escape splits the secret"
+    assert Redactor([secret])(shown) == inline(before) + f"{REDACTED} and more"
+
+
+def test_a_zero_width_space_between_two_characters_only_is_read_through() -> None:
+    """One between two characters of a form, as an escape puts it; not two, not at its edges."""
+    secret = "sk-live-0123456789"
+    redact = Redactor([secret])
+    assert redact(f"x\u200b{secret}\u200by") == f"x\u200b{REDACTED}\u200by"
+    assert redact("sk-live\u200b-0123\u200b456789") == REDACTED
+    doubled = "sk-live\u200b\u200b-0123456789"
+    assert redact(doubled) == doubled

@@ -34,6 +34,7 @@ def sized(text: str, sizes: list[int]) -> list[str]:
             st.text(alphabet="abcsk-0123456789&<>\"' \n", max_size=40),
             st.integers(min_value=1, max_value=50).map(lambda n: "x" * n),
             st.sampled_from([*SECRETS, "sk-live-0123456789"[:-1], "abcabcabcab"]),
+            st.sampled_from(["sk-\u200blive-01234\u200b56789", "abc\u200babcab", "\u200b"]),
         ),
         max_size=30,
     ),

@@ -24,7 +24,10 @@ anywhere in a line that is not a command, so that form is broken and the text ke
 line.
 
 Redaction (`security.py`) must find a secret in each of these escaped forms, so they live
-here, below both the reports and logs that apply them and the redactor.
+here, below both the reports and logs that apply them and the redactor. An escape that the
+text around a character decides (`GH-` before a digit, `://`, `www.`, `##[`) inserts a
+zero-width space (`ZERO_WIDTH`) and nothing else: it can land inside a secret written right
+after such text, so the redactor reads through one between any two characters.
 """
 
 from __future__ import annotations
@@ -49,7 +52,10 @@ _REFERENCE = re.compile(r"(?i)(?:#|\bGH-)(?=[0-9])")
 """What GitHub turns into a link to an issue or pull request outside code, and a "mentioned"
 event on it: `#123`, `GH-123`, `owner/repo#123`; a zero-width space before the number keeps
 the text and breaks the reference."""
-_ZERO_WIDTH = "\u200b"
+ZERO_WIDTH = "\u200b"
+"""What an escape inserts where the text around a character decides (`GH-` before a
+digit, `://`, `www.`, `##[`): the one character redaction reads through (`security.py`),
+for it can land inside a secret."""
 _BLOCK_START = re.compile(
     r"^(?:#{1,6}(?=[ \t]|$)|[+-](?=[ \t]|$)|[0-9]{1,9}(?=[.)](?:[ \t]|$))|[=-](?=[= \t-]*$))"
 )
@@ -163,11 +169,11 @@ def inline(text: object, limit: int = 300) -> str:
     value = html.escape(reveal_controls(_one_line(text, limit)), quote=False)
     value = _MD_SPECIAL.sub(r"\\\1", value)
     value = _BLOCK_START.sub(_unblocked, value)
-    value = _AUTOLINK.sub(lambda m: m[0][:-1] + _ZERO_WIDTH + m[0][-1], value)
-    value = _REFERENCE.sub(lambda m: m[0] + _ZERO_WIDTH, value)
+    value = _AUTOLINK.sub(lambda m: m[0][:-1] + ZERO_WIDTH + m[0][-1], value)
+    value = _REFERENCE.sub(lambda m: m[0] + ZERO_WIDTH, value)
     # every `@`: before a letter it is a mention, and GitHub links `name@domain` whatever the
     # domain starts with (`billing@_evil.example`)
-    value = value.replace("@", "@" + _ZERO_WIDTH)
+    value = value.replace("@", "@" + ZERO_WIDTH)
     # last: the span is HTML that nothing above may escape
     return value.replace("$", _DOLLAR)
 
@@ -189,7 +195,7 @@ def code_span(text: object, limit: int = 80) -> str:
 
 def unmention(text: str) -> str:
     """`@name` that GitHub shows as written but does not turn into a mention."""
-    return _MENTION.sub("@" + _ZERO_WIDTH, text)
+    return _MENTION.sub("@" + ZERO_WIDTH, text)
 
 
 def terminal_inline(text: object, limit: int = 300) -> str:
@@ -243,12 +249,12 @@ def log_line(text: object) -> str:
     one that `command` made stays one command (it has no line break, and `##[` inside it is
     shown, not obeyed)."""
     value = reveal_controls(str(text)).replace("\n", "<U+000A>")
-    return value.replace("##[", "##" + _ZERO_WIDTH + "[")
+    return value.replace("##[", "##" + ZERO_WIDTH + "[")
 
 
 def log_text(text: str) -> str:
     """Lines of text from outside in a job's log, none a runner command (a traceback): each a
     `log_line`, and `::` broken wherever it stands."""
     return "\n".join(
-        log_line(line).replace("::", ":" + _ZERO_WIDTH + ":") for line in text.splitlines()
+        log_line(line).replace("::", ":" + ZERO_WIDTH + ":") for line in text.splitlines()
     )
