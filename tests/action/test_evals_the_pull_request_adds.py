@@ -17,7 +17,8 @@ import re
 
 import pytest
 
-from fakes.github_api import FakeGitHub
+from action.test_adaptive_story import DROP, EVAL, change
+from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer
 from support.actionrun import pull_request_event, run_action
 from support.gitrepo import GitRepo
@@ -119,3 +120,33 @@ def test_the_base_branchs_reasons_are_in_the_comment_past_seven_hundred_of_the_p
         assert first is not None and "support-bot-eval / greeting" in first[0], shown[-800:]
         assert re.search(r"^- … and [\d,]+ more Evals \(results\.json", shown, re.MULTILINE)
         assert re.search(r"^\d+/\d+ fixtures pass on head", shown, re.MULTILINE), "the counts"
+
+
+def test_the_check_runs_counts_line_names_the_base_branchs_blocked_eval_first(
+    repo: GitRepo, github: FakeGitHub, env: dict[str, str]
+) -> None:
+    """The counts line leads with each Eval a test blocks beside its fixtures' own results
+    ("… blocked by its pooled sequential test"): Evals of the pull request's own, copies of
+    the base's over its fixtures and named to sort first, were named there before the base's
+    `helper-eval`, and enough of them would push it past what the check run's summary holds."""
+    own = "---\n".join(EVAL.replace("helper-eval", f"0-wip-{n}") for n in range(3))
+    base, _ = change(repo, DROP)
+    head = repo.commit("Evals of its own", {"wip.yaml": own})
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+
+    run = run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, head),
+        env=env,
+        inputs={"mock-script": "mock.yaml", "cache": "off", "check-run": "true"},
+    )
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    (check,) = github.check_runs
+    counts = check["output"]["summary"].split("\n\n")[0]
+    body = github.comments_on(7)[0]["body"]
+    comment_counts = next(line for line in body.splitlines() if " fixtures pass on head" in line)
+    for line in (counts, comment_counts):
+        blocked = re.findall(r"(\S+) blocked by its pooled sequential test", line)
+        assert len(blocked) == 4 and blocked[0] == "helper-eval", line

@@ -412,22 +412,29 @@ def _decided(comparison: EvalComparison, decision: GateDecision) -> str:
 
 def blocked_by(comparisons: list[EvalComparison], decision: GateDecision) -> list[str]:
     """What blocks each failing Eval beside its fixtures' own results (`eval_evidence`), and
-    each Eval whose pairwise judge alone withholds its verdict (its fixtures are counted)."""
+    each Eval whose pairwise judge alone withholds its verdict (its fixtures are counted).
+
+    The base branch's own Evals come first, as in the headline and the reasons: the counts
+    line leads every surface, and Evals the pull request adds, named to sort first, came
+    before the base's, as many as the pull request likes (the check run's summary holds
+    65,535 bytes)."""
     if decision.result is GateResult.passed:
         return []
     blocks = decision.result in (GateResult.failed, GateResult.bypassed)
     failing = [c for c in comparisons if c.name in decision.failing_evals] if blocks else []
-    said = [said for c in failing if (said := eval_evidence(c))]
+    said = [(c.added, said) for c in failing if (said := eval_evidence(c))]
     for c in comparisons:
         if c.head.pairwise is None or not c.head.pairwise.withholds:
             continue
         state = "inconclusive" if c.head.inconclusive_reason else "incomplete"
         which = "cannot decide" if c.head.inconclusive_reason else "gave no verdict"
         if blocks:
-            said.append(f"{c.name} blocked by its pairwise judge, which {which} ({state})")
+            said.append(
+                (c.added, f"{c.name} blocked by its pairwise judge, which {which} ({state})")
+            )
         else:
-            said.append(f"{c.name} {state}: its pairwise judge {which}")
-    return said
+            said.append((c.added, f"{c.name} {state}: its pairwise judge {which}"))
+    return [text for _, text in sorted(said, key=lambda added_said: added_said[0])]
 
 
 def _regression_rules(comparisons: list[EvalComparison], decision: GateDecision) -> str:
