@@ -12,7 +12,7 @@ from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer
 from support.actionrun import execute, prepare, pull_request_event
 from support.gitrepo import GitRepo
-from support.suite import HEAD_PROMPT, SUPPORT_BOT, make_pr
+from support.suite import HEAD_PROMPT, SUPPORT_BOT, make_pr, script_model
 
 pytestmark = pytest.mark.e2e
 
@@ -193,3 +193,43 @@ def test_a_pull_request_event_without_its_number_is_refused_naming_the_field(
     ) in run.stderr, run.stderr
     assert "Traceback" not in run.stderr
     assert run.outputs == {"result": "incomplete"}
+
+
+@pytest.mark.parametrize(
+    ("inputs", "said"),
+    [
+        (
+            {"shard-key": "k" * 40},
+            "action input `shard-key` is given without `shard` or `merge`, so this job seals "
+            "and checks nothing with it and runs every Eval itself; give it beside `shard: "
+            "i/n` in each shard's job and `merge:` in the job that merges their parts (see "
+            "docs/github.md), or remove it",
+        ),
+        (
+            {"allow-incomplete": "true"},
+            "action input `allow-incomplete: true` is given without `max-model-calls` or "
+            "`max-cost-usd`: it lets the gate pass without the runs a budget leaves out, and "
+            "with no budget none is left out, so it changes nothing; give the budget it is "
+            "for, or remove it",
+        ),
+    ],
+    ids=["shard-key", "allow-incomplete"],
+)
+def test_an_input_the_others_leave_without_effect_is_a_warning_and_the_gate_decides_as_without(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    inputs: dict[str, str],
+    said: str,
+) -> None:
+    # the job ran as if neither were given, and said nothing of it
+    base, head = make_pr(repo, github)
+    script_model(model, head_greets_well=False)
+    event = pull_request_event(github.repository, 7, base, head)
+
+    run = execute(repo.path, prepare(repo.path, github, event, env=env, inputs=inputs))
+
+    assert run.returncode == 1, run.stdout + run.stderr  # the head's regression blocks
+    assert run.stdout.count(f"::warning::{said}") == 1, run.stdout
+    assert run.outputs["result"] == "fail"

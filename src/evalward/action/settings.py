@@ -134,6 +134,27 @@ class Settings(BaseModel):
             )
         return value
 
+    def unread(self) -> list[str]:
+        """An input given that the others leave without effect, each said as a warning with
+        what it needs and what to do: the gate decides as it would without it, so it is not
+        refused, but a job that goes on as if it mattered is told."""
+        said = []
+        if self.shard_key and not (self.shard or self.merge):
+            said.append(
+                "action input `shard-key` is given without `shard` or `merge`, so this job "
+                "seals and checks nothing with it and runs every Eval itself; give it beside "
+                "`shard: i/n` in each shard's job and `merge:` in the job that merges their "
+                "parts (see docs/github.md), or remove it"
+            )
+        if self.allow_incomplete and self.max_model_calls is None and self.max_cost_usd is None:
+            said.append(
+                "action input `allow-incomplete: true` is given without `max-model-calls` or "
+                "`max-cost-usd`: it lets the gate pass without the runs a budget leaves out, "
+                "and with no budget none is left out, so it changes nothing; give the budget "
+                "it is for, or remove it"
+            )
+        return said
+
     @property
     def agent_env_names(self) -> list[str]:
         """`agent-env` as names: commas or whitespace between them."""
