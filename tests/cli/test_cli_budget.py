@@ -217,3 +217,27 @@ def test_the_help_of_a_budget_names_every_call_it_holds_as_they_are_made(tmp_pat
     for said in (" ".join(done.stdout.split()), " ".join(described.split())):
         for calls in ("bring-your-own agents", "a declarative agent's", "simulated users'"):
             assert calls in said, (calls, said)
+
+
+def test_allow_incomplete_without_a_budget_is_a_warning_and_the_run_goes_on(
+    repo: GitRepo, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """No budget leaves a run out, so `--allow-incomplete` alone changes nothing: said, not
+    refused, for the gate decides as it would without it."""
+    suite(repo)
+    model.default = text("no idea")
+
+    done = run(repo, model, tmp_path / "out", "--allow-incomplete")
+
+    assert done.returncode == 1, done.stderr  # the fixtures fail: nothing excuses them
+    assert (
+        "evalward: warning: --allow-incomplete is given without --max-model-calls or "
+        "--max-cost-usd: it lets the gate pass without the runs a budget leaves out, and with "
+        "no budget none is left out, so it changes nothing; give the budget it is for, or "
+        "leave it out"
+    ) in done.stderr, done.stderr
+    assert results(tmp_path / "out")["result"] == "fail"
+    budgeted = run(
+        repo, model, tmp_path / "budgeted", "--allow-incomplete", "--max-model-calls", "9"
+    )
+    assert "--allow-incomplete is given" not in budgeted.stderr

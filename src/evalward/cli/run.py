@@ -117,6 +117,14 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     # Traces may echo a key from the environment: everything written or printed is redacted.
     host.note_key_envs(providers.key_envs)
     redact = host.redactor()
+    if args.allow_incomplete and args.max_model_calls is None and args.max_cost_usd is None:
+        print(
+            "evalward: warning: --allow-incomplete is given without --max-model-calls or "
+            "--max-cost-usd: it lets the gate pass without the runs a budget leaves out, and "
+            "with no budget none is left out, so it changes nothing; give the budget it is "
+            "for, or leave it out",
+            file=sys.stderr,
+        )
     git = Git(root)
     check_base(git, args.base)
     mode = CacheMode.refresh if args.no_cache else CacheMode.read_write
