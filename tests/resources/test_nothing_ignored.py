@@ -222,3 +222,29 @@ def test_a_default_the_eval_does_not_read_is_named_at_the_eval(tmp_path: Path) -
         "reps (execution.reps), which do not read scoring.passThreshold"
     ) in done.stdout
     assert "from evalward.yaml's defaults" in done.stdout
+
+
+def test_a_default_agent_that_names_no_agent_is_a_warning_at_its_line(tmp_path: Path) -> None:
+    """`defaults.targetAgent` is the agent of an AgentV test without `execution.target`; an
+    Eval names its own. A misspelt one (`bto`) was read by nothing, and nothing said so:
+    `validate` and every run say it at its line, and the suite runs as without it."""
+    write(tmp_path, {"evals/a.yaml": AGENT, "evals/f.yaml": FIXTURE, "evals/e.yaml": EVAL})
+    write(tmp_path, {"evalward.yaml": "exclude: [mock.yaml]\ndefaults:\n  targetAgent: bto\n"})
+    (tmp_path / "mock.yaml").write_text(MOCK)
+    warning = (
+        "warning: evalward.yaml:3:3: defaults.targetAgent: names agent 'bto', which is not "
+        "defined (did you mean 'bot'?); it is the agent of an AgentV test that names no "
+        "`execution.target` (an Eval names its own `targetAgent`), so as it is no run reads "
+        "it; name an Agent's metadata.name, or remove it"
+    )
+
+    checked = evalward("validate", str(tmp_path), "--mock-script", "mock.yaml", cwd=tmp_path)
+    ran = evalward("run", str(tmp_path), "--mock-script", "mock.yaml", cwd=tmp_path)
+
+    assert checked.returncode == 0, checked.stderr
+    assert warning in checked.stdout, checked.stdout
+    assert ran.returncode == 0, ran.stderr
+    assert f"> {warning}" in ran.stdout, ran.stdout
+    write(tmp_path, {"evalward.yaml": "exclude: [mock.yaml]\ndefaults:\n  targetAgent: bot\n"})
+    named = evalward("validate", str(tmp_path), "--mock-script", "mock.yaml", cwd=tmp_path)
+    assert "warning" not in named.stdout + named.stderr, named.stdout

@@ -34,7 +34,7 @@ from evalward.resources.common import API_VERSIONS
 from evalward.resources.discover import discover, relative
 from evalward.resources.models import KINDS, Eval, EvalFixture
 from evalward.resources.problems import did_you_mean, located_messages, render_path
-from evalward.resources.references import check_references
+from evalward.resources.references import check_references, unknown_default_agent
 from evalward.resources.repo_config import CONFIG_FILE, RepoConfig, load_config
 from evalward.resources.resource_set import Located, ResourceSet
 from evalward.resources.shared_sets import share_field_sets
@@ -106,6 +106,7 @@ def load_what_loads(
     if run.load_files(_held(run.result, discover(root, config))):
         run.problems += _empty_roots(root, config, run.claimed)
         check_references(run.result, run.located_field)
+        run.result.warnings += unknown_default_agent(config, run.result)
     return run.result, sorted(run.problems, key=Problem.order)
 
 

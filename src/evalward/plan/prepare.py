@@ -39,10 +39,12 @@ from evalward.plan.plan import (
     undefined,
 )
 from evalward.plan.playgrounds import uses_playgrounds, world_names
+from evalward.plan.preflight.preflight import warning_notes
 from evalward.plan.preflight.tool_refs import offered_guards, removed_in_gate
 from evalward.plan.reach import joined, reach_of_each, world_reach
 from evalward.plan.run_setup import RunSetup
 from evalward.resources import ResourceSet
+from evalward.resources.references import unknown_default_agent
 from evalward.resources.repo_config import CONFIG_FILE, RepoConfig, load_config, parse_config
 from evalward.rundata.sides import GateConfig, Side
 
@@ -137,7 +139,9 @@ def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
             plan.base_behind = bases.behind(tip, base_checkout, plan)
         if setup.shape is not None:
             plan = setup.shape(plan, {side: c.resources for side, c in checkouts.items()})
-        yield Prepared(changes, plan, checkouts, bases.notes)
+        # the defaults the head's definitions were read with, as `validate` warns of them
+        told = unknown_default_agent(config or load_config(head_root), head)
+        yield Prepared(changes, plan, checkouts, warning_notes(told) + bases.notes)
 
 
 @dataclass

@@ -1,6 +1,7 @@
 """Checks across the resources of a tree, once every file is loaded: an Eval's agent,
 fixtures and calibration exist, and the files and programs an Agent names stay inside the
-repository and are there (paths are from the repository root: files/inside.py)."""
+repository and are there (paths are from the repository root: files/inside.py); the agent
+evalward.yaml's `defaults.targetAgent` names is one of the tree's, else a warning."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from evalward.resources.agent_runtime import AgentProgram
 from evalward.resources.assertions import JudgeAssertion
 from evalward.resources.common import AGENTV_DEFAULT_TARGET
 from evalward.resources.models import Eval, EvalFixture
+from evalward.resources.repo_config import CONFIG_FILE, RepoConfig
 from evalward.resources.resource_set import Located, ProblemReporter, ResourceSet
 from evalward.resources.unread_settings import check_unread_settings
 from evalward.resources.yamlsource import PathKey, undecodable
@@ -224,6 +226,29 @@ def check_references(
         if spec.judge.model is None:
             _unjudged(name, located, selected, report)
         check_pairwise_references(name, located, selected, result, report)
+
+
+def unknown_default_agent(config: RepoConfig, result: ResourceSet) -> list[Problem]:
+    """A warning at `defaults.targetAgent` of evalward.yaml when it names no Agent of the tree.
+
+    It stands only for the agent of an AgentV test that names no `execution.target` (an Eval
+    names its own `targetAgent`, which is required), so a misspelt one is read by no run:
+    where no selected AgentV test inherits it, nothing else says so (one that does is
+    refused at its test, as any fixture for an undefined agent is). The run still gates as
+    it would without it, so it is not refused."""
+    target = config.defaults.target_agent
+    if target is None or target in result.agents or target == AGENTV_DEFAULT_TARGET:
+        return []
+    end, follows = result.unresolved("Agent", target, result.agents)
+    if follows:  # the Agent is invalid, or a file that did not parse may define it: said there
+        return []
+    line, column = config.locate(("defaults", "targetAgent"))
+    message = (
+        f"names agent {target!r}{end}; it is the agent of an AgentV test that names no "
+        "`execution.target` (an Eval names its own `targetAgent`), so as it is no run reads "
+        "it; name an Agent's metadata.name, or remove it"
+    )
+    return [Problem(CONFIG_FILE, line, column, "defaults.targetAgent", message)]
 
 
 def _check_fixture_targets(result: ResourceSet, report: ProblemReporter) -> None:
