@@ -16,8 +16,10 @@ encoded in base64 and base64url (with or without padding, alone or inside a long
 hex (lower and upper case) and percent-encoding (`quote`, `quote_plus`, upper or lower hex
 digits) — each of those escaped once more; and in a text holding a zero-width space, with one
 between any two of its characters, as markdown's escapes put one where the text before the
-secret decides (`GH` before `-7342…`). Not covered: encodings of an encoding (base64 of
-hex), other character sets than UTF-8, base64 wrapped over lines, and a secret shorter than
+secret decides (`GH` before `-7342…`); and where a text was cut short (it then ends `…`),
+the start of any form the cut fell in, from its first `CUT_SHOWN` characters. Not covered:
+encodings of an encoding (base64 of hex), other character sets than UTF-8, base64 wrapped
+over lines, a cut that writes no `…` after it, and a secret shorter than
 `_MIN_SECRET_LENGTH` (too likely to be ordinary text).
 """
 
@@ -51,6 +53,17 @@ action/settings.py: `fail`, `skip`). Taken for a secret, the word would be starr
 it stands in what evalward writes (`ignore` in "is *** by git"), and a mistyped value in the
 message that refuses it ("got '***'")."""
 _MIN_SECRET_LENGTH = 6
+CUT_MARKS = ("…", "\\u2026")
+"""What a text cut short ends with (`text/escaping.py`, and every other cut of a text from
+outside), as written and as JSON in ASCII writes it."""
+CUT_SHOWN = 4
+"""The fewest characters of a form cut short that redaction looks for before a cut mark:
+fewer tell next to nothing of a secret, and would star ordinary words."""
+_CUT_BREAKS = ("\n", "\\n", "%0A")
+"""What may stand between a cut text and its mark: a line break, as written, in JSON and in
+a workflow command."""
+_CUT_AFTER = 16
+"""Characters past a form's end a cut's mark and its line break may take."""
 REDACTED = "***"
 _STREAM_BATCH = 64 * 1024
 
@@ -72,8 +85,9 @@ class Redactor:
         values = {s for s in _pieces(secrets) if len(s) >= _MIN_SECRET_LENGTH}
         self._forms = {form for s in values for form in _forms(s)}
         self._pattern = re.compile(_trie_pattern(self._forms)) if self._forms else None
-        # a zero-width space may stand between two characters of a form (`_read_through`)
-        self._longest = max((2 * len(form) - 1 for form in self._forms), default=0)
+        # a zero-width space may stand between two characters of a form (`_read_through`),
+        # and a cut one is followed by its mark (`_cut_spans`)
+        self._longest = max((2 * len(form) + _CUT_AFTER for form in self._forms), default=0)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], key_envs: Iterable[str] = ()) -> Redactor:
@@ -85,7 +99,70 @@ class Redactor:
     def __call__(self, text: str) -> str:
         if self._pattern is None:
             return text
-        return self._pattern_for(text).sub(REDACTED, text)
+        if not any(mark in text for mark in CUT_MARKS):
+            return self._pattern_for(text).sub(REDACTED, text)
+        out: list[str] = []
+        position = 0
+        for start, end in self._spans(text):
+            out += (text[position:start], REDACTED)
+            position = end
+        out.append(text[position:])
+        return "".join(out)
+
+    def _spans(self, text: str) -> list[tuple[int, int]]:
+        """Where `text` holds a form of a secret (`_pattern_for`) or the start of one cut
+        short (`_cut_spans`), in order, those that overlap joined."""
+        found = [match.span() for match in self._pattern_for(text).finditer(text)]
+        if any(mark in text for mark in CUT_MARKS):
+            found = sorted(found + self._cut_spans(text))
+        joined: list[tuple[int, int]] = []
+        for start, end in found:
+            if joined and start < joined[-1][1]:
+                joined[-1] = (joined[-1][0], max(end, joined[-1][1]))
+            else:
+                joined.append((start, end))
+        return joined
+
+    def _cut_spans(self, text: str) -> list[tuple[int, int]]:
+        """Each start of a form (at least `CUT_SHOWN` characters of it) that a cut mark
+        follows: a text cut short ends `…` (`\\u2026` in JSON), and a secret the cut fell
+        in was written in part, as no form of it. Found from the mark back, through
+        zero-width spaces (`_read_through`)."""
+        spans = []
+        window = self._longest
+        for mark in CUT_MARKS:
+            at = text.find(mark)
+            while at != -1:
+                end = at
+                for line_break in _CUT_BREAKS:  # a block is cut "\n… [truncated]"
+                    if text.endswith(line_break, 0, at):
+                        end = at - len(line_break)
+                        break
+                before = text[max(0, end - window) : end]
+                kept = before.replace(ZERO_WIDTH, "")
+                shown = max(
+                    (len(p) for p in self._starts.get(kept[-CUT_SHOWN:], ()) if kept.endswith(p)),
+                    default=0,
+                )
+                if shown:
+                    start = len(before)
+                    while shown:  # back over `shown` characters, and the spaces among them
+                        start -= 1
+                        shown -= before[start] != ZERO_WIDTH
+                    spans.append((end - len(before) + start, end))
+                at = text.find(mark, at + len(mark))
+        return spans
+
+    @cached_property
+    def _starts(self) -> dict[str, set[str]]:
+        """Every start of a form, from `CUT_SHOWN` characters to all but its last, by its
+        last `CUT_SHOWN` characters: what `_cut_spans` looks up at a cut mark. Made on the
+        first text that has one."""
+        starts: dict[str, set[str]] = {}
+        for form in {form.replace(ZERO_WIDTH, "") for form in self._forms}:
+            for length in range(CUT_SHOWN, len(form)):
+                starts.setdefault(form[length - CUT_SHOWN : length], set()).add(form[:length])
+        return starts
 
     def _pattern_for(self, text: str) -> re.Pattern[str]:
         """The forms as they are, or, in a text that holds a zero-width space, read through
@@ -136,11 +213,11 @@ class Redactor:
         settled = len(text) - (self._longest - 1)
         out: list[str] = []
         position = 0
-        for match in self._pattern_for(text).finditer(text):
-            if match.start() >= settled:
+        for start, end in self._spans(text):
+            if start >= settled:
                 break
-            out += (text[position : match.start()], REDACTED)
-            position = match.end()
+            out += (text[position:start], REDACTED)
+            position = end
         end = max(position, settled)
         out.append(text[position:end])
         return "".join(out), text[end:]

@@ -438,3 +438,49 @@ def test_a_secret_an_escape_splits_with_the_text_before_it_is_redacted_everywher
         if part in content or part in readable(content)
     }
     assert not leaks, f"secrets leak (the secret's name, where): {sorted(leaks)}"
+
+
+# --- a secret a cut falls in ----------------------------------------------------------------
+
+CUT_KEY = "sk-proj-A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+@pytest.mark.parametrize("words", [50, 115], ids=["a quote's cut", "report.html's cut"])
+def test_a_secret_a_cut_falls_in_is_redacted_everywhere(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, words: int
+) -> None:
+    """A text from outside is cut short where it is shown (a judge's quote at 120
+    characters, report.html's reason at 300): the secret the cut fell in was written in
+    part, `sk-proj-A1b2C3d4E5f…` in the comment and all but its last two characters in
+    report.html, a form of it redaction did not look for."""
+    base, head = judged_greeting(repo, github)
+    said = "w " * words + CUT_KEY + " and more words after it" * 3
+    verdict = {
+        "score": 0.2,
+        "confidence": 0.9,
+        "summary": said,
+        "violations": [{"rule": "r", "severity": "high", "evidence_step": 1, "quote": said}],
+        "what_would_raise_score": said,
+    }
+    model.script(lambda b: "EVALWARD-DATA" in json.dumps(b), text(json.dumps(verdict)))
+    model.script(lambda b: True, text(f"Hello! {said}"))
+
+    run = run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, head),
+        env={"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": CUT_KEY},
+        inputs={"gate-config": "head", "cache": "off", "check-run": "true"},
+    )
+
+    assert run.returncode == 1, run.stderr
+    assert model.requests_mentioning("EVALWARD-DATA"), "the judge never ran"
+    written = everything_written(run, github)
+    assert "w w ***…" in written["comment 0"], "the cut quote is shown, its secret starred"
+    leaks = {
+        where
+        for where, content in written.items()
+        for part in windows(CUT_KEY, size=8)
+        if part in content or part in readable(content)
+    }
+    assert not leaks, f"a part of the key leaks into {sorted(leaks)}"

@@ -35,6 +35,7 @@ def sized(text: str, sizes: list[int]) -> list[str]:
             st.integers(min_value=1, max_value=50).map(lambda n: "x" * n),
             st.sampled_from([*SECRETS, "sk-live-0123456789"[:-1], "abcabcabcab"]),
             st.sampled_from(["sk-\u200blive-01234\u200b56789", "abc\u200babcab", "\u200b"]),
+            st.sampled_from(["…", "\\u2026", "\n… [truncated]", "sk-live-01", "tok&<", "abca"]),
         ),
         max_size=30,
     ),

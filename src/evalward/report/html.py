@@ -264,7 +264,7 @@ def _static_items(pairs: list[Pair], rules: Mapping[str, float | None]) -> list[
                 _side_text(record["b"], reps_text(pair.base_outcome, rules.get(pair.eval))),
                 _side_text(record["h"], reps_text(pair.head_outcome, rules.get(pair.eval)))
                 + (" · flaky" if pair.has("flaky") else ""),
-                message[:300],
+                message if len(message) <= 300 else message[:299] + "…",
             )
         )
     return items
