@@ -29,6 +29,10 @@ class Reply:
     """Reset the connection in the middle of the body, or of a stream (see `break_after`)."""
     prompt_tokens: int = 10
     completion_tokens: int = 5
+    thoughts_tokens: int = 0
+    """Gemini's `thoughtsTokenCount` (billed as output, beside `candidatesTokenCount`)."""
+    cached_tokens: int = 0
+    """Gemini's `cachedContentTokenCount` (part of `promptTokenCount`)."""
     finish_reason: str | None = None
     """Overrides the stop reason (`length`, `max_tokens`: a reply cut at its token limit)."""
     body: Any = None
@@ -79,13 +83,10 @@ class Rule:
 def mentions(needle: str) -> Matcher:
     """Match requests whose conversation contains `needle` anywhere: Chat Completions
     `messages`, Anthropic `system` and `messages`, Responses `instructions` and `input`
-    (and embeddings' `input`)."""
+    (and embeddings' `input`), Gemini's `systemInstruction` and `contents`."""
+    keys = ("system", "messages", "instructions", "input", "systemInstruction", "contents")
     return lambda body: (
-        needle
-        in json.dumps(
-            [body.get(key, "") for key in ("system", "messages", "instructions", "input")],
-            ensure_ascii=False,
-        )
+        needle in json.dumps([body.get(key, "") for key in keys], ensure_ascii=False)
     )
 
 
@@ -116,8 +117,10 @@ def input_items(value: Any) -> list[Any]:
 
 
 def chat_turns(body: dict[str, Any]) -> int:
-    """Assistant messages already in a Chat Completions or Messages conversation."""
-    messages = body.get("messages")
+    """Assistant messages already in a Chat Completions or Messages conversation (the
+    `model` turns of a Gemini one's `contents`)."""
+    messages = body.get("messages", body.get("contents"))
     if not isinstance(messages, list):
         return 0
-    return sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
+    said = ("assistant", "model")
+    return sum(1 for m in messages if isinstance(m, dict) and m.get("role") in said)

@@ -2,7 +2,9 @@
 (`POST /v1/chat/completions`) and Responses (`POST /v1/responses`), Anthropic Messages
 (`POST /v1/messages`) — each streamed (Server-Sent Events) when the request says
 `stream: true` — plus OpenAI embeddings (`POST /v1/embeddings`) and the model list
-(`GET /v1/models`, in Anthropic's shape when the request carries `anthropic-version`).
+(`GET /v1/models`, in Anthropic's shape when the request carries `anthropic-version`), and
+Google's Gemini API (`POST /v1beta/models/{model}:generateContent`, and
+`:streamGenerateContent?alt=sse` streamed; `/v1` too), held to Google's REST reference.
 
 Each test chooses the script (`fakes.model_script`): rules matched against the request, each
 with replies used in turn order, or, for a `sequence` rule, in the order requests arrive (to
@@ -18,6 +20,7 @@ and every stream event rendered here.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -60,22 +63,28 @@ ROUTES = {
     "/embeddings": "embeddings",
 }
 Renderer = Callable[[Reply, dict[str, Any], int], Any]
+GEMINI = re.compile(r"/v1(?:beta)?/models/([^/]+):(generateContent|streamGenerateContent)")
 BODIES: dict[str, Renderer] = {
     "chat": render.chat_completion,
     "responses": render.response_body,
     "messages": render.message_body,
+    "gemini": render.gemini_body,
 }
 STREAMS: dict[str, Renderer] = {
     "chat": render.chat_chunks,
     "responses": render.response_events,
     "messages": render.message_events,
+    "gemini_stream": render.gemini_chunks,
 }
 REQUEST_CHECKS: dict[str, Callable[[Any], str | None]] = {
     "chat": contract.openai_request_problem,
     "responses": contract.responses_request_problem,
     "embeddings": contract.embeddings_request_problem,
+    "gemini": contract.gemini_request_problem,
+    "gemini_stream": contract.gemini_request_problem,
 }
 REPLY_CHECKS: dict[str, Callable[[Any], str | None]] = {
+    "gemini": contract.gemini_reply_problem,
     "chat": contract.openai_reply_problem,
     "responses": contract.response_problem,
     "messages": contract.anthropic_reply_problem,
@@ -86,6 +95,8 @@ API_NAMES = {
     "responses": "openai responses",
     "embeddings": "openai embeddings",
     "messages": "anthropic",
+    "gemini": "gemini",
+    "gemini_stream": "gemini",
 }
 
 
@@ -105,6 +116,9 @@ def _route(request: Request) -> str | None:
         return "models" if request.path.endswith("/models") else None
     if request.method != "POST":
         return None
+    gemini = GEMINI.fullmatch(request.path)
+    if gemini is not None:
+        return "gemini_stream" if gemini.group(2) == "streamGenerateContent" else "gemini"
     return next((api for tail, api in ROUTES.items() if request.path.endswith(tail)), None)
 
 
@@ -164,6 +178,9 @@ class ScriptedModelServer:
             return self._models(request)
         body = request.json()
         fields = body if isinstance(body, dict) else {}
+        gemini = GEMINI.fullmatch(request.path)
+        if gemini is not None:  # the model is the path's: rules and replies read it there
+            fields = {**fields, "model": gemini.group(1)}
         reply = self.default
         with self._lock:
             serial = len(self.calls)
@@ -183,7 +200,7 @@ class ScriptedModelServer:
                     reply = rule.replies[min(index, len(rule.replies) - 1)]
                     break
         refused = self._refusal(fields) if api in ("chat", "responses") else None
-        streaming = api != "embeddings" and fields.get("stream") is True
+        streaming = api == "gemini_stream" or (api != "embeddings" and fields.get("stream") is True)
         response = refused or self._render(api, reply, fields, serial, streaming, call)
         rendered = reply.body is None and reply.raw is None and response.status == 200
         if api == "responses" and rendered:
@@ -239,6 +256,8 @@ class ScriptedModelServer:
             return Response(200, reply.body, reply.headers, delay=reply.delay)
         if reply.raw is not None or reply.status != 200:
             failure = render.anthropic_error() if api == "messages" else render.openai_error()
+            if api.startswith("gemini"):
+                failure = render.gemini_error(reply.status)
             return Response(
                 reply.status,
                 None if reply.raw is not None else failure,
@@ -305,6 +324,8 @@ class ScriptedModelServer:
                 problem = contract.response_event_problem(data)
                 if problem is None and event != data.get("type"):
                     problem = f"event {event!r} carries data of type {data.get('type')!r}"
+            elif api == "gemini_stream":
+                problem = contract.gemini_reply_problem(data)
             else:
                 problem = None if data == "[DONE]" else contract.chat_chunk_problem(data)
             if problem:

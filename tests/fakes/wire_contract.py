@@ -310,3 +310,111 @@ def anthropic_models_problem(body: Any) -> str | None:
     if missing:
         return f"a model list page without {sorted(missing)}"
     return _model_problem(SyncPage[ModelInfo], body)
+
+
+# --- Google's Gemini API ------------------------------------------------------------------------
+# No SDK of Google's is among the tests' packages, so its shapes are written here from Google's
+# published REST reference (ai.google.dev/api/generate-content, /api/caching#Content,
+# /api/caching#Tool): the fields each object may hold, in the lowerCamelCase the reference
+# gives (the API also takes snake case; the SDKs send their schemas' `parameters_json_schema`
+# so), and the enums the fake's replies use.
+
+GEMINI_REQUEST = {
+    "contents", "tools", "toolConfig", "safetySettings", "systemInstruction",
+    "generationConfig", "cachedContent",
+}  # fmt: skip
+GEMINI_CONTENT = {"role", "parts"}
+GEMINI_PART = {
+    "text", "inlineData", "functionCall", "functionResponse", "fileData", "executableCode",
+    "codeExecutionResult", "thought", "thoughtSignature", "videoMetadata", "partMetadata",
+}  # fmt: skip
+GEMINI_CALL = {"id", "name", "args"}
+GEMINI_RESPONSE_PART = {"id", "name", "response", "parts", "willContinue", "scheduling"}
+GEMINI_DECLARATION = {
+    "name", "description", "behavior", "parameters", "parametersJsonSchema", "response",
+    "responseJsonSchema", "parameters_json_schema", "response_json_schema",
+}  # fmt: skip
+GEMINI_REPLY = {"candidates", "promptFeedback", "usageMetadata", "modelVersion", "responseId"}
+GEMINI_CANDIDATE = {
+    "content", "finishReason", "safetyRatings", "citationMetadata", "tokenCount",
+    "groundingAttributions", "groundingMetadata", "avgLogprobs", "logprobsResult",
+    "urlContextMetadata", "index", "finishMessage",
+}  # fmt: skip
+GEMINI_USAGE = {
+    "promptTokenCount", "cachedContentTokenCount", "candidatesTokenCount",
+    "toolUsePromptTokenCount", "thoughtsTokenCount", "totalTokenCount", "promptTokensDetails",
+    "cacheTokensDetails", "candidatesTokensDetails", "toolUsePromptTokensDetails",
+}  # fmt: skip
+GEMINI_FINISH = {
+    "FINISH_REASON_UNSPECIFIED", "STOP", "MAX_TOKENS", "SAFETY", "RECITATION", "LANGUAGE",
+    "OTHER", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "MALFORMED_FUNCTION_CALL",
+    "IMAGE_SAFETY", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS",
+}  # fmt: skip
+
+
+def _fields(value: Any, allowed: set[str], path: str) -> list[str]:
+    if not isinstance(value, dict):
+        return [f"{path} is not an object"]
+    return [f"{path}.{key} is no field of it" for key in value if key not in allowed]
+
+
+def _gemini_content(content: Any, path: str, roles: set[str]) -> list[str]:
+    found = _fields(content, GEMINI_CONTENT, path)
+    if found:
+        return found
+    if "role" in content and content["role"] not in roles:
+        found.append(f"{path}.role is {content['role']!r}")
+    parts = content.get("parts")
+    if not isinstance(parts, list):
+        return [*found, f"{path}.parts is not a list"]
+    for index, part in enumerate(parts):
+        where = f"{path}.parts[{index}]"
+        found += _fields(part, GEMINI_PART, where)
+        if isinstance(part, dict) and "functionCall" in part:
+            found += _fields(part["functionCall"], GEMINI_CALL, f"{where}.functionCall")
+        if isinstance(part, dict) and "functionResponse" in part:
+            answer = part["functionResponse"]
+            found += _fields(answer, GEMINI_RESPONSE_PART, f"{where}.functionResponse")
+            if isinstance(answer, dict) and not isinstance(answer.get("response"), dict):
+                found.append(f"{where}.functionResponse.response is not an object")
+    return found
+
+
+def gemini_request_problem(body: Any) -> str | None:
+    """A `GenerateContentRequest`'s body as the reference gives it (the model is the path's)."""
+    found = _fields(body, GEMINI_REQUEST, "request")
+    if not found:
+        contents = body.get("contents")
+        if not isinstance(contents, list) or not contents:
+            found.append("request.contents is not a non-empty list")
+        for index, content in enumerate(contents or []):
+            found += _gemini_content(content, f"contents[{index}]", {"user", "model"})
+        for index, tool in enumerate(body.get("tools") or []):
+            for at, declared in enumerate(tool.get("functionDeclarations") or []):
+                where = f"tools[{index}].functionDeclarations[{at}]"
+                found += _fields(declared, GEMINI_DECLARATION, where)
+    return "; ".join(found) or None
+
+
+def gemini_reply_problem(body: Any) -> str | None:
+    """A `GenerateContentResponse`, whole or one chunk of a stream."""
+    found = _fields(body, GEMINI_REPLY, "reply")
+    if not found:
+        for index, candidate in enumerate(body.get("candidates") or []):
+            where = f"candidates[{index}]"
+            found += _fields(candidate, GEMINI_CANDIDATE, where)
+            if isinstance(candidate, dict):
+                if "content" in candidate:
+                    found += _gemini_content(candidate["content"], f"{where}.content", {"model"})
+                reason = candidate.get("finishReason")
+                if reason is not None and reason not in GEMINI_FINISH:
+                    found.append(f"{where}.finishReason is {reason!r}")
+        usage = body.get("usageMetadata")
+        if usage is not None:
+            found += _fields(usage, GEMINI_USAGE, "usageMetadata")
+            found += [
+                f"usageMetadata.{key} is not a whole number"
+                for key, count in (usage.items() if isinstance(usage, dict) else [])
+                if key.endswith("Count") and (not isinstance(count, int) or count < 0)
+            ]
+    return "; ".join(found) or None

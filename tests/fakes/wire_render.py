@@ -307,6 +307,66 @@ def message_events(reply: Reply, body: dict[str, Any], serial: int) -> list[Even
     return events
 
 
+# --- Google's Gemini API ------------------------------------------------------------------------
+
+GEMINI_STOPS = {"length": "MAX_TOKENS", "max_tokens": "MAX_TOKENS"}
+
+
+def _gemini_usage(reply: Reply, *, done: bool) -> dict[str, Any]:
+    """`usageMetadata`: the prompt's count in every chunk, the answer's in the last."""
+    usage: dict[str, Any] = {"promptTokenCount": reply.prompt_tokens}
+    if reply.cached_tokens:
+        usage["cachedContentTokenCount"] = reply.cached_tokens
+    if done:
+        usage["candidatesTokenCount"] = reply.completion_tokens
+        if reply.thoughts_tokens:
+            usage["thoughtsTokenCount"] = reply.thoughts_tokens
+    written = reply.completion_tokens + reply.thoughts_tokens if done else 0
+    return usage | {"totalTokenCount": reply.prompt_tokens + written}
+
+
+def _gemini_chunk(
+    parts: list[dict[str, Any]], reply: Reply, body: dict[str, Any], serial: int, *, done: bool
+) -> dict[str, Any]:
+    candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
+    if done:
+        candidate["finishReason"] = GEMINI_STOPS.get(reply.finish_reason or "", "STOP")
+    return {
+        "candidates": [candidate],
+        "usageMetadata": _gemini_usage(reply, done=done),
+        "modelVersion": str(body.get("model", "")),
+        "responseId": f"gemini-response-{serial}",
+    }
+
+
+def _gemini_calls(reply: Reply) -> list[dict[str, Any]]:
+    return [{"functionCall": {"name": name, "args": args}} for name, args in reply.tool_calls]
+
+
+def gemini_body(reply: Reply, body: dict[str, Any], serial: int) -> dict[str, Any]:
+    """A `GenerateContentResponse` (the model is the path's: the fake puts it in `body`)."""
+    parts = ([{"text": reply.content}] if reply.content else []) + _gemini_calls(reply)
+    return _gemini_chunk(parts, reply, body, serial, done=True)
+
+
+def gemini_chunks(reply: Reply, body: dict[str, Any], serial: int) -> list[Event]:
+    """`streamGenerateContent?alt=sse`: the text in pieces, one chunk each, then each call
+    whole (the API never splits one), the last chunk with the finish reason and usage."""
+    parts = [[{"text": piece}] for piece in split(reply.content or "", reply.pieces)]
+    parts += [[call] for call in _gemini_calls(reply)]
+    parts = parts or [[{"text": ""}]]
+    return [
+        (None, _gemini_chunk(part, reply, body, serial, done=index == len(parts) - 1))
+        for index, part in enumerate(parts)
+    ]
+
+
+def gemini_error(status: int) -> dict[str, Any]:
+    names = {400: "INVALID_ARGUMENT", 429: "RESOURCE_EXHAUSTED", 503: "UNAVAILABLE"}
+    name = names.get(status, "INTERNAL")
+    return {"error": {"code": status, "message": f"scripted {name}", "status": name}}
+
+
 def anthropic_error(kind: str = "api_error") -> dict[str, Any]:
     return {"type": "error", "error": {"type": kind, "message": f"scripted {kind}"}}
 
