@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from fakes.model_server import ScriptedModelServer, text
+from fakes.model_server import ScriptedModelServer, text, tool_call
 from scoring.test_judge import verdict
 from support.clirun import evalward
 from support.gitrepo import GitRepo
@@ -168,3 +168,74 @@ def test_a_named_providers_models_are_not_taken_for_misspelled_vendor_models(rep
     typo = SUITE.replace("local/llama3.2", "openai/gpt-4.1-mni")
     repo.commit("a typo", {"bot.yaml": typo})
     assert "Did you mean 'openai/gpt-4.1-mini'" in evalward("validate", cwd=repo.path).stdout
+
+
+GEMINI_SUITE = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: { name: support-bot }
+spec:
+  models: [gemini/gemini-2.5-flash]
+  system: You are the support agent.
+  tools:
+    - name: lookup_order
+      description: Look up an order by its id.
+      parameters: { type: object, properties: { order_id: { type: string } } }
+      mock: { output: { status: shipped } }
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: { name: order }
+spec:
+  targetAgent: support-bot
+  input: { type: prompt, payload: { prompt: "Where is order 12345?" } }
+  assertions:
+    - { type: toolCalled, tool: lookup_order }
+    - { type: contains, value: shipped }
+    - { type: judge, rubric: Did the agent say where the order is?, minScore: 0.8 }
+"""
+
+
+def test_a_gemini_provider_serves_a_declarative_agent_and_its_judge(
+    repo: GitRepo, model: ScriptedModelServer
+) -> None:
+    model.script("Did the agent say where the order is?", text(verdict(0.9)))
+    model.script(
+        "Where is order 12345?",
+        tool_call("lookup_order", {"order_id": "12345"}),
+        text("Order 12345 has shipped."),
+    )
+    config = (
+        "providers:\n"
+        f"  gemini: {{ api: gemini, baseUrl: {model.server.url}, apiKeyEnv: GEMINI_API_KEY }}\n"
+        "pricing:\n"
+        "  gemini/gemini-2.5-flash: { input: 0.3, output: 2.5 }\n"
+    )
+    eval_doc = (
+        "---\napiVersion: evalward.dev/v1\nkind: Eval\nmetadata: { name: support-bot-eval }\n"
+        "spec:\n  targetAgent: support-bot\n  fixtures: [order]\n"
+        "  judge: { model: gemini/gemini-2.5-flash }\n"
+    )
+    repo.commit("a suite", {"bot.yaml": GEMINI_SUITE + eval_doc, "evalward.yaml": config})
+
+    done = evalward(
+        "run", "--no-cache", "--output-dir", "out", cwd=repo.path, GEMINI_API_KEY="gm-key-value-1"
+    )
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert {(c.path, c.headers.get("x-goog-api-key")) for c in model.calls} == {
+        ("/v1beta/models/gemini-2.5-flash:generateContent", "gm-key-value-1")
+    }
+    answered = model.calls[1].body["contents"][-1]["parts"]
+    assert answered == [
+        {
+            "functionResponse": {
+                "name": "lookup_order",
+                "response": {"result": '{"status": "shipped"}'},
+            }
+        }
+    ]
+    results = json.loads((repo.path / "out" / "results.json").read_text())
+    assert [f["status"] for f in results["fixtures"]] == ["pass"]
+    assert results["run"]["spent"]["priced_cost_usd"] > 0
+    assert model.contract_violations == []

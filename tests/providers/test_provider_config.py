@@ -49,8 +49,18 @@ def test_defaults_and_a_full_config() -> None:
             "needs `baseUrl`",
         ),
         (
-            {"providers": {"ollama": {"api": "gemini", "baseUrl": "http://h/v1"}}},
-            "providers.ollama.api: expected one of: openai, anthropic; found 'gemini'",
+            {"providers": {"ollama": {"api": "google", "baseUrl": "http://h/v1"}}},
+            "providers.ollama.api: expected one of: openai, anthropic, gemini; found 'google'",
+        ),
+        (
+            {
+                "providers": {
+                    "gemini": {"api": "gemini", "baseUrl": "https://g"},
+                    "vertex": {"api": "gemini", "baseUrl": "https://v"},
+                }
+            },
+            "providers.vertex.api: 'gemini' already speaks `api: gemini`, and the model proxy "
+            "forwards agents' Gemini calls to one provider; keep one of them",
         ),
         (
             {"providers": {"ollama": {"api": "openai", "baseUrl": "localhost:11434"}}},

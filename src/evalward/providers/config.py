@@ -8,6 +8,8 @@ never written in the file: a provider names the environment variable that holds 
       openai:    { baseUrl: http://localhost:11434/v1, apiKeyEnv: OLLAMA_KEY }
       anthropic: { timeoutSeconds: 60, maxConcurrency: 4, retry: { attempts: 5 } }
       ollama:    { api: openai, baseUrl: http://localhost:11434/v1 }   # `ollama/llama3.2`
+      gemini:    { api: gemini, baseUrl: https://generativelanguage.googleapis.com,
+                   apiKeyEnv: GEMINI_API_KEY }
     pricing:
       openai/my-finetune: { input: 0.3, output: 1.2 }     # USD per million tokens
     cache: { mode: read-write, dir: .evalward/cache }
@@ -45,9 +47,9 @@ class RetrySettings(StrictModel):
 
 
 class ProviderSettings(StrictModel):
-    api: Literal["openai", "anthropic"] | None = None
-    """The wire a provider evalward.yaml adds speaks: OpenAI's Chat Completions or Anthropic's
-    Messages (the built-in providers speak their own)."""
+    api: Literal["openai", "anthropic", "gemini"] | None = None
+    """The wire a provider evalward.yaml adds speaks: OpenAI's Chat Completions, Anthropic's
+    Messages or Google's Gemini API (the built-in providers speak their own)."""
     base_url: str | None = Field(default=None, pattern=r"^https?://")
     api_key_env: str | None = Field(default=None, pattern=ENV_NAME)
     timeout_seconds: float = Field(default=120.0, gt=0)
@@ -132,6 +134,7 @@ def provider_config(raw: Mapping[str, Any] | None, locate: Locate | None = None)
         for key in data.get("pricing") or {}
         if "/" not in str(key)
     ]
+    found += _second_gemini(data.get("providers"))
     if not found:
         try:
             return ProvidersConfig.model_validate(data)
@@ -147,7 +150,7 @@ def provider_config(raw: Mapping[str, Any] | None, locate: Locate | None = None)
 
 _ADD_ONE = (
     "; a provider of your own (Ollama, Azure OpenAI, vLLM) is added under `providers` in "
-    "evalward.yaml with `api: openai` (or `anthropic`) and its `baseUrl`"
+    "evalward.yaml with `api: openai` (or `anthropic`, `gemini`) and its `baseUrl`"
 )
 
 
@@ -177,10 +180,26 @@ def _named(name: object, settings: object) -> list[tuple[tuple[str, ...], str]]:
         (
             (),
             f"provider {name!r} is not built in ({', '.join(BUILT_IN)}), so it needs "
-            f"{' and '.join(f'`{key}`' for key in missing)}: the API it speaks (`api: openai` "
-            "or `api: anthropic`) and where it listens, e.g. "
+            f"{' and '.join(f'`{key}`' for key in missing)}: the API it speaks (`api: openai`, "
+            "`api: anthropic` or `api: gemini`) and where it listens, e.g. "
             "`{ api: openai, baseUrl: http://localhost:11434/v1 }`",
         )
+    ]
+
+
+def _second_gemini(providers: object) -> list[tuple[tuple[str | int, ...], str]]:
+    """A second provider of `api: gemini`: the model proxy's Gemini route forwards an agent's
+    calls to one, and the path an SDK calls names no provider to choose between them."""
+    if not isinstance(providers, dict):
+        return []
+    named = [n for n, s in providers.items() if isinstance(s, dict) and s.get("api") == "gemini"]
+    return [
+        (
+            ("providers", name, "api"),
+            f"{named[0]!r} already speaks `api: gemini`, and the model proxy forwards "
+            "agents' Gemini calls to one provider; keep one of them",
+        )
+        for name in named[1:]
     ]
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from evalward.errors import BudgetRefusal, ConfigError, ProviderUnavailable
 from evalward.files.safe_files import hash_regular
 from evalward.http.client import HttpClient
-from evalward.providers import anthropic, openai
+from evalward.providers import anthropic, gemini, openai
 from evalward.providers.base import ChatRequest, ChatResponse, Provider, RunLabels
 from evalward.providers.config import (
     BUILT_IN,
@@ -227,10 +227,18 @@ class Providers:
     """The mock as each provider it stands for (`resolve`)."""
     names: tuple[str, ...] = BUILT_IN
     """Every provider name model ids may use (the mock's aside)."""
+    gemini: str = "gemini"
+    """The provider of `api: gemini` (there is at most one), which serves the model proxy's
+    Gemini route."""
     key_advice: str = ""
     """Where a missing key is given, in the words of the front end that runs (`key_advice`)."""
     script: MockScript | None = None
     """The mock script `override` answers from, whose names a run checks before it starts."""
+
+    def serving(self, api: str) -> str:
+        """The provider an agent's calls to `api` through the model proxy go to: the built-in
+        one of OpenAI's or Anthropic's API, the one evalward.yaml declares `api: gemini`."""
+        return self.gemini if api == "gemini" else api
 
     def concurrency_of(self, model_id: str) -> int:
         """The `maxConcurrency` of the provider serving `model_id` (no limit: a large one)."""
@@ -336,6 +344,8 @@ def build_providers(
         built.endpoints[name] = endpoint
         built.concurrency[name] = settings.max_concurrency
         built.credentials[name] = credentials
+        if settings.api == "gemini":
+            built.gemini = name
     if mock_script:
         # lazy: the mock provider imports PyYAML, which a run without a mock script never needs
         from evalward.providers.mock import MockProvider, load_script
@@ -386,6 +396,16 @@ def _provider(
             max_concurrency=limit,
             key_env=key_env or "",
             api_version=settings.api_version,
+        )
+    elif settings.api == "gemini":
+        endpoint = f"gemini {base_url.rstrip('/')}"
+        provider = gemini.GeminiProvider(
+            client,
+            base_url=base_url,
+            api_key=api_key,
+            retry=retry,
+            max_concurrency=limit,
+            key_env=key_env or "",
         )
     else:
         version = settings.anthropic_version

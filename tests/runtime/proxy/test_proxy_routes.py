@@ -17,7 +17,13 @@ import pytest
 from evalward.rundata.spending import Allowance
 from evalward.runtime.proxy.model_proxy import Grant
 from fakes.model_server import ScriptedModelServer
-from runtime.proxy.test_proxy_streams import ANTHROPIC_KEY, OPENAI_KEY, providers_for, through_proxy
+from runtime.proxy.test_proxy_streams import (
+    ANTHROPIC_KEY,
+    GEMINI_KEY,
+    OPENAI_KEY,
+    providers_for,
+    through_proxy,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -25,6 +31,8 @@ ALLOWED_UPSTREAM = re.compile(
     r"POST /v1/(chat/completions|responses|embeddings|messages)"
     r"|GET /v1/models(/[A-Za-z0-9][A-Za-z0-9._:-]*)?"
     r"|GET /v1/models\?((limit|after_id|before_id)=[A-Za-z0-9._:-]+&?)+"
+    r"|POST /v1(beta)?/models/[A-Za-z0-9][A-Za-z0-9._:-]*"
+    r":(generateContent|streamGenerateContent\?alt=sse)"
 )
 """Every target the provider may receive from the proxy."""
 
@@ -41,6 +49,7 @@ BODIES: dict[str, dict[str, Any]] = {
         "messages": [{"role": "user", "content": "hi"}],
     },
 }
+GEMINI_BODY = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
 ROUTES = [
     "GET /v1/models/{}",
     "GET /v1/models{}",
@@ -53,6 +62,10 @@ ROUTES = [
     "POST /v1/embeddings{}",
     "POST /v1/messages{}",
     "POST /v1/messages?beta={}",
+    "POST /v1beta/models/{}:generateContent",
+    "POST /v1beta/models/gemini-2.5-flash{}:generateContent",
+    "POST /v1/models/gemini-2.5-flash:streamGenerateContent?alt={}",
+    "POST /v1beta/{}/models/gemini-2.5-flash:generateContent",
 ]
 PIECES = ["..", "/", "?", "#", "%", "@", "\\", ".", ":"]
 LOOKALIKES = [
@@ -100,7 +113,9 @@ async def send(grant: Grant, method: str, target: bytes, headers: dict[str, str]
     """One request written as is; the status the proxy answered."""
     host, port = grant.env["ANTHROPIC_BASE_URL"].removeprefix("http://").split(":")
     path = target.split(b"?")[0]
-    body = json.dumps(BODIES.get(path.decode("latin-1"), BODIES["/v1/messages"])).encode()
+    gemini = b"Content" in path
+    fields = GEMINI_BODY if gemini else BODIES.get(path.decode("latin-1"), BODIES["/v1/messages"])
+    body = json.dumps(fields).encode()
     head = [f"{method} ".encode() + target + b" HTTP/1.1", f"host: {host}:{port}".encode()]
     head += [f"{k}: {v}".encode() for k, v in headers.items()]
     if method == "POST":
@@ -133,6 +148,7 @@ def test_no_encoding_of_a_path_or_query_reaches_the_provider_outside_the_allowed
         statuses = {}
         openai = {"authorization": f"Bearer {grant.key}"}
         anthropic = {"x-api-key": grant.key, "anthropic-version": "2023-06-01"}
+        google = {"x-goog-api-key": grant.key}
         at_once = asyncio.Semaphore(16)
 
         async def one(method: str, target: bytes, auth: dict[str, str]) -> None:
@@ -145,7 +161,13 @@ def test_no_encoding_of_a_path_or_query_reaches_the_provider_outside_the_allowed
             *(
                 one(method, target, auth)
                 for method, target in sent
-                for auth in ((openai, anthropic) if target.startswith(both) else (openai,))
+                for auth in (
+                    (google,)
+                    if b"Content" in target
+                    else (openai, anthropic)
+                    if target.startswith(both)
+                    else (openai,)
+                )
             )
         )
         return statuses
@@ -154,10 +176,13 @@ def test_no_encoding_of_a_path_or_query_reaches_the_provider_outside_the_allowed
     assert len(sent) > 2000
     outside = [t for t in model.targets if not ALLOWED_UPSTREAM.fullmatch(t)]
     assert outside == []
+    assert any(t.endswith(":generateContent") for t in model.targets)  # Gemini's are asked too
     for call in model.calls:  # the host and the credentials are evalward's
         assert call.headers["host"] == model.server.url.removeprefix("http://")
-        assert call.headers.get("authorization") == f"Bearer {OPENAI_KEY}" or (
-            call.headers.get("x-api-key") == ANTHROPIC_KEY
+        assert (
+            call.headers.get("authorization") == f"Bearer {OPENAI_KEY}"
+            or call.headers.get("x-api-key") == ANTHROPIC_KEY
+            or call.headers.get("x-goog-api-key") == GEMINI_KEY
         )
     for target in (b"/v1/models/..%2F..%2Fv1%2Ffiles", b"/v1/models/x?limit=1"):
         assert statuses[("GET", target)] == 400

@@ -28,6 +28,7 @@ pytestmark = pytest.mark.integration
 
 OPENAI_KEY = "sk-real-openai-0123456789"
 ANTHROPIC_KEY = "sk-ant-real-0123456789"
+GEMINI_KEY = "gemini-real-0123456789"
 ORDER = {"order_id": "12345"}
 TOOL = {"name": "lookup_order", "parameters": {"type": "object"}}
 RESPONSES_TOOL = {"type": "function", "strict": False, **TOOL}
@@ -39,10 +40,15 @@ def providers_for(model: ScriptedModelServer, tmp_path: Path, cache: str = "off"
         "OPENAI_API_KEY": OPENAI_KEY,
         "ANTHROPIC_BASE_URL": model.anthropic_url,
         "ANTHROPIC_API_KEY": ANTHROPIC_KEY,
+        "GEMINI_API_KEY": GEMINI_KEY,
     }
     retry = {"retry": {"attempts": 2, "baseDelaySeconds": 0}}
+    gemini = {"api": "gemini", "baseUrl": model.server.url, "apiKeyEnv": "GEMINI_API_KEY"}
     settings = provider_config(
-        {"providers": {"openai": retry, "anthropic": retry}, "cache": {"mode": cache}}
+        {
+            "providers": {"openai": retry, "anthropic": retry, "gemini": gemini | retry},
+            "cache": {"mode": cache},
+        }
     )
     return build_providers(env, config=settings, cache_root=tmp_path)
 

@@ -3,7 +3,8 @@
 Each SDK reads its own variable for the server's address and key: the official `openai` and
 `anthropic` SDKs `OPENAI_BASE_URL` and `ANTHROPIC_BASE_URL`, LlamaIndex and LiteLLM (so DSPy,
 CrewAI and Google ADK's `LiteLlm`) `OPENAI_API_BASE` and `ANTHROPIC_API_BASE`, Azure clients
-`AZURE_OPENAI_ENDPOINT`, Ollama's `OLLAMA_HOST`. A run's processes get every one, so an agent
+`AZURE_OPENAI_ENDPOINT`, Ollama's `OLLAMA_HOST`, Google's `google-genai` (so Google ADK's and
+Pydantic AI's Gemini models) `GOOGLE_GEMINI_BASE_URL`. A run's processes get every one, so an agent
 written as its framework's documentation writes it calls the proxy whichever it reads
 (docs/agent-protocols.md lists them with their readers). `PROVIDER_HOSTS` is the other side:
 the hosts an agent that read none of them would call, and the variable to blame.
@@ -23,6 +24,7 @@ BASE_URLS = {
     "LITELLM_PROXY_API_BASE": "/v1",
     "OLLAMA_HOST": "",
     "OLLAMA_API_BASE": "",
+    "GOOGLE_GEMINI_BASE_URL": "",
 }
 """The proxy's address under every name an SDK reads it from, each with the path its readers
 expect after the proxy's URL (docs/agent-protocols.md names them). The proxy answers OpenAI's
@@ -34,11 +36,19 @@ KEYS = (
     "AZURE_API_KEY",  # LiteLLM
     "LITELLM_PROXY_API_KEY",  # LiteLLM
     "OLLAMA_API_KEY",  # ollama: sent as a bearer token
+    "GOOGLE_API_KEY",  # google-genai (first), Google ADK, Pydantic AI
+    "GEMINI_API_KEY",  # google-genai
+    "GOOGLE_GENERATIVE_AI_API_KEY",  # Vercel AI SDK's @ai-sdk/google
 )
 """Key variables besides the official SDKs' (`grants.KEY_NAMES`), holding the run's key."""
 
-API_VERSIONS = {"OPENAI_API_VERSION": "2024-10-21", "AZURE_API_VERSION": "2024-10-21"}
-"""Azure clients refuse to start without an API version."""
+API_VERSIONS = {
+    "OPENAI_API_VERSION": "2024-10-21",
+    "AZURE_API_VERSION": "2024-10-21",
+    "GOOGLE_GENAI_USE_VERTEXAI": "false",
+}
+"""Azure clients refuse to start without an API version; `google-genai` told to call the
+Gemini API (the proxy's route), not Vertex AI's, whatever the job's environment says."""
 
 
 OFFLINE = {
@@ -79,7 +89,7 @@ PROVIDER_HOSTS = (
     ProviderHost(".openai.azure.com", "Azure OpenAI", "AZURE_OPENAI_ENDPOINT or AZURE_API_BASE"),
     ProviderHost(".cognitiveservices.azure.com", "Azure OpenAI", "AZURE_OPENAI_ENDPOINT"),
     ProviderHost(".services.ai.azure.com", "Azure AI Foundry", "AZURE_OPENAI_ENDPOINT"),
-    ProviderHost("generativelanguage.googleapis.com", "Google Gemini", ""),
+    ProviderHost("generativelanguage.googleapis.com", "Google Gemini", "GOOGLE_GEMINI_BASE_URL"),
     ProviderHost("aiplatform.googleapis.com", "Google Vertex AI", ""),
     ProviderHost("api.mistral.ai", "Mistral", ""),
     ProviderHost("api.groq.com", "Groq", ""),

@@ -3,12 +3,14 @@
 A bring-your-own agent (`runtime.command`, `runtime.http`) and a declarative agent's command
 tools are code from the pull request. They get no provider key. Instead, one proxy per run
 of evalward listens on loopback and serves the APIs the agent SDKs speak (`runtime.wire`:
-OpenAI Chat Completions and Responses, Anthropic Messages — each whole or streamed —
+OpenAI Chat Completions and Responses, Anthropic Messages, Google's Gemini
+`generateContent` — each whole or streamed —
 embeddings and the model lists), and each fixture run gets its own random key, handed to its
 processes as
 
     OPENAI_BASE_URL=http://127.0.0.1:PORT/v1     OPENAI_API_KEY=<the run's key>
     ANTHROPIC_BASE_URL=http://127.0.0.1:PORT     ANTHROPIC_API_KEY=<the run's key>
+    GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:PORT GOOGLE_API_KEY=<the run's key>
 
 which is where the official SDKs look (and under every other name an SDK reads,
 `runtime.endpoints`). Only the proxy accepts the key, only while its run lasts and, where
@@ -233,6 +235,14 @@ class ModelProxy:
             return call.refuse(
                 WireProblem.too_large, f"the request is larger than {MAX_REQUEST_BYTES:,} bytes"
             )
+        if isinstance(body, dict) and route.api == "gemini":
+            if "model" in body:
+                return call.refuse(
+                    WireProblem.bad_request,
+                    "a Gemini request names its model in the path alone; remove `model` "
+                    "from the body",
+                )
+            body["model"] = route.model_id  # what the call is metered and cached by
         if not isinstance(body, dict) or not isinstance(body.get("model"), str):
             return call.refuse(WireProblem.bad_request, "`model` (a string) is required")
         return await self._answerer.answer(call, route, body, request)
@@ -254,9 +264,13 @@ _SERVER_LOG.addFilter(_not_a_refused_request)
 
 
 def _presented_key(headers: Mapping[str, str]) -> str:
-    """The key in `x-api-key` (Anthropic), `api-key` (Azure) or `Authorization: Bearer`
-    (OpenAI), either route."""
-    key = headers.get("x-api-key", "") or headers.get("api-key", "")
+    """The key in `x-api-key` (Anthropic), `x-goog-api-key` (Gemini), `api-key` (Azure) or
+    `Authorization: Bearer` (OpenAI), any route."""
+    key = (
+        headers.get("x-api-key", "")
+        or headers.get("x-goog-api-key", "")
+        or headers.get("api-key", "")
+    )
     if not key:
         scheme, _, token = headers.get("authorization", "").partition(" ")
         key = token.strip() if scheme.lower() == "bearer" else ""

@@ -57,11 +57,12 @@ class Answerer:
     ) -> web.StreamResponse:
         assert route.kind is not None
         fmt = FORMATS.get(route.kind)
-        call.model = f"{route.api}/{clipped(str(body['model']), MODEL_NAME_CHARS)}"
+        name = self.providers.serving(route.api)
+        call.model = f"{name}/{clipped(str(body['model']), MODEL_NAME_CHARS)}"
         call.streamed = fmt is not None and fmt.streamed(body)
-        provider = self.providers.override or self.providers.by_name.get(route.api)
+        provider = self.providers.override or self.providers.by_name.get(name)
         if not isinstance(provider, MeteredProvider):
-            return call.refuse(WireProblem.upstream, f"evalward has no {route.api} provider")
+            return call.refuse(WireProblem.upstream, _no_provider(route.api))
         unobserved = fmt.unobserved(body) if fmt is not None else None
         if unobserved is not None:
             return call.refuse(WireProblem.bad_request, unobserved)
@@ -83,7 +84,7 @@ class Answerer:
             allowance=None if mocked else self.allowance,
         )
         if not mocked:
-            missing = self._missing_key(route.api)
+            missing = self._missing_key(name)
             if missing:
                 return call.refuse(WireProblem.unauthorized, missing)
             hit = forward.cached()
@@ -231,11 +232,23 @@ class Answerer:
             "in evalward.yaml"
         )
 
-    def _missing_key(self, api: Api) -> str | None:
-        credentials = self.providers.credentials.get(api)
+    def _missing_key(self, name: str) -> str | None:
+        """Why provider `name` cannot be called: evalward holds none of the key it needs."""
+        credentials = self.providers.credentials.get(name)
         if credentials is None or credentials.has_key or not credentials.needs_key:
             return None  # or a server that may need no key
         return (
-            f"evalward holds no key for {api}: set {credentials.key_env} in the environment "
+            f"evalward holds no key for {name}: set {credentials.key_env} in the environment "
             "evalward runs in (agents get a key of evalward's model proxy, never that one)"
         )
+
+
+def _no_provider(api: Api) -> str:
+    """Why a route has no provider: only Gemini's is one evalward.yaml adds."""
+    if api == "gemini":
+        return (
+            "evalward has no provider that speaks Gemini's API: add one under `providers` in "
+            "evalward.yaml, e.g. `gemini: { api: gemini, baseUrl: "
+            "https://generativelanguage.googleapis.com, apiKeyEnv: GEMINI_API_KEY }`"
+        )
+    return f"evalward has no {api} provider"

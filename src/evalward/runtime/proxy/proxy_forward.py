@@ -206,7 +206,7 @@ class MeteredForward:
         """The steps the reply shows, in a run whose trace is read from its traffic."""
         call = self.call
         if call.grant.observer is not None:
-            turn = fmt.turn(reply)
+            turn = fmt.turn(reply, self.body)
             call.grant.observer.reply(
                 turn, call.model, call.started, request=self.body, duration_ms=call.elapsed_ms()
             )
@@ -217,7 +217,9 @@ class MeteredForward:
         usage = fmt.usage(reply) if fmt is not None else embeddings_wire.usage(reply)
         if usage.total_tokens:
             return usage
-        return unreported(usage, self.body, turn_tokens(fmt.turn(reply)) if fmt is not None else 0)
+        return unreported(
+            usage, self.body, turn_tokens(fmt.turn(reply, self.body)) if fmt is not None else 0
+        )
 
     @property
     def _labels(self) -> RunLabels:

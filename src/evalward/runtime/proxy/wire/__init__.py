@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from evalward.runtime.proxy.wire.base import Format, Kind
 from evalward.runtime.proxy.wire.chat import ChatCompletions
+from evalward.runtime.proxy.wire.gemini import GenerateContent
 from evalward.runtime.proxy.wire.messages import Messages
 from evalward.runtime.proxy.wire.responses import Responses
 
@@ -12,5 +13,7 @@ FORMATS: dict[Kind, Format] = {
     Kind.chat: ChatCompletions(),
     Kind.responses: Responses(),
     Kind.messages: Messages(),
+    Kind.gemini: GenerateContent(stream=False),
+    Kind.gemini_stream: GenerateContent(stream=True),
 }
 """The formats of model calls: each is metered, cached and read for the trace."""

@@ -30,7 +30,7 @@ from evalward.providers.base import (
 from evalward.providers.reply_fields import LenientReader
 from evalward.rundata.trace import Usage
 
-Api = Literal["openai", "anthropic"]
+Api = Literal["openai", "anthropic", "gemini"]
 """The provider whose key and base URL serve a route, and whose error shape it answers in."""
 
 PASSED_ON = LenientReader("")
@@ -48,6 +48,10 @@ class Kind(StrEnum):
     """Anthropic Messages."""
     embeddings = "embeddings"
     """OpenAI embeddings."""
+    gemini = "gemini"
+    """Google's Gemini `generateContent`."""
+    gemini_stream = "gemini_stream"
+    """Google's Gemini `streamGenerateContent`, as Server-Sent Events."""
 
 
 @dataclass(frozen=True)
@@ -107,7 +111,10 @@ class Format(Protocol):
         whose tool calls evalward could not read (None: nothing)."""
         ...
 
-    def turn(self, reply: Mapping[str, Any]) -> Turn: ...
+    def turn(self, reply: Mapping[str, Any], request: Mapping[str, Any] | None = None) -> Turn:
+        """What `reply` said; `request`, the request it answers, numbers the calls of an API
+        whose calls have no ids (Gemini's)."""
+        ...
 
     def results(self, body: Mapping[str, Any]) -> list[SeenResult]: ...
 

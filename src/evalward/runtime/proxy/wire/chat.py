@@ -89,7 +89,8 @@ class ChatCompletions:
         )
 
     @staticmethod
-    def turn(reply: Mapping[str, Any]) -> Turn:
+    def turn(reply: Mapping[str, Any], request: Mapping[str, Any] | None = None) -> Turn:
+        del request
         said = parse_response(reply, "", PASSED_ON)
         choices = len(items(reply.get("choices")))
         unread = (f"{choices} choices",) if choices > 1 else ()

@@ -136,7 +136,8 @@ class Messages(TypedEvents):
         return None
 
     @staticmethod
-    def turn(reply: Mapping[str, Any]) -> Turn:
+    def turn(reply: Mapping[str, Any], request: Mapping[str, Any] | None = None) -> Turn:
+        del request
         said = parse_response(reply, "", PASSED_ON)
         unread = unread_parts(items(reply.get("content")), READ_BLOCKS, "block")
         return Turn(said.content, said.tool_calls, said.stop_reason, unread)

@@ -138,7 +138,8 @@ class Responses(TypedEvents):
         return None
 
     @staticmethod
-    def turn(reply: Mapping[str, Any]) -> Turn:
+    def turn(reply: Mapping[str, Any], request: Mapping[str, Any] | None = None) -> Turn:
+        del request
         texts: list[str] = []
         calls: list[ToolCall] = []
         output = items(reply.get("output"))

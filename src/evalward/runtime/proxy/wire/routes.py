@@ -16,7 +16,11 @@ shape it cannot name.
 | `POST /v1/responses` | OpenAI Responses | openai |
 | `POST /v1/embeddings` | OpenAI embeddings | openai |
 | `POST /v1/messages` | Anthropic Messages | anthropic |
+| `POST /v1beta/models/{model}:generateContent` (and `…:streamGenerateContent`) | Gemini | |
 | `GET /v1/models`, `GET /v1/models/{id}` | the model list | either, by the client's headers |
+
+Gemini's routes are served under `/v1` too, a stream only with `?alt=sse`, and go to the
+provider evalward.yaml declares `api: gemini`.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ class WireRoute:
     upstream: str
     """The path below the provider's `/v1` root, with the query evalward wrote."""
     model_id: str = ""
-    """The model a `GET /v1/models/{id}` asks about."""
+    """The model a `GET /v1/models/{id}` asks about, or a Gemini call's path names."""
 
 
 @dataclass(frozen=True)
@@ -50,8 +54,11 @@ class Unnamed:
 
 SERVED = (
     "POST /v1/chat/completions and POST /v1/responses (OpenAI), POST /v1/embeddings, "
-    "POST /v1/messages (Anthropic), GET /v1/models and GET /v1/models/{id}"
+    "POST /v1/messages (Anthropic), POST /v1beta/models/{model}:generateContent and "
+    ":streamGenerateContent?alt=sse (Gemini, /v1 too), GET /v1/models and GET /v1/models/{id}"
 )
+_GEMINI_VERSIONS = ("/v1/models/", "/v1beta/models/")
+_GEMINI_METHODS = {"generateContent": Kind.gemini, "streamGenerateContent": Kind.gemini_stream}
 _POST = {
     "/v1/chat/completions": WireRoute("openai", Kind.chat, "chat/completions"),
     "/v1/responses": WireRoute("openai", Kind.responses, "responses"),
@@ -79,10 +86,15 @@ def route_of(method: str, target: str, headers: Mapping[str, str]) -> WireRoute 
     `Unnamed` when the path is a served route's but something else in the request is not
     in its shape; None when it is no route the proxy serves."""
     path, _, query = target.partition("?")
+    if method == "POST" and path.startswith(_GEMINI_VERSIONS):
+        return _gemini_route(path, query)
     if method == "POST" and path in _POST:
         route: WireRoute | Unnamed = _POST[path]
     elif method == "GET" and (path == _MODELS or path.startswith(_MODELS + "/")):
-        route = _model_route(api_of(headers), path.removeprefix(_MODELS))
+        api = api_of(headers)
+        if api == "gemini":
+            return None  # Gemini's model list is not one the proxy serves
+        route = _model_route(api, path.removeprefix(_MODELS))
     else:
         return None
     if isinstance(route, Unnamed):
@@ -92,8 +104,34 @@ def route_of(method: str, target: str, headers: Mapping[str, str]) -> WireRoute 
 
 def api_of(headers: Mapping[str, str]) -> Api:
     """Whose client is asking, by the headers only Anthropic's clients send."""
+    if "x-goog-api-key" in headers:
+        return "gemini"
     anthropic = "x-api-key" in headers or "anthropic-version" in headers
     return "anthropic" if anthropic else "openai"
+
+
+def _gemini_route(path: str, query: str) -> WireRoute | Unnamed | None:
+    """`POST /{version}/models/{model}:{method}`, the model one id as `MODEL_ID` spells them
+    (read undecoded: an escaped `/` or `:` is no model id); a stream only as Server-Sent
+    Events (`alt=sse`, as every SDK asks: without it the API streams one JSON array), and no
+    key in the query (the SDKs send it as `x-goog-api-key`, which is where the proxy reads
+    its own)."""
+    version, _, rest = path.removeprefix("/").partition("/models/")
+    model, _, method = rest.rpartition(":")
+    kind = _GEMINI_METHODS.get(method)
+    if kind is None:
+        return None
+    if not MODEL_ID.fullmatch(model):
+        return Unnamed("gemini", f"{model!r:.100} is not a model id")
+    wanted = "alt=sse" if kind is Kind.gemini_stream else ""
+    if query != wanted:
+        return Unnamed(
+            "gemini",
+            f"{method} takes {'the query alt=sse alone' if wanted else 'no query'}, not "
+            f"{query!r:.100} (the key goes in the x-goog-api-key header)",
+        )
+    upstream = f"{version}/models/{model}:{method}" + (f"?{query}" if query else "")
+    return WireRoute("gemini", kind, upstream, model)
 
 
 def _model_route(api: Api, rest: str) -> WireRoute | Unnamed:

@@ -33,7 +33,8 @@ _MAX_DEPTH = 64
 
 class DeltaTally:
     """The deltas a stream carried, event by event, whatever API it speaks: a chat chunk's
-    `choices[].delta`, a Responses `*.delta` event, an Anthropic `content_block_delta`."""
+    `choices[].delta`, a Responses `*.delta` event, an Anthropic `content_block_delta`, a
+    Gemini chunk's `candidates[].content` (each chunk holds only what is new)."""
 
     def __init__(self) -> None:
         self.deltas = 0
@@ -46,6 +47,9 @@ class DeltaTally:
         choices = data.get("choices")
         if isinstance(choices, list):
             found += [c.get("delta") for c in choices if isinstance(c, dict)]
+        candidates = data.get("candidates")
+        if isinstance(candidates, list):
+            found += [c.get("content") for c in candidates if isinstance(c, dict)]
         chars = sum(_chars(delta, _DELTA_TEXT) for delta in found if delta is not None)
         if chars:
             self.deltas += 1

@@ -13,9 +13,12 @@ not hold (an earlier response, a stored conversation or prompt, a file by id or 
 has no size here, nor has a PDF (read as the text and a picture of each page), so such a
 call is refused while `max-cost-usd` is set (`unbounded`), as is one that asks OpenAI for a
 service tier billed above the price table's prices (`dearer_tier`).
+A Gemini request's images are its `inlineData` of an image type, and its audio, video, PDFs
+and files by URI are refused as a PDF is (`wire.gemini`).
 Output is the request's own limit (`max_tokens`, `max_completion_tokens`,
-`max_output_tokens`), at most `UNSTATED_OUTPUT_TOKENS`, the most any model evalward prices
-writes in one reply, which is also what a call that states no limit is held for.
+`max_output_tokens`, Gemini's `generationConfig.maxOutputTokens`), at most
+`UNSTATED_OUTPUT_TOKENS`, the most any model evalward prices writes in one reply, which is
+also what a call that states no limit is held for.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import Any
 from evalward.providers.anthropic import CACHE_WRITE_1H_PRICE
 from evalward.rundata.spending import CALL_TOKENS, UNSTATED_OUTPUT_TOKENS
 from evalward.rundata.trace import Usage
+from evalward.runtime.proxy.wire import gemini
 from evalward.runtime.proxy.wire.base import Kind
 
 IMAGE_TOKENS = 6_000
@@ -48,8 +52,12 @@ def worst_usage(kind: Kind, body: Mapping[str, Any], size: int) -> Usage:
         return Usage(input_tokens=size)
     stated = [body.get(name) for name in OUTPUT_LIMITS]
     limits = [n for n in stated if isinstance(n, int) and not isinstance(n, bool) and n > 0]
+    images = _images(body)
+    if kind in (Kind.gemini, Kind.gemini_stream):
+        stated_gemini = gemini.worst_output(body)
+        limits, images = ([] if stated_gemini is None else [stated_gemini]), gemini.images(body)
     output = min(max(limits, default=UNSTATED_OUTPUT_TOKENS), UNSTATED_OUTPUT_TOKENS)
-    read = size + CALL_TOKENS + IMAGE_TOKENS * _images(body)
+    read = size + CALL_TOKENS + IMAGE_TOKENS * images
     if kind is Kind.messages and _caches(body):
         read = math.ceil(read * CACHE_WRITE_1H_PRICE)  # each token may be written to a cache
     return Usage(input_tokens=read, output_tokens=output)
@@ -61,6 +69,8 @@ def unbounded(kind: Kind, body: Mapping[str, Any]) -> str | None:
         named = next((name for name in STORED if body.get(name) is not None), None)
         if named is not None:
             return f"`{named}`, input the provider keeps"
+    if kind in (Kind.gemini, Kind.gemini_stream):
+        return gemini.unbounded_part(body)
     return _file_part(body)
 
 
