@@ -42,6 +42,7 @@ def test_each_grant_is_a_fresh_key_under_every_name_and_stays_on_loopback() -> N
         "apiKey": one.key,
         "openaiBaseUrl": f"{URL}/v1",
         "anthropicBaseUrl": URL,
+        "geminiBaseUrl": URL,
     }
     assert one.observer is None  # only a bring-your-own agent's run is observed
 

@@ -27,7 +27,7 @@ SERVER_KEY_CALLED = (
     "ANTHROPIC_API_KEY it was started with) while this run was under way: calls made with "
     "that key belong to no run, so this run's trace cannot show what its model asked for or "
     "what it spent; make the calls that answer a request with the key and base URLs of the "
-    "request's `modelProxy` (apiKey, openaiBaseUrl, anthropicBaseUrl)"
+    "request's `modelProxy` (apiKey, openaiBaseUrl, anthropicBaseUrl, geminiBaseUrl)"
 )
 """Why a run of an http agent is an error when its server used the server's own key meanwhile."""
 
@@ -61,6 +61,7 @@ class Grant:
             "apiKey": self.key,
             "openaiBaseUrl": self.env["OPENAI_BASE_URL"],
             "anthropicBaseUrl": self.env["ANTHROPIC_BASE_URL"],
+            "geminiBaseUrl": self.env["GOOGLE_GEMINI_BASE_URL"],
         }
 
     ended: bool = False
