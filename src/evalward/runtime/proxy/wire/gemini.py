@@ -234,30 +234,20 @@ def worst_output(body: Mapping[str, Any]) -> int | None:
     return limit if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 else None
 
 
-def images(value: object, depth: int = 0) -> int:
-    """The images sent inline (`inlineData` of an `image/…` type)."""
-    if depth > _MAX_DEPTH or not isinstance(value, dict | list):
-        return 0
-    inner = value if isinstance(value, list) else list(value.values())
-    own = 0
-    if isinstance(value, dict):
-        mime = str(mapping(value.get("inlineData")).get("mimeType") or "")
-        own = 1 if mime.startswith("image/") else 0
-    return own + sum(images(item, depth + 1) for item in inner)
-
-
 def unbounded_part(value: object, depth: int = 0) -> str | None:
     """A part the provider reads that its bytes do not bound: a file by URI (`fileData`), or
-    inline audio, video or a PDF, read second by second or page by page."""
+    any inline data. Audio and video are read by the second, a PDF by the page, and an image
+    by its 768-pixel tiles (258 tokens each, Google's token guide says, with no bound on
+    their number), so a few kilobytes of a large plain picture cost more than any count of
+    its bytes."""
     if depth > _MAX_DEPTH or not isinstance(value, dict | list):
         return None
     if isinstance(value, dict):
         if value.get("fileData") is not None:
             return "a `fileData` part, a file the provider reads by its URI"
-        mime = mapping(value.get("inlineData")).get("mimeType")
-        if value.get("inlineData") is not None and not str(mime or "").startswith("image/"):
-            kind = str(mime)[:60]
-            return f"an `inlineData` part of type {kind!r}, read by the second or by the page"
+        if value.get("inlineData") is not None:
+            kind = str(mapping(value.get("inlineData")).get("mimeType"))[:60]
+            return f"an `inlineData` part of type {kind!r}, read by its pixels, pages or seconds"
     for item in value if isinstance(value, list) else value.values():
         found = unbounded_part(item, depth + 1)
         if found is not None:

@@ -13,8 +13,8 @@ not hold (an earlier response, a stored conversation or prompt, a file by id or 
 has no size here, nor has a PDF (read as the text and a picture of each page), so such a
 call is refused while `max-cost-usd` is set (`unbounded`), as is one that asks OpenAI for a
 service tier billed above the price table's prices (`dearer_tier`).
-A Gemini request's images are its `inlineData` of an image type, and its audio, video, PDFs
-and files by URI are refused as a PDF is (`wire.gemini`).
+A Gemini request's inline data (images too: Google counts them by their tiles) and its files
+by URI are refused as a PDF is (`wire.gemini`).
 Output is the request's own limit (`max_tokens`, `max_completion_tokens`,
 `max_output_tokens`, Gemini's `generationConfig.maxOutputTokens`), at most
 `UNSTATED_OUTPUT_TOKENS`, the most any model evalward prices writes in one reply, which is
@@ -52,12 +52,11 @@ def worst_usage(kind: Kind, body: Mapping[str, Any], size: int) -> Usage:
         return Usage(input_tokens=size)
     stated = [body.get(name) for name in OUTPUT_LIMITS]
     limits = [n for n in stated if isinstance(n, int) and not isinstance(n, bool) and n > 0]
-    images = _images(body)
-    if kind in (Kind.gemini, Kind.gemini_stream):
+    if kind in (Kind.gemini, Kind.gemini_stream):  # its limit is in its `generationConfig`
         stated_gemini = gemini.worst_output(body)
-        limits, images = ([] if stated_gemini is None else [stated_gemini]), gemini.images(body)
+        limits = [] if stated_gemini is None else [stated_gemini]
     output = min(max(limits, default=UNSTATED_OUTPUT_TOKENS), UNSTATED_OUTPUT_TOKENS)
-    read = size + CALL_TOKENS + IMAGE_TOKENS * images
+    read = size + CALL_TOKENS + IMAGE_TOKENS * _images(body)
     if kind is Kind.messages and _caches(body):
         read = math.ceil(read * CACHE_WRITE_1H_PRICE)  # each token may be written to a cache
     return Usage(input_tokens=read, output_tokens=output)
