@@ -53,8 +53,9 @@ def message(provider: endpoints.ProviderHost, host: str) -> str:
         )
     else:
         where = (
-            "The model proxy speaks OpenAI's and Anthropic's APIs: call an OpenAI- or "
-            "Anthropic-compatible model through OPENAI_BASE_URL or ANTHROPIC_BASE_URL"
+            "The model proxy speaks OpenAI's, Anthropic's and Gemini's APIs: call an OpenAI-, "
+            "Anthropic- or Gemini-compatible model through OPENAI_BASE_URL, ANTHROPIC_BASE_URL "
+            "or GOOGLE_GEMINI_BASE_URL"
         )
     return (
         f"the agent called {host} ({provider.provider}) past evalward's model proxy; agents "
