@@ -109,12 +109,22 @@ def payloads() -> list[bytes]:
     return sorted(out)
 
 
-async def send(grant: Grant, method: str, target: bytes, headers: dict[str, str]) -> int:
-    """One request written as is; the status the proxy answered."""
+async def send(
+    grant: Grant,
+    method: str,
+    target: bytes,
+    headers: dict[str, str],
+    fields: dict[str, Any] | None = None,
+) -> int:
+    """One request written as is (its body `fields`, else one of its route's); the status
+    the proxy answered."""
     host, port = grant.env["ANTHROPIC_BASE_URL"].removeprefix("http://").split(":")
     path = target.split(b"?")[0]
-    gemini = b"Content" in path
-    fields = GEMINI_BODY if gemini else BODIES.get(path.decode("latin-1"), BODIES["/v1/messages"])
+    if fields is None:
+        gemini = b"Content" in path
+        fields = (
+            GEMINI_BODY if gemini else BODIES.get(path.decode("latin-1"), BODIES["/v1/messages"])
+        )
     body = json.dumps(fields).encode()
     head = [f"{method} ".encode() + target + b" HTTP/1.1", f"host: {host}:{port}".encode()]
     head += [f"{k}: {v}".encode() for k, v in headers.items()]
@@ -313,3 +323,28 @@ def test_another_method_on_a_served_path_is_no_route(
         zip(asked, statuses, strict=True)
     )
     assert model.targets == []
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {**GEMINI_BODY, "tools": [{"googleSearch": {}}]},
+        {**GEMINI_BODY, "cachedContent": "cachedContents/agents-tools"},
+        {**GEMINI_BODY, "generation_config": {"candidate_count": 2}},
+        {**GEMINI_BODY, "model": "gemini-2.5-pro"},
+    ],
+    ids=["server tool", "cached content", "snake case", "a model of its own"],
+)
+def test_a_gemini_request_the_proxy_could_not_read_whole_never_leaves(
+    model: ScriptedModelServer, tmp_path: Path, fields: dict[str, Any]
+) -> None:
+    target = b"/v1beta/models/gemini-2.5-flash:generateContent"
+
+    async def agent(grant: Grant) -> int:
+        return await send(grant, "POST", target, {"x-goog-api-key": grant.key}, fields)
+
+    status, trace = through_proxy(providers_for(model, tmp_path), agent, Allowance())
+    assert status == 400
+    assert model.targets == []
+    (call,) = trace.proxy_calls
+    assert call.status == 400 and call.error is not None
