@@ -206,3 +206,13 @@ def test_the_agents_own_data_may_have_keys_in_snake_case() -> None:
     inline = {"inlineData": {"mime_type": "image/png", "data": "iVBOR"}}
     pictured = {"contents": [{"role": "user", "parts": [inline]}]}
     assert "`mime_type`" in (WHOLE.unobserved(pictured) or "")
+
+
+def test_data_in_a_function_s_result_is_held_as_data_elsewhere_is() -> None:
+    """A result's own parts: an image there in snake case is refused as a field, and in
+    either spelling it is data `max-cost-usd` cannot bound."""
+    picture = {"inline_data": {"mime_type": "image/png", "data": "iVBOR"}}
+    result = {"functionResponse": {"name": "draw", "response": {}, "parts": [picture]}}
+    body = {"contents": [*ASKED["contents"], {"role": "user", "parts": [result]}]}
+    assert "`inline_data`" in (WHOLE.unobserved(body) or "")
+    assert worst_case.unbounded(Kind.gemini, body) is not None

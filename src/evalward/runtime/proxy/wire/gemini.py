@@ -242,11 +242,12 @@ def unbounded_part(value: object, depth: int = 0) -> str | None:
     its bytes."""
     if depth > _MAX_DEPTH or not isinstance(value, dict | list):
         return None
-    if isinstance(value, dict):
-        if value.get("fileData") is not None:
+    if isinstance(value, dict):  # either spelling, however deep: a result's parts hold data too
+        if value.get("fileData", value.get("file_data")) is not None:
             return "a `fileData` part, a file the provider reads by its URI"
-        if value.get("inlineData") is not None:
-            kind = str(mapping(value.get("inlineData")).get("mimeType"))[:60]
+        data = value.get("inlineData", value.get("inline_data"))
+        if data is not None:
+            kind = str(mapping(data).get("mimeType", mapping(data).get("mime_type")))[:60]
             return f"an `inlineData` part of type {kind!r}, read by its pixels, pages or seconds"
     for item in value if isinstance(value, list) else value.values():
         found = unbounded_part(item, depth + 1)
@@ -257,12 +258,17 @@ def unbounded_part(value: object, depth: int = 0) -> str | None:
 
 def _snake_case(body: Mapping[str, Any]) -> str | None:
     """The first field of `SNAKE_CASE` where the request's structure has it: the body, its
-    `generationConfig`, a tool, a part of `contents` or `systemInstruction` and the file or
-    data in it. A tool's schema, a call's arguments and a result are the agent's own data,
-    whose keys are not fields."""
+    `generationConfig`, a tool, a part of `contents` or `systemInstruction` (or of a
+    function's result) and the file or data in it. A tool's schema, a call's arguments and a
+    result's `response` are the agent's own data, whose keys are not fields."""
     config = mapping(body.get("generationConfig"))
     contents = [*items(body.get("contents")), mapping(body.get("systemInstruction"))]
     parts = [part for content in contents for part in items(content.get("parts"))]
+    parts += [  # a function's result may hold parts of its own (an image it made)
+        inner
+        for part in parts
+        for inner in items(mapping(part.get("functionResponse")).get("parts"))
+    ]
     media = [mapping(part.get(key)) for part in parts for key in ("inlineData", "fileData")]
     places = [body, config, *items(body.get("tools")), *parts, *media]
     return next((str(key) for place in places for key in place if key in SNAKE_CASE), None)
