@@ -177,6 +177,7 @@ metadata: {{ name: helper }}
 spec:
   models: [openai/gpt-4.1-mini]
   system: "{said}"
+  maxTokens: 100
 """
 
 
@@ -186,17 +187,18 @@ of a sentence's at $0.002."""
 
 
 def costly_then(repo: GitRepo, tip: dict[str, str]) -> str:
-    """Main's helper with a 40,000-character prompt and fixtures f0 and f1 (one rep each,
-    both must pass), then main commits `tip`. Returns the old commit."""
+    """Main's helper with a 40,000-character prompt and fixtures f0, f0b and f1 (one rep
+    each, one run at a time, all must pass), then main commits `tip`. Returns the old
+    commit."""
     old = repo.commit(
         "suite",
         {
             "evalward.yaml": PRICED,
             "agent.yaml": inline("v1", 40_000),
             "eval.yaml": helper_eval(
-                "execution: { repsPerFixture: 1 }", "scoring: { passThreshold: 1.0 }"
+                "execution: { repsPerFixture: 1, parallel: 1 }", "scoring: { passThreshold: 1.0 }"
             ),
-            "fixtures.yaml": "---\n".join(FIXTURE.format(name=name) for name in ("f0", "f1")),
+            "fixtures.yaml": "---\n".join(FIXTURE.format(name=name) for name in COSTLY),
             ".gitignore": ".evalward/\n",
         },
     )
@@ -207,12 +209,15 @@ def costly_then(repo: GitRepo, tip: dict[str, str]) -> str:
 def script_costly(model: ScriptedModelServer) -> None:
     """Every version of the helper is right, but the pull request's (v2) on f1."""
     for version in ("v1", "v3"):
-        scripted(model, version, {"f0": [True] * 4, "f1": [True] * 4})
-    scripted(model, "v2", {"f0": [True] * 4, "f1": [False] * 4})
+        scripted(model, version, {name: [True] * 4 for name in COSTLY})
+    scripted(model, "v2", {"f0": [True] * 4, "f0b": [True] * 4, "f1": [False] * 4})
 
 
-BUDGET = {"max-cost-usd": "0.25", "allow-incomplete": "true", "cache": "off"}
-"""Holds f0's runs on both sides at the old prompt's cost ($0.20), not f1's beside them."""
+COSTLY = ("f0", "f0b", "f1")
+BUDGET = {"max-cost-usd": "0.45", "allow-incomplete": "true", "cache": "off"}
+"""Holds f0's and f0b's runs on both sides at the old prompt's cost ($0.40), not f1's beside
+them; and one call of the old prompt at its worst ($0.42: its 40,000 characters as as many
+tokens, 2,000 more and its 100 output tokens), which each call holds while in flight."""
 
 
 def test_a_branch_point_where_the_agent_cost_more_does_not_excuse_the_fixture_it_breaks(

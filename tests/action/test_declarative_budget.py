@@ -15,7 +15,7 @@ import pytest
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer, text, tool_call
 from support.actionrun import gate_pull_request
-from support.answered import AGENT, FIXTURE, commit_suite, helper_eval, scripted
+from support.answered import AGENT, BOUNDED_AGENT, FIXTURE, commit_suite, helper_eval, scripted
 from support.clirun import evalward
 from support.gitrepo import GitRepo
 
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.hostile
 ONE_REP = helper_eval("execution: { repsPerFixture: 1 }")
 
 LOOPING_AGENT = (
-    AGENT.format(version="v2")
+    BOUNDED_AGENT.format(version="v2")
     + """\
   maxTurns: 200
   tools:
@@ -55,8 +55,10 @@ SPENT = {"max-model-calls": "model_calls", "max-cost-usd": "cost_usd"}
     ("inputs", "refusal"),
     [
         ({"max-model-calls": "5"}, "the job's model-call budget is spent"),
-        # a run is estimated at ~$0.00025 (a 150-token answer); each call costs $0.000012
-        ({"max-cost-usd": "0.00055"}, "the job's cost budget is spent"),
+        # a run is estimated at ~$0.0002 (a 100-token answer); each call costs $0.000012,
+        # and holds about $0.0011 while in flight (2,000 tokens more than its request's
+        # bytes, and its 100 output tokens): the pings fit while what is left holds that
+        ({"max-cost-usd": "0.002"}, "the job's cost budget cannot hold this call"),
     ],
 )
 def test_a_declarative_agent_that_loops_on_a_tool_is_stopped_at_the_budget(
@@ -69,7 +71,7 @@ def test_a_declarative_agent_that_loops_on_a_tool_is_stopped_at_the_budget(
 ) -> None:
     """The head's run may make the one call the base's agent is estimated at; the rest of
     the budget is what its pings draw from, and the first past it is never sent."""
-    base = commit_suite(repo, ONE_REP, ["f0"])
+    base = commit_suite(repo, ONE_REP, ["f0"], BOUNDED_AGENT)
     repo.branch("change")
     head = repo.commit("a looping agent", {"agent.yaml": LOOPING_AGENT})
     scripted(model, "v1", {"f0": [True]})

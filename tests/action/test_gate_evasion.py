@@ -945,16 +945,21 @@ def inflated_tool(prompt: str) -> str:
     return SUPPORT_BOT.format(prompt=prompt).replace('{ status: shipped, eta: "2026-11-25" }', big)
 
 
-PRICED = "pricing:\n  openai/gpt-test: { input: 1, output: 1 }\n"
-"""$1 a million tokens: the support bot's runs are estimated at about $0.001 as the base
-defines it, and $0.10 each with a 400 KB tool result."""
+PRICED = "pricing:\n  openai/gpt-test: { input: 1, output: 0.01 }\n"
+"""$1 a million tokens read: the support bot's runs are estimated at about $0.001 as the base
+defines it, and $0.10 each with a 400 KB tool result. Its output is cheap, so that a call
+held at its worst while in flight (the 128,000 tokens an agent without `maxTokens` may
+write) holds little more than what it reads: about $0.004 of the base's, $0.40 of a call
+that reads the 400 KB result."""
 
 
 def test_a_costlier_head_agent_cannot_push_the_bases_fixtures_out_of_the_budget(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
 ) -> None:
     """Estimated from the head's agent, order-status (high) would fit $0.15 and the
-    regressing greeting (low) not: the base's runs are estimated from the base's agent."""
+    regressing greeting (low) not: the base's runs are estimated from the base's agent, and
+    every run is kept. The head's calls that read the 400 KB result may cost $0.40 at their
+    worst, which the budget cannot hold: they are refused, and their runs are errors."""
     repo.commit("prices", {"evalward.yaml": PRICED})
     base, head = hostile_pr(repo, github, {"agents/support-bot.yaml": inflated_tool(HEAD_PROMPT)})
     script_model(model, head_greets_well=False)
@@ -963,9 +968,12 @@ def test_a_costlier_head_agent_cannot_push_the_bases_fixtures_out_of_the_budget(
         repo, github, base, head, env, **{"max-cost-usd": "0.15", "allow-incomplete": "true"}
     )
 
-    body = assert_fails_below_threshold(run, github)
+    assert (run.returncode, run.outputs["result"]) == (1, "fail"), run.stdout + run.stderr
     assert run.results()["skippedRuns"] == []
-    assert "skipped by the budget" not in body
+    assert "skipped by the budget" not in comment(github)
+    heads = [f for f in run.results()["fixtures"] if f["side"] == "head"]
+    assert {f["fixture"] for f in heads} == {"greeting", "order-status"}
+    assert all(f["status"] == "error" and f["budget_refused"] for f in heads), heads
 
 
 def test_control_an_honest_costlier_head_agent_within_the_bases_budget_passes(
@@ -973,7 +981,7 @@ def test_control_an_honest_costlier_head_agent_within_the_bases_budget_passes(
 ) -> None:
     """The same bigger tool on a head that greets well: the base's fixtures fit the budget
     as the base defines them, so every one runs and the gate passes, with no
-    allow-incomplete."""
+    allow-incomplete; the budget holds the call that reads the 400 KB result at its worst."""
     repo.commit("prices", {"evalward.yaml": PRICED})
     base, _ = make_pr(repo, github)
     head = repo.commit(
@@ -982,7 +990,7 @@ def test_control_an_honest_costlier_head_agent_within_the_bases_budget_passes(
     github.pulls[7].head_sha = head
     script_model(model, head_greets_well=True)
 
-    run = gate(repo, github, base, head, env, **{"max-cost-usd": "0.15"})
+    run = gate(repo, github, base, head, env, **{"max-cost-usd": "0.45"})
 
     assert run.returncode == 0, run.stdout + run.stderr
     assert run.outputs["result"] == "pass"

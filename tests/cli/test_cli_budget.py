@@ -118,7 +118,9 @@ def test_a_cost_budget_counts_the_system_prompt_a_system_file_holds(
     the estimate counts the file as the run sends it, so a budget of one and a half runs
     keeps the critical fixture and skips the other, and the job spends within it. Counted
     as the few tokens of an inline prompt, both fitted, and the job spent twice what one
-    run may."""
+    run may. The call kept is held at its worst (the prompt's 40 KB as 40,000 tokens and
+    the 128,000 an agent without `maxTokens` may write), which the budget cannot hold: it
+    is refused, never sent."""
     suite(repo)
     prompted = AGENT.replace(
         "  system: You are a helper. Answer in one sentence.\n", "  systemFile: prompt.md\n"
@@ -135,7 +137,9 @@ def test_a_cost_budget_counts_the_system_prompt_a_system_file_holds(
     assert spending["actual"]["costUsd"] <= 1.5 * call_usd
     assert [f["fixture"] for f in results(tmp_path / "out")["fixtures"]] == ["zzz-top"]
     assert [r["fixture"] for r in results(tmp_path / "out")["skippedRuns"]] == ["aaa-low"]
-    assert len(model.requests) == 1
+    (kept,) = results(tmp_path / "out")["fixtures"]
+    assert kept["budget_refused"] and "cannot hold this call" in kept["message"], kept
+    assert len(model.requests) == 0
 
 
 def test_a_budget_that_is_not_a_positive_number_is_refused(

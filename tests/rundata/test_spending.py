@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalward.rundata.spending import Allowance, Spent
+from evalward.rundata.spending import Allowance, OwnCalls, Spent
 
 pytestmark = pytest.mark.unit
 
@@ -48,3 +48,33 @@ def test_a_grading_call_holds_against_the_whole_budget_and_nothing_under_a_mock(
     allowance.release(0.4)
     mocked = Allowance(max_cost_usd=0.1, budget_usd=0.1)
     assert mocked.hold(5.0) is None and mocked.held_usd == 0.0
+
+
+def test_evalwards_own_calls_hold_their_worst_counted_ones_against_the_whole_budget() -> None:
+    """A declarative agent's call the estimate counted holds its worst against the whole
+    `max-cost-usd`, beside what the job spent; one past them draws on what the estimate
+    left. A call cut as its run ends is spent at what it held, in what the job spent too."""
+    job = Spent()
+    allowance = Allowance(max_cost_usd=0.3, budget_usd=1.0, job=job)
+    calls = OwnCalls(allowance, counted=1)
+    assert calls.admit(0.8) is None  # counted: the whole $1.00 holds it
+    assert allowance.held_usd == 0.8
+    calls.spend(0.1)
+    assert (allowance.cost_usd, allowance.held_usd) == (0.0, 0.0)  # the job's Spent counts it
+    refusal = calls.admit(0.4)  # past the estimate: the $0.30 it left cannot hold it
+    assert refusal is not None and "cannot hold this call" in refusal
+    assert calls.admit(0.25) is None
+    calls.cut()
+    assert (allowance.cost_usd, allowance.held_usd) == (0.25, 0.0)
+    assert (job.calls, job.cost_usd, job.calls_by) == (1, 0.25, {"agent": 1})
+
+
+def test_without_a_dollar_budget_evalwards_own_calls_hold_nothing() -> None:
+    """Under `max-model-calls` alone a call is counted, never held nor charged when cut."""
+    job = Spent()
+    allowance = Allowance(max_calls=5, job=job)
+    calls = OwnCalls(allowance, counted=0, purpose="user")
+    assert calls.admit(0.8) is None
+    assert (allowance.calls, allowance.held_usd) == (1, 0.0)
+    calls.cut()
+    assert (allowance.cost_usd, job.calls) == (0.0, 0)

@@ -32,6 +32,12 @@ spec:
 """
 
 
+BOUNDED_AGENT = AGENT + "  maxTokens: 100\n"
+"""The helper with an output limit: under `max-cost-usd` each of its calls holds its cost at
+its worst until its reply, 100 tokens written at most where the unbounded one is held for
+128,000 (about $0.20 a call at gpt-4.1-mini's price)."""
+
+
 def helper_eval(*settings: str) -> str:
     """The helper's Eval over the fixtures labelled `agent: helper`, with more `spec` lines."""
     return eval_for("helper", by_label("helper"), *settings)
@@ -40,12 +46,12 @@ def helper_eval(*settings: str) -> str:
 ADAPTIVE_EVAL = helper_eval("execution: { reps: { min: 2, max: 8 } }")
 
 
-def commit_suite(repo: GitRepo, eval_yaml: str, names: list[str]) -> str:
-    """The suite at version v1 with fixtures `names`, committed: its commit."""
+def commit_suite(repo: GitRepo, eval_yaml: str, names: list[str], agent: str = AGENT) -> str:
+    """The suite at version v1 with fixtures `names` (and `agent`), committed: its commit."""
     return repo.commit(
         "suite",
         {
-            "agent.yaml": AGENT.format(version="v1"),
+            "agent.yaml": agent.format(version="v1"),
             "eval.yaml": eval_yaml,
             "fixtures.yaml": "---\n".join(FIXTURE.format(name=name) for name in names),
             ".gitignore": ".evalward/\n",

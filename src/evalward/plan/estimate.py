@@ -15,12 +15,14 @@ prompt is what its agent sends, a `systemFile`'s as long as the file in its side
 What the estimate leaves of the budget is the `Allowance` of the calls that cannot be
 estimated: those bring-your-own agents (and command tools) make through the model proxy,
 and a declarative agent's past the ones its run's estimate counted (`OwnCalls`). Each is
-counted as it happens, and the first one past it is refused. An estimate is a guess: under
-`max-cost-usd` no agent's call is sent once what the job's calls actually cost has reached
-the budget, counted here or not (`Allowance.spent_out`). A simulated user's calls are
-estimated at their most (one per turn the conversation can reach), but what they read
-grows with what the agent says: their share stays in the allowance, and each call is
-counted against it as it is made, so the budget stops a conversation that outgrows it.
+counted as it happens, holding its cost at its worst until its reply, and the first one past
+it is refused; a call the estimate counted holds its worst against the whole budget. An
+estimate is a guess: under `max-cost-usd` no agent's call is sent once what the job's calls
+actually cost has reached the budget, counted here or not (`Allowance.spent_out`). A
+simulated user's calls are estimated at their most (one per turn the conversation can
+reach), but what they read grows with what the agent says: their share stays in the
+allowance, and each call is counted against it as it is made, so the budget stops a
+conversation that outgrows it.
 
 Over budget, what runs is decided from the base's definitions alone (`trim_to_budget`).
 """

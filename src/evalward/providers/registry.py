@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -32,13 +33,7 @@ from evalward.providers.retry import RetryPolicy
 from evalward.providers.vendor_api import VendorApi
 from evalward.resources.repo_config import load_config
 from evalward.rundata.cache_mode import CacheMode
-from evalward.rundata.spending import (
-    CALL_TOKENS,
-    GRADING,
-    UNSTATED_OUTPUT_TOKENS,
-    Ceiling,
-    Spent,
-)
+from evalward.rundata.spending import GRADING, Ceiling, Spent, worst_usage
 from evalward.rundata.trace import Usage
 
 if TYPE_CHECKING:
@@ -131,12 +126,13 @@ class MeteredProvider:
         self,
         request: ChatRequest,
         *,
-        before_call: Callable[[], None] | None = None,
+        before_call: Callable[[float], None] | None = None,
         admitted: bool = False,
     ) -> ChatResponse:
         """The reply, from the cache or the provider; `before_call` runs only when the
-        provider is to be called (a budget that may refuse it by raising), and the call is
-        held to the ceiling, but where its caller `admitted` it already (the model proxy)."""
+        provider is to be called, given the call's cost at its worst (`worst_usd`: a budget
+        that holds it, or refuses the call by raising), and the call is held to the
+        ceiling, but where its caller `admitted` it already (the model proxy)."""
         key = None
         if self._cache is not None:
             key = self._cache.key(self.identity, request)
@@ -144,7 +140,7 @@ class MeteredProvider:
             if hit is not None:
                 return hit
         if before_call is not None:
-            before_call()
+            before_call(self.worst_usd(request))
         refused = None if admitted else self.ceiling.admit()
         if refused is not None:
             raise ProviderUnavailable(refused)  # like an outage, it says nothing of the agent
@@ -162,20 +158,33 @@ class MeteredProvider:
             self._cache.put(key, response)
         return response
 
+    def worst_usd(self, request: ChatRequest) -> float:
+        """What `request` can cost at its worst (`spending.worst_usage`): its messages' and
+        tools' bytes as input tokens, and the output limit it is sent with written whole
+        (Anthropic's default where it names none); on Anthropic, a request whose parts mark
+        `cache_control` reads each token at most as a one-hour cache's write costs, as the
+        model proxy counts it (`wire.worst_case`). 0.0 for a model with no price."""
+        sent = [dataclasses.asdict(m) for m in request.messages]
+        sent += [dataclasses.asdict(t) for t in request.tools]
+        size = len(json.dumps(sent, ensure_ascii=False, default=str).encode())
+        limit, usage = request.max_tokens, None
+        if isinstance(self.inner, anthropic.AnthropicProvider):
+            usage = worst_usage(size, limit or anthropic.DEFAULT_MAX_TOKENS)
+            if any("cache_control" in part for m in request.messages for part in m.parts):
+                read = math.ceil(usage.input_tokens * anthropic.CACHE_WRITE_1H_PRICE)
+                usage = Usage(input_tokens=read, output_tokens=usage.output_tokens)
+        usage = usage or worst_usage(size, limit)
+        return self.priced_usage(request.model, usage).cost_usd or 0.0
+
     def _hold(self, request: ChatRequest) -> float:
         """What a grading call holds of `max-cost-usd` until its reply, its cost at its worst
-        (its request's bytes as input tokens, its `max_tokens` as output): a judge reads the
-        run it grades, whose length the agent decides. BudgetRefusal when the budget cannot
-        hold it; 0.0 for any other call, or without a budget."""
+        (`worst_usd`): a judge reads the run it grades, whose length the agent decides.
+        BudgetRefusal when the budget cannot hold it; 0.0 for any other call, or without a
+        budget."""
         budget = self.ceiling.budget
         if budget is None or request.labels.purpose not in GRADING:
             return 0.0
-        sent = [dataclasses.asdict(m) for m in request.messages]
-        sent += [dataclasses.asdict(t) for t in request.tools]
-        read = len(json.dumps(sent, ensure_ascii=False, default=str).encode()) + CALL_TOKENS
-        wrote = min(request.max_tokens or UNSTATED_OUTPUT_TOKENS, UNSTATED_OUTPUT_TOKENS)
-        usage = Usage(input_tokens=read, output_tokens=wrote)
-        worst = self.priced_usage(request.model, usage).cost_usd or 0.0
+        worst = self.worst_usd(request)
         before = budget.held_usd
         refusal = budget.hold(worst)
         if refusal is not None:

@@ -245,7 +245,13 @@ class AgentSpec(Model):
     )
     temperature: float | None = Field(default=None, ge=0, le=2)
     max_turns: int = Field(default=10, ge=1, le=200)
-    max_tokens: int | None = Field(default=None, ge=1)
+    max_tokens: int | None = Field(
+        default=None,
+        ge=1,
+        description="The most a call may write. Under `max-cost-usd` each call holds its cost "
+        "at its worst while in flight, this output included (128,000 tokens where none is "
+        "set), and is not sent where the budget cannot hold it.",
+    )
     runtime: AgentRuntime | None = None
     watch: list[str] = Field(
         default_factory=list,

@@ -25,6 +25,17 @@ GRADING = frozenset({"judge", "pairwise"})
 """The purposes of the calls that grade a run, which the plan's estimate counts ahead and
 `max-cost-usd` holds, while the runs are under way, at their worst (`Ceiling.budget`)."""
 
+
+def worst_usage(read_bytes: int, output_limit: int | None) -> Usage:
+    """The most a call can use, read from its request before it is sent: every byte it sends
+    read as a token (a token covers at least one byte of text, and the JSON around the text is
+    longer than the few tokens each message adds), `CALL_TOKENS` more for what the provider
+    adds, and its output limit written whole (`UNSTATED_OUTPUT_TOKENS` where it names none,
+    and at most that). What `max-cost-usd` holds for a call in flight, whoever makes it."""
+    output = min(output_limit or UNSTATED_OUTPUT_TOKENS, UNSTATED_OUTPUT_TOKENS)
+    return Usage(input_tokens=read_bytes + CALL_TOKENS, output_tokens=output)
+
+
 PROXY_CALLS_PER_RUN = 200
 """Model calls one fixture run's programs may make through the model proxy (as many as a
 declarative agent's largest `maxTurns`). The judges share the provider's rate limits with
@@ -201,9 +212,9 @@ class Allowance:
             f"${worst_usd:.4f} (what its request can make the model read, and the output "
             f"it may write), and ${max(left - self.held_usd, 0.0):.4f} of the budget is "
             f"left beside ${self.held_usd:.4f} held for the calls in flight (max-cost-usd); "
-            "give the call a smaller output limit (max_tokens, max_completion_tokens, "
-            "max_output_tokens) or a shorter prompt, make fewer calls at once, or raise "
-            "max-cost-usd"
+            "give the call a smaller output limit (a declarative agent's maxTokens; a "
+            "request's max_tokens, max_completion_tokens, max_output_tokens) or a shorter "
+            "prompt, make fewer calls at once, or raise max-cost-usd"
         )
 
     def spend(self, cost_usd: float | None, held_usd: float = 0.0) -> None:
@@ -221,36 +232,77 @@ class Allowance:
         unreached)."""
         self.held_usd = max(self.held_usd - held_usd, 0.0)
 
+    def cut(self, held_usd: float, purpose: str = "agent", *, drawn: bool = True) -> None:
+        """Count a call cut before its reply came (its run ended) at the `held_usd` it held:
+        it was sent, and what it cost is unknown but at most that. It is spent here where it
+        drew on what the estimate left (`drawn`), and counted in what the job spent either
+        way, so the figure results.json reports is the one `max-cost-usd` counted."""
+        if not held_usd:
+            return
+        if drawn:
+            self.spend(held_usd, held_usd)
+        else:
+            self.release(held_usd)
+        if self.job is not None:
+            self.job.add(Usage(cost_usd=held_usd), purpose)
+
 
 @dataclass
 class OwnCalls:
-    """One run's calls of a declarative agent, which evalward makes itself: the first
-    `counted` are those the plan's estimate counted for the run (`budget_estimate`), already
-    taken from the budget; each past them draws from the `Allowance`, as a call through the
-    model proxy does, so a pull request's `maxTurns` cannot spend past `max-model-calls`.
-    None of them is sent once the job has spent `max-cost-usd` (`Allowance.spent_out`): a
-    counted call costs what the model reads, not what the estimate said. A run's calls are
-    made one at a time: a reply's cost is the last call's."""
+    """The calls evalward makes itself for one run: a declarative agent's, or a simulated
+    user's. The first `counted` are those the plan's estimate counted for the run
+    (`budget_estimate`), already taken from the budget: each holds its worst cost against the
+    whole `max-cost-usd` until its reply, as a judge's does (`Allowance.hold`). Each past
+    them draws from the `Allowance` and holds its worst there, as a call through the model
+    proxy does, so a pull request's `maxTurns` cannot spend past the budget, nor can runs in
+    flight at once each start a costly call when little is left. None is sent once the job
+    has spent `max-cost-usd` (`Allowance.spent_out`): a counted call costs what the model
+    reads, not what the estimate said. A run's calls are made one at a time: what is held is
+    the last call's."""
 
     allowance: Allowance
     counted: int
     made: int = 0
+    purpose: str = "agent"
+    """Whose calls these are in what the job spent (`Spent.calls_by`): `agent` or `user`."""
+    held_usd: float = 0.0
+    """What the call in flight holds of the budget (`worst_usd`, as admitted)."""
+    _drawn: bool = False
 
-    def admit(self) -> str | None:
-        """Count one call about to be sent, or say why it is refused."""
-        if self.made < self.counted:
-            refusal = self.allowance.spent_out()
-        else:
-            refusal = self.allowance.admit(None)
+    def admit(self, worst_usd: float = 0.0) -> str | None:
+        """Count one call about to be sent and hold `worst_usd`, the most it can cost, until
+        its reply settles it (nothing where no dollars are counted); or say why it is
+        refused."""
+        drawn = self.made >= self.counted
+        allowance = self.allowance
+        worst_usd = 0.0 if allowance.max_cost_usd is None else worst_usd
+        before = allowance.held_usd
+        refusal = allowance.admit(None, worst_usd) if drawn else allowance.hold(worst_usd)
         if refusal is not None:
             return refusal
         self.made += 1
+        self.held_usd, self._drawn = self.allowance.held_usd - before, drawn
         return None
 
     def spend(self, cost_usd: float | None) -> None:
-        """Count the last call's cost, when it drew from the allowance."""
-        if self.made > self.counted:
-            self.allowance.spend(cost_usd)
+        """The last call's reply: counted at its cost where it drew from the allowance, in
+        place of what it held (a counted call's cost is counted in what the job spent)."""
+        held, self.held_usd = self.held_usd, 0.0
+        if self._drawn:
+            self.allowance.spend(cost_usd, held)
+        else:
+            self.allowance.release(held)
+
+    def release(self) -> None:
+        """No reply came for the last call (its provider refused it, or was not reached):
+        what it held is given back."""
+        self.allowance.release(self.held_usd)
+        self.held_usd = 0.0
+
+    def cut(self) -> None:
+        """The last call was cut before its reply (the run ended): counted at what it held."""
+        self.allowance.cut(self.held_usd, self.purpose, drawn=self._drawn)
+        self.held_usd = 0.0
 
 
 @dataclass

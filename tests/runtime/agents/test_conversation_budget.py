@@ -135,3 +135,32 @@ def test_max_model_calls_stops_a_simulated_user_once_the_agents_calls_used_the_b
     assert len(model.requests) == 4
     assert result["trace"]["user_calls"] == 2
     assert [s["turn"] for s in result["trace"]["steps"] if s["type"] == "input"] == [1, 2]
+
+
+def test_max_cost_usd_holds_a_simulated_users_call_at_its_worst_before_it_is_sent(
+    repo: GitRepo, model: ScriptedModelServer
+) -> None:
+    """The user's first reply costs $0.003 (2,000 tokens read, 1,000 written) of a $0.005
+    budget: counted only once its reply arrived, the second was sent all the same and the
+    job spent $0.006. Held at its worst (what its request's bytes and 2,000 tokens more can
+    make it read, and its 1,024 output tokens: about $0.004), it does not fit beside what
+    was spent, and it is never sent."""
+    repo.commit(
+        "talker",
+        {"agents.yaml": RESOURCES.format(agent=DECLARATIVE), "evalward.yaml": PRICES},
+    )
+    model.script(
+        user_said,
+        *[text("I want a refund.", prompt_tokens=2_000, completion_tokens=1_000)] * 4,
+    )
+    model.script(lambda body: body.get("model") == "gpt-agent", text("Let me check."))
+
+    code, results, said = run(repo, model, "--max-cost-usd", "0.005")
+
+    assert code != 0, said
+    assert results["run"]["spent"]["cost_usd"] <= 0.005, results["run"]["spent"]
+    (result,) = results["fixtures"]
+    assert result["status"] == "error" and result["budget_refused"], said
+    assert "the job's cost budget cannot hold this call" in result["message"]
+    assert "(max-cost-usd)" in result["message"]
+    assert len([r for r in model.requests if user_said(r)]) == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import replace
 
@@ -135,9 +136,12 @@ async def _complete(
     failures: list[str] = []
     outage = True
 
-    def admit() -> None:
-        """Run only when a provider is to be called: a reply from the cache is free."""
-        if budget is not None and (refusal := budget.admit()) is not None:
+    mocked = providers.override is not None  # a mock script's replies are free
+
+    def admit(worst_usd: float = 0.0) -> None:
+        """Run only when a provider is to be called (a reply from the cache is free), with
+        the call's cost at its worst, which the budget holds until its reply."""
+        if budget is not None and (refusal := budget.admit(0.0 if mocked else worst_usd)):
             raise _Refused(refusal)
 
     while models:
@@ -156,7 +160,13 @@ async def _complete(
             trace.budget_refused = True
             trace.add(StepType.error, content=f"a model call was refused: {refused}")
             return None
+        except asyncio.CancelledError:  # the run ended with the call in flight
+            if budget is not None:
+                budget.cut()
+            raise
         except ProviderError as exc:
+            if budget is not None:
+                budget.release()
             failures.append(f"{model_id}: {exc}")
             outage = outage and isinstance(exc, ProviderUnavailable)
             models.pop(0)
@@ -172,8 +182,8 @@ async def _complete(
             continue
         if response.cached:
             trace.cache_hits += 1
-        elif budget is not None and providers.override is None:  # a mock script's is free
-            budget.spend(response.usage.cost_usd)
+        elif budget is not None:
+            budget.spend(0.0 if mocked else response.usage.cost_usd)
         return model_id, response, (time.monotonic() - started) * 1000
     trace.add(StepType.error, content="; ".join(failures) or "no model to call")
     trace.provider_unavailable = bool(failures) and outage

@@ -1,8 +1,9 @@
 """The simulated user of a conversation: a model call like any other, playing a persona.
 
 It is asked through the run's providers, so its calls are priced, counted in what the run
-spent, metered against the job's budget as they are made (the `Allowance`: a call past
-`max-model-calls` or `max-cost-usd` is refused, and the run ends as an error saying so),
+spent, metered against the job's budget as they are made (the `Allowance`: each holds its
+cost at its worst until its reply, and a call past `max-model-calls` or one `max-cost-usd`
+cannot hold is refused, and the run ends as an error saying so),
 cached (the same conversation so far and the same settings give the same reply, on either
 side) and answered by a mock script's `purpose: user` entries. It sees only what the
 agent said, never its tool calls. It ends the conversation by writing `###STOP###` (as
@@ -16,6 +17,7 @@ an error, so the fixture can never pass on a user that did not speak.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from dataclasses import dataclass
 
@@ -28,7 +30,7 @@ from evalward.errors import (
 from evalward.providers.base import ChatMessage, ChatRequest, RunLabels
 from evalward.providers.registry import MeteredProvider, Providers
 from evalward.resources.conversation import SimulatedUser
-from evalward.rundata.spending import Allowance
+from evalward.rundata.spending import Allowance, OwnCalls
 from evalward.rundata.trace import Trace, Usage
 
 STOP = "###STOP###"
@@ -89,8 +91,9 @@ class UserSimulator:
         self.model_id = model_id
         self.providers = providers
         self.labels = dataclasses.replace(labels, purpose="user")
-        self.allowance = allowance
-        """The job's budget left to calls it meters as they are made (None: no budget)."""
+        self.calls = None if allowance is None else OwnCalls(allowance, 0, purpose="user")
+        """Its calls, each drawn from the job's budget left to the calls it meters as they
+        are made, holding its worst until its reply (None: no budget)."""
         self._said: list[str] = []
         self._heard: list[str] = []
 
@@ -120,13 +123,19 @@ class UserSimulator:
                 response = await provider.complete(request, before_call=self._admit)
             else:
                 response = await provider.complete(request)
+        except asyncio.CancelledError:  # the run ended with the call in flight
+            if self.calls is not None:
+                self.calls.cut()
+            raise
         except ProviderError as exc:
+            if self.calls is not None:
+                self.calls.release()
             raise UserUnavailable(
                 f"the simulated user ({self.model_id}) could not answer: {exc}",
                 outage=isinstance(exc, ProviderUnavailable),
             ) from None
-        if self.allowance is not None and not response.cached and not self.providers.override:
-            self.allowance.spend(response.usage.cost_usd)  # a mock script's reply is free
+        if self.calls is not None and not response.cached:
+            self.calls.spend(0.0 if self.providers.override else response.usage.cost_usd)
         trace.user_calls += 0 if response.cached else 1
         trace.user_usage = (trace.user_usage or Usage()) + response.usage
         text = response.content.strip()
@@ -146,10 +155,12 @@ class UserSimulator:
         self._said.append(text)
         return Said(text, done=False)
 
-    def _admit(self) -> None:
-        """Count the call about to be made against the budget, or stop the user: a reply
-        from the cache costs nothing and is never refused."""
-        refusal = self.allowance.admit(None) if self.allowance is not None else None
+    def _admit(self, worst_usd: float = 0.0) -> None:
+        """Count the call about to be made against the budget, holding `worst_usd` (the
+        most it can cost) until its reply, or stop the user: a reply from the cache costs
+        nothing and is never refused, and a mock script's is free."""
+        worst = 0.0 if self.providers.override else worst_usd
+        refusal = self.calls.admit(worst) if self.calls is not None else None
         if refusal is not None:
             raise UserUnavailable(
                 f"the simulated user ({self.model_id}) was stopped: {refusal}", refused=True

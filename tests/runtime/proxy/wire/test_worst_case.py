@@ -8,11 +8,10 @@ from typing import Any
 
 import pytest
 
+from evalward.rundata.spending import CALL_TOKENS, UNSTATED_OUTPUT_TOKENS
 from evalward.runtime.proxy.wire.base import Kind
 from evalward.runtime.proxy.wire.worst_case import (
-    CALL_TOKENS,
     IMAGE_TOKENS,
-    UNSTATED_OUTPUT_TOKENS,
     dearer_tier,
     unbounded,
     worst_usage,

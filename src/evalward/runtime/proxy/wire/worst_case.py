@@ -5,7 +5,8 @@ cannot together spend past what is left.
 Input is bounded by the request's size: every token a provider counts covers at least one
 byte of the text it was sent, and the JSON around that text is longer than the few tokens
 each message adds; beside it, each call is counted `CALL_TOKENS` for what a provider adds
-itself (the system prompt that comes with tools), and each image `IMAGE_TOKENS`, whatever
+itself (the system prompt that comes with tools; `spending.worst_usage`, the arithmetic
+evalward's own calls are held by too), and each image `IMAGE_TOKENS`, whatever
 its bytes (a small image costs more tokens than its bytes); an Anthropic request that marks
 anything `cache_control` is counted twice, what writing all of it to a one-hour cache costs.
 What a request names but does
@@ -28,7 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalward.providers.anthropic import CACHE_WRITE_1H_PRICE
-from evalward.rundata.spending import CALL_TOKENS, UNSTATED_OUTPUT_TOKENS
+from evalward.rundata import spending
 from evalward.rundata.trace import Usage
 from evalward.runtime.proxy.wire import gemini
 from evalward.runtime.proxy.wire.base import Kind
@@ -55,11 +56,11 @@ def worst_usage(kind: Kind, body: Mapping[str, Any], size: int) -> Usage:
     if kind in (Kind.gemini, Kind.gemini_stream):  # its limit is in its `generationConfig`
         stated_gemini = gemini.worst_output(body)
         limits = [] if stated_gemini is None else [stated_gemini]
-    output = min(max(limits, default=UNSTATED_OUTPUT_TOKENS), UNSTATED_OUTPUT_TOKENS)
-    read = size + CALL_TOKENS + IMAGE_TOKENS * _images(body)
-    if kind is Kind.messages and _caches(body):
-        read = math.ceil(read * CACHE_WRITE_1H_PRICE)  # each token may be written to a cache
-    return Usage(input_tokens=read, output_tokens=output)
+    usage = spending.worst_usage(size + IMAGE_TOKENS * _images(body), max(limits, default=None))
+    if kind is Kind.messages and _caches(body):  # each token may be written to a cache
+        read = math.ceil(usage.input_tokens * CACHE_WRITE_1H_PRICE)
+        return Usage(input_tokens=read, output_tokens=usage.output_tokens)
+    return usage
 
 
 def unbounded(kind: Kind, body: Mapping[str, Any]) -> str | None:
