@@ -347,3 +347,62 @@ def test_a_judge_asked_to_read_a_long_run_is_held_to_the_budget_at_its_worst(
     assert head_run["status"] == "error", head_run["status"]
     assert "the job's cost budget cannot hold this call" in json.dumps(head_run)
     assert (run.returncode, run.outputs["result"]) == (1, "fail")
+
+
+CUT_AGENT = """\
+import json, os, sys, urllib.request
+
+sys.stdin.readline()
+body = {
+    "model": "gpt-4.1-mini", "max_completion_tokens": 10000,
+    "messages": [{"role": "user", "content": "answer at your leisure"}],
+}
+request = urllib.request.Request(
+    os.environ["OPENAI_BASE_URL"] + "/chat/completions", data=json.dumps(body).encode(),
+    method="POST",
+)
+request.add_header("content-type", "application/json")
+request.add_header("authorization", "Bearer " + os.environ["OPENAI_API_KEY"])
+urllib.request.urlopen(request, timeout=600).read()
+print(json.dumps({"type": "final", "content": "the answer"}), flush=True)
+"""
+CUT_HELD_USD = 10_000 * 1.6 / 1e6
+"""What the call held for its output while in flight: its 10,000 tokens at gpt-4.1-mini's
+price, $0.016 (its input beside it, 2,000 tokens and its bytes, is less than a tenth)."""
+
+
+def test_a_whole_reply_cut_at_the_runs_end_is_spent_in_results_as_the_budget_counted_it(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """The head's agent waits for a whole reply the model never sends before the run's time
+    is up: the call is cut, and `max-cost-usd` counts it at the most it could cost (it was
+    sent, and what it cost is unknown). results.json's spending said $0 where the budget
+    had counted $0.017: it now says what the budget counted, and so does the call's record
+    in the run's trace."""
+    python, _ = agent_python()
+    suite = one_agent_suite(
+        "spender",
+        "ask",
+        command=f"[{python}, agent/spender.py]",
+        prompt="ask",
+        assertion="{ type: contains, value: answer }",
+    ).replace("  fixtures: [ask]\n", "  fixtures: [ask]\n  execution: { timeoutSeconds: 2 }\n")
+    base = repo.commit(
+        "the agent",
+        {"agents.yaml": suite, "agent/spender.py": BASE_AGENT, ".gitignore": ".evalward/\n"},
+    )
+    repo.branch("change")
+    head = repo.commit("wait", {"agent/spender.py": CUT_AGENT})
+    model.script("at your leisure", text("late", delay=600))  # answered only as it closes
+
+    run = gate_pull_request(repo, github, base, head, env, inputs(1.0))
+
+    document = json.loads((repo.path / ".evalward/out/results.json").read_text())
+    (head_run,) = [f for f in document["fixtures"] if f["side"] == "head"]
+    (cut,) = head_run["trace"]["proxy_calls"]
+    assert "the run ended before this call was answered" in cut["error"], cut
+    spent = document["run"]["spent"]
+    assert CUT_HELD_USD < spent["cost_usd"] < 1.1 * CUT_HELD_USD, spent
+    assert spent["model_calls"] == 1, spent
+    assert cut["usage"]["cost_usd"] == pytest.approx(spent["cost_usd"]), cut
+    assert (run.returncode, run.outputs["result"]) == (1, "fail")

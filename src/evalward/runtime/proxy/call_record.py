@@ -69,6 +69,9 @@ class Call:
     clock: float = field(default_factory=time.monotonic)
     model: str = ""
     streamed: bool = False
+    charged: Usage | None = None
+    """What a call cut before its reply is counted at (the most it could cost, which it held
+    while in flight): recorded with it as the run ends."""
 
     def record(
         self,

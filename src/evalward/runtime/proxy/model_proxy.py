@@ -200,7 +200,8 @@ class ModelProxy:
                     raise
                 uncancel()
                 message = "the run ended before this call was answered"
-                call.record(WireProblem.upstream.value.status, error=message, made=bool(call.model))
+                status = WireProblem.upstream.value.status
+                call.record(status, call.charged, error=message, made=bool(call.model))
                 return problem(call.api, WireProblem.upstream, message)
 
     async def _answer(

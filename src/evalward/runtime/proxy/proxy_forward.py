@@ -94,10 +94,13 @@ class MeteredForward:
     def unsettled(self, *, cut: bool) -> None:
         """A call no reply has settled: its hold given back (the provider refused it or was
         not reached), or, `cut` before its reply came, spent whole: what it cost is unknown,
-        and at most what it held."""
+        and at most what it held. A cut call is spent in what the job spent too, and its
+        record in the run's trace carries that cost (`Call.charged`): the spending
+        results.json reports is what the budget counted."""
         if self.allowance is not None and self.held_usd:
             if cut:
-                self.allowance.spend(self.held_usd, self.held_usd)
+                self.allowance.cut(self.held_usd)
+                self.call.charged = Usage(cost_usd=self.held_usd)
             else:
                 self.allowance.release(self.held_usd)
         self.held_usd = 0.0
