@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from fakes.model_server import ScriptedModelServer, text
+from scoring.test_judge_cannot_score import RESOURCES as CALIBRATED
 from support.answered import helper_eval
 from support.clirun import evalward
 from support.gitrepo import GitRepo
@@ -245,3 +246,43 @@ def test_allow_incomplete_without_a_budget_is_a_warning_and_the_run_goes_on(
         repo, model, tmp_path / "budgeted", "--allow-incomplete", "--max-model-calls", "9"
     )
     assert "--allow-incomplete is given" not in budgeted.stderr
+
+
+def test_a_judges_calibration_replay_is_held_to_the_budget_at_its_worst(
+    model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """A JudgeCalibration's examples are replayed before the runs, which the estimate does
+    not count: each replay is a judge's call, held at its worst against the whole
+    `--max-cost-usd` (its 60,000-character example as as many tokens, 2,000 more and 2,048
+    output tokens: $0.066 at $1 a million) and refused where the $0.05 cannot hold it. The
+    calibration cannot be computed, so the Eval is never passed."""
+    long = "LONG " + "x" * 60_000
+    scores = {f"CAND-1 {long}": 1.0, "CAND-2": 0.0, "CAND-3": 1.0, "CAND-4": 0.0}
+    examples = "".join(
+        f'    - {{ input: "sum?", candidateOutput: "{out}", humanScore: {score} }}\n'
+        for out, score in scores.items()
+    )
+    bounded = CALIBRATED.replace("  system: AGENT", "  maxTokens: 100\n  system: AGENT")
+    (tmp_path / "evals.yaml").write_text(bounded.replace("{examples}", examples))
+    (tmp_path / "evalward.yaml").write_text(
+        "pricing:\n  openai/judge: { input: 1, output: 1 }\n"
+        "  openai/agent: { input: 1, output: 1 }\n"
+    )
+    verdict = text(json.dumps({"score": 1.0, "confidence": 0.9, "summary": "s"}))
+    model.script("AGENT-PROMPT", text("answer: 4"))
+    model.script("CAL-RUBRIC", verdict)
+    model.script("JUDGE-RUBRIC", verdict)
+    out = tmp_path / "out"
+
+    done = evalward(
+        "run", str(tmp_path), "--no-history", "--no-cache", "--max-cost-usd", "0.05",
+        "--output-dir", str(out),
+        cwd=tmp_path, OPENAI_BASE_URL=model.base_url, OPENAI_API_KEY="sk-test",
+    )  # fmt: skip
+
+    assert done.returncode == 1, done.stderr
+    assert [body for body in model.requests if "LONG" in json.dumps(body)] == []
+    said = done.stdout + done.stderr
+    assert "calibration 'tutor-judge' could not be computed" in said, said
+    assert "a judge call was refused: the job's cost budget cannot hold this call" in said
+    assert results(out)["run"]["spent"]["cost_usd"] <= 0.05
