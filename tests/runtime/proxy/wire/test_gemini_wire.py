@@ -12,6 +12,7 @@ import pytest
 
 from evalward.http.sse import Event, EventReader
 from evalward.providers.base import ChatResponse, RunLabels, ToolCall
+from evalward.rundata.spending import UNSTATED_OUTPUT_TOKENS
 from evalward.rundata.trace import Usage
 from evalward.runtime.proxy.wire import FORMATS, worst_case
 from evalward.runtime.proxy.wire.base import Kind, SeenResult
@@ -145,7 +146,7 @@ def test_max_cost_usd_holds_max_output_tokens_and_refuses_what_bytes_do_not_boun
     held = worst_case.worst_usage(Kind.gemini, {**ASKED, **config}, 500)
     assert held.output_tokens == 300
     unstated = worst_case.worst_usage(Kind.gemini_stream, ASKED, 500)
-    assert unstated.output_tokens == worst_case.UNSTATED_OUTPUT_TOKENS
+    assert unstated.output_tokens == UNSTATED_OUTPUT_TOKENS
     for part in (
         {"fileData": {"mimeType": "application/pdf", "fileUri": "https://x/files/1"}},
         {"inlineData": {"mimeType": "video/mp4", "data": "AAAA"}},
