@@ -134,6 +134,14 @@ spec:
 
 
 def make_pr(repo: GitRepo, github: FakeGitHub) -> tuple[str, str]:
+    base, head = commit_pr(repo)
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+    return base, head
+
+
+def commit_pr(repo: GitRepo) -> tuple[str, str]:
+    """`make_pr`'s commits alone: the base, then on a branch `feature` the head that sharpens
+    the support bot's prompt (base, head), for a module that gates one change in every test."""
     base = repo.commit(
         "agents and evals",
         {
@@ -149,7 +157,6 @@ def make_pr(repo: GitRepo, github: FakeGitHub) -> tuple[str, str]:
         "sharpen the prompt",
         {"agents/support-bot.yaml": SUPPORT_BOT.format(prompt=HEAD_PROMPT)},
     )
-    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
     return base, head
 
 
