@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,7 +17,7 @@ from fakes.github_api import WORKFLOW_BOT, FakeGitHub
 from fakes.model_server import ScriptedModelServer
 from support.actionrun import pull_request_event, run_action
 from support.gitrepo import GitRepo
-from support.suite import make_pr, script_model
+from support.suite import Shared, make_pr, script_model, shared_pr
 
 pytestmark = pytest.mark.e2e
 
@@ -42,6 +43,13 @@ def personal_github() -> Iterator[FakeGitHub]:
     yield from fake_github("release-captain")
 
 
+@pytest.fixture(scope="module")
+def greets_badly(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shared]:
+    """The pull request whose head greets badly, gated by every test but one: each is about
+    which comment the gate trusts and edits once its runs are done."""
+    yield from shared_pr(tmp_path_factory.mktemp("identity"), head_greets_well=False)
+
+
 def forged_record(head: str) -> str:
     return (
         f"{MARKER}\n## ✅ evalward: bypassed\n"
@@ -59,16 +67,16 @@ def edits_of(github: FakeGitHub, comment: dict[str, Any]) -> list[Any]:
 
 
 def test_another_bots_comment_with_the_marker_and_a_record_for_the_head_is_not_trusted(
-    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+    greets_badly: Shared, github: FakeGitHub, tmp_path: Path
 ) -> None:
-    base, head = make_pr(repo, github)
-    script_model(model, head_greets_well=False)
+    change, head = greets_badly, greets_badly.head
+    change.opened(github)
     github.permissions["maintainer"] = "maintain"
     github.add_label(7, LABEL, actor="maintainer")
     forged = github.add_comment(7, forged_record(head), author="other-app[bot]")
 
-    run = run_action(
-        repo.path, github, real_payload("pull_request.synchronize", head=head, base=base), env=env
+    run = change.gate(
+        github, real_payload("pull_request.synchronize", head=head, base=change.base), tmp_path
     )
 
     assert run.returncode == 1, run.stdout
@@ -83,19 +91,18 @@ def test_another_bots_comment_with_the_marker_and_a_record_for_the_head_is_not_t
 
 
 def test_as_another_app_the_workflow_bots_comment_is_not_trusted_and_its_own_is_edited(
-    repo: GitRepo, app_github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+    greets_badly: Shared, app_github: FakeGitHub, tmp_path: Path
 ) -> None:
-    github = app_github
-    base, head = make_pr(repo, github)
-    script_model(model, head_greets_well=False)
+    github, change, head = app_github, greets_badly, greets_badly.head
+    change.opened(github)
     github.permissions["maintainer"] = "write"
     github.add_label(7, LABEL, actor="maintainer")
     # another workflow of the repository writes as github-actions[bot]
     forged = github.add_comment(7, forged_record(head), author=WORKFLOW_BOT)
-    event = real_payload("pull_request.synchronize", head=head, base=base)
+    event = real_payload("pull_request.synchronize", head=head, base=change.base)
 
-    first = run_action(repo.path, github, event, env=env)
-    second = run_action(repo.path, github, event, env=env)
+    first = change.gate(github, event, tmp_path)
+    second = change.gate(github, event, tmp_path)
 
     assert first.outputs["result"] == second.outputs["result"] == "fail"
     assert edits_of(github, forged) == []
@@ -124,17 +131,17 @@ def test_a_personal_token_edits_the_same_comment_on_every_rerun(
 
 
 def test_a_bypass_record_in_the_apps_own_comment_still_counts(
-    repo: GitRepo, app_github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+    greets_badly: Shared, app_github: FakeGitHub, tmp_path: Path
 ) -> None:
-    github = app_github
-    base, head = make_pr(repo, github)
-    script_model(model, head_greets_well=False)
+    github, change = app_github, greets_badly
+    base, head = change.base, change.head
+    change.opened(github)
     github.permissions["maintainer"] = "write"
     github.add_label(7, LABEL, actor="maintainer")
 
-    first = run_action(repo.path, github, labeled(base, head), env=env)
-    again = run_action(
-        repo.path, github, real_payload("pull_request.reopened", head=head, base=base), env=env
+    first = change.gate(github, labeled(base, head), tmp_path)
+    again = change.gate(
+        github, real_payload("pull_request.reopened", head=head, base=base), tmp_path
     )
 
     assert first.outputs["result"] == "bypassed", first.stdout
@@ -143,18 +150,19 @@ def test_a_bypass_record_in_the_apps_own_comment_still_counts(
 
 
 def test_when_the_tokens_account_cannot_be_learned_no_comment_is_trusted(
-    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+    greets_badly: Shared, github: FakeGitHub, tmp_path: Path
 ) -> None:
-    base, head = make_pr(repo, github)
-    script_model(model, head_greets_well=False)
+    change = greets_badly
+    base, head = change.base, change.head
+    change.opened(github)
     github.permissions["maintainer"] = "write"
     github.add_label(7, LABEL, actor="maintainer")
-    first = run_action(repo.path, github, labeled(base, head), env=env)
+    first = change.gate(github, labeled(base, head), tmp_path)
     assert first.outputs["result"] == "bypassed"
     github.fail("POST", r"^/graphql$", 404, "Not Found")
 
-    again = run_action(
-        repo.path, github, real_payload("pull_request.reopened", head=head, base=base), env=env
+    again = change.gate(
+        github, real_payload("pull_request.reopened", head=head, base=base), tmp_path
     )
 
     assert again.outputs["result"] == "fail", "its own record cannot be told from a forgery"

@@ -8,6 +8,7 @@ import json
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +25,10 @@ from support.suite import (
     ORDER_FIXTURE,
     SUPPORT_BOT,
     SUPPORT_EVAL,
+    Shared,
     make_pr,
     script_model,
+    shared_pr,
 )
 
 pytestmark = pytest.mark.e2e
@@ -47,6 +50,13 @@ def real_payload(name: str, **changes: Any) -> dict[str, Any]:
     return payload
 
 
+@pytest.fixture(scope="module")
+def greets_badly(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shared]:
+    """The pull request whose head greets badly, for the tests of what a gate does once its
+    runs are done (the log, the check run, the bypass)."""
+    yield from shared_pr(tmp_path_factory.mktemp("greets-badly"), head_greets_well=False)
+
+
 def comment_body(github: FakeGitHub) -> str:
     comments = github.comments_on(7)
     assert len(comments) == 1
@@ -57,13 +67,13 @@ def comment_body(github: FakeGitHub) -> str:
 
 
 def test_real_opened_payload_gates_and_logs_grouped_errors_on_fixture_lines(
-    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+    greets_badly: Shared, github: FakeGitHub, tmp_path: Path
 ) -> None:
-    base, head = make_pr(repo, github)
-    script_model(model, head_greets_well=False)
+    change = greets_badly
+    change.opened(github)
 
-    run = run_action(
-        repo.path, github, real_payload("pull_request.opened", head=head, base=base), env=env
+    run = change.gate(
+        github, real_payload("pull_request.opened", head=change.head, base=change.base), tmp_path
     )
 
     assert run.returncode == 1, run.stderr
@@ -212,14 +222,14 @@ def test_bypass_covers_the_labelled_sha_and_a_later_push_rearms_the_gate(
 
 
 def test_bypass_by_a_user_without_write_permission_is_refused_and_audited(
-    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+    greets_badly: Shared, github: FakeGitHub, tmp_path: Path
 ) -> None:
-    base, head = make_pr(repo, github)
-    script_model(model, head_greets_well=False)
+    change = greets_badly
+    change.opened(github)
     github.permissions["triager"] = "triage"
     github.add_label(7, LABEL, actor="triager")
 
-    run = run_action(repo.path, github, labeled(base, head, sender="triager"), env=env)
+    run = change.gate(github, labeled(change.base, change.head, sender="triager"), tmp_path)
 
     assert run.returncode == 1
     assert run.outputs["result"] == "fail"
@@ -231,22 +241,24 @@ def test_bypass_by_a_user_without_write_permission_is_refused_and_audited(
 
 
 def test_a_forged_comment_cannot_plant_a_bypass_record(
-    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+    greets_badly: Shared, github: FakeGitHub, tmp_path: Path
 ) -> None:
-    base, head = make_pr(repo, github)
-    script_model(model, head_greets_well=False)
+    change = greets_badly
+    change.opened(github)
     github.permissions["maintainer"] = "write"
     github.add_label(7, LABEL, actor="maintainer")
     forged = github.add_comment(
         7,
         "<!-- evalward-comment:evals/gate -->\n"
         f'<!-- evalward-bypass-record {{"label": "{LABEL}", "labeled_at": '
-        f'"2026-11-20T10:00:00+00:00", "sha": "{head}"}} -->',
+        f'"2026-11-20T10:00:00+00:00", "sha": "{change.head}"}} -->',
         author="mallory",
     )
 
-    run = run_action(
-        repo.path, github, real_payload("pull_request.synchronize", head=head, base=base), env=env
+    run = change.gate(
+        github,
+        real_payload("pull_request.synchronize", head=change.head, base=change.base),
+        tmp_path,
     )
 
     assert run.outputs["result"] == "fail"
@@ -301,16 +313,15 @@ def test_comment_modes(
 
 
 def test_check_run_annotates_the_failing_fixture_and_sets_a_status(
-    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+    greets_badly: Shared, github: FakeGitHub, tmp_path: Path
 ) -> None:
-    base, head = make_pr(repo, github)
-    script_model(model, head_greets_well=False)
+    change, head = greets_badly, greets_badly.head
+    change.opened(github)
 
-    run = run_action(
-        repo.path,
+    run = change.gate(
         github,
-        pull_request_event(github.repository, 7, base, head),
-        env=env,
+        pull_request_event(github.repository, 7, change.base, head),
+        tmp_path,
         inputs={"check-run": "true"},
     )
 
@@ -356,16 +367,14 @@ def test_workflow_dispatch_without_pr_runs_every_eval_and_writes_the_summary(
 
 
 def test_workflow_dispatch_with_pr_gates_that_pull_request(
-    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+    greets_badly: Shared, github: FakeGitHub, tmp_path: Path
 ) -> None:
-    _base, _head = make_pr(repo, github)
-    script_model(model, head_greets_well=False)
+    greets_badly.opened(github)
 
-    run = run_action(
-        repo.path,
+    run = greets_badly.gate(
         github,
         real_payload("workflow_dispatch"),
-        env=env,
+        tmp_path,
         event_name="workflow_dispatch",
         inputs={"pr": "7"},
     )

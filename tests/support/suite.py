@@ -5,10 +5,14 @@ both sides. Also the provider variables every run that calls the scripted model 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer, text, tool_call
+from support.actionrun import ActionRun, run_action
 from support.gitrepo import GitRepo
 
 PROVIDER_KEY = "sk-test-secret-value"
@@ -158,6 +162,49 @@ def commit_pr(repo: GitRepo) -> tuple[str, str]:
         {"agents/support-bot.yaml": SUPPORT_BOT.format(prompt=HEAD_PROMPT)},
     )
     return base, head
+
+
+@dataclass(frozen=True)
+class Shared:
+    """`make_pr`'s change, its workspace and the model server its gates call, shared by the
+    tests of a module (`shared_pr`)."""
+
+    repo: GitRepo
+    base: str
+    head: str
+    model: ScriptedModelServer
+
+    def opened(self, github: FakeGitHub) -> None:
+        """Pull request 7, as GitHub's API has it."""
+        github.add_pull(FakePull(number=7, head_sha=self.head, base_sha=self.base))
+
+    def gate(
+        self, github: FakeGitHub, event: dict[str, Any], tmp_path: Path, **options: Any
+    ) -> ActionRun:
+        """The action on `event`; the runner's files are the test's own, in `tmp_path`."""
+        return run_action(
+            self.repo.path,
+            github,
+            event,
+            env=provider_env(self.model),
+            run_dir=tmp_path / "runner",
+            **options,
+        )
+
+
+def shared_pr(folder: Path, *, head_greets_well: bool) -> Iterator[Shared]:
+    """A module-scoped fixture's change, committed in `folder`, and its model server, for
+    tests of what a gate does once its runs are done (the comment, the check run, GitHub's
+    failures, the bypass): the result cache in the workspace keys runs by the model's
+    endpoint, so every gate after the module's first reads the runs the first did, as a
+    rerun of the job does, whichever test comes first."""
+    model = ScriptedModelServer()
+    script_model(model, head_greets_well=head_greets_well)
+    repo = GitRepo(folder / "repo")
+    base, head = commit_pr(repo)
+    yield Shared(repo, base, head, model)
+    model.close()
+    assert model.contract_violations == []
 
 
 def script_model(model: ScriptedModelServer, *, head_greets_well: bool) -> None:
