@@ -3,7 +3,10 @@ at every start: per test process, a server imports evalward once with the interp
 and path of the start it stands for, then forks a child per run. The child takes the run's
 standard streams, working directory, environment and arguments, and runs the module exactly
 as `-m evalward` does; its exit status is the run's. Half a second of imports is most of a
-short gate's CPU, and the suite starts evalward about 1,700 times.
+short gate's CPU, and the suite starts evalward about 1,700 times. A child ends as the
+interpreter ends (threads joined, `atexit` run, streams flushed) without tearing down the
+heap it shares with the server, whose every page written would be copied
+(`forkserver_main.finish`).
 
 A fork differs from a fresh interpreter only in what the interpreter reads as it starts: the
 `PYTHON*` variables (`-I` ignores them), the locale's, the hash seed. A run whose environment

@@ -173,10 +173,42 @@ def _new_stdio() -> None:
         setattr(sys, name, stream)
 
 
+def finish(code: object) -> None:
+    """End the run as the interpreter ends a `-m evalward` process that raised `SystemExit`
+    (`code`): its threads joined, its `atexit` functions run and its standard streams
+    flushed, in that order, then the exit, without the teardown of every module and object
+    that follows. In a fork that teardown touches the heap the child shares with the server,
+    and copying each page it writes was most of a child's end (55 of 60 ms, for each of the
+    suite's 1,700 starts), where a fresh interpreter frees pages of its own. Where a stream
+    cannot be flushed, the interpreter's own end says so (exit 120)."""
+    if code is None:
+        status = 0
+    elif isinstance(code, int):
+        status = code
+    else:  # the interpreter prints any other object it was given, and exits 1
+        print(code, file=sys.stderr)
+        status = 1
+    import atexit
+    import threading
+
+    threading._shutdown()  # type: ignore[attr-defined]  # what the interpreter's end joins
+    atexit._run_exitfuncs()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:  # the interpreter's own end reports it
+        sys.exit(code)
+    os._exit(status & 0xFF)
+
+
 if __name__ == "__main__":
     address, kind = sys.argv[1], sys.argv[2]
     request, fds = serve(address)
     become(request, fds, kind == "cli")
     import runpy
 
-    runpy.run_module("evalward", run_name="__main__", alter_sys=True)
+    try:
+        runpy.run_module("evalward", run_name="__main__", alter_sys=True)
+    except SystemExit as exc:
+        finish(exc.code)
+    finish(None)
