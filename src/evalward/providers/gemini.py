@@ -10,6 +10,7 @@ from evalward.http.client import HttpClient
 from evalward.providers.base import ChatMessage, ChatRequest, ChatResponse, ToolCall
 from evalward.providers.reply_fields import WireReader
 from evalward.providers.retry import Endpoint, RetryPolicy, settle
+from evalward.providers.tool_choice import gemini_choice
 from evalward.providers.vendor_api import VendorApi
 from evalward.rundata.trace import Usage
 
@@ -58,7 +59,7 @@ class GeminiProvider(VendorApi):
 
 def request_body(request: ChatRequest) -> dict[str, Any]:
     """System prompts as `systemInstruction`; a tool's result a `functionResponse` part in
-    the next user turn, named as its call was."""
+    the next user turn, named as its call was; the Agent's `toolChoice` as `toolConfig`."""
     names = {c.id: c.name for m in request.messages for c in m.tool_calls}
     system = "\n\n".join(m.content for m in request.messages if m.role == "system" and m.content)
     contents: list[dict[str, Any]] = []
@@ -79,6 +80,9 @@ def request_body(request: ChatRequest) -> dict[str, Any]:
             for t in request.tools
         ]
         body["tools"] = [{"functionDeclarations": declared}]
+        choice = gemini_choice(request.tool_choice)
+        if choice is not None:
+            body["toolConfig"] = choice
     config: dict[str, Any] = {}
     if request.max_tokens:
         config["maxOutputTokens"] = request.max_tokens

@@ -27,6 +27,18 @@ def anthropic_choice(choice: ToolChoice | None) -> dict[str, Any] | None:
     return {"type": "any" if choice.mode == "required" else choice.mode}
 
 
+def gemini_choice(choice: ToolChoice | None) -> dict[str, Any] | None:
+    """The Gemini API's `toolConfig` (None: its default, `AUTO`): a required call is `ANY`,
+    one of a named tool `ANY` limited to that name."""
+    if choice is None:
+        return None
+    mode = {"auto": "AUTO", "none": "NONE"}.get(choice.mode, "ANY")
+    config: dict[str, Any] = {"mode": mode}
+    if choice.mode == "tool":
+        config["allowedFunctionNames"] = [choice.name]
+    return {"functionCallingConfig": config}
+
+
 def choice_for(chosen: str | NamedToolChoice | None, call: int) -> ToolChoice | None:
     """An Agent's `toolChoice` on the `call`-th model call (0: the first) of a run or of a
     user turn: a forced one (`required`, a named tool) holds for the first call only, so the

@@ -14,7 +14,7 @@ from evalward.http.sse import Event, EventReader
 from evalward.providers.base import ChatResponse, RunLabels, ToolCall
 from evalward.rundata.spending import UNSTATED_OUTPUT_TOKENS
 from evalward.rundata.trace import Usage
-from evalward.runtime.proxy.wire import FORMATS, worst_case
+from evalward.runtime.proxy.wire import FORMATS, gemini, worst_case
 from evalward.runtime.proxy.wire.base import Kind, SeenResult
 from evalward.runtime.proxy.wire.routes import Unnamed, WireRoute, route_of
 from evalward.runtime.proxy.wire.unreported import DeltaTally
@@ -217,3 +217,18 @@ def test_data_in_a_function_s_result_is_held_as_data_elsewhere_is() -> None:
     body = {"contents": [*ASKED["contents"], {"role": "user", "parts": [result]}]}
     assert "`inline_data`" in (WHOLE.unobserved(body) or "")
     assert worst_case.unbounded(Kind.gemini, body) is not None
+
+
+def test_the_output_limit_is_read_from_generation_config_alone() -> None:
+    assert gemini.worst_output({"generationConfig": {"maxOutputTokens": 64}}) == 64
+    for unstated in ({}, {"generationConfig": {"maxOutputTokens": True}}, {"maxOutputTokens": 9}):
+        assert gemini.worst_output(unstated) is None, unstated
+
+
+def test_data_the_bytes_do_not_bound_is_found_however_deep() -> None:
+    nested: object = {"inline_data": {"mime_type": "image/png", "data": "iVBOR"}}
+    for _ in range(30):  # 62 containers deep: the deepest the proxy parses is 64
+        nested = {"parts": [nested]}
+    found = gemini.unbounded_part(nested)
+    assert found is not None and "image/png" in found
+    assert gemini.unbounded_part({"parts": [{"text": "just words"}]}) is None
