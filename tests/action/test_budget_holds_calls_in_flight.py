@@ -1,8 +1,9 @@
 """`max-cost-usd` holds calls in flight: a pull request's bring-your-own agent that opens many
 expensive calls at once, before any reply is counted, is let through only the calls whose
 worst case (what the request's size can make it read, and the output it may write) the
-budget can still hold; the rest are refused (429), so the job spends within the budget, and
-the run is an error naming the limit."""
+budget can still hold beside them; the rest wait for those to settle and, what is left then
+holding none of them, are refused (429), so the job spends within the budget, and the run is
+an error naming the limit."""
 
 from __future__ import annotations
 
@@ -69,9 +70,6 @@ for thread in threads:
     thread.start()
 for thread in threads:
     thread.join()
-# every call is let through or refused, and none has been answered: let the model answer
-send({{"model": "gpt-4.1-mini", "max_completion_tokens": 1,
-      "messages": [{{"role": "user", "content": "release"}}]}}).read()
 statuses = []
 for reply in opened:
     reply.read()
@@ -107,22 +105,24 @@ def test_concurrent_calls_past_what_the_budget_holds_at_their_worst_are_refused(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
 ) -> None:
     """The head's agent opens eight streamed calls at once, each allowed 100,000 output
-    tokens, and the model holds every stream until all eight were let through or refused:
-    counted only as their replies arrive, all eight went out and the job spent three times
-    its budget. Reserved at their worst, two go out, six are refused, and the job spends
-    within the budget."""
+    tokens, and the model holds every stream until two have reached it: counted only as
+    their replies arrive, all eight went out and the job spent three times its budget.
+    Reserved at their worst, two go out; the six others wait for them, and once their
+    replies spent $0.33 none fits what is left: they are refused, and the job spends within
+    the budget."""
     base, head = spender(repo, HEAD_AGENT)
-    answered = threading.Event()
+    answered, arrived = threading.Event(), []
 
-    def released(body: dict[str, Any]) -> bool:
-        if "release" not in json.dumps(body):
+    def spending(body: dict[str, Any]) -> bool:
+        if "spend #" not in json.dumps(body):
             return False
-        answered.set()
+        arrived.append(body)
+        if len(arrived) >= 2:
+            answered.set()
         return True
 
-    model.script(released, text("released"))
     model.script(
-        "spend #", text("spent", prompt_tokens=10_000, completion_tokens=MAX_TOKENS, hold=answered)
+        spending, text("spent", prompt_tokens=10_000, completion_tokens=MAX_TOKENS, hold=answered)
     )
 
     run = gate_pull_request(repo, github, base, head, env, inputs(BUDGET))

@@ -10,7 +10,7 @@ import dataclasses
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -126,13 +126,14 @@ class MeteredProvider:
         self,
         request: ChatRequest,
         *,
-        before_call: Callable[[float], None] | None = None,
+        before_call: Callable[[float], Awaitable[None]] | None = None,
         admitted: bool = False,
     ) -> ChatResponse:
-        """The reply, from the cache or the provider; `before_call` runs only when the
+        """The reply, from the cache or the provider; `before_call` is awaited only when the
         provider is to be called, given the call's cost at its worst (`worst_usd`: a budget
-        that holds it, or refuses the call by raising), and the call is held to the
-        ceiling, but where its caller `admitted` it already (the model proxy)."""
+        that holds it, once the calls in flight leave room, or refuses the call by raising),
+        and the call is held to the ceiling, but where its caller `admitted` it already (the
+        model proxy)."""
         key = None
         if self._cache is not None:
             key = self._cache.key(self.identity, request)
@@ -140,11 +141,11 @@ class MeteredProvider:
             if hit is not None:
                 return hit
         if before_call is not None:
-            before_call(self.worst_usd(request))
+            await before_call(self.worst_usd(request))
         refused = None if admitted else self.ceiling.admit()
         if refused is not None:
             raise ProviderUnavailable(refused)  # like an outage, it says nothing of the agent
-        held = self._hold(request)
+        held = await self._hold(request)
         try:
             response = await self.inner.complete(request)
         finally:
@@ -176,20 +177,19 @@ class MeteredProvider:
         usage = usage or worst_usage(size, limit)
         return self.priced_usage(request.model, usage).cost_usd or 0.0
 
-    def _hold(self, request: ChatRequest) -> float:
+    async def _hold(self, request: ChatRequest) -> float:
         """What a grading call holds of `max-cost-usd` until its reply, its cost at its worst
-        (`worst_usd`): a judge reads the run it grades, whose length the agent decides.
-        BudgetRefusal when the budget cannot hold it; 0.0 for any other call, or without a
-        budget."""
+        (`worst_usd`): a judge reads the run it grades, whose length the agent decides. It
+        waits while the calls in flight leave no room for it; BudgetRefusal when the budget
+        cannot hold it even then; 0.0 for any other call, or without a budget."""
         budget = self.ceiling.budget
         if budget is None or request.labels.purpose not in GRADING:
             return 0.0
         worst = self.worst_usd(request)
-        before = budget.held_usd
-        refusal = budget.hold(worst)
+        refusal = await budget.hold(worst)
         if refusal is not None:
             raise BudgetRefusal(f"a {request.labels.purpose} call was refused: {refusal}")
-        return budget.held_usd - before
+        return worst if budget.holds_counted else 0.0
 
     async def aclose(self) -> None:
         await self.inner.aclose()

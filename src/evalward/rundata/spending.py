@@ -8,6 +8,7 @@ that enforces what is left (`runtime.model_proxy`).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -15,6 +16,9 @@ from typing import Any
 
 from evalward.rundata.trace import Usage
 
+SETTLED_USD = 1e-9
+"""Less than any call can hold (2,000 tokens at the cheapest price are $0.0002): what is left
+held once every call in flight settled is float rounding, and no call waits for it."""
 UNSTATED_OUTPUT_TOKENS = 128_000
 """The most output one reply of a priced model may carry (GPT-5's limit; Claude's is at most
 this): what a call that names no output limit is held for, and what a larger limit counts as."""
@@ -67,8 +71,12 @@ class Allowance:
     request), held until its reply arrives and settles it at what it cost (`spend`), or is
     given back when no reply came (`release`): calls opened at once, before any reply is
     counted, cannot together spend past the dollars left; a grading call, which the
-    estimate counted ahead, holds its worst against the whole budget alone (`hold`). Cached
-    replies cost nothing. A
+    estimate counted ahead, holds its worst against the whole budget alone (`hold`). A call
+    whose worst fits beside what was spent but not beside what the calls in flight hold
+    waits, holding nothing, until they settle enough (their real cost is mostly far below
+    their worst, so refusing it would end runs that fit); one that cannot fit even with
+    nothing held is refused at once. The sides take turns, so a pull request's calls are
+    never in flight beside the base's to keep them waiting. Cached replies cost nothing. A
     call to a model with no price counts against the calls only; the model proxy refuses one
     while dollars are counted. Whatever the budget, one run (one key of the proxy) may make
     at most `per_run` calls.
@@ -92,6 +100,12 @@ class Allowance:
     held_usd: float = 0.0
     """The worst cost of the calls let through whose replies have not arrived yet."""
     _by_run: dict[str, int] = field(default_factory=dict, repr=False)
+    _waiting: list[asyncio.Future[None]] = field(default_factory=list, repr=False)
+
+    @property
+    def waiting(self) -> int:
+        """How many calls wait for the calls in flight to settle before they fit."""
+        return len(self._waiting)
 
     @classmethod
     def left_by(
@@ -152,10 +166,24 @@ class Allowance:
         spent = job is not None and budget is not None and job.cost_usd + counted > budget
         return "max-cost-usd" if spent else ""
 
-    def admit(self, run: str | None = "", worst_usd: float = 0.0) -> str | None:
+    async def admit(self, run: str | None = "", worst_usd: float = 0.0) -> str | None:
         """Count one call of `run` (any key that tells runs apart; None for a call that is
         no run's own: a simulated user's) and hold `worst_usd`, the most it can cost, until
-        its reply settles it; or say why it is refused."""
+        its reply settles it, once the calls in flight leave room for it (`_settled`); or say
+        why it is refused."""
+        while (refusal := self._refusal(run, worst_usd)) is None and self._must_wait(worst_usd):
+            await self._settled()
+        if refusal is not None:
+            return refusal
+        self.calls += 1
+        self.held_usd += worst_usd
+        if run is not None:
+            self._by_run[run] = self._by_run.get(run, 0) + 1
+        return None
+
+    def _refusal(self, run: str | None, worst_usd: float) -> str | None:
+        """Why a call of `run` that may cost `worst_usd` is refused whatever settles: a limit
+        spent, or a worst that what is left could not hold with no call in flight."""
         if run is not None and self._by_run.get(run, 0) >= self.per_run:
             return (
                 f"this run's share of model calls is spent: a fixture run may make "
@@ -175,47 +203,74 @@ class Allowance:
                 "the plan's estimate to the calls it cannot count ahead, agents' own and "
                 "simulated users' (max-cost-usd)"
             )
-        if (spent := self.spent_out() or self._cannot_hold(worst_usd)) is not None:
-            return spent
-        self.calls += 1
-        self.held_usd += worst_usd
-        if run is not None:
-            self._by_run[run] = self._by_run.get(run, 0) + 1
-        return None
+        return self.spent_out() or self._cannot_hold(worst_usd)
 
-    def hold(self, worst_usd: float) -> str | None:
+    @property
+    def holds_counted(self) -> bool:
+        """Whether a call the plan's estimate counted holds its worst (`hold`): not where the
+        job's spending is not held (a mock script's replies are free)."""
+        return self.job is not None and self.budget_usd is not None
+
+    async def hold(self, worst_usd: float) -> str | None:
         """Hold `worst_usd` for a call the plan's estimate counted ahead (a judge's), against
-        the whole `max-cost-usd` alone, until `release`; or say why it does not fit. Nothing
-        is held where the job's spending is not (a mock script's replies are free)."""
-        if self.job is None or self.budget_usd is None:
+        the whole `max-cost-usd` alone, until `release`, once the calls in flight leave room
+        for it; or say why it does not fit. Nothing is held where the job's spending is not
+        (`holds_counted`)."""
+        if not self.holds_counted:
             return None
-        refusal = self.spent_out() or self._cannot_hold(worst_usd, whole=True)
+        while (
+            refusal := self.spent_out() or self._cannot_hold(worst_usd, whole=True)
+        ) is None and self._must_wait(worst_usd, whole=True):
+            await self._settled()
         if refusal is None:
             self.held_usd += worst_usd
         return refusal
 
-    def _cannot_hold(self, worst_usd: float, *, whole: bool = False) -> str | None:
-        """Why a call that may cost `worst_usd` does not fit beside what was spent and what
-        the calls in flight may still cost: of what the plan's estimate left (but where the
-        estimate counted the call, `whole`), and of the whole `max-cost-usd` the job is
-        held to."""
+    def _left(self, *, whole: bool = False) -> float | None:
+        """What the budget leaves beside what was spent, whatever is in flight (None: no
+        dollars are counted): of what the plan's estimate left (but where the estimate
+        counted the call, `whole`), and of the whole `max-cost-usd` the job is held to."""
         allowed = None if whole else self.max_cost_usd
         left = None if allowed is None else allowed - self.cost_usd
         job, budget = self.job, self.budget_usd
         if job is not None and budget is not None:
             of_budget = budget - job.cost_usd
             left = of_budget if left is None else min(left, of_budget)
-        if left is None or worst_usd <= left - self.held_usd:
+        return left
+
+    def _must_wait(self, worst_usd: float, *, whole: bool = False) -> bool:
+        """Whether a call that may cost `worst_usd`, which what is left holds, does not fit
+        beside what the calls in flight hold at their worst until they settle."""
+        left = self._left(whole=whole)
+        return left is not None and worst_usd > left - self.held_usd
+
+    def _cannot_hold(self, worst_usd: float, *, whole: bool = False) -> str | None:
+        """Why a call that may cost `worst_usd` does not fit beside what was spent, even with
+        no call in flight (`_left`)."""
+        left = self._left(whole=whole)
+        if left is None or worst_usd <= left:
             return None
         return (
             f"the job's cost budget cannot hold this call: at its most it costs "
             f"${worst_usd:.4f} (what its request can make the model read, and the output "
-            f"it may write), and ${max(left - self.held_usd, 0.0):.4f} of the budget is "
-            f"left beside ${self.held_usd:.4f} held for the calls in flight (max-cost-usd); "
-            "give the call a smaller output limit (a declarative agent's maxTokens; a "
-            "request's max_tokens, max_completion_tokens, max_output_tokens) or a shorter "
-            "prompt, make fewer calls at once, or raise max-cost-usd"
+            f"it may write), and ${max(left, 0.0):.4f} of the budget is left beside what was "
+            "spent, with no call in flight (max-cost-usd); give the call a smaller output "
+            "limit (a declarative agent's maxTokens; a request's max_tokens, "
+            "max_completion_tokens, max_output_tokens) or a shorter prompt, or raise "
+            "max-cost-usd"
         )
+
+    async def _settled(self) -> None:
+        """Wait, holding nothing, until a call in flight settles (`release`): called only
+        while one holds something, so one always will (its reply, or its run's end, which
+        cuts it)."""
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiting.append(waiter)
+        try:
+            await waiter
+        finally:
+            if waiter in self._waiting:
+                self._waiting.remove(waiter)
 
     def spend(self, cost_usd: float | None, held_usd: float = 0.0) -> None:
         """Count a reply's cost, in place of the `held_usd` its call held; an unknown one
@@ -229,8 +284,15 @@ class Allowance:
 
     def release(self, held_usd: float) -> None:
         """Give back what a call held when no reply came to settle it (refused upstream,
-        unreached)."""
-        self.held_usd = max(self.held_usd - held_usd, 0.0)
+        unreached), and wake the calls waiting for room, in the order they came, to look
+        again (`_settled`)."""
+        held = self.held_usd - held_usd
+        self.held_usd = held if held > SETTLED_USD else 0.0
+        if held_usd:
+            waiting, self._waiting = self._waiting, []
+            for waiter in waiting:
+                if not waiter.done():
+                    waiter.set_result(None)
 
     def cut(self, held_usd: float, purpose: str = "agent", *, drawn: bool = True) -> None:
         """Count a call cut before its reply came (its run ended) at the `held_usd` it held:
@@ -255,7 +317,8 @@ class OwnCalls:
     whole `max-cost-usd` until its reply, as a judge's does (`Allowance.hold`). Each past
     them draws from the `Allowance` and holds its worst there, as a call through the model
     proxy does, so a pull request's `maxTurns` cannot spend past the budget, nor can runs in
-    flight at once each start a costly call when little is left. None is sent once the job
+    flight at once each start a costly call when little is left (one waits for the others to
+    settle, `Allowance.admit`). None is sent once the job
     has spent `max-cost-usd` (`Allowance.spent_out`): a counted call costs what the model
     reads, not what the estimate said. A run's calls are made one at a time: what is held is
     the last call's."""
@@ -269,19 +332,19 @@ class OwnCalls:
     """What the call in flight holds of the budget (`worst_usd`, as admitted)."""
     _drawn: bool = False
 
-    def admit(self, worst_usd: float = 0.0) -> str | None:
+    async def admit(self, worst_usd: float = 0.0) -> str | None:
         """Count one call about to be sent and hold `worst_usd`, the most it can cost, until
-        its reply settles it (nothing where no dollars are counted); or say why it is
-        refused."""
+        its reply settles it (nothing where no dollars are counted), once the calls in
+        flight leave room for it; or say why it is refused."""
         drawn = self.made >= self.counted
         allowance = self.allowance
         worst_usd = 0.0 if allowance.max_cost_usd is None else worst_usd
-        before = allowance.held_usd
-        refusal = allowance.admit(None, worst_usd) if drawn else allowance.hold(worst_usd)
+        refusal = await (allowance.admit(None, worst_usd) if drawn else allowance.hold(worst_usd))
         if refusal is not None:
             return refusal
         self.made += 1
-        self.held_usd, self._drawn = self.allowance.held_usd - before, drawn
+        held = drawn or allowance.holds_counted
+        self.held_usd, self._drawn = worst_usd if held else 0.0, drawn
         return None
 
     def spend(self, cost_usd: float | None) -> None:

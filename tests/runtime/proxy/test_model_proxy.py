@@ -375,7 +375,7 @@ def test_the_allowance_is_what_the_plans_estimate_leaves() -> None:
     left = Allowance.left_by(Budget(max_model_calls=10, max_cost_usd=1.0), Estimate(4, 0.25))
     assert left is not None and (left.max_calls, left.max_cost_usd) == (6, 0.75)
     spent = Allowance.left_by(Budget(max_model_calls=3), Estimate(5, None))
-    assert spent is not None and spent.max_calls == 0 and spent.admit() is not None
+    assert spent is not None and spent.max_calls == 0 and asyncio.run(spent.admit()) is not None
     unpriced = Allowance.left_by(Budget(max_cost_usd=2.0), Estimate(1, None))
     assert unpriced is not None and unpriced.max_cost_usd == 2.0
 

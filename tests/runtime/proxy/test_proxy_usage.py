@@ -141,14 +141,14 @@ def test_a_whole_reply_without_usage_is_charged_as_its_text(
 def test_an_unknown_cost_spends_what_is_left_of_max_cost_usd() -> None:
     allowance = Allowance(max_cost_usd=0.5)
     allowance.spend(0.1)
-    assert allowance.admit("run") is None
+    assert asyncio.run(allowance.admit("run")) is None
     allowance.spend(None)  # a cost that cannot be known is not a free one
     assert allowance.cost_usd == 0.5
-    refusal = allowance.admit("run")
+    refusal = asyncio.run(allowance.admit("run"))
     assert refusal is not None and "cost budget is spent" in refusal
     unlimited = Allowance()
     unlimited.spend(None)
-    assert unlimited.admit("run") is None
+    assert asyncio.run(unlimited.admit("run")) is None
 
 
 def test_a_refused_or_cut_call_through_the_proxy_settles_what_it_held(

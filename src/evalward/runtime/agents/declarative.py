@@ -138,10 +138,10 @@ async def _complete(
 
     mocked = providers.override is not None  # a mock script's replies are free
 
-    def admit(worst_usd: float = 0.0) -> None:
+    async def admit(worst_usd: float = 0.0) -> None:
         """Run only when a provider is to be called (a reply from the cache is free), with
         the call's cost at its worst, which the budget holds until its reply."""
-        if budget is not None and (refusal := budget.admit(0.0 if mocked else worst_usd)):
+        if budget is not None and (refusal := await budget.admit(0.0 if mocked else worst_usd)):
             raise _Refused(refusal)
 
     while models:
@@ -153,7 +153,7 @@ async def _complete(
             if isinstance(provider, MeteredProvider):
                 response = await provider.complete(replace(request, model=model), before_call=admit)
             else:
-                admit()
+                await admit()
                 response = await provider.complete(replace(request, model=model))
         except _Refused as refused:
             trace.model_calls -= 1  # never sent
@@ -180,6 +180,10 @@ async def _complete(
                     )
                 )
             continue
+        except Exception:  # no reply will settle what it held: calls waiting need it back
+            if budget is not None:
+                budget.release()
+            raise
         if response.cached:
             trace.cache_hits += 1
         elif budget is not None:

@@ -134,6 +134,10 @@ class UserSimulator:
                 f"the simulated user ({self.model_id}) could not answer: {exc}",
                 outage=isinstance(exc, ProviderUnavailable),
             ) from None
+        except Exception:  # no reply will settle what it held: calls waiting need it back
+            if self.calls is not None:
+                self.calls.release()
+            raise
         if self.calls is not None and not response.cached:
             self.calls.spend(0.0 if self.providers.override else response.usage.cost_usd)
         trace.user_calls += 0 if response.cached else 1
@@ -155,12 +159,12 @@ class UserSimulator:
         self._said.append(text)
         return Said(text, done=False)
 
-    def _admit(self, worst_usd: float = 0.0) -> None:
+    async def _admit(self, worst_usd: float = 0.0) -> None:
         """Count the call about to be made against the budget, holding `worst_usd` (the
         most it can cost) until its reply, or stop the user: a reply from the cache costs
         nothing and is never refused, and a mock script's is free."""
         worst = 0.0 if self.providers.override else worst_usd
-        refusal = self.calls.admit(worst) if self.calls is not None else None
+        refusal = await self.calls.admit(worst) if self.calls is not None else None
         if refusal is not None:
             raise UserUnavailable(
                 f"the simulated user ({self.model_id}) was stopped: {refusal}", refused=True

@@ -93,7 +93,9 @@ class Answerer:
         worst = self._worst(provider, route.kind, body, len(await request.read()))
         held = worst if isinstance(worst, float) else 0.0
         unheld = worst if isinstance(worst, str) else None
-        refused = self._admit(call, self._uncountable(provider, body["model"]) or unheld, held)
+        refused = await self._admit(
+            call, self._uncountable(provider, body["model"]) or unheld, held
+        )
         if refused is not None:
             return refused
         forward.held_usd = held
@@ -131,7 +133,7 @@ class Answerer:
             return call.refuse(
                 WireProblem.unauthorized, missing or f"evalward has no {route.api} provider"
             )
-        refused = self._admit(call, None)
+        refused = await self._admit(call, None)
         if refused is not None:
             return refused
         provider.spent.add(FREE)
@@ -160,17 +162,21 @@ class Answerer:
             call.api, WireProblem.upstream, f"evalward could not reach {call.api}: {message}"
         )
 
-    def _admit(self, call: Call, uncountable: str | None, held: float = 0.0) -> web.Response | None:
-        """Count `call` against the budget (holding `held`, its cost at its worst), the run's
-        share and the providers' ceiling, or refuse it (recorded in the trace, and once per
-        run as an error step)."""
-        refusal = (
-            uncountable
-            or (self.allowance.admit(call.grant.key, held) if self.allowance is not None else None)
-            or self.providers.ceiling.admit()
-        )
+    async def _admit(
+        self, call: Call, uncountable: str | None, held: float = 0.0
+    ) -> web.Response | None:
+        """Count `call` against the budget (holding `held`, its cost at its worst, once the
+        calls in flight leave room for it), the run's share and the providers' ceiling, or
+        refuse it (recorded in the trace, and once per run as an error step)."""
+        allowance, refusal = self.allowance, uncountable
+        if refusal is None and allowance is not None:
+            refusal = await allowance.admit(call.grant.key, held)
         if refusal is None:
-            return None
+            refusal = self.providers.ceiling.admit()
+            if refusal is None:
+                return None
+            if allowance is not None:
+                allowance.release(held)  # held for a call that is not sent
         trace = call.grant.trace
         if trace is not None:
             trace.budget_refused = True
