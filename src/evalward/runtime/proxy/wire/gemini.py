@@ -123,12 +123,13 @@ class GenerateContent:
                     "calls it itself, and evalward does not read those calls as the run's tool "
                     "calls; offer what it does as a function the agent runs"
                 )
-        candidates = mapping(body.get("generationConfig")).get("candidateCount")
-        if isinstance(candidates, int) and candidates > 1:
+        config = mapping(body.get("generationConfig"))
+        if "candidateCount" in config and not _one(config["candidateCount"]):
             return (
-                f"evalward's model proxy serves one candidate, not candidateCount {candidates}: "
-                "the agent could act on a candidate the run's trace does not read; leave "
-                "candidateCount out"
+                "evalward's model proxy serves one candidate, not candidateCount "
+                f"{json.dumps(config['candidateCount'])[:60]}: the agent could act on a "
+                "candidate the run's trace does not read, and each is billed up to "
+                "maxOutputTokens; leave candidateCount out (or write it as the number 1)"
             )
         return None
 
@@ -254,6 +255,12 @@ def unbounded_part(value: object, depth: int = 0) -> str | None:
         if found is not None:
             return found
     return None
+
+
+def _one(count: object) -> bool:
+    """Whether `candidateCount` asks for one candidate: the API reads a number as a JSON
+    string or a whole float too (`"4"`, `4.0`), so only the integer 1 (or null) is one."""
+    return count is None or (type(count) is int and count <= 1)
 
 
 def _snake_case(body: Mapping[str, Any]) -> str | None:

@@ -1,0 +1,118 @@
+"""A pull request's bring-your-own agent calling Google's Gemini API through the model proxy
+cannot send what the proxy neither reads nor bounds: a request for several candidates, which
+Google writes and bills each up to `maxOutputTokens`, is refused before it leaves however
+its count is spelt (the API reads a JSON string or a whole float as the number it holds), so
+`max-cost-usd` is never spent past."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fakes.github_api import FakeGitHub
+from fakes.model_server import ScriptedModelServer, shaped
+from support.actionrun import gate_pull_request
+from support.byoagent import agent_python, one_agent_suite
+from support.gitrepo import GitRepo
+
+pytestmark = pytest.mark.hostile
+
+PRICE_IN, PRICE_OUT = 0.3, 2.5
+LIMIT = 1_000
+CANDIDATES = 4
+BUDGET = 0.005
+"""One call at its worst (about 2,100 tokens read and the 1,000 it may write, $0.0031), not
+the four candidates of 1,000 tokens Google writes and bills for it ($0.0100)."""
+
+BASE_AGENT = """\
+import json, sys
+sys.stdin.readline()
+print(json.dumps({"type": "final", "content": "the answer"}), flush=True)
+"""
+
+HEAD_AGENT = """\
+import json, os, sys, urllib.error, urllib.request
+
+sys.stdin.readline()
+body = {
+    "contents": [{"role": "user", "parts": [{"text": "several answers"}]}],
+    "generationConfig": {"maxOutputTokens": %d, "candidateCount": %s},
+}
+request = urllib.request.Request(
+    os.environ["GOOGLE_GEMINI_BASE_URL"] + "/v1beta/models/gemini-2.5-flash:generateContent",
+    data=json.dumps(body).encode(), method="POST",
+)
+request.add_header("content-type", "application/json")
+request.add_header("x-goog-api-key", os.environ["GOOGLE_API_KEY"])
+try:
+    status = urllib.request.urlopen(request, timeout=60).status
+except urllib.error.HTTPError as refused:
+    status = refused.code
+print(json.dumps({"type": "final", "content": "the answer %%d" %% status}), flush=True)
+"""
+
+
+def candidates_reply() -> dict[str, object]:
+    """Google's reply to `candidateCount` 4: four candidates, each written up to the limit,
+    and `usageMetadata` counting them all."""
+    candidate = {"content": {"role": "model", "parts": [{"text": "an answer"}]}}
+    return {
+        "candidates": [
+            {**candidate, "finishReason": "MAX_TOKENS", "index": n} for n in range(CANDIDATES)
+        ],
+        "usageMetadata": {
+            "promptTokenCount": 10,
+            "candidatesTokenCount": CANDIDATES * LIMIT,
+            "totalTokenCount": 10 + CANDIDATES * LIMIT,
+        },
+        "modelVersion": "gemini-2.5-flash",
+        "responseId": "several",
+    }
+
+
+@pytest.mark.parametrize("count", ['"4"', "4.0"], ids=["a string", "a float"])
+def test_several_candidates_asked_for_in_another_json_type_are_refused_before_they_leave(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str], count: str
+) -> None:
+    """`candidateCount` 4 written as "4" (or 4.0) was read as no number and let through: the
+    call was held at one answer's 1,000 tokens while Google wrote and billed four, and the
+    job spent $0.0100 of its $0.005. Any `candidateCount` but the number 1 is refused (400,
+    naming it), nothing reaches the provider and nothing is spent."""
+    config = (
+        "providers:\n"
+        f"  gemini: {{ api: gemini, baseUrl: {model.server.url}, apiKeyEnv: GEMINI_API_KEY }}\n"
+        "pricing:\n"
+        f"  gemini/gemini-2.5-flash: {{ input: {PRICE_IN}, output: {PRICE_OUT} }}\n"
+    )
+    python, isolation = agent_python()
+    suite = one_agent_suite(
+        "spender",
+        "ask",
+        command=f"[{python}, agent/spender.py]",
+        prompt="ask",
+        assertion="{ type: contains, value: answer }",
+    )
+    base = repo.commit(
+        "the agent",
+        {
+            "agents.yaml": suite,
+            "agent/spender.py": BASE_AGENT,
+            "evalward.yaml": config,
+            ".gitignore": ".evalward/\n",
+        },
+    )
+    repo.branch("change")
+    head = repo.commit("several", {"agent/spender.py": HEAD_AGENT % (LIMIT, count)})
+    model.script("several answers", shaped(candidates_reply()))
+    inputs = {"max-cost-usd": str(BUDGET), "cache": "off", "agent-isolation": isolation}
+
+    gate_pull_request(repo, github, base, head, env | {"GEMINI_API_KEY": "gm-key-1"}, inputs)
+
+    document = json.loads((repo.path / ".evalward/out/results.json").read_text())
+    assert document["run"]["spent"]["cost_usd"] <= BUDGET, document["run"]["spent"]
+    assert model.calls == []
+    (head_run,) = [f for f in document["fixtures"] if f["side"] == "head"]
+    (refused,) = head_run["trace"]["proxy_calls"]
+    assert refused["status"] == 400 and "candidateCount" in refused["error"], refused
+    assert head_run["output"] == "the answer 400"
