@@ -484,3 +484,42 @@ def test_a_secret_a_cut_falls_in_is_redacted_everywhere(
         if part in content or part in readable(content)
     }
     assert not leaks, f"a part of the key leaks into {sorted(leaks)}"
+
+
+def test_a_secret_junit_xml_s_cut_falls_in_is_redacted(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """junit.xml's failure message is the run's message cut at 500 characters, and it was
+    cut with no mark: a judge's summary that put the key across the cut wrote its first 20
+    characters, `sk-proj-A1b2C3d4E5f6`, in the file, a form redaction does not look for
+    without a `…` after it. The cut ends `…`, and what it shows of the key is starred."""
+    base, head = judged_greeting(repo, github)
+    said = "w " * 224 + CUT_KEY + " and more words after it" * 3  # the key from character 480
+    verdict = {
+        "score": 0.2,
+        "confidence": 0.9,
+        "summary": said,
+        "violations": [{"rule": "r", "severity": "high", "evidence_step": 1, "quote": said}],
+        "what_would_raise_score": said,
+    }
+    model.script(lambda b: "EVALWARD-DATA" in json.dumps(b), text(json.dumps(verdict)))
+    model.script(lambda b: True, text(f"Hello! {said}"))
+
+    run = run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, head),
+        env={"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": CUT_KEY},
+        inputs={"gate-config": "head", "cache": "off"},
+    )
+
+    assert run.returncode == 1, run.stderr
+    written = everything_written(run, github)
+    assert "w w ***…" in written["junit.xml"], "the cut message is shown, its secret starred"
+    leaks = {
+        where
+        for where, content in written.items()
+        for part in windows(CUT_KEY, size=8)
+        if part in content or part in readable(content)
+    }
+    assert not leaks, f"a part of the key leaks into {sorted(leaks)}"

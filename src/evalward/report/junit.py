@@ -150,5 +150,12 @@ def _testcase(suite: ET.Element, result: EvalResult, case: _Case, held_out: bool
         ET.SubElement(node, f"{kind}{which}", message=rep, type=run.outcome)
 
 
+MESSAGE_CHARS = 500
+"""The most of a run's message a failure's `message` attribute shows."""
+
+
 def _said(run: FixtureResult, held_out: bool) -> str:
-    return _xml(("held out (visibility: private)" if held_out else run.message)[:500])
+    """The run's message, cut to `MESSAGE_CHARS` with a `…` where it is longer: a cut with
+    no mark left the start of a secret it fell in as no form redaction looks for."""
+    said = "held out (visibility: private)" if held_out else run.message
+    return _xml(said if len(said) <= MESSAGE_CHARS else said[: MESSAGE_CHARS - 1] + "…")
