@@ -523,3 +523,40 @@ def test_a_secret_junit_xml_s_cut_falls_in_is_redacted(
         if part in content or part in readable(content)
     }
     assert not leaks, f"a part of the key leaks into {sorted(leaks)}"
+
+
+def test_a_secret_a_regex_s_shown_match_is_cut_in_is_redacted(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """A regex assertion that matches says what it matched, cut at 80 characters, and it
+    was cut with no mark: a pattern of the pull request's own (`Hello.*`) that matched up
+    to a key the agent wrote showed the key's first 13 characters in every report, a form
+    redaction does not look for without a `…` after it. The cut ends `…`, and what it
+    shows of the key is starred."""
+    base, _ = make_pr(repo, github)
+    matched = (repo.path / "evals/fixtures/greeting.yaml").read_text() + (
+        '    - { type: regex, pattern: "Hello.*" }\n'
+    )
+    head = repo.commit("match the greeting", {"evals/fixtures/greeting.yaml": matched})
+    github.pulls[7].head_sha = head
+    said = "w " * 30 + CUT_KEY + " and more words after it"  # the key from character 67
+    model.script(lambda b: True, text(f"Hello! {said}"))
+
+    run = run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, head),
+        env={"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": CUT_KEY},
+        inputs={"gate-config": "head", "cache": "off", "check-run": "true"},
+    )
+
+    written = everything_written(run, github)
+    shown = json.loads(written["results.json"])["fixtures"]
+    assert "w w ***…'" in json.dumps(shown, ensure_ascii=False), "the match, its key starred"
+    leaks = {
+        where
+        for where, content in written.items()
+        for part in windows(CUT_KEY, size=8)
+        if part in content or part in readable(content)
+    }
+    assert not leaks, f"a part of the key leaks into {sorted(leaks)}"

@@ -287,6 +287,16 @@ def _equals(a: EqualsAssertion, trace: Trace) -> CheckOutcome:
     )
 
 
+MATCH_CHARS = 80
+"""The most of a regex's match its message shows."""
+
+
+def _shown(matched: str) -> str:
+    """`matched`, cut to `MATCH_CHARS` with a `…` where it is longer: the agent's text may
+    hold a secret there, and redaction finds the start of one only before a cut's mark."""
+    return matched if len(matched) <= MATCH_CHARS else matched[: MATCH_CHARS - 1] + "…"
+
+
 def _regex(a: RegexAssertion, trace: Trace, timeout: float) -> CheckOutcome:
     text = _target_text(a.field, trace)
     try:
@@ -298,7 +308,7 @@ def _regex(a: RegexAssertion, trace: Trace, timeout: float) -> CheckOutcome:
         ) from None
     return pass_or_fail(
         match is not None,
-        f"/{a.pattern}/ matched {match.group(0)[:80]!r}" if match else "",
+        f"/{a.pattern}/ matched {_shown(match.group(0))!r}" if match else "",
         f"/{a.pattern}/ did not match {_where(a.field)}",
     )
 
