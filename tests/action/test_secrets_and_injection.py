@@ -560,3 +560,51 @@ def test_a_secret_a_regex_s_shown_match_is_cut_in_is_redacted(
         if part in content or part in readable(content)
     }
     assert not leaks, f"a part of the key leaks into {sorted(leaks)}"
+
+
+def test_a_secret_a_cut_of_the_judge_s_verdict_falls_in_is_redacted(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """The judge's verdict is capped as it is stored: its summary at 3 KB and its advice at
+    1 KB (cut with ` … [truncated]`, a space before the mark), a violation's rule at 200
+    characters and its quote at 500 (cut with no mark). A verdict that put the key across
+    each cut wrote its first 16 to 20 characters in results.json and report.html, forms
+    redaction looks for only right before a cut's mark. Each cut ends `…`, and what it shows
+    of the key is starred."""
+    base, head = judged_greeting(repo, github)
+    tail = " and more words after it"
+    verdict = {
+        "score": 0.2,
+        "confidence": 0.9,
+        "summary": "w " * 1520 + CUT_KEY + tail,  # the key from byte 3,040 of 3,056 kept
+        "violations": [
+            {
+                "rule": "w " * 90 + CUT_KEY + tail,  # from character 180 of 200
+                "severity": "high",
+                "evidence_step": 1,
+                "quote": "w " * 240 + CUT_KEY + tail,  # from character 480 of 500
+            }
+        ],
+        "what_would_raise_score": "w " * 496 + CUT_KEY + tail,  # from byte 992 of 1,008
+    }
+    model.script(lambda b: "EVALWARD-DATA" in json.dumps(b), text(json.dumps(verdict)))
+    model.script(lambda b: True, text("Hello! How can I help?"))
+
+    run = run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, head),
+        env={"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": CUT_KEY},
+        inputs={"gate-config": "head", "cache": "off", "check-run": "true"},
+    )
+
+    assert run.returncode == 1, run.stderr
+    assert model.requests_mentioning("EVALWARD-DATA"), "the judge never ran"
+    written = everything_written(run, github)
+    leaks = {
+        where
+        for where, content in written.items()
+        for part in windows(CUT_KEY, size=8)
+        if part in content or part in readable(content)
+    }
+    assert not leaks, f"a part of the key leaks into {sorted(leaks)}"

@@ -325,10 +325,10 @@ def _check_one(raw: _RawViolation, trace: Trace) -> Violation:
         else unsupported_reason(trace, raw.evidence_step, raw.quote, "trace")
     )
     return Violation(
-        rule=raw.rule[:200],
+        rule=cap_chars(raw.rule, 200),
         severity=raw.severity[:20],
         evidence_step=raw.evidence_step,
-        quote=raw.quote[:QUOTE_CAP_CHARS],
+        quote=cap_chars(raw.quote, QUOTE_CAP_CHARS),
         supported=not reason,
         unsupported_reason=reason,
     )
@@ -349,8 +349,15 @@ def unsupported_reason(trace: Trace, step: int, quote: str, whole: str) -> str:
 
 
 def cap_bytes(text: str, limit: int) -> str:
+    """`text` in at most `limit` bytes of UTF-8, its cut marked `…` right where it falls:
+    redaction finds the start of a secret a cut shows only right before its mark."""
     raw = text.encode("utf-8")
     if len(raw) <= limit:
         return text
-    marker = " … [truncated]"
+    marker = "… [truncated]"
     return raw[: limit - len(marker.encode())].decode("utf-8", errors="ignore") + marker
+
+
+def cap_chars(text: str, limit: int) -> str:
+    """`text` in at most `limit` characters, its cut marked `…` (as `cap_bytes`)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -35,6 +35,7 @@ from evalward.scoring.judge import (
     JudgeSettings,
     ask_with_repair,
     cap_bytes,
+    cap_chars,
     encode_data,
     normalise,
     shown_text,
@@ -206,7 +207,7 @@ def _check(raw: _RawEvidence, side: str, trace: Trace) -> CitedStep:
     return CitedStep(
         side=side,
         step=raw.step,
-        quote=raw.quote[:QUOTE_CAP_CHARS],
+        quote=cap_chars(raw.quote, QUOTE_CAP_CHARS),
         supported=not reason,
         unsupported_reason=reason,
     )
