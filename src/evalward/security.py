@@ -17,9 +17,10 @@ hex (lower and upper case) and percent-encoding (`quote`, `quote_plus`, upper or
 digits) — each of those escaped once more; and in a text holding a zero-width space, with one
 between any two of its characters, as markdown's escapes put one where the text before the
 secret decides (`GH` before `-7342…`); and where a text was cut short (it then ends `…`),
-the start of any form the cut fell in, from its first `CUT_SHOWN` characters. Not covered:
-encodings of an encoding (base64 of hex), other character sets than UTF-8, base64 wrapped
-over lines, a cut that writes no `…` after it, and a secret shorter than
+the start of any form the cut fell in, from its first `CUT_SHOWN` characters, and where a
+text goes on after a cut (`…` then its last lines), the end of any form that cut fell in.
+Not covered: encodings of an encoding (base64 of hex), other character sets than UTF-8,
+base64 wrapped over lines, a cut that writes no `…` beside it, and a secret shorter than
 `_MIN_SECRET_LENGTH` (too likely to be ordinary text).
 """
 
@@ -150,8 +151,29 @@ class Redactor:
                         start -= 1
                         shown -= before[start] != ZERO_WIDTH
                     spans.append((end - len(before) + start, end))
+                begin = at + len(mark)
+                if (tail := self._cut_end(text[begin : begin + window])) is not None:
+                    spans.append((begin, begin + tail))
                 at = text.find(mark, at + len(mark))
         return spans
+
+    def _cut_end(self, after: str) -> int | None:
+        """How many characters of `after`, the text right after a cut mark, are the end of a
+        form cut at its start (at least `CUT_SHOWN` characters of it, read through
+        zero-width spaces): a text cut to its first and last lines shows the last part of
+        a secret the second cut fell in. None where it starts with none."""
+        kept = after.replace(ZERO_WIDTH, "")
+        shown = max(
+            (len(p) for p in self._ends.get(kept[:CUT_SHOWN], ()) if kept.startswith(p)),
+            default=0,
+        )
+        if not shown:
+            return None
+        end = 0
+        while shown:  # on over `shown` characters, and the spaces among them
+            shown -= after[end] != ZERO_WIDTH
+            end += 1
+        return end
 
     @cached_property
     def _starts(self) -> dict[str, set[str]]:
@@ -163,6 +185,16 @@ class Redactor:
             for length in range(CUT_SHOWN, len(form)):
                 starts.setdefault(form[length - CUT_SHOWN : length], set()).add(form[:length])
         return starts
+
+    @cached_property
+    def _ends(self) -> dict[str, set[str]]:
+        """Every end of a form, from `CUT_SHOWN` characters to all but its first, by its
+        first `CUT_SHOWN` characters: what `_cut_end` looks up after a cut mark."""
+        ends: dict[str, set[str]] = {}
+        for form in {form.replace(ZERO_WIDTH, "") for form in self._forms}:
+            for length in range(CUT_SHOWN, len(form)):
+                ends.setdefault(form[-length:][:CUT_SHOWN], set()).add(form[-length:])
+        return ends
 
     def _pattern_for(self, text: str) -> re.Pattern[str]:
         """The forms as they are, or, in a text that holds a zero-width space, read through

@@ -608,3 +608,64 @@ def test_a_secret_a_cut_of_the_judge_s_verdict_falls_in_is_redacted(
         if part in content or part in readable(content)
     }
     assert not leaks, f"a part of the key leaks into {sorted(leaks)}"
+
+
+SCORER = """\
+import re, sys
+key = re.search(r"sk-proj-[A-Za-z0-9]+", sys.stdin.read())[0]
+said = {said}
+(sys.stderr if {to_stderr} else sys.stdout).write(said)
+sys.exit(1)
+"""
+SCORER_SAYS = {
+    # its stderr cut to its first and last 300 characters: the key across the first cut...
+    "stderr's start": ('"w " * 140 + key + "z" * 600', True),
+    # ...and across the last, which shows the key's last 20 characters after the cut
+    "stderr's end": ('"z" * 700 + key + "w" * 280', True),
+    # its stdout cut at 500 characters
+    "stdout": ('"w " * 240 + key + " and more"', False),
+}
+
+
+@pytest.mark.parametrize("says", list(SCORER_SAYS))
+def test_a_secret_a_cut_of_a_scorer_s_words_falls_in_is_redacted(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, says: str
+) -> None:
+    """A script scorer's words are cut as its failure's reason: its stderr to its first
+    and last 300 characters (` … ` between them), its stdout at 500 characters (no mark).
+    A scorer of the pull request's own that printed the key the agent said across a cut
+    wrote the key's first (or last) 20 characters in every report, forms redaction looks
+    for only right before a cut's mark. Each cut is marked `…` right where it falls, and
+    what a cut shows of the key, on either side of its mark, is starred."""
+    base, _ = make_pr(repo, github)
+    scored = (repo.path / "evals/fixtures/greeting.yaml").read_text() + (
+        "    - { type: code, language: python, protocol: script, file: scorers/says.py }\n"
+    )
+    said, to_stderr = SCORER_SAYS[says]
+    head = repo.commit(
+        "score the greeting",
+        {
+            "evals/fixtures/greeting.yaml": scored,
+            "scorers/says.py": SCORER.format(said=said, to_stderr=to_stderr),
+        },
+    )
+    github.pulls[7].head_sha = head
+    model.script(lambda b: True, text(f"Hello! {CUT_KEY} is the key."))
+
+    run = run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, head),
+        env={"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": CUT_KEY},
+        inputs={"gate-config": "head", "cache": "off", "check-run": "true"},
+    )
+
+    written = everything_written(run, github)
+    assert "***" in written["comment.md"], "the scorer's words are shown, the key starred"
+    leaks = {
+        where
+        for where, content in written.items()
+        for part in windows(CUT_KEY, size=8)
+        if part in content or part in readable(content)
+    }
+    assert not leaks, f"a part of the key leaks into {sorted(leaks)}"

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from evalward.report.story import shown_run
 from evalward.rundata.results import EvalResult, FixtureResult, Status
+from evalward.text.utf8 import cap_chars
 
 INDENT = "  "
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -150,12 +151,6 @@ def _testcase(suite: ET.Element, result: EvalResult, case: _Case, held_out: bool
         ET.SubElement(node, f"{kind}{which}", message=rep, type=run.outcome)
 
 
-MESSAGE_CHARS = 500
-"""The most of a run's message a failure's `message` attribute shows."""
-
-
 def _said(run: FixtureResult, held_out: bool) -> str:
-    """The run's message, cut to `MESSAGE_CHARS` with a `…` where it is longer: a cut with
-    no mark left the start of a secret it fell in as no form redaction looks for."""
-    said = "held out (visibility: private)" if held_out else run.message
-    return _xml(said if len(said) <= MESSAGE_CHARS else said[: MESSAGE_CHARS - 1] + "…")
+    """The run's message, cut at 500 characters with a mark (`cap_chars`)."""
+    return _xml(cap_chars("held out (visibility: private)" if held_out else run.message, 500))

@@ -41,6 +41,7 @@ from evalward.rundata.trace import StepType, Trace
 from evalward.scoring.reps import TOLERANCE
 from evalward.text import jsontext, tool_names
 from evalward.text.numbers import side_text
+from evalward.text.utf8 import cap_chars
 
 CheckOutcome = tuple[Status, str]
 """A deterministic check's status and the message that says why (assertions and state
@@ -287,16 +288,6 @@ def _equals(a: EqualsAssertion, trace: Trace) -> CheckOutcome:
     )
 
 
-MATCH_CHARS = 80
-"""The most of a regex's match its message shows."""
-
-
-def _shown(matched: str) -> str:
-    """`matched`, cut to `MATCH_CHARS` with a `…` where it is longer: the agent's text may
-    hold a secret there, and redaction finds the start of one only before a cut's mark."""
-    return matched if len(matched) <= MATCH_CHARS else matched[: MATCH_CHARS - 1] + "…"
-
-
 def _regex(a: RegexAssertion, trace: Trace, timeout: float) -> CheckOutcome:
     text = _target_text(a.field, trace)
     try:
@@ -308,7 +299,7 @@ def _regex(a: RegexAssertion, trace: Trace, timeout: float) -> CheckOutcome:
         ) from None
     return pass_or_fail(
         match is not None,
-        f"/{a.pattern}/ matched {_shown(match.group(0))!r}" if match else "",
+        f"/{a.pattern}/ matched {cap_chars(match.group(0), 80)!r}" if match else "",
         f"/{a.pattern}/ did not match {_where(a.field)}",
     )
 

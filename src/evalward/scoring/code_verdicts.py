@@ -27,6 +27,7 @@ from evalward.rundata.results import Status
 from evalward.scoring.panel import JudgeOutcome
 from evalward.text import jsontext
 from evalward.text.numbers import side_text
+from evalward.text.utf8 import cap_chars
 
 SCRIPT_THRESHOLD = 0.8
 """AgentV's: a script grader's score passes at 0.8 or above unless it says otherwise."""
@@ -65,7 +66,7 @@ def verdict(assertion: CodeAssertion, value: Any) -> JudgeOutcome:
         if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)):
             return error_verdict(f"the scorer returned `score: {_short(score)}`; expected a number")
         if not isinstance(reason, str):
-            reason = json.dumps(reason)[:500]
+            reason = cap_chars(json.dumps(reason), 500)
         if passed is None and score is None:
             return error_verdict("the scorer returned a mapping with neither `pass` nor `score`")
         if score is not None:
@@ -158,7 +159,7 @@ def script_verdict(assertion: CodeAssertion, value: Any) -> JudgeOutcome:
             "prints its verdict alone on stdout (its logs on stderr); an exit-code grader "
             "prints no verdict"
         )
-    return _decided(True, 1.0, out[:500] or "the script exited 0")
+    return _decided(True, 1.0, cap_chars(out, 500) or "the script exited 0")
 
 
 _VERDICT_KEY = re.compile(r'"(?:pass|score|checks|assertions)"\s*:')
@@ -175,9 +176,9 @@ def _failed_exit(out: str, err: str, code: int) -> JudgeOutcome:
         )
     if err.strip():
         said = err.strip()
-        said = said if len(said) <= 600 else f"{said[:300]} … {said[-300:]}"
+        said = said if len(said) <= 600 else f"{said[:300]}… …{said[-300:]}"
         return error_verdict(f"the script failed (exit code {code}): {said}")
-    return _decided(False, 0.0, out[:500] or f"the script exited {code}")
+    return _decided(False, 0.0, cap_chars(out, 500) or f"the script exited {code}")
 
 
 def _json_verdict(assertion: CodeAssertion, found: dict[str, Any]) -> JudgeOutcome:
@@ -231,7 +232,7 @@ def _checks(found: Mapping[str, Any]) -> str:
                 said.append(("✓ " if ok else "✗ ") + check["text"])
     said += [f"✓ {hit}" for hit in found.get("hits") or [] if isinstance(hit, str)]
     said += [f"✗ {miss}" for miss in found.get("misses") or [] if isinstance(miss, str)]
-    return "; ".join(said)[:1000]
+    return cap_chars("; ".join(said), 1000)
 
 
 def script_stdin(case: ScorerCase) -> dict[str, Any]:

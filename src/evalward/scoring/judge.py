@@ -35,6 +35,7 @@ from evalward.providers.registry import Providers
 from evalward.rundata.results import JudgeVerdict, Violation
 from evalward.rundata.trace import Step, StepType, Trace
 from evalward.text import jsontext
+from evalward.text.utf8 import cap_chars
 
 JUDGE_TIMEOUT_SECONDS = 60.0
 SUMMARY_CAP_BYTES = 3 * 1024
@@ -356,8 +357,3 @@ def cap_bytes(text: str, limit: int) -> str:
         return text
     marker = "… [truncated]"
     return raw[: limit - len(marker.encode())].decode("utf-8", errors="ignore") + marker
-
-
-def cap_chars(text: str, limit: int) -> str:
-    """`text` in at most `limit` characters, its cut marked `…` (as `cap_bytes`)."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -35,12 +35,12 @@ from evalward.scoring.judge import (
     JudgeSettings,
     ask_with_repair,
     cap_bytes,
-    cap_chars,
     encode_data,
     normalise,
     shown_text,
     unsupported_reason,
 )
+from evalward.text.utf8 import cap_chars
 
 REASON_CAP_BYTES = 1024
 SHOWN_CAP_BYTES = 2048

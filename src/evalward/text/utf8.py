@@ -56,3 +56,10 @@ def start_within(text: str, room: int, measure: Callable[[str], int]) -> int:
         else:
             high = middle - 1
     return low
+
+
+def cap_chars(text: str, limit: int) -> str:
+    """`text` in at most `limit` characters, its cut marked `…` right where it falls: a text
+    from outside may hold a secret there, and redaction finds what a cut shows of one only
+    beside its mark."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
