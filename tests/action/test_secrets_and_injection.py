@@ -14,7 +14,14 @@ import pytest
 from evalward.text.escaping import MAX_MARKS
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer, text
-from support.actionrun import ActionRun, execute, prepare, pull_request_event, run_action
+from support.actionrun import (
+    ActionRun,
+    execute,
+    prepare,
+    pull_request_event,
+    run_action,
+)
+from support.byoagent import agent_python, one_agent_suite
 from support.gitrepo import GitRepo
 from support.suite import (
     BASE_PROMPT,
@@ -662,6 +669,71 @@ def test_a_secret_a_cut_of_a_scorer_s_words_falls_in_is_redacted(
 
     written = everything_written(run, github)
     assert "***" in written["comment.md"], "the scorer's words are shown, the key starred"
+    leaks = {
+        where
+        for where, content in written.items()
+        for part in windows(CUT_KEY, size=8)
+        if part in content or part in readable(content)
+    }
+    assert not leaks, f"a part of the key leaks into {sorted(leaks)}"
+
+
+BROKEN_LINE_AGENT = """\
+import json, os, sys, urllib.request
+
+sys.stdin.readline()
+body = {"model": "gpt-4.1-mini", "messages": [{"role": "user", "content": "the key"}]}
+request = urllib.request.Request(
+    os.environ["OPENAI_BASE_URL"] + "/chat/completions", data=json.dumps(body).encode()
+)
+request.add_header("content-type", "application/json")
+request.add_header("authorization", "Bearer " + os.environ["OPENAI_API_KEY"])
+with urllib.request.urlopen(request, timeout=60) as reply:
+    said = json.loads(reply.read())["choices"][0]["message"]["content"]
+key = said.split()[1]
+print(json.dumps({"type": "tool_call", "x": "w " * 35 + key}), flush=True)  # no `tool`
+print(json.dumps({"type": "final", "content": "the answer"}), flush=True)
+"""
+
+
+def test_a_secret_a_cut_of_an_agent_s_broken_line_falls_in_is_redacted(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """A line of an agent's that is no trace event is shown in the run's error cut at 120
+    characters, and it was cut with no mark: an agent that printed the key its model said
+    across the cut wrote the key's first 22 characters in every report. The cut ends `…`,
+    and what it shows of the key is starred."""
+    python, isolation = agent_python()
+    suite = one_agent_suite(
+        "teller",
+        "ask",
+        command=f"[{python}, agent/teller.py]",
+        prompt="ask",
+        assertion="{ type: contains, value: answer }",
+    )
+    answers = (
+        "import json, sys\nsys.stdin.readline()\n"
+        'print(json.dumps({"type": "final", "content": "the answer"}))\n'
+    )
+    base = repo.commit("the agent", {"agents.yaml": suite, "agent/teller.py": answers})
+    repo.branch("change")
+    head = repo.commit("tell", {"agent/teller.py": BROKEN_LINE_AGENT})
+    model.script("the key", text(f"Hello! {CUT_KEY} is the key."))
+    env = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": CUT_KEY}
+
+    github.add_pull(
+        FakePull(number=7, head_sha=head, base_sha=base, files=repo.pull_files(base, head))
+    )
+    run = run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, head),
+        env=env,
+        inputs={"cache": "off", "agent-isolation": isolation},
+    )
+
+    written = everything_written(run, github)
+    assert "is not a trace event" in written["results.json"], run.stderr[-2000:]
     leaks = {
         where
         for where, content in written.items()

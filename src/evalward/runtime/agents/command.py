@@ -37,6 +37,7 @@ from evalward.runtime.isolation.sandbox import Sandbox
 from evalward.runtime.proxy import past_proxy
 from evalward.runtime.telemetry.protocol import EVENT_TYPES, apply_event
 from evalward.text import jsontext
+from evalward.text.utf8 import cap_chars
 
 MAX_TRACE_BYTES = 32 * 1024 * 1024
 """Most an agent may write in one run (events and text): one that floods is stopped."""
@@ -123,7 +124,7 @@ class CommandOutput:
             self._broken(line, channel, exc)
 
     def _broken(self, line: bytes, channel: str, exc: Exception) -> None:
-        shown = line.decode("utf-8", errors="replace").strip()[:120]
+        shown = cap_chars(line.decode("utf-8", errors="replace").strip(), 120)
         self.problem.append(
             f"{WHERE[channel]} line {self.lines[channel]} is not a trace event ({exc}): {shown!r}. "
             "Write one JSON event per line, and logs to stderr."
