@@ -116,3 +116,58 @@ def test_several_candidates_asked_for_in_another_json_type_are_refused_before_th
     (refused,) = head_run["trace"]["proxy_calls"]
     assert refused["status"] == 400 and "candidateCount" in refused["error"], refused
     assert head_run["output"] == "the answer 400"
+
+
+ASKING_AGENT = """\
+import json, os, sys, urllib.error, urllib.request
+
+sys.stdin.readline()
+body = {"contents": [{"role": "user", "parts": [{"text": "where does this go"}]}]}
+request = urllib.request.Request(
+    os.environ["GOOGLE_GEMINI_BASE_URL"] + "/v1beta/models/gemini-2.5-flash:generateContent",
+    data=json.dumps(body).encode(), method="POST",
+)
+request.add_header("content-type", "application/json")
+request.add_header("x-goog-api-key", os.environ["GOOGLE_API_KEY"])
+try:
+    status = urllib.request.urlopen(request, timeout=60).status
+except urllib.error.HTTPError as refused:
+    status = refused.code
+print(json.dumps({"type": "final", "content": "the answer %d" % status}), flush=True)
+"""
+
+
+def test_a_gemini_provider_the_pull_request_adds_is_not_where_calls_go(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """The pull request's evalward.yaml adds `api: gemini` at a server of its own, keyed by
+    the job's OpenAI key, and its agent calls the model proxy's Gemini route: the provider
+    settings are the base commit's, which has no Gemini provider, so the call is refused
+    and no key leaves for the pull request's server."""
+    python, isolation = agent_python()
+    suite = one_agent_suite(
+        "asker",
+        "ask",
+        command=f"[{python}, agent/asker.py]",
+        prompt="ask",
+        assertion="{ type: contains, value: answer }",
+    )
+    base = repo.commit(
+        "the agent",
+        {"agents.yaml": suite, "agent/asker.py": BASE_AGENT, ".gitignore": ".evalward/\n"},
+    )
+    repo.branch("change")
+    config = (
+        "providers:\n"
+        f"  mine: {{ api: gemini, baseUrl: {model.server.url}, apiKeyEnv: OPENAI_API_KEY }}\n"
+    )
+    head = repo.commit("ask", {"agent/asker.py": ASKING_AGENT, "evalward.yaml": config})
+
+    gate_pull_request(repo, github, base, head, env, {"cache": "off", "agent-isolation": isolation})
+
+    document = json.loads((repo.path / ".evalward/out/results.json").read_text())
+    assert [c.path for c in model.calls if "generateContent" in c.path] == []
+    (head_run,) = [f for f in document["fixtures"] if f["side"] == "head"]
+    assert head_run["output"] == "the answer 502", head_run
+    (refused,) = head_run["trace"]["proxy_calls"]
+    assert "no provider that speaks Gemini's API" in refused["error"], refused
