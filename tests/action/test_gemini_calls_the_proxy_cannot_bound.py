@@ -11,7 +11,7 @@ import json
 import pytest
 
 from fakes.github_api import FakeGitHub
-from fakes.model_server import ScriptedModelServer, shaped
+from fakes.model_server import ScriptedModelServer, shaped, text
 from support.actionrun import gate_pull_request
 from support.byoagent import agent_python, one_agent_suite
 from support.gitrepo import GitRepo
@@ -171,3 +171,73 @@ def test_a_gemini_provider_the_pull_request_adds_is_not_where_calls_go(
     assert head_run["output"] == "the answer 502", head_run
     (refused,) = head_run["trace"]["proxy_calls"]
     assert "no provider that speaks Gemini's API" in refused["error"], refused
+
+
+THINKING_AGENT = """\
+import json, os, sys, urllib.request
+
+sys.stdin.readline()
+body = {
+    "contents": [{"role": "user", "parts": [{"text": "think at length"}]}],
+    "generationConfig": {"maxOutputTokens": 10000},
+}
+request = urllib.request.Request(
+    os.environ["GOOGLE_GEMINI_BASE_URL"]
+    + "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
+    data=json.dumps(body).encode(), method="POST",
+)
+request.add_header("content-type", "application/json")
+request.add_header("x-goog-api-key", os.environ["GOOGLE_API_KEY"])
+urllib.request.urlopen(request, timeout=600).read()
+print(json.dumps({"type": "final", "content": "the answer"}), flush=True)
+"""
+THINKING_HELD_USD = 10_000 * PRICE_OUT / 1e6
+"""What the call held for its output while in flight: its 10,000 tokens at $2.50 a million,
+$0.025 (its input beside it, 2,000 tokens and its bytes, is about a fortieth)."""
+
+
+def test_a_stream_the_runs_end_cuts_while_its_model_thinks_is_spent_as_the_budget_held_it(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """A Gemini stream whose model thinks before it writes carries no event while it
+    thinks (its thoughts are not streamed), and the run ended first: counted by the text it
+    carried, the call cost its input alone ($0.0000027) where Google bills the thinking it
+    did, up to `maxOutputTokens`. A stream the run's end cuts is spent at what it held, as
+    a whole reply the run's end cuts is, in the budget and in results.json."""
+    config = (
+        "providers:\n"
+        f"  gemini: {{ api: gemini, baseUrl: {model.server.url}, apiKeyEnv: GEMINI_API_KEY }}\n"
+        "pricing:\n"
+        f"  gemini/gemini-2.5-flash: {{ input: {PRICE_IN}, output: {PRICE_OUT} }}\n"
+    )
+    python, isolation = agent_python()
+    suite = one_agent_suite(
+        "thinker",
+        "ask",
+        command=f"[{python}, agent/thinker.py]",
+        prompt="ask",
+        assertion="{ type: contains, value: answer }",
+    ).replace("  fixtures: [ask]\n", "  fixtures: [ask]\n  execution: { timeoutSeconds: 2 }\n")
+    base = repo.commit(
+        "the agent",
+        {
+            "agents.yaml": suite,
+            "agent/thinker.py": BASE_AGENT,
+            "evalward.yaml": config,
+            ".gitignore": ".evalward/\n",
+        },
+    )
+    repo.branch("change")
+    head = repo.commit("think", {"agent/thinker.py": THINKING_AGENT})
+    model.script("think at length", text("thought", event_delay=600))  # none before the end
+    inputs = {"max-cost-usd": "1.0", "cache": "off", "agent-isolation": isolation}
+
+    gate_pull_request(repo, github, base, head, env | {"GEMINI_API_KEY": "gm-key-1"}, inputs)
+
+    document = json.loads((repo.path / ".evalward/out/results.json").read_text())
+    (head_run,) = [f for f in document["fixtures"] if f["side"] == "head"]
+    (cut,) = head_run["trace"]["proxy_calls"]
+    assert cut["streamed"] and "the run ended before the stream did" in cut["error"], cut
+    spent = document["run"]["spent"]
+    assert THINKING_HELD_USD < spent["cost_usd"] < 1.1 * THINKING_HELD_USD, spent
+    assert cut["usage"]["cost_usd"] == pytest.approx(spent["cost_usd"]), cut

@@ -180,7 +180,7 @@ class MeteredForward:
             if not call.grant.ended:
                 raise
             uncancel()
-            relay.cut = True
+            relay.cut = relay.ended = True
             relay.failure = relay.failure or "the run ended before the stream did"
 
     def _account(self, fmt: Format, relay: _Relay) -> None:
@@ -191,12 +191,16 @@ class MeteredForward:
         if reply is None and error is None:
             error = f"the stream from {call.api} ended before a reply"
         reported = fmt.usage(reply or {})
-        if relay.cut or accumulator.error or not reported.total_tokens:  # its usage may never come
-            counted = unreported(reported, self.body, relay.tally.tokens)
-            if counted != reported and error is not None:
-                error += f"; charged as the {counted.output_tokens:,} output tokens it carried"
-            reported = counted
-        usage = self.meter(reported)
+        if relay.ended and self.held_usd:  # what it wrote no event carried (its thinking)
+            self.unsettled(cut=True)  # is unknown, and at most what it held: spent whole
+            usage = call.charged
+        else:
+            if relay.cut or accumulator.error or not reported.total_tokens:  # no usage came
+                counted = unreported(reported, self.body, relay.tally.tokens)
+                if counted != reported and error is not None:
+                    error += f"; charged as the {counted.output_tokens:,} output tokens it carried"
+                reported = counted
+            usage = self.meter(reported)
         if reply is not None and error is None:
             self.store(reply)
         entry = call.record(200, usage, error=self.redact(error) if error else None)
@@ -248,6 +252,9 @@ class _Relay:
     failure: str | None = None
     cut: bool = False
     """The stream ended before its end: broken off, or the run was over."""
+    ended: bool = False
+    """The run was over before the stream: what the model wrote that no event carried (a
+    reasoning or thinking model's thoughts) is unknown, so the call is spent at its hold."""
     passed_events: int = 0
     """How many events the agent was given: a Responses stream's next `sequence_number`."""
 
