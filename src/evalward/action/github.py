@@ -16,6 +16,7 @@ from evalward.action.context import dig
 from evalward.errors import GitHubError
 from evalward.text import utf8
 from evalward.text.escaping import printable
+from evalward.text.utf8 import cap_chars
 
 if TYPE_CHECKING:
     from github import GithubException
@@ -503,7 +504,7 @@ def _call(what: str, operation: Callable[[], T]) -> T:
                     str(e.get("message", e)) if isinstance(e, dict) else str(e) for e in errors
                 ]
                 message = f"{message}: {'; '.join(named)}"
-        answer = f"HTTP {exc.status} {printable(message)[:500]}".rstrip()
+        answer = f"HTTP {exc.status} {cap_chars(printable(message), 500)}".rstrip()
         said = answer if answer.endswith(".") else f"{answer}."
         raise GitHubError(
             f"GitHub API: could not {what}: {said}" + _hint(exc, message),

@@ -61,6 +61,7 @@ from evalward.rundata.sequential_record import (
 )
 from evalward.rundata.sides import Side
 from evalward.rundata.spending import Budget, Spent
+from evalward.text.utf8 import cap_chars
 from evalward.verdict.adaptive import SequentialVerdict
 from evalward.verdict.compare import Change, EvalComparison
 from evalward.verdict.gate import GateResult
@@ -668,7 +669,7 @@ def _undecided_pairs(record: PairwiseRecord | None) -> str:
     if record is None:
         return "no pair of its runs was judged"
     reason = record.unavailable_reason or record.inconclusive_reason or record.left_out_reason
-    return printable(reason)[:300] if reason else ""
+    return cap_chars(printable(reason), 300) if reason else ""
 
 
 def _undecided(result: EvalResult, facts: FixtureFacts | None) -> str:
@@ -680,7 +681,7 @@ def _undecided(result: EvalResult, facts: FixtureFacts | None) -> str:
     if facts.unavailable:
         return "a model provider was down"
     reason = result.incomplete_reason or result.inconclusive_reason
-    return printable(reason)[:300] if reason else "its test did not settle"
+    return cap_chars(printable(reason), 300) if reason else "its test did not settle"
 
 
 async def _evaluated(setup: RunSetup, cached_only: bool) -> Evaluation | None:

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from evalward.errors import HttpFailure, HttpTimeout, ProviderError, ProviderUnavailable
 from evalward.http.client import HttpClient, Reply, StreamingReply
+from evalward.text.utf8 import cap_chars
 
 T = TypeVar("T")
 
@@ -248,7 +249,7 @@ def server_message(response: Reply, headers: Mapping[str, str]) -> str:
             for secret in {value, value.split()[-1] if value.split() else value}:
                 if len(secret) >= 8:
                     text = text.replace(secret, "***")
-    return " ".join(text.split())[:SERVER_MESSAGE_CHARS]
+    return cap_chars(" ".join(text.split()), SERVER_MESSAGE_CHARS)
 
 
 def refusal(response: Reply, endpoint: Endpoint, headers: Mapping[str, str]) -> str:

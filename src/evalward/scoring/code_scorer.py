@@ -42,6 +42,7 @@ from evalward.scoring.code_verdicts import (
 from evalward.scoring.panel import JudgeOutcome
 from evalward.scoring.scorer_environments import ScorerEnvironments
 from evalward.text import jsontext
+from evalward.text.utf8 import cap_chars
 
 MAX_ANSWER_BYTES = 1024 * 1024
 """The most a scorer may write on its stdout (its answer); more is an error."""
@@ -234,7 +235,7 @@ def _answer(out: bytes, err: bytes, code: int | None) -> Any:
     if not isinstance(message, dict) or not isinstance(message.get("ok"), bool):
         raise _Failed("the scorer's answer is not the harness's")
     if not message["ok"]:
-        raise _Failed(f"the scorer failed: {str(message.get('error'))[:1000]}")
+        raise _Failed(f"the scorer failed: {cap_chars(str(message.get('error')), 1000)}")
     return message.get("value")
 
 

@@ -12,7 +12,7 @@ from aiohttp import web
 
 from evalward.http.client import Reply
 from evalward.providers.base import RunLabels
-from evalward.providers.retry import Answer
+from evalward.providers.retry import Answer, server_message
 from evalward.rundata.trace import Trace
 from evalward.runtime.proxy.call_record import Call
 from evalward.runtime.proxy.grants import Grant
@@ -75,3 +75,18 @@ def test_a_rejected_key_is_evalwards_to_fix_and_never_quoted(status: int) -> Non
     said = json.dumps(body_of(response))
     assert "rejected evalward's key" in said and KEY[:12] not in said
     assert "needs fixing, not the agent's" in (trace.proxy_calls[0].error or "")
+
+
+def test_a_secret_the_cut_of_a_providers_message_falls_in_is_redacted() -> None:
+    """A provider's message is cut at 300 characters where it is shown (the proxy's record of
+    the call, evalward's own refusal): a key it quotes across that cut is shown in part, which
+    redaction finds beside the cut's mark alone."""
+    other = "sk-proj-Z9y8X7w6V5u4T3s2R1q0"
+    said = "x" * 290 + other
+    body = json.dumps({"error": {"message": said}}).encode()
+    redact = Redactor([other])
+
+    message = server_message(Reply(400, {}, body), {})
+
+    assert message.endswith("…") and len(message) == 300
+    assert other[:6] not in redact(message), redact(message)

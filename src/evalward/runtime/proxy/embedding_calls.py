@@ -19,6 +19,7 @@ from evalward.providers.registry import MeteredProvider, Providers
 from evalward.resources.common import is_number
 from evalward.runtime.proxy.wire import embeddings as embeddings_wire
 from evalward.runtime.proxy.wire.routes import WireRoute, route_of
+from evalward.text.utf8 import cap_chars
 
 ROUTE = "/v1/embeddings"
 """The model proxy's embeddings route: where these calls go upstream, and how."""
@@ -65,7 +66,7 @@ async def embed(
         ) from None
     if answer.data is None:
         status = answer.reply.status
-        said = answer.reply.body.decode("utf-8", "replace")[:300]
+        said = cap_chars(answer.reply.body.decode("utf-8", "replace"), 300)
         raise EmbeddingError(
             f"the embeddings of {model_id} failed: HTTP {status}: {said}",
             unavailable=status >= 500 or status == 429,

@@ -39,6 +39,7 @@ from evalward.runtime.proxy.wire.routes import WireRoute
 from evalward.runtime.proxy.wire.unreported import DeltaTally, turn_tokens, unreported
 from evalward.security import Redactor
 from evalward.text import jsontext
+from evalward.text.utf8 import cap_chars
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -303,9 +304,11 @@ def upstream_error(call: Call, answer: Answer, redact: Redactor) -> web.Response
         call.record(status, error=rejected)
         return problem(api, WireProblem.unauthorized, rejected)
     text = redact(answer.reply.body.decode("utf-8", "replace"))
-    call.record(status, error=f"HTTP {status}: {text[:300]}")
+    call.record(status, error=f"HTTP {status}: {cap_chars(text, 300)}")
     try:
         data = jsontext.loads(text)
     except ValueError:
-        data = error_body(api, WireProblem.upstream, f"{api} answered HTTP {status}: {text[:500]}")
+        data = error_body(
+            api, WireProblem.upstream, f"{api} answered HTTP {status}: {cap_chars(text, 500)}"
+        )
     return answer_json(status, data, NO_RETRY)

@@ -39,6 +39,7 @@ from evalward.runtime.tools.mcp_tools import (
 )
 from evalward.runtime.tools.mcp_wire import Guard, Streams, http_transport, stdio_transport
 from evalward.text.escaping import printable
+from evalward.text.utf8 import cap_chars
 
 T = TypeVar("T")
 
@@ -140,7 +141,7 @@ def _described(error: Exception) -> str:
 
 def _first_line(text: str) -> str:
     lines = text.strip().splitlines()
-    return printable(lines[0] if lines else "")[:300]
+    return cap_chars(printable(lines[0] if lines else ""), 300)
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,7 @@ from evalward.runtime.agents.process import Launch, kill_group, limited_env, rea
 from evalward.runtime.agents.process import tail as tail_text
 from evalward.text import jsontext
 from evalward.text.escaping import printable
+from evalward.text.utf8 import cap_chars
 
 MESSAGE_BYTES = 4 * 1024 * 1024
 """Largest message a server may send (a line on stdio, a JSON reply or an event on HTTP)."""
@@ -175,7 +176,9 @@ async def _relay_in(
     async with target:
         async for item in source:
             if isinstance(item, Exception):
-                guard.fail(f"sent a message that is not MCP ({printable(str(item))[:200]})")
+                guard.fail(
+                    f"sent a message that is not MCP ({cap_chars(printable(str(item)), 200)})"
+                )
                 return
             if _too_deep(item.message):
                 guard.fail(f"sent a message nested more than {MESSAGE_DEPTH} deep")
