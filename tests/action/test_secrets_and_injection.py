@@ -452,16 +452,31 @@ def test_a_secret_an_escape_splits_with_the_text_before_it_is_redacted_everywher
 CUT_KEY = "sk-proj-A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
 
-@pytest.mark.parametrize("words", [50, 115], ids=["a quote's cut", "report.html's cut"])
-def test_a_secret_a_cut_falls_in_is_redacted_everywhere(
-    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, words: int
-) -> None:
-    """A text from outside is cut short where it is shown (a judge's quote at 120
-    characters, report.html's reason at 300): the secret the cut fell in was written in
-    part, `sk-proj-A1b2C3d4E5f…` in the comment and all but its last two characters in
-    report.html, a form of it redaction did not look for."""
-    base, head = judged_greeting(repo, github)
-    said = "w " * words + CUT_KEY + " and more words after it" * 3
+def leaked(written: dict[str, str]) -> set[str]:
+    """Where any 8 characters of `CUT_KEY` are written, as they are or once read back."""
+    return {
+        where
+        for where, content in written.items()
+        for part in windows(CUT_KEY, size=8)
+        if part in content or part in readable(content)
+    }
+
+
+def gated_with_the_key(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, base: str, head: str
+) -> ActionRun:
+    """The pull request gated by its head's Evals, `CUT_KEY` the job's OpenAI key."""
+    return run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, head),
+        env={"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": CUT_KEY},
+        inputs={"gate-config": "head", "cache": "off", "check-run": "true"},
+    )
+
+
+def judge_and_agent_say(model: ScriptedModelServer, said: str) -> None:
+    """The agent says `said`, and the judge quotes it in every field of its verdict."""
     verdict = {
         "score": 0.2,
         "confidence": 0.9,
@@ -472,25 +487,26 @@ def test_a_secret_a_cut_falls_in_is_redacted_everywhere(
     model.script(lambda b: "EVALWARD-DATA" in json.dumps(b), text(json.dumps(verdict)))
     model.script(lambda b: True, text(f"Hello! {said}"))
 
-    run = run_action(
-        repo.path,
-        github,
-        pull_request_event(github.repository, 7, base, head),
-        env={"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": CUT_KEY},
-        inputs={"gate-config": "head", "cache": "off", "check-run": "true"},
-    )
+
+@pytest.mark.parametrize("words", [50, 115], ids=["a quote's cut", "report.html's cut"])
+def test_a_secret_a_cut_falls_in_is_redacted_everywhere(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, words: int
+) -> None:
+    """A text from outside is cut short where it is shown (a judge's quote at 120
+    characters, report.html's reason at 300): the secret the cut fell in was written in
+    part, `sk-proj-A1b2C3d4E5f…` in the comment and all but its last two characters in
+    report.html, a form of it redaction did not look for."""
+    base, head = judged_greeting(repo, github)
+    said = "w " * words + CUT_KEY + " and more words after it" * 3
+    judge_and_agent_say(model, said)
+
+    run = gated_with_the_key(repo, github, model, base, head)
 
     assert run.returncode == 1, run.stderr
     assert model.requests_mentioning("EVALWARD-DATA"), "the judge never ran"
     written = everything_written(run, github)
     assert "w w ***…" in written["comment 0"], "the cut quote is shown, its secret starred"
-    leaks = {
-        where
-        for where, content in written.items()
-        for part in windows(CUT_KEY, size=8)
-        if part in content or part in readable(content)
-    }
-    assert not leaks, f"a part of the key leaks into {sorted(leaks)}"
+    assert not (leaks := leaked(written)), f"a part of the key leaks into {sorted(leaks)}"
 
 
 def test_a_secret_junit_xml_s_cut_falls_in_is_redacted(
@@ -502,15 +518,7 @@ def test_a_secret_junit_xml_s_cut_falls_in_is_redacted(
     without a `…` after it. The cut ends `…`, and what it shows of the key is starred."""
     base, head = judged_greeting(repo, github)
     said = "w " * 224 + CUT_KEY + " and more words after it" * 3  # the key from character 480
-    verdict = {
-        "score": 0.2,
-        "confidence": 0.9,
-        "summary": said,
-        "violations": [{"rule": "r", "severity": "high", "evidence_step": 1, "quote": said}],
-        "what_would_raise_score": said,
-    }
-    model.script(lambda b: "EVALWARD-DATA" in json.dumps(b), text(json.dumps(verdict)))
-    model.script(lambda b: True, text(f"Hello! {said}"))
+    judge_and_agent_say(model, said)
 
     run = run_action(
         repo.path,
@@ -523,13 +531,7 @@ def test_a_secret_junit_xml_s_cut_falls_in_is_redacted(
     assert run.returncode == 1, run.stderr
     written = everything_written(run, github)
     assert "w w ***…" in written["junit.xml"], "the cut message is shown, its secret starred"
-    leaks = {
-        where
-        for where, content in written.items()
-        for part in windows(CUT_KEY, size=8)
-        if part in content or part in readable(content)
-    }
-    assert not leaks, f"a part of the key leaks into {sorted(leaks)}"
+    assert not (leaks := leaked(written)), f"a part of the key leaks into {sorted(leaks)}"
 
 
 def test_a_secret_a_regex_s_shown_match_is_cut_in_is_redacted(
@@ -549,24 +551,12 @@ def test_a_secret_a_regex_s_shown_match_is_cut_in_is_redacted(
     said = "w " * 30 + CUT_KEY + " and more words after it"  # the key from character 67
     model.script(lambda b: True, text(f"Hello! {said}"))
 
-    run = run_action(
-        repo.path,
-        github,
-        pull_request_event(github.repository, 7, base, head),
-        env={"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": CUT_KEY},
-        inputs={"gate-config": "head", "cache": "off", "check-run": "true"},
-    )
+    run = gated_with_the_key(repo, github, model, base, head)
 
     written = everything_written(run, github)
     shown = json.loads(written["results.json"])["fixtures"]
     assert "w w ***…'" in json.dumps(shown, ensure_ascii=False), "the match, its key starred"
-    leaks = {
-        where
-        for where, content in written.items()
-        for part in windows(CUT_KEY, size=8)
-        if part in content or part in readable(content)
-    }
-    assert not leaks, f"a part of the key leaks into {sorted(leaks)}"
+    assert not (leaks := leaked(written)), f"a part of the key leaks into {sorted(leaks)}"
 
 
 def test_a_secret_a_cut_of_the_judge_s_verdict_falls_in_is_redacted(
@@ -597,24 +587,12 @@ def test_a_secret_a_cut_of_the_judge_s_verdict_falls_in_is_redacted(
     model.script(lambda b: "EVALWARD-DATA" in json.dumps(b), text(json.dumps(verdict)))
     model.script(lambda b: True, text("Hello! How can I help?"))
 
-    run = run_action(
-        repo.path,
-        github,
-        pull_request_event(github.repository, 7, base, head),
-        env={"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": CUT_KEY},
-        inputs={"gate-config": "head", "cache": "off", "check-run": "true"},
-    )
+    run = gated_with_the_key(repo, github, model, base, head)
 
     assert run.returncode == 1, run.stderr
     assert model.requests_mentioning("EVALWARD-DATA"), "the judge never ran"
     written = everything_written(run, github)
-    leaks = {
-        where
-        for where, content in written.items()
-        for part in windows(CUT_KEY, size=8)
-        if part in content or part in readable(content)
-    }
-    assert not leaks, f"a part of the key leaks into {sorted(leaks)}"
+    assert not (leaks := leaked(written)), f"a part of the key leaks into {sorted(leaks)}"
 
 
 SCORER = """\
@@ -659,23 +637,11 @@ def test_a_secret_a_cut_of_a_scorer_s_words_falls_in_is_redacted(
     github.pulls[7].head_sha = head
     model.script(lambda b: True, text(f"Hello! {CUT_KEY} is the key."))
 
-    run = run_action(
-        repo.path,
-        github,
-        pull_request_event(github.repository, 7, base, head),
-        env={"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": CUT_KEY},
-        inputs={"gate-config": "head", "cache": "off", "check-run": "true"},
-    )
+    run = gated_with_the_key(repo, github, model, base, head)
 
     written = everything_written(run, github)
     assert "***" in written["comment.md"], "the scorer's words are shown, the key starred"
-    leaks = {
-        where
-        for where, content in written.items()
-        for part in windows(CUT_KEY, size=8)
-        if part in content or part in readable(content)
-    }
-    assert not leaks, f"a part of the key leaks into {sorted(leaks)}"
+    assert not (leaks := leaked(written)), f"a part of the key leaks into {sorted(leaks)}"
 
 
 BROKEN_LINE_AGENT = """\
@@ -734,10 +700,4 @@ def test_a_secret_a_cut_of_an_agent_s_broken_line_falls_in_is_redacted(
 
     written = everything_written(run, github)
     assert "is not a trace event" in written["results.json"], run.stderr[-2000:]
-    leaks = {
-        where
-        for where, content in written.items()
-        for part in windows(CUT_KEY, size=8)
-        if part in content or part in readable(content)
-    }
-    assert not leaks, f"a part of the key leaks into {sorted(leaks)}"
+    assert not (leaks := leaked(written)), f"a part of the key leaks into {sorted(leaks)}"
