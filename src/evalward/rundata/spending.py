@@ -367,6 +367,20 @@ class OwnCalls:
         self.allowance.cut(self.held_usd, self.purpose, drawn=self._drawn)
         self.held_usd = 0.0
 
+    @contextmanager
+    def in_flight(self) -> Iterator[None]:
+        """Around a call from its admission to its reply (whose cost `spend` counts): `cut`
+        where its run ends with it in flight, given back (`release`) where it ends in an
+        error, for no reply will settle what it held and calls waiting for room need it."""
+        try:
+            yield
+        except asyncio.CancelledError:
+            self.cut()
+            raise
+        except Exception:
+            self.release()
+            raise
+
 
 @dataclass
 class Ceiling:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
+from contextlib import nullcontext
 from dataclasses import replace
 
 from evalward.errors import McpFailure, ProviderError, ProviderUnavailable
@@ -150,23 +150,19 @@ async def _complete(
         started = time.monotonic()
         trace.model_calls += 1
         try:
-            if isinstance(provider, MeteredProvider):
-                response = await provider.complete(replace(request, model=model), before_call=admit)
-            else:
-                await admit()
-                response = await provider.complete(replace(request, model=model))
+            asked = replace(request, model=model)
+            with nullcontext() if budget is None else budget.in_flight():
+                if isinstance(provider, MeteredProvider):
+                    response = await provider.complete(asked, before_call=admit)
+                else:
+                    await admit()
+                    response = await provider.complete(asked)
         except _Refused as refused:
             trace.model_calls -= 1  # never sent
             trace.budget_refused = True
             trace.add(StepType.error, content=f"a model call was refused: {refused}")
             return None
-        except asyncio.CancelledError:  # the run ended with the call in flight
-            if budget is not None:
-                budget.cut()
-            raise
         except ProviderError as exc:
-            if budget is not None:
-                budget.release()
             failures.append(f"{model_id}: {exc}")
             outage = outage and isinstance(exc, ProviderUnavailable)
             models.pop(0)
@@ -180,10 +176,6 @@ async def _complete(
                     )
                 )
             continue
-        except Exception:  # no reply will settle what it held: calls waiting need it back
-            if budget is not None:
-                budget.release()
-            raise
         if response.cached:
             trace.cache_hits += 1
         elif budget is not None:

@@ -17,8 +17,8 @@ an error, so the fixture can never pass on a user that did not speak.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 from evalward.errors import (
@@ -119,25 +119,16 @@ class UserSimulator:
             labels=self.labels,
         )
         try:
-            if isinstance(provider, MeteredProvider):
-                response = await provider.complete(request, before_call=self._admit)
-            else:
-                response = await provider.complete(request)
-        except asyncio.CancelledError:  # the run ended with the call in flight
-            if self.calls is not None:
-                self.calls.cut()
-            raise
+            with nullcontext() if self.calls is None else self.calls.in_flight():
+                if isinstance(provider, MeteredProvider):
+                    response = await provider.complete(request, before_call=self._admit)
+                else:
+                    response = await provider.complete(request)
         except ProviderError as exc:
-            if self.calls is not None:
-                self.calls.release()
             raise UserUnavailable(
                 f"the simulated user ({self.model_id}) could not answer: {exc}",
                 outage=isinstance(exc, ProviderUnavailable),
             ) from None
-        except Exception:  # no reply will settle what it held: calls waiting need it back
-            if self.calls is not None:
-                self.calls.release()
-            raise
         if self.calls is not None and not response.cached:
             self.calls.spend(0.0 if self.providers.override else response.usage.cost_usd)
         trace.user_calls += 0 if response.cached else 1
