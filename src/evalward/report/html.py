@@ -43,6 +43,7 @@ from evalward.rundata.trace import Trace
 from evalward.security import Redact
 from evalward.text.escaping import reveal_bidi, reveal_marks
 from evalward.text.numbers import delta_text
+from evalward.text.utf8 import cap_chars
 from evalward.verdict.compare import EvalComparison, compare
 
 ASSETS = Path(__file__).parent / "assets"
@@ -264,7 +265,7 @@ def _static_items(pairs: list[Pair], rules: Mapping[str, float | None]) -> list[
                 _side_text(record["b"], reps_text(pair.base_outcome, rules.get(pair.eval))),
                 _side_text(record["h"], reps_text(pair.head_outcome, rules.get(pair.eval)))
                 + (" · flaky" if pair.has("flaky") else ""),
-                message if len(message) <= 300 else message[:299] + "…",
+                cap_chars(message, 300),
             )
         )
     return items

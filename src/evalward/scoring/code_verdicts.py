@@ -120,8 +120,7 @@ def error_verdict(message: str) -> JudgeOutcome:
 
 
 def _short(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 80 else text[:79] + "…"
+    return cap_chars(json.dumps(value, ensure_ascii=False), 80)
 
 
 def script_verdict(assertion: CodeAssertion, value: Any) -> JudgeOutcome:
