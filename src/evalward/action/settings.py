@@ -15,6 +15,7 @@ from evalward.files.inside import NAME_MAX, overlong_name
 from evalward.resources.gate_policy import RegressionPolicy
 from evalward.rundata.cache_mode import CacheMode
 from evalward.rundata.sides import GateConfig
+from evalward.rundata.spending import Budget
 
 
 class CommentMode(StrEnum):
@@ -146,7 +147,7 @@ class Settings(BaseModel):
                 "`shard: i/n` in each shard's job and `merge:` in the job that merges their "
                 "parts (see docs/github.md), or remove it"
             )
-        if self.allow_incomplete and self.max_model_calls is None and self.max_cost_usd is None:
+        if self.allow_incomplete and not Budget(self.max_model_calls, self.max_cost_usd).limited:
             said.append(
                 "action input `allow-incomplete: true` is given without `max-model-calls` or "
                 "`max-cost-usd`: it lets the gate pass without the runs a budget leaves out, "

@@ -117,7 +117,8 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     # Traces may echo a key from the environment: everything written or printed is redacted.
     host.note_key_envs(providers.key_envs)
     redact = host.redactor()
-    if args.allow_incomplete and args.max_model_calls is None and args.max_cost_usd is None:
+    budget = Budget(args.max_model_calls, args.max_cost_usd)
+    if args.allow_incomplete and not budget.limited:
         print(
             "evalward: warning: --allow-incomplete is given without --max-model-calls or "
             "--max-cost-usd: it lets the gate pass without the runs a budget leaves out, and "
@@ -131,7 +132,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     options = RunOptions(
         parallel=args.parallel,
         cache=ResultCache(root / ".evalward" / "cache", mode),
-        budget=Budget(args.max_model_calls, args.max_cost_usd),
+        budget=budget,
         main_history=root / ".evalward" / "cache",
         allow_incomplete=args.allow_incomplete,
     )
