@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalward.http.client import HttpClient
@@ -98,9 +98,16 @@ def _parts(message: ChatMessage, names: Mapping[str, str]) -> tuple[str, list[di
         name = names.get(message.tool_call_id or "", "")
         answer = {"name": name, "response": {"result": message.content}}
         return "user", [{"functionResponse": answer}]
-    parts: list[dict[str, Any]] = [{"text": message.content}] if message.content else []
-    parts += [{"functionCall": {"name": c.name, "args": c.arguments}} for c in message.tool_calls]
-    return ("model" if message.role == "assistant" else "user"), parts or [{"text": ""}]
+    role = "model" if message.role == "assistant" else "user"
+    return role, said_parts(message.content, message.tool_calls)
+
+
+def said_parts(content: str, calls: Sequence[ToolCall]) -> list[dict[str, Any]]:
+    """What a turn said as Gemini's parts: its text, then a `functionCall` per call (one
+    empty text where it said nothing, as a content needs a part)."""
+    parts: list[dict[str, Any]] = [{"text": content}] if content else []
+    parts += [{"functionCall": {"name": c.name, "args": c.arguments}} for c in calls]
+    return parts or [{"text": ""}]
 
 
 def parse_response(

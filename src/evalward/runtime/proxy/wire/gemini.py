@@ -206,14 +206,11 @@ class GenerateContent:
 
     @staticmethod
     def reply(response: ChatResponse, body: Mapping[str, Any], number: int) -> dict[str, Any]:
-        parts: list[dict[str, Any]] = [{"text": response.content}] if response.content else []
-        parts += [
-            {"functionCall": {"name": c.name, "args": c.arguments}} for c in response.tool_calls
-        ]
+        parts = gemini.said_parts(response.content, response.tool_calls)
         return {
             "candidates": [
                 {
-                    "content": {"role": "model", "parts": parts or [{"text": ""}]},
+                    "content": {"role": "model", "parts": parts},
                     "finishReason": "STOP",
                     "index": 0,
                 }
