@@ -7,6 +7,7 @@ otherwise it is the command line. Everything is imported when needed, so `--vers
 
 from __future__ import annotations
 
+import errno
 import gc
 import os
 import select
@@ -53,6 +54,17 @@ def main(argv: list[str] | None = None, host: Host | None = None) -> int:
         if isinstance(exc, EvalwardError):
             _report(str(exc), host)
             return exc.exit_code
+        if isinstance(exc, OSError) and exc.errno in _DISK_REFUSALS:
+            from evalward.errors import EXIT_EXTERNAL
+            from evalward.report.files import why_unwritten
+
+            where = f" ({exc.filename})" if exc.filename else ""
+            _report(
+                f"the machine refused a write{where}: {why_unwritten(exc)}. Free space (or "
+                "raise the file size limit) and run again.",
+                host,
+            )
+            return EXIT_EXTERNAL
         import traceback
 
         _report(
@@ -67,6 +79,12 @@ def main(argv: list[str] | None = None, host: Host | None = None) -> int:
             trace = log_text(trace) + "\n"
         print(trace, end="", file=sys.stderr)
         return EXIT_BUG
+
+
+_DISK_REFUSALS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO})
+"""A write the machine refused (a full disk or quota, a file size limit, a read-only or
+failing disk): an outside failure to say and rerun (exit 3), not a bug. Where a write's loss
+costs that file alone, its caller says so and goes on; this is for the others."""
 
 
 def entry() -> int:

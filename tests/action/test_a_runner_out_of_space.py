@@ -20,7 +20,14 @@ import pytest
 
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer, text, tool_call
-from support.actionrun import ActionRun, Launch, prepare, pull_request_event, start_action
+from support.actionrun import (
+    SHARD_KEY,
+    ActionRun,
+    Launch,
+    prepare,
+    pull_request_event,
+    start_action,
+)
 from support.clirun import SOURCE
 from support.gitrepo import GitRepo
 from support.limits import subprocess_limit
@@ -58,10 +65,12 @@ def _run_limited(repo: GitRepo, launch: Launch) -> ActionRun:
     return launch.finish(process.returncode, stdout, stderr)
 
 
-def _long_replies(model: ScriptedModelServer, *, head_greets_well: bool) -> None:
-    """Both sides look the order up and greet at length; the head greets without the
-    "Hello" the greeting fixture asks for unless `head_greets_well`."""
-    padding = "<>" * 25_000
+def _long_replies(
+    model: ScriptedModelServer, *, head_greets_well: bool, pairs: int = 25_000
+) -> None:
+    """Both sides look the order up and greet at length (`pairs` of `<>`); the head greets
+    without the "Hello" the greeting fixture asks for unless `head_greets_well`."""
+    padding = "<>" * pairs
     for tag in ("BASE-V1", "HEAD-V2"):
         model.script(
             lambda b, tag=tag: tag in json.dumps(b) and "12345" in json.dumps(b),
@@ -230,3 +239,23 @@ def test_the_command_line_prints_the_decision_and_names_the_file_it_could_not_wr
     assert sorted(p.name for p in out.iterdir()) == ["comment.md", "junit.xml", "results.json"]
     assert "not written" in done.stderr and "report.html" in done.stderr, done.stderr
     assert "EFBIG" in done.stderr and "run again" in done.stderr, done.stderr
+
+
+def test_a_shard_part_the_runner_cannot_take_is_said_and_exits_3_leaving_no_half_part(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """A part's file is all a shard job leaves: cut short, the merge would read half of it.
+    It is written whole or not at all, and the job says which file and why, exit 3 (rerun)."""
+    base, head = make_pr(repo, github)
+    payload = pull_request_event(github.repository, 7, base, head)
+    inputs = {"cache": "off", "shard": "1/1", "shard-key": SHARD_KEY}
+    launch = prepare(repo.path, github, payload, env=env, inputs=inputs)
+    _long_replies(model, head_greets_well=True, pairs=100_000)  # the part passes the limit
+
+    run = _run_limited(repo, launch)
+
+    assert run.returncode == 3, run.stdout + run.stderr
+    _no_bug(run)
+    assert sorted(p.name for p in run.output_dir.iterdir()) == [], "no part, nor half of one"
+    (error,) = _errors(run)
+    assert "shard-1-of-1.json" in error and "EFBIG" in error and "rerun" in error, error

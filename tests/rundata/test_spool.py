@@ -3,6 +3,8 @@ costs memory, never the results."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -111,3 +113,38 @@ def test_results_held_share_what_is_the_same_in_each_and_keep_their_values() -> 
     ]
     assert len({id(o.pass_rate_interval) for o in outcomes}) == 1
     assert outcomes[2].pass_rate_interval == wilson_interval(1, 1)
+
+
+_UNDER_A_LIMIT = """
+import resource, sys
+sys.path[:0] = sys.argv[1:]
+from test_spool import result
+from evalward.rundata.spool import TraceSpool
+from evalward.rundata.trace import Trace
+resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, resource.RLIM_INFINITY))
+spool = TraceSpool()
+originals = [result(f"f{i}", "x" * size) for i, size in enumerate((60_000, 60_000, 100, 60_000))]
+kept = [spool.keep(r) for r in originals]
+print([k.trace is None for k in kept])
+for original, light in zip(originals, kept, strict=True):
+    assert spool.trace_of(light) == original.trace
+    assert Trace.model_validate_json(spool.trace_json(light)) == original.trace
+print("whole")
+"""
+
+
+def test_a_file_size_limit_met_part_way_keeps_that_trace_in_the_result() -> None:
+    """The second trace passes the limit part-way through its write: it stays in its result,
+    the part written is taken back, and a trace that fits after it is kept on disk; every one
+    reads back whole (the refusal never waits for a later read's flush)."""
+    here = Path(__file__).parent
+    done = subprocess.run(
+        # -B: no bytecode cache is written under the limit (one cut short would be kept)
+        [sys.executable, "-B", "-c", _UNDER_A_LIMIT, str(here), str(here.parent.parent / "src")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["[True, False, True, False]", "whole"], done.stdout

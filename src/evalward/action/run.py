@@ -278,6 +278,10 @@ async def shard_part(job: Job, request: RunRequest) -> int:
     if part is None:
         job.console.log(f"evalward: shard {spec} cancelled; no results written")
         return EXIT_INTERRUPTED
+    if part.unwritten is not None:  # its runs are lost: the job ends 3, to be rerun
+        where = in_workspace(job.site.context, part.path)
+        job.console.lose(f"shard {spec}'s file {where}", part.unwritten)
+        return job.console.exit_code(request.progress.exit_code(0))
     job.console.log(f"evalward: {part}")
     job.console.output({"results-json": in_workspace(job.site.context, part.path)})
     return job.console.exit_code(request.progress.exit_code(0))

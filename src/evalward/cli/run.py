@@ -195,13 +195,16 @@ async def _run_part(
     redact: Redactor,
     out: TextIO,
 ) -> int:
-    """`--shard i/n`: one part, written for `evalward merge`; no report, no gate."""
+    """`--shard i/n`: one part, written for `evalward merge`; no report, no gate. A part the
+    disk cannot take is said in one line, exit 3: its runs are lost, so it is run again."""
     import sys
 
-    from evalward.errors import EXIT_INTERRUPTED, EXIT_OK
+    from evalward.errors import EXIT_EXTERNAL, EXIT_INTERRUPTED, EXIT_OK
     from evalward.flows import session
     from evalward.flows.shard_signature import KEY_ENV, check_key
     from evalward.plan.request import RunRequest
+    from evalward.report.files import why_unwritten
+    from evalward.text.escaping import printable
 
     key = check_key(setup.env[KEY_ENV], KEY_ENV) if setup.env.get(KEY_ENV) else None
     try:
@@ -211,6 +214,16 @@ async def _run_part(
     if part is None:
         print(f"evalward: shard {spec} cancelled; no results written", file=sys.stderr)
         return EXIT_INTERRUPTED
+    if part.unwritten is not None:
+        print(
+            redact(
+                f"evalward: {printable(str(part.path))} was not written: "
+                f"{why_unwritten(part.unwritten)}. The part's runs are lost: free space (or "
+                "raise the file size limit) and run the part again."
+            ),
+            file=sys.stderr,
+        )
+        return EXIT_EXTERNAL
     print(f"evalward: {part}", file=out)
     return EXIT_OK
 

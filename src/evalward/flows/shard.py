@@ -83,6 +83,9 @@ class WrittenPart:
     runs: int
     planned: int
     """Runs in the whole plan, every part's together."""
+    unwritten: OSError | None = None
+    """Why the part's file could not be written (a full disk, a file size limit): none of
+    it is on disk, so its runs are lost and the part is run again."""
 
     def __str__(self) -> str:
         return f"shard {self.spec}: {self.runs} of {self.planned} runs -> {self.path}"
@@ -144,7 +147,10 @@ async def run_part(
     if key is not None:
         document = seal(document, key)
     path = output_dir / spec.file_name
-    write_text(path, json.dumps(document, indent=2) + "\n", redact)
+    try:
+        write_text(path, json.dumps(document, indent=2) + "\n", redact)
+    except OSError as exc:  # the machine's refusal, not a bug: the front end says it
+        return WrittenPart(spec, path, len(evaluation.fixtures), len(splitter.whole.runs), exc)
     return WrittenPart(spec, path, len(evaluation.fixtures), len(splitter.whole.runs))
 
 

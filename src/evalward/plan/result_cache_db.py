@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
 import sqlite3
 import weakref
@@ -101,7 +102,7 @@ class ResultStore:
                 break
             except sqlite3.DatabaseError as exc:
                 if attempt == 2 or exc.sqlite_errorcode not in _UNREADABLE:
-                    raise OSError(f"the result cache {self.path}: {exc}") from exc
+                    raise _refused(self.path, exc) from exc
                 self._set_aside()
         self._commit_soon()
 
@@ -132,7 +133,7 @@ class ResultStore:
                 self._db.execute("COMMIT")
             except sqlite3.Error as exc:
                 self._db.rollback()
-                raise OSError(f"the result cache {self.path}: {exc}") from exc
+                raise _refused(self.path, exc) from exc
 
     def _connection(self) -> sqlite3.Connection | None:
         if not self._opened:
@@ -163,7 +164,7 @@ class ResultStore:
             if not self._create:
                 return None  # nothing is read from it, and it is not this store's to move
             if exc.sqlite_errorcode not in _UNREADABLE or not retry:
-                raise OSError(f"the result cache {self.path}: {exc}") from exc
+                raise _refused(self.path, exc) from exc
             self._set_aside()
             return self._open(retry=False)
 
@@ -209,6 +210,25 @@ class ResultStore:
         for log in ("-wal", "-shm", "-journal"):
             with contextlib.suppress(FileNotFoundError):
                 self.path.with_name(self.path.name + log).unlink()
+
+
+def _refused(path: Path, exc: sqlite3.Error) -> OSError:
+    """SQLite's refusal as the OSError it stands for (a full disk is ENOSPC), so the one
+    handler of a machine's refusals says it (`evalward.__main__`)."""
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+    number = _ERRNO_OF.get(code, errno.EIO)
+    return OSError(number, f"the result cache {path}: {exc}")
+
+
+_ERRNO_OF = {
+    sqlite3.SQLITE_FULL: errno.ENOSPC,
+    sqlite3.SQLITE_READONLY: errno.EROFS,
+    sqlite3.SQLITE_BUSY: errno.EBUSY,
+    sqlite3.SQLITE_LOCKED: errno.EBUSY,
+    sqlite3.SQLITE_PERM: errno.EPERM,
+    sqlite3.SQLITE_CANTOPEN: errno.EACCES,
+}
+"""The errno of an SQLite result code; any other (its I/O errors first) is EIO."""
 
 
 def _close(db: sqlite3.Connection) -> None:

@@ -37,8 +37,15 @@ def unwritable(folder: Path) -> str | None:
 
 
 def write_text(path: Path, text: str, redact: Redact) -> None:
+    """Write `text` redacted, beside and renamed as `write_chunks` does: a write the disk
+    cuts short (full, a file size limit) leaves no half file a later step would read."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(redact(text), encoding="utf-8", errors=UNSHOWABLE)
+    partial = path.with_name(f".{path.name}.partial")
+    try:
+        partial.write_text(redact(text), encoding="utf-8", errors=UNSHOWABLE)
+        partial.replace(path)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 def write_chunks(path: Path, chunks: Iterable[str], redact: Redactor) -> None:

@@ -47,8 +47,9 @@ class TraceSpool:
         """Write the result's trace to disk and return the result without it (`trace=None`),
         as it will be held until the run's files are written (`held`).
 
-        If the disk refuses (full, read-only), the trace stays in the result: memory is the
-        price, not the run's results.
+        If the disk refuses (full, read-only, a file size limit), the trace stays in the
+        result: memory is the price, not the run's results. The file is unbuffered, so the
+        refusal comes here, where it is handled, and not at a later read's flush.
         """
         if result.trace is None:
             return held(result)
@@ -59,8 +60,11 @@ class TraceSpool:
         try:
             handle = self._open()
             offset = handle.seek(0, io.SEEK_END)
-            handle.write(data)
+            written = handle.write(data)
         except OSError:
+            return held(result)
+        if written != len(data):  # cut short where the disk or the limit fell: taken back
+            handle.truncate(offset)
             return held(result)
         self._where[key] = offset << _LENGTH_BITS | len(data)
         return held(result.model_copy(update={"trace": None}))
@@ -88,6 +92,6 @@ class TraceSpool:
     def _open(self) -> IO[bytes]:
         if self._file is None:
             # Lives as long as the spool; the file has no name, so nothing is left behind.
-            self._file = tempfile.TemporaryFile(prefix="evalward-traces-")  # noqa: SIM115
+            self._file = tempfile.TemporaryFile(prefix="evalward-traces-", buffering=0)  # noqa: SIM115
             weakref.finalize(self, self._file.close)
         return self._file
