@@ -35,17 +35,14 @@ from evalward.attribution.search import (
 )
 from evalward.attribution.variants import NotBuildable, build_variant, with_only
 from evalward.errors import printable
-from evalward.execute.run_plan import execute
 from evalward.files.committed import EVALWARDS_OWN
 from evalward.flows import pipeline
 from evalward.flows.interrupt import until_signalled
 from evalward.flows.session import RunVerdict, stopped_by
 from evalward.plan.plan import Plan, PlannedRun
-from evalward.plan.planned import plan
 from evalward.plan.prepare import config_at
-from evalward.plan.progress import RunProgress
 from evalward.plan.request import RunRequest
-from evalward.plan.run_setup import Revisions, RunSetup, compose
+from evalward.plan.run_setup import Revisions, compose
 from evalward.record.evaluation import Evaluation
 from evalward.record.schema import SpentInfo
 from evalward.record.summary import FixtureFacts, facts_of
@@ -564,12 +561,14 @@ async def variant_trial(
     held = ceiling.held_to(limit) if limit is not None else contextlib.nullcontext(None)
     with held as holding:
         try:  # a signal cancels the whole search (`attribute_verdict`), not one variant
-            evaluation = await _evaluated(variant, cached_only)
+            evaluation = await pipeline.evaluate_change(variant, cached_only=cached_only)
+        except pipeline.NotCached:
+            return None
         except Exception as exc:
             return VariantRun(Trial(False, not_built=f"its runs stopped: {stopped_by(exc)}"))
         cut = holding is not None and holding.refused > 0
         made = holding.admitted if holding is not None else None
-    if evaluation is None or (cached_only and cut):
+    if cached_only and cut:
         return None
     if budget is not None and cut:
         budget.short = True
@@ -682,20 +681,6 @@ def _undecided(result: EvalResult, facts: FixtureFacts | None) -> str:
         return "a model provider was down"
     reason = result.incomplete_reason or result.inconclusive_reason
     return cap_chars(printable(reason), 300) if reason else "its test did not settle"
-
-
-async def _evaluated(setup: RunSetup, cached_only: bool) -> Evaluation | None:
-    """The variant's runs scored (`pipeline.evaluate_change`); with `cached_only`, None
-    unless its plan reuses every run from the result cache, before any runs."""
-    request = RunRequest(setup, RunProgress())
-    with plan(request) as planned:
-        runs = planned.context.plan
-        if cached_only and runs.reused < len(runs.runs):
-            return None
-        ran = await execute(planned)
-    if ran.failure is not None:
-        raise ran.failure
-    return pipeline.evaluated(ran, request.progress.traces)
 
 
 def _settled_in_rounds(evaluation: Evaluation, regression: Regression) -> bool:

@@ -23,20 +23,31 @@ from evalward.verdict.compare import compare, no_baseline_notes
 from evalward.verdict.settle import settle
 
 
-async def run_change(request: RunRequest) -> Ran:
+class NotCached(Exception):
+    """A plan run `cached_only` that the result cache does not answer whole: nothing ran."""
+
+
+async def run_change(request: RunRequest, *, cached_only: bool = False) -> Ran:
     """Detect the change, plan it and run both sides, telling the request's progress as it
     goes. With `gate_config=base` the Evals and fixtures that gate come from the base
     branch's tip. An error before the plan is made, or before any run finished, is raised:
-    nothing ran."""
+    nothing ran. `cached_only` (an attribution variant once its budget is spent): `NotCached`
+    unless the plan reuses every run from the result cache, before any runs."""
     with plan(request) as planned:
+        runs = planned.context.plan
+        if cached_only and runs.reused < len(runs.runs):
+            raise NotCached
         return await execute(planned)
 
 
-async def evaluate_change(setup: RunSetup, progress: RunProgress | None = None) -> Evaluation:
+async def evaluate_change(
+    setup: RunSetup, progress: RunProgress | None = None, *, cached_only: bool = False
+) -> Evaluation:
     """The phases run and scored in one call, for what keeps no partial run (a shard's part:
-    the merge would miss its runs): an error that stopped the runs is raised as itself."""
+    the merge would miss its runs; an attribution variant): an error that stopped the runs is
+    raised as itself."""
     request = RunRequest(setup, progress or RunProgress())
-    ran = await run_change(request)
+    ran = await run_change(request, cached_only=cached_only)
     if ran.failure is not None:
         raise ran.failure
     return evaluated(ran, request.progress.traces)
