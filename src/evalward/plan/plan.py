@@ -122,7 +122,7 @@ class Plan:
 
     offered_first: frozenset[tuple[str, str]] = frozenset()
     """(Eval, fixture) whose head runs are held to the tools the base's run of it offered its
-    model (`tool_refs.offered_guards`): that base run is never held back, an adaptive Eval's
+    model (`tool_refs.gate_guards`): that base run is never held back, an adaptive Eval's
     first rep of it runs in the first round, and a shard runs it beside the head's
     (`shard.assign`), so it is done before they are scored (`base_first`)."""
 

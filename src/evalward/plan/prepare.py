@@ -40,7 +40,7 @@ from evalward.plan.plan import (
 )
 from evalward.plan.playgrounds import uses_playgrounds, world_names
 from evalward.plan.preflight.preflight import warning_notes
-from evalward.plan.preflight.tool_refs import offered_guards, removed_in_gate
+from evalward.plan.preflight.tool_refs import gate_guards
 from evalward.plan.reach import joined, reach_of_each, world_reach
 from evalward.plan.run_setup import RunSetup
 from evalward.resources import ResourceSet
@@ -105,12 +105,14 @@ def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
         # base's does; a program that names no `watch` gets it all.
         each = reach_of_each(gate, plan.may_run(Side.head), index.listed)
         gated = bases.gating.fixtures if from_base and bases.gating is not None else {}
-        # known before a run where both sides' agents are: what a renamed tool makes vacuous
-        removed = (
-            removed_in_gate(gate, bases.base, gated) if gated and bases.base is not None else {}
+        # what a renamed tool makes vacuous: known before a run where both sides' agents are
+        # declarative, else as a program's runs end (its base runs first)
+        removed, offered = (
+            gate_guards(gate, bases.base, gated)
+            if gated and bases.base is not None
+            else ({}, frozenset())
         )
-        if gated and bases.base is not None:  # a program's tools are known as its runs end
-            plan.base_first(offered_guards(gate, bases.base, gated))
+        plan.base_first(offered)
         checkouts = {
             Side.head: Checkout(
                 Side.head,

@@ -261,51 +261,32 @@ def unoffered_tools(
     return tuple(removed.values())
 
 
-def offered_guards(
+def gate_guards(
     head: ResourceSet, base: ResourceSet, gated: Collection[str]
-) -> frozenset[tuple[str, str]]:
-    """(Eval, fixture) of the head's definitions whose fixture the base gates with (`gated`),
-    whose Eval's agent is on both sides and a bring-your-own one on either, and whose
-    checks pass without a call of a tool they name: its head runs are held to what the base
-    side offers (`unoffered_tools`)."""
-    found: set[tuple[str, str]] = set()
-    for eval_name, located in head.evals.items():
-        target = located.resource.spec.target_agent
-        agent, base_agent = head.agents.get(target), base.agents.get(target)
-        if agent is None or base_agent is None:
-            continue
-        if agent.resource.spec.runtime is None and base_agent.resource.spec.runtime is None:
-            continue  # two definitions: `removed_tools`
-        for fixture in head.fixtures_of(located.resource):
-            name = fixture.resource.metadata.name
-            named = _named(fixture.resource.spec)
-            if name in gated and any(not wants and k not in STAND_INS for _, k, _, wants in named):
-                found.add((eval_name, name))
-    return frozenset(found)
-
-
-def removed_in_gate(
-    head: ResourceSet, base: ResourceSet, gated: Collection[str]
-) -> dict[tuple[str, str], tuple[RemovedTool, ...]]:
-    """`removed_tools` of each (Eval, fixture) of the head's definitions whose fixture the base
-    gates with (`gated`), where the Eval's agent is a declarative one on both sides; only the
-    pairs that have any."""
-    found: dict[tuple[str, str], tuple[RemovedTool, ...]] = {}
+) -> tuple[dict[tuple[str, str], tuple[RemovedTool, ...]], frozenset[tuple[str, str]]]:
+    """Of each (Eval, fixture) of the head's definitions whose fixture the base gates with
+    (`gated`) and whose Eval's agent is on both sides: its `removed_tools` where it has any
+    (two declarative agents); and, where the agent is a bring-your-own one on either side and
+    a check passes without a call of a tool it names, the pair, whose head runs are held to
+    what the base side offers (`unoffered_tools`)."""
+    removed: dict[tuple[str, str], tuple[RemovedTool, ...]] = {}
+    offered: set[tuple[str, str]] = set()
     for eval_name, located in head.evals.items():
         target = located.resource.spec.target_agent
         head_agent, base_agent = head.agents.get(target), base.agents.get(target)
         if head_agent is None or base_agent is None:
             continue
+        on_head, on_base = head_agent.resource.spec, base_agent.resource.spec
+        program = on_head.runtime is not None or on_base.runtime is not None
         for fixture in head.fixtures_of(located.resource):
-            name = fixture.resource.metadata.name
-            if name not in gated:
+            key, spec = (eval_name, fixture.resource.metadata.name), fixture.resource.spec
+            if key[1] not in gated:
                 continue
-            removed = removed_tools(
-                target, base_agent.resource.spec, head_agent.resource.spec, fixture.resource.spec
-            )
-            if removed:
-                found[(eval_name, name)] = removed
-    return found
+            if found := removed_tools(target, on_base, on_head, spec):
+                removed[key] = found
+            if program and any(not wants and k not in STAND_INS for _, k, _, wants in _named(spec)):
+                offered.add(key)
+    return removed, frozenset(offered)
 
 
 def _named(fixture: EvalFixtureSpec) -> Iterator[tuple[PathKey, str, str, bool]]:
