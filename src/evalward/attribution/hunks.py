@@ -111,15 +111,7 @@ def targets_files(plan: Plan, resources: Mapping[Side, ResourceSet]) -> dict[str
 def _definition_files(sides: Iterable[ResourceSet]) -> set[str]:
     """Every file a resource of these sides is defined in, or read from (an AgentV suite's
     cases)."""
-    return {
-        path
-        for side in sides
-        for path in (
-            *(located.file for table in side.tables().values() for located in table.values()),
-            *side.agentv_files,
-            *(read for reads in side.reads.values() for read in reads),
-        )
-    }
+    return {path for side in sides for path in side.definition_files().union(*side.reads.values())}
 
 
 @dataclass(frozen=True)

@@ -335,13 +335,7 @@ def load_base(
 def _linked(resources: ResourceSet) -> bool:
     """Whether a resource file is a symbolic link: its content can change while its path does
     not, so the overlay (which reuses unchanged paths) cannot be trusted with it."""
-    return any((resources.root / file).is_symlink() for file in _definition_files(resources))
-
-
-def _definition_files(resources: ResourceSet) -> set[str]:
-    """Every file a resource was read from, AgentV's among them."""
-    tables = (resources.agents, resources.fixtures, resources.evals, resources.calibrations)
-    return {located.file for table in tables for located in table.values()} | resources.agentv_files
+    return any((resources.root / file).is_symlink() for file in resources.definition_files())
 
 
 def _where_changes_count(
@@ -357,7 +351,7 @@ def _where_changes_count(
     paths. Folders, not each file: git matches every path of its index against every
     pathspec it is given."""
     root = head.root
-    named = {CONFIG_FILE, *_definition_files(head)}
+    named = {CONFIG_FILE, *head.definition_files()}
     read: set[str] = set().union(*head.reads.values())
     folders: set[str] = set()
     for located in head.agents.values():

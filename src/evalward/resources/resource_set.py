@@ -103,6 +103,11 @@ class ResourceSet:
             "JudgeCalibration": self.calibrations,
         }
 
+    def definition_files(self) -> set[str]:
+        """Every file a resource was read from, AgentV's among them."""
+        tables = self.tables().values()
+        return {located.file for table in tables for located in table.values()} | self.agentv_files
+
     def note_not_loaded(self, data: dict[str, Any], file: str, problems: list[Problem]) -> None:
         """Note a document of a known kind and name that does not load, at its first problem,
         when it names both and says why it does not load."""
