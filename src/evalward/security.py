@@ -125,10 +125,11 @@ class Redactor:
         return joined
 
     def _cut_spans(self, text: str) -> list[tuple[int, int]]:
-        """Each start of a form (at least `CUT_SHOWN` characters of it) that a cut mark
-        follows: a text cut short ends `…` (`\\u2026` in JSON), and a secret the cut fell
-        in was written in part, as no form of it. Found from the mark back, through
-        zero-width spaces (`_read_through`)."""
+        """Each part of a form (at least `CUT_SHOWN` characters of it) beside a cut mark, read
+        through zero-width spaces (`_read_through`): a text cut short ends `…` (`\\u2026` in
+        JSON), and the start of a secret the cut fell in stands before the mark, written as
+        no form of it; a text cut to its first and last lines shows after the mark the end
+        of a secret the second cut fell in."""
         spans = []
         window = self._longest
         for mark in CUT_MARKS:
@@ -139,62 +140,24 @@ class Redactor:
                     if text.endswith(line_break, 0, at):
                         end = at - len(line_break)
                         break
-                before = text[max(0, end - window) : end]
-                kept = before.replace(ZERO_WIDTH, "")
-                shown = max(
-                    (len(p) for p in self._starts.get(kept[-CUT_SHOWN:], ()) if kept.endswith(p)),
-                    default=0,
-                )
-                if shown:
-                    start = len(before)
-                    while shown:  # back over `shown` characters, and the spaces among them
-                        start -= 1
-                        shown -= before[start] != ZERO_WIDTH
-                    spans.append((end - len(before) + start, end))
+                if shown := _cut_part(text[max(0, end - window) : end][::-1], self._starts):
+                    spans.append((end - shown, end))
                 begin = at + len(mark)
-                if (tail := self._cut_end(text[begin : begin + window])) is not None:
-                    spans.append((begin, begin + tail))
+                if shown := _cut_part(text[begin : begin + window], self._ends):
+                    spans.append((begin, begin + shown))
                 at = text.find(mark, at + len(mark))
         return spans
 
-    def _cut_end(self, after: str) -> int | None:
-        """How many characters of `after`, the text right after a cut mark, are the end of a
-        form cut at its start (at least `CUT_SHOWN` characters of it, read through
-        zero-width spaces): a text cut to its first and last lines shows the last part of
-        a secret the second cut fell in. None where it starts with none."""
-        kept = after.replace(ZERO_WIDTH, "")
-        shown = max(
-            (len(p) for p in self._ends.get(kept[:CUT_SHOWN], ()) if kept.startswith(p)),
-            default=0,
-        )
-        if not shown:
-            return None
-        end = 0
-        while shown:  # on over `shown` characters, and the spaces among them
-            shown -= after[end] != ZERO_WIDTH
-            end += 1
-        return end
-
     @cached_property
     def _starts(self) -> dict[str, set[str]]:
-        """Every start of a form, from `CUT_SHOWN` characters to all but its last, by its
-        last `CUT_SHOWN` characters: what `_cut_spans` looks up at a cut mark. Made on the
-        first text that has one."""
-        starts: dict[str, set[str]] = {}
-        for form in {form.replace(ZERO_WIDTH, "") for form in self._forms}:
-            for length in range(CUT_SHOWN, len(form)):
-                starts.setdefault(form[length - CUT_SHOWN : length], set()).add(form[:length])
-        return starts
+        """Every start of a form, written backwards (`_cut_spans` reads back from a mark),
+        by `_cut_pieces`. Made on the first text that has a cut mark."""
+        return _cut_pieces(form.replace(ZERO_WIDTH, "")[::-1] for form in self._forms)
 
     @cached_property
     def _ends(self) -> dict[str, set[str]]:
-        """Every end of a form, from `CUT_SHOWN` characters to all but its first, by its
-        first `CUT_SHOWN` characters: what `_cut_end` looks up after a cut mark."""
-        ends: dict[str, set[str]] = {}
-        for form in {form.replace(ZERO_WIDTH, "") for form in self._forms}:
-            for length in range(CUT_SHOWN, len(form)):
-                ends.setdefault(form[-length:][:CUT_SHOWN], set()).add(form[-length:])
-        return ends
+        """Every end of a form, by `_cut_pieces`: what `_cut_spans` reads on from a mark."""
+        return _cut_pieces(form.replace(ZERO_WIDTH, "") for form in self._forms)
 
     def _pattern_for(self, text: str) -> re.Pattern[str]:
         """The forms as they are, or, in a text that holds a zero-width space, read through
@@ -357,3 +320,26 @@ def _forms(secret: str) -> set[str]:
     escaped = once | {escape(form) for form in once for escape in escapes}
     encoded = _encodings(secret)
     return escaped | encoded | {escape(form) for form in encoded for escape in escapes}
+
+
+def _cut_pieces(forms: Iterable[str]) -> dict[str, set[str]]:
+    """Every end of each of `forms`, from `CUT_SHOWN` characters to all but its first, by its
+    first `CUT_SHOWN` characters."""
+    pieces: dict[str, set[str]] = {}
+    for form in set(forms):
+        for length in range(CUT_SHOWN, len(form)):
+            pieces.setdefault(form[-length:][:CUT_SHOWN], set()).add(form[-length:])
+    return pieces
+
+
+def _cut_part(text: str, pieces: dict[str, set[str]]) -> int:
+    """How many characters `text` starts with that are the longest of `pieces` (0: none),
+    read through zero-width spaces: the part of a form cut off at its other end. Before a
+    cut mark the text and the pieces are both written backwards."""
+    kept = text.replace(ZERO_WIDTH, "")
+    shown = max((len(p) for p in pieces.get(kept[:CUT_SHOWN], ()) if kept.startswith(p)), default=0)
+    end = 0
+    while shown:  # on over `shown` characters, and the spaces among them
+        shown -= text[end] != ZERO_WIDTH
+        end += 1
+    return end
