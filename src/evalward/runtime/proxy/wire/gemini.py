@@ -49,6 +49,7 @@ from evalward.runtime.proxy.wire.base import (
     lenient_text,
     mapping,
 )
+from evalward.runtime.proxy.wire.walk import walk
 
 SNAKE_CASE = {
     "generation_config": "generationConfig",
@@ -67,7 +68,6 @@ SNAKE_CASE = {
 READ_PARTS = ("text", "functionCall", "inlineData", "thought", "thoughtSignature")
 """What a reply's part may hold that the proxy reads, or that calls nothing: any other
 (`executableCode`, `codeExecutionResult`, `toolCall`) is a call it does not observe."""
-_MAX_DEPTH = 64
 
 
 class GenerateContent:
@@ -232,25 +232,21 @@ def worst_output(body: Mapping[str, Any]) -> int | None:
     return limit if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 else None
 
 
-def unbounded_part(value: object, depth: int = 0) -> str | None:
+def unbounded_part(body: Mapping[str, Any]) -> str | None:
     """A part the provider reads that its bytes do not bound: a file by URI (`fileData`), or
     any inline data. Audio and video are read by the second, a PDF by the page, and an image
     by its 768-pixel tiles (258 tokens each, Google's token guide says, with no bound on
     their number), so a few kilobytes of a large plain picture cost more than any count of
     its bytes."""
-    if depth > _MAX_DEPTH or not isinstance(value, dict | list):
-        return None
-    if isinstance(value, dict):  # either spelling, however deep: a result's parts hold data too
+    for _, value in walk(body):  # either spelling, however deep: a result's parts hold data too
+        if not isinstance(value, dict):
+            continue
         if value.get("fileData", value.get("file_data")) is not None:
             return "a `fileData` part, a file the provider reads by its URI"
         data = value.get("inlineData", value.get("inline_data"))
         if data is not None:
             kind = str(mapping(data).get("mimeType", mapping(data).get("mime_type")))[:60]
             return f"an `inlineData` part of type {kind!r}, read by its pixels, pages or seconds"
-    for item in value if isinstance(value, list) else value.values():
-        found = unbounded_part(item, depth + 1)
-        if found is not None:
-            return found
     return None
 
 

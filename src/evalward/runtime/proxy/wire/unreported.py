@@ -18,6 +18,7 @@ from typing import Any
 from evalward.http.sse import Event
 from evalward.rundata.trace import Usage
 from evalward.runtime.proxy.wire.base import Turn, event_object
+from evalward.runtime.proxy.wire.walk import walk
 
 CHARS_PER_TOKEN = 4
 """The usual rule for English text and code; a request's JSON is counted by its text only."""
@@ -28,7 +29,6 @@ _DELTA_TEXT = frozenset(
 """Where a delta carries what the model wrote (not its ids, roles and types)."""
 _SKIPPED = frozenset({"data", "image_url", "file_data", "signature", "encrypted_content"})
 """Images, files and opaque blobs: their tokens are not their characters."""
-_MAX_DEPTH = 64
 
 
 class DeltaTally:
@@ -80,19 +80,13 @@ def unreported(reported: Usage, body: Mapping[str, Any], output_tokens: int) -> 
     )
 
 
-def _chars(value: object, keys: frozenset[str] | None, depth: int = 0) -> int:
+def _chars(value: object, keys: frozenset[str] | None) -> int:
     """The characters of the strings in `value`: every one, or with `keys` only those under
-    one of them (or `value` itself, a string)."""
-    if isinstance(value, str):
-        return 0 if value.startswith("data:") else len(value)
-    if depth > _MAX_DEPTH:
-        return 0
-    if isinstance(value, list):
-        return sum(_chars(item, keys, depth + 1) for item in value)
-    if not isinstance(value, dict):
-        return 0
+    one of them (or in a list, or `value` itself, a string)."""
     return sum(
-        _chars(item, keys, depth + 1)
-        for key, item in value.items()
-        if key not in _SKIPPED and (keys is None or key in keys or not isinstance(item, str))
+        len(text)
+        for key, text in walk(value, skip=_SKIPPED)
+        if isinstance(text, str)
+        and not text.startswith("data:")
+        and (keys is None or key is None or key in keys)
     )

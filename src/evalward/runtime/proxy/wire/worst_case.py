@@ -33,6 +33,7 @@ from evalward.rundata import spending
 from evalward.rundata.trace import Usage
 from evalward.runtime.proxy.wire import gemini
 from evalward.runtime.proxy.wire.base import Kind
+from evalward.runtime.proxy.wire.walk import walk
 
 IMAGE_TOKENS = 6_000
 """The most one image is counted as by any priced model (OpenAI's largest, about 2,500 at
@@ -44,7 +45,6 @@ STORED = ("previous_response_id", "conversation", "prompt")
 stored conversation, a stored prompt."""
 STANDARD_TIERS = ("auto", "default", "flex")
 """OpenAI's service tiers billed at most at the price table's prices."""
-_MAX_DEPTH = 64
 
 
 def worst_usage(kind: Kind, body: Mapping[str, Any], size: int) -> Usage:
@@ -84,44 +84,26 @@ def dearer_tier(kind: Kind, body: Mapping[str, Any]) -> str | None:
     return str(tier)[:40]
 
 
-def _caches(value: object, depth: int = 0) -> bool:
-    """Whether `value` marks anything `cache_control`: Anthropic bills what it writes to its
+def _caches(body: Mapping[str, Any]) -> bool:
+    """Whether `body` marks anything `cache_control`: Anthropic bills what it writes to its
     prompt cache at up to twice the input price (`providers.anthropic.cache_tokens`)."""
-    if depth > _MAX_DEPTH:
-        return False
-    if isinstance(value, list):
-        return any(_caches(item, depth + 1) for item in value)
-    if not isinstance(value, dict):
-        return False
-    return "cache_control" in value or any(_caches(v, depth + 1) for v in value.values())
+    return any(isinstance(value, dict) and "cache_control" in value for _, value in walk(body))
 
 
-def _images(value: object, depth: int = 0) -> int:
-    """The image parts in `value`."""
-    if depth > _MAX_DEPTH:
-        return 0
-    if isinstance(value, list):
-        return sum(_images(item, depth + 1) for item in value)
-    if not isinstance(value, dict):
-        return 0
-    own = 1 if value.get("type") in IMAGE_PARTS else 0
-    return own + sum(_images(item, depth + 1) for item in value.values())
+def _images(body: Mapping[str, Any]) -> int:
+    """The image parts in `body`."""
+    return sum(isinstance(v, dict) and v.get("type") in IMAGE_PARTS for _, v in walk(body))
 
 
-def _file_part(value: object, depth: int = 0) -> str | None:
+def _file_part(body: Mapping[str, Any]) -> str | None:
     """A file or document part other than plain text: a PDF is read as the text and a
     picture of each page, however few its bytes, and one named by id or address has none."""
-    if depth > _MAX_DEPTH or not isinstance(value, dict | list):
-        return None
-    items = value if isinstance(value, list) else list(value.values())
-    if isinstance(value, dict):
+    for _, value in walk(body):
+        if not isinstance(value, dict):
+            continue
         kind = value.get("type")
         source = value.get("source")
         text = isinstance(source, dict) and source.get("type") in ("text", "content")
         if kind in ("file", "input_file") or (kind == "document" and not text):
             return f"a `{kind}` part, which the provider reads page by page"
-    for item in items:
-        found = _file_part(item, depth + 1)
-        if found is not None:
-            return found
     return None
