@@ -7,7 +7,6 @@ otherwise it is the command line. Everything is imported when needed, so `--vers
 
 from __future__ import annotations
 
-import errno
 import gc
 import os
 import select
@@ -45,7 +44,13 @@ def main(argv: list[str] | None = None, host: Host | None = None) -> int:
         _report("interrupted (SIGINT or SIGTERM: Ctrl-C, or a cancelled job)", host)
         return EXIT_INTERRUPTED
     except Exception as exc:  # the one place a bug becomes a message, not a traceback
-        from evalward.errors import EXIT_BUG, EXIT_OUTPUT_CLOSED, EvalwardError
+        from evalward.errors import (
+            EXIT_BUG,
+            EXIT_EXTERNAL,
+            EXIT_OUTPUT_CLOSED,
+            EvalwardError,
+            refused_write,
+        )
 
         if isinstance(exc, BrokenPipeError) and _stdout_reader_left():
             # `evalward run | head`: the reader has what it wanted; files were written first.
@@ -54,16 +59,8 @@ def main(argv: list[str] | None = None, host: Host | None = None) -> int:
         if isinstance(exc, EvalwardError):
             _report(str(exc), host)
             return exc.exit_code
-        if isinstance(exc, OSError) and exc.errno in _DISK_REFUSALS:
-            from evalward.errors import EXIT_EXTERNAL
-            from evalward.report.files import why_unwritten
-
-            where = f" ({exc.filename})" if exc.filename else ""
-            _report(
-                f"the machine refused a write{where}: {why_unwritten(exc)}. Free space (or "
-                "raise the file size limit) and run again.",
-                host,
-            )
+        if (refused := refused_write(exc)) is not None:
+            _report(refused, host)
             return EXIT_EXTERNAL
         import traceback
 
@@ -79,12 +76,6 @@ def main(argv: list[str] | None = None, host: Host | None = None) -> int:
             trace = log_text(trace) + "\n"
         print(trace, end="", file=sys.stderr)
         return EXIT_BUG
-
-
-_DISK_REFUSALS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO})
-"""A write the machine refused (a full disk or quota, a file size limit, a read-only or
-failing disk): an outside failure to say and rerun (exit 3), not a bug. Where a write's loss
-costs that file alone, its caller says so and goes on; this is for the others."""
 
 
 def entry() -> int:

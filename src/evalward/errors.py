@@ -57,13 +57,16 @@ Exit codes:
     2  configuration error: nothing was gated
     3  an external failure (git, provider, GitHub, agent process; in the action, a file the
        runner could not write, where the gate would have exited 0)
-    4  a bug in evalward
+    4  a bug in evalward (an OSError whose errno says the machine refused a write — a full
+       disk or quota, a file size limit, a read-only or failing disk — is exit 3:
+       `refused_write`)
     130  interrupted
     141  standard output was closed by its reader (`evalward run | head`); files are written
 """
 
 from __future__ import annotations
 
+import errno
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,6 +78,26 @@ EXIT_EXTERNAL = 3
 EXIT_BUG = 4
 EXIT_INTERRUPTED = 130
 EXIT_OUTPUT_CLOSED = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader left
+
+
+_WRITE_REFUSALS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO})
+
+
+def refused_write(exc: BaseException | None) -> str | None:
+    """What to say of an error that is the machine refusing a write (a full disk or quota, a
+    file size limit, a read-only or failing disk), None of any other: an outside failure to
+    say and rerun (exit 3), not a bug. Where a write's loss costs that file alone its caller
+    says so and goes on; this is for the writes a run cannot go on without."""
+    if not isinstance(exc, OSError) or exc.errno not in _WRITE_REFUSALS:
+        return None
+    where = f" ({exc.filename})" if exc.filename else ""
+    reason = exc.strerror or str(exc)
+    if (name := errno.errorcode.get(exc.errno or 0)) is not None:
+        reason = f"{reason} ({name})"
+    return (
+        f"the machine refused a write{where}: {reason}. Free space (or raise the file size "
+        "limit) and run again."
+    )
 
 
 class EvalwardError(Exception):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalward.errors import EXIT_BUG, EvalwardError
+from evalward.errors import EXIT_BUG, EXIT_EXTERNAL, EvalwardError, refused_write
 from evalward.flows import pipeline, shard
 from evalward.flows.interrupt import until_signalled
 from evalward.flows.shard import ShardSpec, WrittenPart
@@ -99,6 +99,8 @@ def stopped_by(failure: BaseException | None) -> str:
     any other as the bug it is."""
     if isinstance(failure, EvalwardError):
         return str(failure)
+    if (refused := refused_write(failure)) is not None:
+        return refused
     return f"evalward stopped on an internal error, a bug ({type(failure).__name__})"
 
 
@@ -137,6 +139,7 @@ def decide(outcome: Outcome, label: LabelWeighed | None = None) -> RunVerdict:
     elif outcome.failure is not None:
         failure = outcome.failure
         code = failure.exit_code if isinstance(failure, EvalwardError) else EXIT_BUG
+        code = EXIT_EXTERNAL if refused_write(failure) is not None else code
         decision = gate.stopped(
             stopped_by(failure), code, label.bypass, label.refusal, done=done, planned=planned
         )
