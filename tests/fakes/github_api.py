@@ -32,6 +32,23 @@ class FakePull:
     """The repository the head branch lives in; empty means the base repository."""
 
 
+@dataclass
+class FakeArtifact:
+    """An artifact a workflow run uploaded: the zip `archive`, and what GitHub says of the
+    run (its event, its branch, the repository its head is in)."""
+
+    name: str
+    archive: bytes
+    event: str = "push"
+    head_branch: str = "main"
+    head_repo: str = ""
+    """The repository the run's head is in; empty means this repository."""
+    expired: bool = False
+    created_at: str = TIMESTAMP
+    id: int = 0
+    run_id: int = 0
+
+
 WORKFLOW_BOT = "github-actions[bot]"
 
 
@@ -63,6 +80,10 @@ class FakeGitHub:
         """Each branch's commit, as `GET /repos/{owner}/{repo}/branches/{branch}` answers it."""
         self.check_runs: list[dict[str, Any]] = []
         self.statuses: list[dict[str, Any]] = []
+        self.artifacts: list[FakeArtifact] = []
+        self.storage_requests: list[Request] = []
+        """Requests to the artifacts' storage, a second server GitHub's API redirects to."""
+        self._storage: LoopbackServer | None = None
         self.requests: list[Request] = []
         self.contract_violations: list[str] = []
         """Requests GitHub's OpenAPI description says GitHub would reject (answered 422)."""
@@ -80,6 +101,8 @@ class FakeGitHub:
 
     def close(self) -> None:
         self.server.close()
+        if self._storage is not None:
+            self._storage.close()
 
     # --- state set-up ---------------------------------------------------------------------
 
@@ -131,6 +154,15 @@ class FakeGitHub:
         return self._create_review_comment(
             number, review, {"path": path, "line": line, "body": body}, author
         )
+
+    def add_artifact(self, artifact: FakeArtifact) -> FakeArtifact:
+        """Upload `artifact` (by a run of its own); its archive is served by the storage
+        server, at `localhost` where the API is at 127.0.0.1: another host."""
+        if self._storage is None:
+            self._storage = LoopbackServer(self._stored)
+        artifact.id, artifact.run_id = self._new_id(), self._new_id()
+        self.artifacts.append(artifact)
+        return artifact
 
     def reviews_on(self, number: int) -> list[dict[str, Any]]:
         return [r for r in self.reviews.values() if r["_pull"] == number]
@@ -251,6 +283,21 @@ class FakeGitHub:
             status = {"id": self._new_id(), "sha": m[1], **request.json()}
             self.statuses.append(status)
             return Response(201, status)
+        if rest == "/actions/artifacts" and method == "GET":
+            return self._artifacts(request)
+        if (m := re.fullmatch(r"/actions/runs/(\d+)", rest)) and method == "GET":
+            run = next((a for a in self.artifacts if a.run_id == int(m[1])), None)
+            return Response(200, self._run_json(run)) if run else _not_found()
+        if (m := re.fullmatch(r"/actions/artifacts/(\d+)/zip", rest)) and method == "GET":
+            found = next((a for a in self.artifacts if a.id == int(m[1])), None)
+            if found is None:
+                return _not_found()
+            if found.expired:
+                return Response(410, {"message": "Artifact has expired"})
+            assert self._storage is not None
+            port = self._storage.url.rsplit(":", 1)[1]
+            signed = f"http://localhost:{port}/blobs/{found.id}.zip?sig=signed"
+            return Response(302, None, {"location": signed})
         if m := re.fullmatch(r"/collaborators/([^/]+)/permission", rest):
             permission = self.permissions.get(m[1], "read")
             return Response(
@@ -258,6 +305,154 @@ class FakeGitHub:
                 {"permission": permission, "role_name": permission, "user": self._user(m[1])},
             )
         return _not_found()
+
+    def _stored(self, request: Request) -> Response:
+        """The storage host: the archive to whoever has the signed URL, with no token."""
+        with self._lock:
+            self.storage_requests.append(request)
+        m = re.fullmatch(r"/blobs/(\d+)\.zip", request.path)
+        found = next((a for a in self.artifacts if m and a.id == int(m[1])), None)
+        if found is None or request.query.get("sig") != ["signed"]:
+            return Response(403, raw=b"<Error>AuthenticationFailed</Error>")
+        return Response(200, raw=found.archive, headers={"content-type": "application/zip"})
+
+    def _artifacts(self, request: Request) -> Response:
+        """`GET /repos/{owner}/{repo}/actions/artifacts`, newest first, `name` exact."""
+        name = request.query.get("name", [None])[0]
+        listed = [a for a in reversed(self.artifacts) if name is None or a.name == name]
+        return Response(
+            200,
+            {"total_count": len(listed), "artifacts": [self._artifact_json(a) for a in listed]},
+        )
+
+    def _artifact_json(self, artifact: FakeArtifact) -> dict[str, Any]:
+        url = f"{self._repo_url()}/actions/artifacts/{artifact.id}"
+        expires = "2026-11-19T10:00:00Z" if artifact.expired else "2027-02-18T10:00:00Z"
+        return {
+            "id": artifact.id,
+            "node_id": f"MDg6QXJ0aWZhY3Q{artifact.id}",
+            "name": artifact.name,
+            "size_in_bytes": len(artifact.archive),
+            "url": url,
+            "archive_download_url": f"{url}/zip",
+            "expired": artifact.expired,
+            "created_at": artifact.created_at,
+            "expires_at": expires,
+            "updated_at": artifact.created_at,
+            "digest": "sha256:" + "0" * 64,
+            "workflow_run": {
+                "id": artifact.run_id,
+                "repository_id": 1,
+                "head_repository_id": 1 if not artifact.head_repo else 2,
+                "head_branch": artifact.head_branch,
+                "head_sha": "a" * 40,
+            },
+        }
+
+    def _run_json(self, artifact: FakeArtifact) -> dict[str, Any]:
+        """GitHub's `workflow-run` for the run that uploaded `artifact`."""
+        url = f"{self._repo_url()}/actions/runs/{artifact.run_id}"
+        head = artifact.head_repo or self.repository
+        return {
+            "id": artifact.run_id,
+            "name": "evals",
+            "node_id": f"WFR_{artifact.run_id}",
+            "head_branch": artifact.head_branch,
+            "head_sha": "a" * 40,
+            "path": ".github/workflows/evals.yml",
+            "display_title": "evals",
+            "run_number": 1,
+            "run_attempt": 1,
+            "event": artifact.event,
+            "status": "completed",
+            "conclusion": "success",
+            "workflow_id": 1,
+            "url": url,
+            "html_url": f"https://github.example/{self.repository}/actions/runs/{artifact.run_id}",
+            "pull_requests": [],
+            "created_at": artifact.created_at,
+            "updated_at": artifact.created_at,
+            "actor": self._user("octocat"),
+            "triggering_actor": self._user("octocat"),
+            "run_started_at": artifact.created_at,
+            "jobs_url": f"{url}/jobs",
+            "logs_url": f"{url}/logs",
+            "check_suite_url": f"{self._repo_url()}/check-suites/1",
+            "artifacts_url": f"{url}/artifacts",
+            "cancel_url": f"{url}/cancel",
+            "rerun_url": f"{url}/rerun",
+            "previous_attempt_url": None,
+            "workflow_url": f"{self._repo_url()}/actions/workflows/1",
+            "head_commit": {
+                "id": "a" * 40,
+                "tree_id": "b" * 40,
+                "message": "agents and evals",
+                "timestamp": artifact.created_at,
+                "author": {"name": "octocat", "email": "octocat@example.com"},
+                "committer": {"name": "octocat", "email": "octocat@example.com"},
+            },
+            "repository": self._minimal_repo(self.repository, 1),
+            "head_repository": self._minimal_repo(head, 1 if head == self.repository else 2),
+        }
+
+    def _minimal_repo(self, full_name: str, number: int) -> dict[str, Any]:
+        """GitHub's `minimal-repository`, with every field its schema requires."""
+        owner, name = full_name.split("/")
+        api = f"{self.url}/repos/{full_name}"
+        urls = {
+            f"{key}_url": f"{api}/{key}"
+            for key in (
+                "archive",
+                "assignees",
+                "blobs",
+                "branches",
+                "collaborators",
+                "comments",
+                "commits",
+                "compare",
+                "contents",
+                "contributors",
+                "deployments",
+                "downloads",
+                "events",
+                "forks",
+                "git_commits",
+                "git_refs",
+                "git_tags",
+                "issue_comment",
+                "issue_events",
+                "issues",
+                "keys",
+                "labels",
+                "languages",
+                "merges",
+                "milestones",
+                "notifications",
+                "pulls",
+                "releases",
+                "stargazers",
+                "statuses",
+                "subscribers",
+                "subscription",
+                "tags",
+                "teams",
+                "trees",
+                "hooks",
+            )
+        }
+        return {
+            "id": number,
+            "node_id": f"R_{number}",
+            "name": name,
+            "full_name": full_name,
+            "owner": self._user(owner),
+            "private": False,
+            "html_url": f"https://github.example/{full_name}",
+            "description": None,
+            "fork": number != 1,
+            "url": api,
+            **urls,
+        }
 
     def _branch_json(self, name: str, tip: str) -> dict[str, Any]:
         url = f"{self._repo_url()}/branches/{urllib.parse.quote(name, safe='')}"

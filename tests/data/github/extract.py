@@ -46,6 +46,8 @@ BODIES = {
     "pulls/update-review-comment",
 }
 RESPONSES = {
+    "actions/get-workflow-run",
+    "actions/list-artifacts-for-repo",
     "pulls/create-review",
     "pulls/list-review-comments",
     "pulls/update-review-comment",
