@@ -43,6 +43,7 @@ traceback. The tree:
     │   └── HttpTimeout                   ... within the call's timeout
     ├── DuplicateKey                      a JSON object that gives one key twice
     ├── UnsafeFile                        a file evalward will not read (a link, a FIFO, too large)
+    ├── UnsafeArchive                     an archive evalward will not unpack (a link, a `..`)
     └── TreeError                         a tree not walked, copied or removed within its bounds
 
 Every class that derives from `EvalwardError` is defined here (tests/toplevel/
@@ -239,6 +240,11 @@ class UnsafeFile(EvalwardError, OSError):
     def __init__(self, path: Path | str, reason: str) -> None:
         super().__init__(f"{path} {reason}")
         self.reason = reason
+
+
+class UnsafeArchive(EvalwardError, ValueError):
+    """An archive from elsewhere that evalward will not unpack: not a zip, past its bounds, or
+    an entry that could write outside its folder (a link, a device, a name with `..`)."""
 
 
 class OutsideRepository(ConfigError, ValueError):
