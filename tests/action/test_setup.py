@@ -10,13 +10,17 @@ import pytest
 
 from evalward.action.context import WorkflowContext
 from evalward.action.settings import Settings
-from evalward.action.setup import cache_mode, decide_cache, trusted_replies
+from evalward.action.setup import CacheUse, cache_mode, decide_cache, trusted_replies
 from evalward.git import Git
 from evalward.providers.config import ProvidersConfig
 from evalward.rundata.cache_mode import CacheMode
 from support.gitrepo import GitRepo
 
 pytestmark = pytest.mark.integration
+
+WORKSPACE = CacheUse(None, CacheMode.read_write)
+"""The result cache as a run without `base-cache` uses it (its folder is beside the point)."""
+CACHE = ".evalward/cache"
 
 
 def _context(workspace: Path, event: str = "pull_request") -> WorkflowContext:
@@ -69,10 +73,38 @@ def test_a_result_cache_the_commit_filled_is_not_read_and_says_why(repo: GitRepo
 def test_model_replies_the_commit_filled_are_not_replayed(repo: GitRepo) -> None:
     repo.commit("forged", {"replies/ab/ab12.json": "{}"})
     config = ProvidersConfig.model_validate({"cache": {"dir": "replies", "mode": "read-write"}})
-    trusted, why = trusted_replies(config, _context(repo.path), Git(repo.path))
+    trusted, why = trusted_replies(config, _context(repo.path), Git(repo.path), WORKSPACE, CACHE)
     assert trusted.cache.mode is CacheMode.off
     assert "under replies are committed" in why
     clean = ProvidersConfig.model_validate(
         {"cache": {"dir": ".evalward/replies", "mode": "read-write"}}
     )
-    assert trusted_replies(clean, _context(repo.path), Git(repo.path)) == (clean, "")
+    assert trusted_replies(clean, _context(repo.path), Git(repo.path), WORKSPACE, CACHE) == (
+        clean,
+        "",
+    )
+
+
+@pytest.mark.parametrize(
+    ("directory", "read"),
+    [(".evalward/cache", "artifact"), (".evalward/cache/replies", "artifact"), ("replies", "")],
+)
+def test_with_base_cache_model_replies_are_never_the_workspace_s(
+    repo: GitRepo, tmp_path: Path, directory: str, read: str
+) -> None:
+    """On a pull request's gate with `base-cache`, the response cache is the artifact's
+    folder of the same name, where its `dir` is inside `cache-dir`, else an empty one of
+    evalward's: replies planted in the workspace are never read (a judge's, the base's)."""
+    repo.commit("code", {"agents/a.yaml": "x: 1\n"})
+    (repo.path / directory).mkdir(parents=True)
+    private = tmp_path / "private"
+    unpacked = private / "results"
+    unpacked.mkdir(parents=True)
+    use = CacheUse(unpacked, CacheMode.read_write, fetched="artifact", private=private)
+    config = ProvidersConfig.model_validate({"cache": {"dir": directory, "mode": "read-write"}})
+    trusted, why = trusted_replies(config, _context(repo.path), Git(repo.path), use, CACHE)
+    where = Path(trusted.cache.dir)
+    assert why == "" and trusted.cache.mode is CacheMode.read_write
+    assert not where.is_relative_to(repo.path)
+    expected = unpacked / Path(directory).relative_to(CACHE) if read else private / "responses"
+    assert where == expected and where.is_dir()

@@ -128,12 +128,15 @@ def run_options(settings: Settings, cache: CacheUse, sandbox: Sandbox | None) ->
 
 def sandbox_setup(site: Site, cache: CacheUse, log: Callable[[str], None]) -> SandboxSetup:
     """How this job's sandbox is readied: agents' environments kept beside the result cache,
-    under its trust rule, and the output and cache folders kept from the agent user."""
+    under its trust rule, and the output and cache folders kept from the agent user. With
+    `base-cache` on a pull request's gate they are built for this job alone: an archive
+    does not keep what seals them (`base_cache.KEPT_OUT`), and the workspace is not read."""
     settings, directory = site.settings, cache.directory
+    kept = directory if cache.private is None else None
     return SandboxSetup(
         workspace=site.context.workspace,
         written=(site.output_dir, *([directory] if directory else [])),
-        environments=directory / "environments" if directory else None,
+        environments=kept / "environments" if kept else None,
         reuse=cache.mode.reads,
         keep=cache.mode.writes,
         scope=site.context.event_name,

@@ -53,6 +53,8 @@ class PullInfo:
     head_repo: str = ""
     base_repo: str = ""
     author: str = ""
+    base_ref: str = ""
+    """The branch the pull request merges into (`base.ref`), as GitHub's API has it."""
     """The login of the account that opened the pull request."""
 
     @property
@@ -183,6 +185,7 @@ class GitHubClient:
             head_repo=str(dig(raw, "head", "repo", "full_name") or ""),
             base_repo=str(dig(raw, "base", "repo", "full_name") or ""),
             author=str(dig(raw, "user", "login") or ""),
+            base_ref=str(dig(raw, "base", "ref") or ""),
         )
 
     def head_now(self, number: int) -> str:

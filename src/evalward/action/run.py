@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TextIO
 
+from evalward.action.base_cache import BaseCacheAsk
 from evalward.action.branch_status import begin_status
 from evalward.action.checks import annotate, report_check
 from evalward.action.context import WorkflowContext, load_context, unread_context
@@ -43,7 +44,7 @@ from evalward.action.ownership import hand_back
 from evalward.action.pull_request import gate, gate_group, gated_head, group_base, pull_request
 from evalward.action.route import Route, RouteKind, eval_schedules, route_event
 from evalward.action.settings import Settings
-from evalward.action.setup import decide_cache, trusted_replies
+from evalward.action.setup import CacheUse, decide_cache, fetched_cache, trusted_replies
 from evalward.action.trust import agent_sandbox, check_output_dir, trusted_inputs
 from evalward.action.workflow import Outputs, append_summary, command
 from evalward.errors import (
@@ -152,7 +153,10 @@ def _main(
         base_sha = group_base(site, github, git)  # the base branch's tip, not the parent
     with tempfile.TemporaryDirectory(prefix="evalward-base-files-") as folder:
         trusted = trusted_inputs(context, settings, git, base_sha, Path(folder))
-        config, distrusted_replies = trusted_replies(trusted.providers, context, git)
+        cache = _cache(site, git, route, pull, token, Path(folder))
+        config, distrusted_replies = trusted_replies(
+            trusted.providers, context, git, cache, settings.cache_dir
+        )
         providers = build_providers(
             env,
             mock_script=str(trusted.mock_script) if trusted.mock_script else None,
@@ -168,7 +172,6 @@ def _main(
         if sandbox.user is not None:
             os.umask(0o022)  # nothing evalward writes is writable by the agent user
         console = Console(out, redact, outputs)
-        cache = decide_cache(settings, context, git)
         if route.kind is RouteKind.group:  # the base branch's tip and the group's commit
             revisions, select = Revisions(base_sha, context.head_sha), None
         elif pull is None:
@@ -186,7 +189,7 @@ def _main(
             started=host.started,
             sandbox_setup=sandbox_setup(site, cache, console.log),
         )
-        progress = LoggedProgress(log=console.log, cache_dir=settings.cache_dir)
+        progress = LoggedProgress(log=console.log, cache_dir=cache.fetched or settings.cache_dir)
         request = RunRequest(setup, progress, parts)
         job = Job(
             console=console,
@@ -209,6 +212,11 @@ async def run(job: Job, request: RunRequest) -> int:
         if job.trusted.distrusted_replies:
             job.console.log(
                 command("warning", f"response cache not used: {job.trusted.distrusted_replies}")
+            )
+        if job.trusted.cache.fetched:
+            job.console.log(
+                f"evalward: the result cache is the base branch's, {job.trusted.cache.fetched} "
+                "(input `base-cache`); the workspace's `cache-dir` is not read"
             )
         if job.trusted.cache.distrust and not job.site.settings.merge:
             job.console.log(
@@ -285,6 +293,27 @@ async def shard_part(job: Job, request: RunRequest) -> int:
     job.console.log(f"evalward: {part}")
     job.console.output({"results-json": in_workspace(job.site.context, part.path)})
     return job.console.exit_code(request.progress.exit_code(0))
+
+
+def _cache(
+    site: Site, git: Git, route: Route, pull: PullInfo | None, token: str, folder: Path
+) -> CacheUse:
+    """The result cache this run may use (`setup.decide_cache`): with `base-cache` on a
+    pull request's or a merge queue's gate, only the artifact a push run on its base branch
+    uploaded (`setup.fetched_cache`), whatever the workspace holds."""
+    settings, context = site.settings, site.context
+    if route.kind is RouteKind.group:
+        branch = context.group_base_ref.removeprefix("refs/heads/")
+    elif route.kind is RouteKind.gate and pull is not None:
+        branch = pull.base_ref
+    else:
+        branch = None
+    if not settings.base_cache or branch is None:
+        return decide_cache(settings, context, git)
+    private = folder / "caches"
+    private.mkdir(mode=0o700)
+    ask = BaseCacheAsk(context.api_url, token, context.repository, settings.base_cache, branch)
+    return fetched_cache(settings, ask, private)
 
 
 def _pull(site: Site, github: GitHubClient | None, route: Route) -> PullInfo | None:

@@ -51,6 +51,8 @@ _PATTERN_WORDS = {
     "shard": "i/n, the part of the matrix this job runs (e.g. 2/4, `${{ matrix.shard }}/4`)",
     "agent-user": "auto, a user's name from /etc/passwd (up to 32 letters, digits, `.`, `_` or "
     "`-`) or a uid of 1000 or more",
+    "base-cache": "the name of an artifact, without any of the characters GitHub refuses "
+    'in one (`"`, `:`, `<`, `>`, `|`, `*`, `?`, `\\`, `/`, a line break)',
     "agent-env": "names of environment variables (letters, digits and `_`) with commas or "
     "spaces between them",
 }
@@ -103,6 +105,7 @@ class Settings(BaseModel):
     allow_incomplete: bool = Field(default=False, alias="allow-incomplete")
     cache: CacheMode = Field(default=CacheMode.read_write, alias="cache")
     cache_dir: str = Field(default=".evalward/cache", alias="cache-dir")
+    base_cache: str = Field(default="", alias="base-cache", pattern=r'^[^"\\/:<>|*?\r\n]*$')
     shard: str = Field(default="", alias="shard", pattern=r"^\s*(\d+\s*/\s*\d+)?\s*$")
     merge: str = Field(default="", alias="merge")
     shard_key: str = Field(default="", alias="shard-key")
@@ -153,6 +156,12 @@ class Settings(BaseModel):
                 "`max-cost-usd`: it lets the gate pass without the runs a budget leaves out, "
                 "and with no budget none is left out, so it changes nothing; give the budget "
                 "it is for, or remove it"
+            )
+        if self.base_cache and not self.cache.reads:
+            said.append(
+                f"action input `base-cache` is given with `cache: {self.cache.value}`, which "
+                "reads no result cache, so no artifact is fetched and every run is made; "
+                "give `cache: read-write` (or `read-only`) beside it, or remove it"
             )
         return said
 

@@ -1,0 +1,196 @@
+"""The base branch's result cache for a pull request's gate, fetched from the artifact a
+`push` run on that branch uploaded (input `base-cache`), never read from the workspace.
+
+A cache in the workspace cannot say who wrote it: `actions/cache` restores the pull request's
+own scope first, where a workflow the pull request adds can save one, and a step before
+evalward can write one. An artifact names the workflow run that uploaded it, and GitHub's
+API says what started that run: only a `push` run on the base branch of this repository is
+read. The token goes to GitHub's API alone; the archive is fetched from the storage URL the
+API redirects to without it, and unpacked by `files.unzip` into a folder of evalward's own.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from evalward.errors import GitHubError, printable
+from evalward.files.unzip import unzip
+from evalward.http.client import HttpClient, Reply
+
+API_VERSION = "2022-11-28"
+MAX_ARCHIVE_BYTES = 256 * 1024 * 1024
+"""The largest archive downloaded: a result cache of many thousand runs is a few MB."""
+MAX_UNPACKED_BYTES = 1024 * 1024 * 1024
+MAX_ENTRIES = 100_000
+CANDIDATES = 10
+"""How many of the newest artifacts of the name are looked at for a push run's."""
+KEPT_OUT = "environments"
+"""Agents' installed environments are built for this job, never unpacked from an archive:
+their files' owners and modes, which their seal is, do not survive a zip."""
+
+
+@dataclass(frozen=True)
+class BaseCacheAsk:
+    """Which artifact to look for: its name, of a push run on `branch` in `repository`."""
+
+    api_url: str
+    token: str
+    repository: str
+    name: str
+    branch: str
+
+    @property
+    def expected(self) -> str:
+        return (
+            f"the newest unexpired artifact named {printable(self.name)!r} uploaded by a "
+            f"`push` run on {printable(self.branch)} in {printable(self.repository)}"
+        )
+
+
+async def fetch_base_cache(ask: BaseCacheAsk, into: Path) -> str:
+    """Unpack the artifact `ask` names into the empty folder `into`; returns what was read,
+    for the log. Raises GitHubError (or HttpFailure, UnsafeArchive) saying why not."""
+    client = HttpClient(timeout_seconds=120, max_reply_bytes=MAX_ARCHIVE_BYTES)
+    try:
+        artifact, run = await _trusted_artifact(client, ask)
+        archive = await _download(client, ask, artifact)
+    finally:
+        await client.aclose()
+    files = unzip(
+        archive,
+        into,
+        max_bytes=MAX_UNPACKED_BYTES,
+        max_entries=MAX_ENTRIES,
+        keep=lambda name: not kept_out(name),
+    )
+    return (
+        f"artifact {printable(ask.name)!r} (id {artifact}) of the push run {run} on "
+        f"{printable(ask.branch)}, {files} files"
+    )
+
+
+def _api(ask: BaseCacheAsk, path: str) -> str:
+    return f"{ask.api_url.rstrip('/')}/repos/{ask.repository}{path}"
+
+
+def _headers(ask: BaseCacheAsk) -> dict[str, str]:
+    return {
+        "authorization": f"Bearer {ask.token}",
+        "accept": "application/vnd.github+json",
+        "x-github-api-version": API_VERSION,
+    }
+
+
+async def _json(client: HttpClient, ask: BaseCacheAsk, path: str, what: str) -> dict[str, Any]:
+    reply = await client.get(_api(ask, path), _headers(ask))
+    if reply.status != 200:
+        raise _refused(reply, what)
+    try:
+        document = reply.json()
+    except ValueError:
+        document = None
+    if not isinstance(document, dict):
+        raise GitHubError(f"GitHub API: could not {what}: its answer is not a JSON object")
+    return document
+
+
+async def _trusted_artifact(client: HttpClient, ask: BaseCacheAsk) -> tuple[int, int]:
+    """The newest artifact of the name whose run GitHub says is a push on the base branch
+    of this repository: (its id, its run's id)."""
+    query = urllib.parse.urlencode({"name": ask.name, "per_page": 100})
+    listed = await _json(client, ask, f"/actions/artifacts?{query}", "list the artifacts")
+    artifacts = listed.get("artifacts")
+    candidates = (
+        [a for a in artifacts if isinstance(a, dict) and _candidate(a, ask)]
+        if isinstance(artifacts, list)
+        else []
+    )
+    candidates.sort(key=lambda a: str(a.get("created_at") or ""), reverse=True)
+    refused: list[str] = []
+    for artifact in candidates[:CANDIDATES]:
+        run_id = artifact["workflow_run"]["id"]
+        run = await _json(client, ask, f"/actions/runs/{run_id}", f"read the workflow run {run_id}")
+        why = _not_a_base_push(run, ask)
+        if not why:
+            return int(artifact["id"]), int(run_id)
+        refused.append(f"run {run_id} {why}")
+    seen = f" ({'; '.join(refused)})" if refused else ""
+    raise GitHubError(f"GitHub has no such artifact{seen}")
+
+
+def _candidate(artifact: dict[str, Any], ask: BaseCacheAsk) -> bool:
+    """Unexpired, of the name, from a run on the base branch whose head is this repository
+    (the listing's word, confirmed by the run itself), small enough to download."""
+    run = artifact.get("workflow_run")
+    if not isinstance(run, dict):
+        return False
+    ids = (artifact.get("id"), run.get("id"), run.get("repository_id"))
+    return (
+        artifact.get("name") == ask.name
+        and artifact.get("expired") is False
+        and all(isinstance(i, int) and not isinstance(i, bool) for i in ids)
+        and run.get("head_branch") == ask.branch
+        and run.get("head_repository_id") == run.get("repository_id")
+        and isinstance(artifact.get("size_in_bytes"), int)
+        and artifact["size_in_bytes"] <= MAX_ARCHIVE_BYTES
+    )
+
+
+def _not_a_base_push(run: dict[str, Any], ask: BaseCacheAsk) -> str:
+    """Why a workflow run is not a push on the base branch of this repository ("" if it is)."""
+    event = run.get("event")
+    if event != "push":
+        return f"was started by {printable(str(event))!r}, not a push"
+    if run.get("head_branch") != ask.branch:
+        return f"ran on {printable(str(run.get('head_branch')))!r}"
+    for field in ("repository", "head_repository"):
+        named = run.get(field)
+        full_name = named.get("full_name") if isinstance(named, dict) else None
+        if full_name != ask.repository:
+            return f"ran for the repository {printable(str(full_name))!r}"
+    return ""
+
+
+async def _download(client: HttpClient, ask: BaseCacheAsk, artifact: int) -> bytes:
+    """The archive: GitHub's API answers with a redirect to its storage, which is asked
+    with no token (a signed URL needs none, and the token is for GitHub's API alone)."""
+    what = f"download the artifact {artifact}"
+    reply = await client.get(_api(ask, f"/actions/artifacts/{artifact}/zip"), _headers(ask))
+    if reply.status == 200:
+        return reply.body
+    location = reply.headers.get("location", "")
+    if reply.status not in (301, 302, 303, 307, 308) or not location:
+        raise _refused(reply, what)
+    scheme = urllib.parse.urlsplit(location).scheme.lower()
+    if scheme not in ("http", "https"):
+        raise GitHubError(f"GitHub API: could not {what}: redirected to a {scheme!r} URL")
+    stored = await client.get(location)
+    if stored.status != 200:
+        raise GitHubError(
+            f"GitHub API: could not {what}: its storage answered HTTP {stored.status}"
+        )
+    return stored.body
+
+
+def _refused(reply: Reply, what: str) -> GitHubError:
+    """GitHub's refusal, with what to do about the ones a workflow's settings cause."""
+    message = ""
+    try:
+        document = reply.json()
+        if isinstance(document, dict):
+            message = str(document.get("message") or "")
+    except ValueError:
+        pass
+    hint = ""
+    if reply.status in (401, 403, 404):
+        hint = "; the job's token needs `permissions: actions: read` to list and download artifacts"
+    said = f"HTTP {reply.status} {printable(message)[:300]}".rstrip()
+    return GitHubError(f"GitHub API: could not {what}: {said}{hint}", status=reply.status)
+
+
+def kept_out(name: PurePosixPath) -> bool:
+    """Whether an archive's entry is one `fetch_base_cache` does not unpack."""
+    return name.parts[:1] == (KEPT_OUT,)

@@ -1,0 +1,221 @@
+"""A pull request's gate with `base-cache` reads the base branch's results only from the
+artifact a push run on that branch uploaded, never from the workspace's `cache-dir`.
+
+The workspace holds a planted cache: the head's passing runs, computed elsewhere under the
+head's own keys (a workflow the pull request adds saves it in the pull request's own
+`actions/cache` scope, which the gate restores first). The head now breaks its agent. Read,
+that cache turns the gate green with no run; with `base-cache` the head runs and the gate
+fails, and the base's runs come from the push run's artifact. An artifact that is not a push
+run's on the base branch of this repository, or an archive that would write elsewhere, is
+refused with a warning and every run is made. The token goes to GitHub's API alone, never to
+the storage host its download redirects to.
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+import stat
+import struct
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from fakes.github_api import FakeArtifact, FakeGitHub, FakePull
+from fakes.model_server import ScriptedModelServer, text
+from support import head_strays
+from support.actionrun import ActionRun, pull_request_event, run_action
+from support.gitrepo import GitRepo
+from support.suite import commit_pr, provider_env, script_model
+
+pytestmark = pytest.mark.hostile
+
+NAME = "evalward-cache"
+EXPECTED = "::warning::result cache not used: action input `base-cache`: expected the newest"
+
+
+@dataclass(frozen=True)
+class Planted:
+    """The change, the push run's cache as its artifact's archive, and the model server; the
+    workspace's `cache-dir` holds the head's passing runs, and the head now breaks."""
+
+    repo: GitRepo
+    base: str
+    head: str
+    model: ScriptedModelServer
+    archive: bytes
+
+    def gate(self, github: FakeGitHub, tmp_path: Path, **inputs: str) -> ActionRun:
+        github.add_pull(FakePull(number=7, head_sha=self.head, base_sha=self.base))
+        event = pull_request_event(github.repository, 7, self.base, self.head)
+        return run_action(
+            self.repo.path,
+            github,
+            event,
+            env=provider_env(self.model),
+            inputs=inputs,
+            run_dir=tmp_path / "runner",
+        )
+
+
+def zipped(folder: Path) -> bytes:
+    """`folder` as actions/upload-artifact zips it: paths relative to it."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                archive.write(path, path.relative_to(folder).as_posix())
+    return buffer.getvalue()
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Planted]:
+    from action.test_github_events import real_payload
+
+    folder = tmp_path_factory.mktemp("base-cache")
+    model = ScriptedModelServer()
+    script_model(model, head_greets_well=True)
+    model.script("MATH-TUTOR-PROMPT", text("The answer: 4"))
+    repo = GitRepo(folder / "repo")
+    base, head = commit_pr(repo)
+    cache = repo.path / ".evalward" / "cache"
+    github = FakeGitHub()
+    try:
+        # A push to main runs every Eval: its cache is what the workflow uploads.
+        repo.checkout("main")
+        payload = {**real_payload("push"), "ref": "refs/heads/master", "after": base}
+        with head_strays.reading():
+            pushed = run_action(
+                repo.path,
+                github,
+                payload,
+                env=provider_env(model),
+                event_name="push",
+                run_dir=folder / "push",
+            )
+        assert pushed.returncode == 0, pushed.stdout + pushed.stderr
+        archive = zipped(cache)
+        shutil.rmtree(cache)
+        # The head's passing runs, computed where the head greets well, left in cache-dir.
+        repo.checkout("feature")
+        github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+        event = pull_request_event(github.repository, 7, base, head)
+        honest = run_action(
+            repo.path, github, event, env=provider_env(model), run_dir=folder / "honest"
+        )
+        assert honest.returncode == 0, honest.stdout + honest.stderr
+    finally:
+        github.close()
+    model.rules.clear()
+    script_model(model, head_greets_well=False)
+    yield Planted(repo, base, head, model, archive)
+    model.close()
+    assert model.contract_violations == []
+
+
+def test_the_planted_cache_is_not_read_and_the_base_comes_from_the_push_runs_artifact(
+    planted: Planted, github: FakeGitHub, tmp_path: Path
+) -> None:
+    without = planted.gate(github, tmp_path / "without")
+    # the hole: the workspace's cache answers the head, and the broken head passes unrun
+    assert without.returncode == 0, without.stdout + without.stderr
+    assert without.results()["cacheHits"] == 4
+    github.add_artifact(FakeArtifact(NAME, planted.archive))
+
+    run = planted.gate(github, tmp_path / "with", **{"base-cache": NAME})
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "the result cache is the base branch's, artifact 'evalward-cache'" in run.stdout
+    assert "2 of 4 runs reused from the result cache (artifact 'evalward-cache'" in run.stdout
+    fixtures = run.results()["fixtures"]
+    assert {(f["side"], f["cached"]) for f in fixtures} == {("base", True), ("head", False)}
+    assert "::warning::" not in run.stdout
+    # the token went to GitHub's API, and not to the storage host the download redirected to
+    assert planted.model.requests_mentioning("HEAD-V2")
+    assert github.storage_requests, "the archive was fetched from the storage host"
+    for request in github.storage_requests:
+        assert "authorization" not in request.headers, request.headers
+        assert not any(github.token in value for value in request.headers.values())
+        assert github.token not in request.target
+    zipped_from = [r for r in github.requests if r.path.endswith("/zip")]
+    assert zipped_from and zipped_from[0].headers["authorization"] == f"Bearer {github.token}"
+
+
+def test_an_artifact_no_push_run_on_the_base_branch_made_is_not_read(
+    planted: Planted, github: FakeGitHub, tmp_path: Path
+) -> None:
+    """Each carries the planted cache (the head's passing runs): read, the gate would pass."""
+    head_passes = zipped(planted.repo.path / ".evalward" / "cache")
+    for refused in (
+        FakeArtifact(NAME, head_passes, event="pull_request"),
+        FakeArtifact(NAME, head_passes, head_branch="feature"),
+        FakeArtifact(NAME, head_passes, head_repo="mallory/agents"),
+        FakeArtifact(NAME, head_passes, expired=True),
+    ):
+        github.add_artifact(refused)
+
+    run = planted.gate(github, tmp_path, **{"base-cache": NAME})
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.results()["cacheHits"] == 0
+    assert EXPECTED in run.stdout
+    assert "was started by 'pull_request', not a push" in run.stdout
+    assert not github.storage_requests
+
+
+def test_a_token_without_actions_read_is_a_warning_and_every_run_is_made(
+    planted: Planted, github: FakeGitHub, tmp_path: Path
+) -> None:
+    github.add_artifact(FakeArtifact(NAME, planted.archive))
+    github.fail("GET", r"/actions/artifacts$", 403, "Resource not accessible by integration")
+
+    run = planted.gate(github, tmp_path, **{"base-cache": NAME})
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.results()["cacheHits"] == 0
+    assert EXPECTED in run.stdout
+    assert "HTTP 403 Resource not accessible by integration" in run.stdout
+    assert "`permissions: actions: read`" in run.stdout
+
+
+def _hostile(kind: str, escape: Path) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("results/ok.txt", "fine")
+        if kind == "dot-dot":
+            archive.writestr("../" * 30 + str(escape).lstrip("/"), "escaped")
+        elif kind == "symlink":
+            link = zipfile.ZipInfo("results/results.sqlite")
+            link.external_attr = (stat.S_IFLNK | 0o777) << 16
+            archive.writestr(link, str(escape))
+        else:
+            archive.writestr("results/big", "x")
+    data = buffer.getvalue()
+    if kind == "oversized":  # the central directory says 2 GiB unpacked
+        at = data.rindex(b"PK\x01\x02")
+        data = data[: at + 24] + struct.pack("<I", 0x7FFFFFFF) + data[at + 28 :]
+    return data
+
+
+@pytest.mark.parametrize("kind", ["dot-dot", "symlink", "oversized"])
+def test_a_hostile_archive_is_refused_whole(
+    planted: Planted, github: FakeGitHub, tmp_path: Path, kind: str
+) -> None:
+    escape = tmp_path / "escaped"
+    github.add_artifact(FakeArtifact(NAME, _hostile(kind, escape)))
+
+    run = planted.gate(github, tmp_path, **{"base-cache": NAME})
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.results()["cacheHits"] == 0
+    assert EXPECTED in run.stdout
+    said = {
+        "dot-dot": "is not a plain relative name",
+        "symlink": "is not a file or a folder (mode 120000)",
+        "oversized": "bytes unpacked, more than the 1,073,741,824 allowed",
+    }
+    assert said[kind] in run.stdout
+    assert not escape.exists()
