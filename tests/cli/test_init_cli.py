@@ -93,6 +93,7 @@ def test_the_workflow_is_valid_pinned_and_asks_only_the_permissions_it_needs(
         "contents": "read",
         "pull-requests": "write",
         "issues": "read",
+        "actions": "read",
     }
     (job,) = document["jobs"].values()
     assert job["timeout-minutes"] and job["steps"][0]["with"]["fetch-depth"] == 0
@@ -108,10 +109,18 @@ def test_the_workflow_is_valid_pinned_and_asks_only_the_permissions_it_needs(
     assert document[True]["push"]["branches"] == ["main"]  # PyYAML reads `on` as True
     # a merge queue turned on later waits for this job's check on each group's commit
     assert document[True]["merge_group"] == {"types": ["checks_requested"]}
-    # a group's cache would be saved for a branch no later job reads, crowding out the
-    # repository's cache quota
-    (save,) = [s for s in job["steps"] if s["uses"].startswith("actions/cache/save@")]
-    assert save["if"] == "always() && github.event_name != 'merge_group'"
+    # the cache is kept for pushes alone: a pull request's gate reads the base branch's
+    # results from the artifact a push run uploaded (`base-cache`), never a restored cache
+    # (one a workflow the pull request adds could have saved in its scope)
+    steps = [s for s in job["steps"] if s["uses"].startswith(("actions/cache/", "actions/up"))]
+    kept = [s for s in steps if s["uses"].startswith("actions/cache/")]
+    assert [s["if"] for s in kept] == [
+        "github.event_name == 'push'",
+        "always() && github.event_name == 'push'",
+    ]
+    (artifact,) = [s for s in steps if s.get("with", {}).get("name") == "evalward-cache"]
+    assert artifact["if"] == "always() && github.event_name == 'push'"
+    assert evalward_step["with"] == {"base-cache": "evalward-cache"}
 
 
 def test_init_in_a_repository_with_history_keeps_what_is_there(repo: GitRepo) -> None:
