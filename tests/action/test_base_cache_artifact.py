@@ -8,7 +8,8 @@ that cache turns the gate green with no run; with `base-cache` the head runs and
 fails, and the base's runs come from the push run's artifact. An artifact that is not a push
 run's on the base branch of this repository, or an archive that would write elsewhere, is
 refused with a warning and every run is made. The token goes to GitHub's API alone, never to
-the storage host its download redirects to.
+the storage host its download redirects to. Model replies kept in the workspace are not read
+either: they would answer the head's agent as the planted results do.
 """
 
 from __future__ import annotations
@@ -219,3 +220,36 @@ def test_a_hostile_archive_is_refused_whole(
     }
     assert said[kind] in run.stdout
     assert not escape.exists()
+
+
+def test_model_replies_planted_in_the_workspace_are_not_read(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """The base's `evalward.yaml` keeps model replies outside `cache-dir`: replies the head's
+    agent got where it greeted well, left in the workspace, answer its calls now that it
+    greets badly, unless `base-cache` is set (no artifact here: every call is made)."""
+    config = "cache: { mode: read-write, dir: .evalward/responses }\n"
+    base, head = commit_pr(repo)
+    repo.checkout("main")
+    base = repo.commit("a response cache", {"evalward.yaml": config})
+    repo.checkout("feature")
+    repo.git("merge", "-q", "main", "-m", "merge main")
+    head = repo.head()
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+    event = pull_request_event(github.repository, 7, base, head)
+    script_model(model, head_greets_well=True)
+    good = run_action(repo.path, github, event, env=env, inputs={"cache": "off"})
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert list((repo.path / ".evalward" / "responses").rglob("*.json"))
+    model.rules.clear()
+    script_model(model, head_greets_well=False)
+    calls = len(model.requests)
+    planted = run_action(repo.path, github, event, env=env, inputs={"cache": "off"})
+    assert planted.returncode == 0, "without base-cache, the planted replies decide"
+    assert len(model.requests) == calls
+
+    run = run_action(repo.path, github, event, env=env, inputs={"base-cache": NAME})
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert len(model.requests) > calls, "the replies came from the workspace"
+    assert EXPECTED in run.stdout and "GitHub has no such artifact" in run.stdout
