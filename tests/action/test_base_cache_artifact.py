@@ -28,7 +28,14 @@ import pytest
 from fakes.github_api import FakeArtifact, FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer, text
 from support import head_strays
-from support.actionrun import ActionRun, pull_request_event, run_action
+from support.actionrun import (
+    ActionRun,
+    merge_group_event,
+    pull_request_event,
+    queue_group,
+    run_action,
+    run_group,
+)
 from support.gitrepo import GitRepo
 from support.suite import commit_pr, provider_env, script_model
 
@@ -143,6 +150,27 @@ def test_the_planted_cache_is_not_read_and_the_base_comes_from_the_push_runs_art
         assert github.token not in request.target
     zipped_from = [r for r in github.requests if r.path.endswith("/zip")]
     assert zipped_from and zipped_from[0].headers["authorization"] == f"Bearer {github.token}"
+
+
+def test_a_merge_queue_s_group_reads_the_base_branch_s_artifact_and_not_the_workspace(
+    planted: Planted, github: FakeGitHub
+) -> None:
+    github.add_artifact(FakeArtifact(NAME, planted.archive))
+    group = queue_group(planted.repo, planted.base, planted.head)
+    try:
+        event = merge_group_event(github.repository, 7, planted.base, group)
+        run = run_group(
+            planted.repo, github, event, provider_env(planted.model), {"base-cache": NAME}
+        )
+    finally:
+        planted.repo.checkout("feature")
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "2 of 4 runs reused from the result cache (artifact 'evalward-cache'" in run.stdout
+    assert {(f["side"], f["cached"]) for f in run.results()["fixtures"]} == {
+        ("base", True),
+        ("head", False),
+    }
 
 
 def test_an_artifact_no_push_run_on_the_base_branch_made_is_not_read(
