@@ -19,6 +19,7 @@ from typing import Any
 from evalward.errors import GitHubError, printable
 from evalward.files.unzip import unzip
 from evalward.http.client import HttpClient, Reply
+from evalward.text.utf8 import cap_chars
 
 API_VERSION = "2022-11-28"
 MAX_ARCHIVE_BYTES = 256 * 1024 * 1024
@@ -187,7 +188,7 @@ def _refused(reply: Reply, what: str) -> GitHubError:
     hint = ""
     if reply.status in (401, 403, 404):
         hint = "; the job's token needs `permissions: actions: read` to list and download artifacts"
-    said = f"HTTP {reply.status} {printable(message)[:300]}".rstrip()
+    said = f"HTTP {reply.status} {cap_chars(printable(message), 300)}".rstrip()
     return GitHubError(f"GitHub API: could not {what}: {said}{hint}", status=reply.status)
 
 

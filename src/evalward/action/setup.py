@@ -20,6 +20,7 @@ from evalward.git import Git
 from evalward.plan.result_cache import ResultCache
 from evalward.providers.config import ProvidersConfig
 from evalward.rundata.cache_mode import CacheMode
+from evalward.text.utf8 import cap_chars
 
 
 @dataclass(frozen=True)
@@ -73,8 +74,8 @@ def fetched_cache(settings: Settings, ask: BaseCacheAsk, private: Path) -> Cache
         said = f"its archive was refused: {exc}" if isinstance(exc, UnsafeArchive) else str(exc)
         why = (
             f"action input `base-cache`: expected {ask.expected}, not found ("
-            f"{printable(said)[:600]}). The workspace's `cache-dir` is not read on a pull "
-            "request's gate with this input, so every run is made. Upload "
+            f"{cap_chars(printable(said), 600)}). The workspace's `cache-dir` is not read on "
+            "a pull request's gate with this input, so every run is made. Upload "
             "the cache on push (`actions/upload-artifact@v4` with `name: "
             f"{printable(ask.name)}`, `path: {printable(settings.cache_dir)}`, `if: always()`) "
             "and give the job `permissions: actions: read`"
