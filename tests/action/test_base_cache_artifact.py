@@ -131,6 +131,8 @@ def test_the_planted_cache_is_not_read_and_the_base_comes_from_the_push_runs_art
     # the hole: the workspace's cache answers the head, and the broken head passes unrun
     assert without.returncode == 0, without.stdout + without.stderr
     assert without.results()["cacheHits"] == 4
+    (notice,) = [line for line in without.stdout.splitlines() if line.startswith("::notice")]
+    assert "could have written" in notice and "Give `base-cache`" in notice, notice
     github.add_artifact(FakeArtifact(NAME, planted.archive))
 
     run = planted.gate(github, tmp_path / "with", **{"base-cache": NAME})
@@ -140,7 +142,7 @@ def test_the_planted_cache_is_not_read_and_the_base_comes_from_the_push_runs_art
     assert "2 of 4 runs reused from the result cache (artifact 'evalward-cache'" in run.stdout
     fixtures = run.results()["fixtures"]
     assert {(f["side"], f["cached"]) for f in fixtures} == {("base", True), ("head", False)}
-    assert "::warning::" not in run.stdout
+    assert "::warning::" not in run.stdout and "::notice" not in run.stdout
     # the token went to GitHub's API, and not to the storage host the download redirected to
     assert planted.model.requests_mentioning("HEAD-V2")
     assert github.storage_requests, "the archive was fetched from the storage host"

@@ -59,6 +59,7 @@ from evalward.flows.session import decide
 from evalward.git import Git
 from evalward.host import Host
 from evalward.plan.request import RunRequest
+from evalward.plan.result_cache_db import FILE_NAME
 from evalward.plan.run_setup import Revisions, RunSetup
 from evalward.providers.registry import build_providers
 from evalward.report.markdown import render_stopped_early
@@ -222,6 +223,17 @@ async def run(job: Job, request: RunRequest) -> int:
             job.console.log(
                 command("warning", f"result cache not used: {job.trusted.cache.distrust}")
             )
+        elif (restored := _restored_on_a_pull_request(job)) is not None:
+            job.console.log(
+                command(
+                    "notice",
+                    f"the result cache in {restored} is read: a workflow the pull request "
+                    "adds, or a step before evalward, can fill it, and its results answer "
+                    "runs unrun. Give `base-cache` so that a pull request's gate reads only "
+                    "what a push run on its base branch uploaded (docs/github.md, `base-cache`)",
+                    title="evalward: a cache the pull request could have written",
+                )
+            )
         if job.site.settings.shard and not job.site.settings.merge:
             return await shard_part(job, request)
         if job.route.kind is RouteKind.group:
@@ -293,6 +305,18 @@ async def shard_part(job: Job, request: RunRequest) -> int:
     job.console.log(f"evalward: {part}")
     job.console.output({"results-json": in_workspace(job.site.context, part.path)})
     return job.console.exit_code(request.progress.exit_code(0))
+
+
+def _restored_on_a_pull_request(job: Job) -> str | None:
+    """The workspace's result cache where a pull request's gate reads one restored there
+    without `base-cache` (the plain `actions/cache` route), as the log names it; else None."""
+    cache = job.trusted.cache
+    gates_a_pull = job.pull is not None or job.route.kind is RouteKind.group
+    if not gates_a_pull or cache.fetched or cache.directory is None or not cache.mode.reads:
+        return None
+    if not (cache.directory / "results" / FILE_NAME).is_file():
+        return None  # nothing restored: nothing there answers a run
+    return in_workspace(job.site.context, cache.directory)
 
 
 def _cache(
