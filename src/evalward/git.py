@@ -226,6 +226,20 @@ class Git:
             )
         return out
 
+    def on_first_parent_line(self, commit: str, tip: str) -> bool:
+        """Whether `commit` is `tip` or reached from it by first parents alone: a commit a
+        branch whose tip is `tip` has been at, where a commit a merge brought in (its second
+        parent's line) is in its history without the branch ever being there. False where
+        either is not a full commit id present here (a shallow checkout's history)."""
+        if not (_SHA.fullmatch(commit) and _SHA.fullmatch(tip)):
+            return False
+        if self.run("merge-base", commit, tip, check=False).strip() != commit:
+            return False  # not an ancestor, or not here at all
+        # walked by first parents from the tip, stopping where `commit`'s parents' history
+        # begins: `commit` is listed only when the walk goes through it
+        line = self.run("rev-list", "--first-parent", tip, "--not", f"{commit}^@", check=False)
+        return commit in line.split()
+
     def merged_tree(self, base: str, head: str) -> str | None:
         """The tree git's own merge makes of `head` onto `base`, in memory (no working tree
         or index is touched; its objects are written, as `commit_tree`'s are); None where they

@@ -28,7 +28,7 @@ def test_only_the_kept_environments_are_left_out_of_an_archive(name: str, out: b
 
 
 def test_what_is_expected_names_the_artifact_branch_and_repository_printably() -> None:
-    ask = BaseCacheAsk("https://api.github.com", "t0ken", "o/r", "cache\x1b[31m", "main")
+    ask = BaseCacheAsk("https://api.github.com", "t0ken", "o/r", "cache\x1b[31m", "main", "c" * 40)
     said = ask.expected
     assert "\x1b" not in said and "t0ken" not in said
     assert "`push` run on main in o/r" in said

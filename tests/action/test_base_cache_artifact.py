@@ -42,6 +42,7 @@ from support.suite import commit_pr, provider_env, script_model
 pytestmark = pytest.mark.hostile
 
 NAME = "evalward-cache"
+YESTERDAY = "2026-11-19T10:00:00Z"
 EXPECTED = "::warning::result cache not used: action input `base-cache`: expected the newest"
 
 
@@ -56,9 +57,11 @@ class Planted:
     model: ScriptedModelServer
     archive: bytes
 
-    def gate(self, github: FakeGitHub, tmp_path: Path, **inputs: str) -> ActionRun:
-        github.add_pull(FakePull(number=7, head_sha=self.head, base_sha=self.base))
-        event = pull_request_event(github.repository, 7, self.base, self.head)
+    def gate(self, github: FakeGitHub, tmp_path: Path, base: str = "", **inputs: str) -> ActionRun:
+        """The pull request's gate, its base commit `base` (by default the planted one)."""
+        base = base or self.base
+        github.add_pull(FakePull(number=7, head_sha=self.head, base_sha=base))
+        event = pull_request_event(github.repository, 7, base, self.head)
         return run_action(
             self.repo.path,
             github,
@@ -133,7 +136,7 @@ def test_the_planted_cache_is_not_read_and_the_base_comes_from_the_push_runs_art
     assert without.results()["cacheHits"] == 4
     (notice,) = [line for line in without.stdout.splitlines() if line.startswith("::notice")]
     assert "could have written" in notice and "Give `base-cache`" in notice, notice
-    github.add_artifact(FakeArtifact(NAME, planted.archive))
+    github.add_artifact(FakeArtifact(NAME, planted.archive, head_sha=planted.base))
 
     run = planted.gate(github, tmp_path / "with", **{"base-cache": NAME})
 
@@ -157,7 +160,7 @@ def test_the_planted_cache_is_not_read_and_the_base_comes_from_the_push_runs_art
 def test_a_merge_queue_s_group_reads_the_base_branch_s_artifact_and_not_the_workspace(
     planted: Planted, github: FakeGitHub
 ) -> None:
-    github.add_artifact(FakeArtifact(NAME, planted.archive))
+    github.add_artifact(FakeArtifact(NAME, planted.archive, head_sha=planted.base))
     group = queue_group(planted.repo, planted.base, planted.head)
     try:
         event = merge_group_event(github.repository, 7, planted.base, group)
@@ -197,10 +200,71 @@ def test_an_artifact_no_push_run_on_the_base_branch_made_is_not_read(
     assert not github.storage_requests
 
 
+def test_a_tag_named_like_the_base_branch_is_not_the_base_branch(
+    planted: Planted, github: FakeGitHub, tmp_path: Path
+) -> None:
+    """Pushing a tag `main` starts a run GitHub calls a `push` with `head_branch` "main": an
+    author who may push tags puts one on the pull request's own head, whose workflow uploads
+    the head's passing runs under the name. Only a run on a commit of the base branch's
+    history is read: the tag's artifact is refused and every run is made."""
+    head_passes = zipped(planted.repo.path / ".evalward" / "cache")
+    github.add_artifact(FakeArtifact(NAME, head_passes, head_sha=planted.head))
+
+    run = planted.gate(github, tmp_path / "tag", **{"base-cache": NAME})
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.results()["cacheHits"] == 0
+    assert EXPECTED in run.stdout
+    assert f"ran on {planted.head[:12]}, not a commit of main's history" in run.stdout
+    assert not github.storage_requests
+
+
+def test_the_push_run_s_artifact_is_read_behind_a_newer_tag_s(
+    planted: Planted, github: FakeGitHub, tmp_path: Path
+) -> None:
+    pushed = github.add_artifact(
+        FakeArtifact(NAME, planted.archive, head_sha=planted.base, created_at=YESTERDAY)
+    )
+    head_passes = zipped(planted.repo.path / ".evalward" / "cache")
+    github.add_artifact(FakeArtifact(NAME, head_passes, head_sha=planted.head))
+
+    run = planted.gate(github, tmp_path, **{"base-cache": NAME})
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "2 of 4 runs reused from the result cache (artifact 'evalward-cache'" in run.stdout
+    assert f"(id {pushed.id}) of the push run {pushed.run_id} on main" in run.stdout
+    assert "::warning::" not in run.stdout
+
+
+def test_a_commit_main_merged_from_a_branch_is_not_a_push_on_main(
+    planted: Planted, github: FakeGitHub, tmp_path: Path
+) -> None:
+    """A branch's commit that a merge brought into main is in main's history, but no push
+    on main ran it: its workflow is the branch's of that day (one the merge's review saw
+    undone by a later commit). A tag `main` on it is refused as a tag on any commit is:
+    only main's own line of commits, each parent its first, is the base branch's."""
+    tree = planted.repo.git("rev-parse", f"{planted.head}^{{tree}}")
+    side = planted.repo.git("commit-tree", tree, "-p", planted.base, "-m", "upload passes")
+    base_tree = planted.repo.git("rev-parse", f"{planted.base}^{{tree}}")
+    merged = planted.repo.git(
+        "commit-tree", base_tree, "-p", planted.base, "-p", side, "-m", "merge, undone"
+    )
+    head_passes = zipped(planted.repo.path / ".evalward" / "cache")
+    github.add_artifact(FakeArtifact(NAME, head_passes, head_sha=side))
+
+    run = planted.gate(github, tmp_path, base=merged, **{"base-cache": NAME})
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.results()["cacheHits"] == 0
+    assert EXPECTED in run.stdout
+    assert f"ran on {side[:12]}, not a commit of main's history" in run.stdout
+    assert not github.storage_requests
+
+
 def test_a_token_without_actions_read_is_a_warning_and_every_run_is_made(
     planted: Planted, github: FakeGitHub, tmp_path: Path
 ) -> None:
-    github.add_artifact(FakeArtifact(NAME, planted.archive))
+    github.add_artifact(FakeArtifact(NAME, planted.archive, head_sha=planted.base))
     github.fail("GET", r"/actions/artifacts$", 403, "Resource not accessible by integration")
 
     run = planted.gate(github, tmp_path, **{"base-cache": NAME})
@@ -236,7 +300,7 @@ def test_a_hostile_archive_is_refused_whole(
     planted: Planted, github: FakeGitHub, tmp_path: Path, kind: str
 ) -> None:
     escape = tmp_path / "escaped"
-    github.add_artifact(FakeArtifact(NAME, _hostile(kind, escape)))
+    github.add_artifact(FakeArtifact(NAME, _hostile(kind, escape), head_sha=planted.base))
 
     run = planted.gate(github, tmp_path, **{"base-cache": NAME})
 

@@ -35,12 +35,16 @@ class FakePull:
 @dataclass
 class FakeArtifact:
     """An artifact a workflow run uploaded: the zip `archive`, and what GitHub says of the
-    run (its event, its branch, the repository its head is in)."""
+    run (its event, its branch or tag, its commit, the repository its head is in)."""
 
     name: str
     archive: bytes
     event: str = "push"
     head_branch: str = "main"
+    """The branch the run ran on; a run a tag's push started has the tag's name here, as
+    GitHub says of it, with `event: push`."""
+    head_sha: str = "a" * 40
+    """The commit the run ran on (a push's `after`)."""
     head_repo: str = ""
     """The repository the run's head is in; empty means this repository."""
     expired: bool = False
@@ -345,7 +349,7 @@ class FakeGitHub:
                 "repository_id": 1,
                 "head_repository_id": 1 if not artifact.head_repo else 2,
                 "head_branch": artifact.head_branch,
-                "head_sha": "a" * 40,
+                "head_sha": artifact.head_sha,
             },
         }
 
@@ -358,7 +362,7 @@ class FakeGitHub:
             "name": "evals",
             "node_id": f"WFR_{artifact.run_id}",
             "head_branch": artifact.head_branch,
-            "head_sha": "a" * 40,
+            "head_sha": artifact.head_sha,
             "path": ".github/workflows/evals.yml",
             "display_title": "evals",
             "run_number": 1,
@@ -384,7 +388,7 @@ class FakeGitHub:
             "previous_attempt_url": None,
             "workflow_url": f"{self._repo_url()}/actions/workflows/1",
             "head_commit": {
-                "id": "a" * 40,
+                "id": artifact.head_sha,
                 "tree_id": "b" * 40,
                 "message": "agents and evals",
                 "timestamp": artifact.created_at,

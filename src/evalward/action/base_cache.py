@@ -7,6 +7,11 @@ evalward can write one. An artifact names the workflow run that uploaded it, and
 API says what started that run: only a `push` run on the base branch of this repository is
 read. The token goes to GitHub's API alone; the archive is fetched from the storage URL the
 API redirects to without it, and unpacked by `files.unzip` into a folder of evalward's own.
+
+A run's event and branch are not enough: pushing a tag named like the branch starts a `push`
+run whose `head_branch` is the tag's name, on any commit and with that commit's workflow.
+So the run's commit must be one the branch has been at, on its first-parent line up to the
+base commit the gate compares with, as the checkout's own history has it.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Any
 
 from evalward.errors import GitHubError, printable
 from evalward.files.unzip import unzip
+from evalward.git import Git
 from evalward.http.client import HttpClient, Reply
 from evalward.text.utf8 import cap_chars
 
@@ -35,28 +41,33 @@ their files' owners and modes, which their seal is, do not survive a zip."""
 
 @dataclass(frozen=True)
 class BaseCacheAsk:
-    """Which artifact to look for: its name, of a push run on `branch` in `repository`."""
+    """Which artifact to look for: its name, of a push run on `branch` in `repository` at
+    a commit of the branch's first-parent line up to `base_sha` (the gate's base commit)."""
 
     api_url: str
     token: str
     repository: str
     name: str
     branch: str
+    base_sha: str
 
     @property
     def expected(self) -> str:
         return (
             f"the newest unexpired artifact named {printable(self.name)!r} uploaded by a "
-            f"`push` run on {printable(self.branch)} in {printable(self.repository)}"
+            f"`push` run on {printable(self.branch)} in {printable(self.repository)}, at a "
+            f"commit of {printable(self.branch)}'s own line of commits up to "
+            f"{printable(self.base_sha)[:12] or 'the base commit'}"
         )
 
 
-async def fetch_base_cache(ask: BaseCacheAsk, into: Path) -> str:
+async def fetch_base_cache(ask: BaseCacheAsk, into: Path, git: Git) -> str:
     """Unpack the artifact `ask` names into the empty folder `into`; returns what was read,
-    for the log. Raises GitHubError (or HttpFailure, UnsafeArchive) saying why not."""
+    for the log. `git` is the checkout, whose history says which commits the base branch
+    has been at. Raises GitHubError (or HttpFailure, UnsafeArchive) saying why not."""
     client = HttpClient(timeout_seconds=120, max_reply_bytes=MAX_ARCHIVE_BYTES)
     try:
-        artifact, run = await _trusted_artifact(client, ask)
+        artifact, run = await _trusted_artifact(client, ask, git)
         archive = await _download(client, ask, artifact)
     finally:
         await client.aclose()
@@ -98,9 +109,9 @@ async def _json(client: HttpClient, ask: BaseCacheAsk, path: str, what: str) -> 
     return document
 
 
-async def _trusted_artifact(client: HttpClient, ask: BaseCacheAsk) -> tuple[int, int]:
+async def _trusted_artifact(client: HttpClient, ask: BaseCacheAsk, git: Git) -> tuple[int, int]:
     """The newest artifact of the name whose run GitHub says is a push on the base branch
-    of this repository: (its id, its run's id)."""
+    of this repository, at a commit the branch has been at: (its id, its run's id)."""
     query = urllib.parse.urlencode({"name": ask.name, "per_page": 100})
     listed = await _json(client, ask, f"/actions/artifacts?{query}", "list the artifacts")
     artifacts = listed.get("artifacts")
@@ -114,7 +125,7 @@ async def _trusted_artifact(client: HttpClient, ask: BaseCacheAsk) -> tuple[int,
     for artifact in candidates[:CANDIDATES]:
         run_id = artifact["workflow_run"]["id"]
         run = await _json(client, ask, f"/actions/runs/{run_id}", f"read the workflow run {run_id}")
-        why = _not_a_base_push(run, ask)
+        why = _not_a_base_push(run, ask) or _not_on_the_branch(run, ask, git)
         if not why:
             return int(artifact["id"]), int(run_id)
         refused.append(f"run {run_id} {why}")
@@ -153,6 +164,22 @@ def _not_a_base_push(run: dict[str, Any], ask: BaseCacheAsk) -> str:
         if full_name != ask.repository:
             return f"ran for the repository {printable(str(full_name))!r}"
     return ""
+
+
+def _not_on_the_branch(run: dict[str, Any], ask: BaseCacheAsk, git: Git) -> str:
+    """Why a push run's commit is not one the base branch has been at ("" if it is): a
+    tag of the branch's name can be on any commit, and a commit a merge brought in is in
+    the branch's history without a push on the branch having run its workflow."""
+    sha = run.get("head_sha")
+    shown = printable(str(sha))[:12]
+    if isinstance(sha, str) and git.on_first_parent_line(sha, ask.base_sha):
+        return ""
+    branch = printable(ask.branch)
+    return (
+        f"ran on {shown}, not a commit of {branch}'s history up to "
+        f"{printable(ask.base_sha)[:12] or 'the base commit'} by first parents: a tag named "
+        f"{branch!r}, a commit a merge brought in, or not in the checkout's history"
+    )
 
 
 async def _download(client: HttpClient, ask: BaseCacheAsk, artifact: int) -> bytes:

@@ -154,7 +154,7 @@ def _main(
         base_sha = group_base(site, github, git)  # the base branch's tip, not the parent
     with tempfile.TemporaryDirectory(prefix="evalward-base-files-") as folder:
         trusted = trusted_inputs(context, settings, git, base_sha, Path(folder))
-        cache = _cache(site, git, route, pull, token, Path(folder))
+        cache = _cache(site, git, route, pull, token, base_sha=base_sha, folder=Path(folder))
         config, distrusted_replies = trusted_replies(
             trusted.providers, context, git, cache, settings.cache_dir
         )
@@ -320,11 +320,19 @@ def _restored_on_a_pull_request(job: Job) -> str | None:
 
 
 def _cache(
-    site: Site, git: Git, route: Route, pull: PullInfo | None, token: str, folder: Path
+    site: Site,
+    git: Git,
+    route: Route,
+    pull: PullInfo | None,
+    token: str,
+    *,
+    base_sha: str | None,
+    folder: Path,
 ) -> CacheUse:
     """The result cache this run may use (`setup.decide_cache`): with `base-cache` on a
     pull request's or a merge queue's gate, only the artifact a push run on its base branch
-    uploaded (`setup.fetched_cache`), whatever the workspace holds."""
+    uploaded at a commit of the branch's line up to `base_sha` (`setup.fetched_cache`),
+    whatever the workspace holds."""
     settings, context = site.settings, site.context
     if route.kind is RouteKind.group:
         branch = context.group_base_ref.removeprefix("refs/heads/")
@@ -336,8 +344,10 @@ def _cache(
         return decide_cache(settings, context, git)
     private = folder / "caches"
     private.mkdir(mode=0o700)
-    ask = BaseCacheAsk(context.api_url, token, context.repository, settings.base_cache, branch)
-    return fetched_cache(settings, ask, private)
+    ask = BaseCacheAsk(
+        context.api_url, token, context.repository, settings.base_cache, branch, base_sha or ""
+    )
+    return fetched_cache(settings, ask, private, git)
 
 
 def _pull(site: Site, github: GitHubClient | None, route: Route) -> PullInfo | None:

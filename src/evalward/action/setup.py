@@ -59,7 +59,7 @@ def decide_cache(settings: Settings, context: WorkflowContext, git: Git) -> Cach
     return CacheUse(None, mode, distrust) if distrust else CacheUse(directory, mode)
 
 
-def fetched_cache(settings: Settings, ask: BaseCacheAsk, private: Path) -> CacheUse:
+def fetched_cache(settings: Settings, ask: BaseCacheAsk, private: Path, git: Git) -> CacheUse:
     """On a pull request's gate with `base-cache`: the base branch's artifact unpacked into
     `private` (evalward's own), read and written there and thrown away with it. Where it
     cannot be had, no result cache at all, never the workspace's: every run is made."""
@@ -69,7 +69,7 @@ def fetched_cache(settings: Settings, ask: BaseCacheAsk, private: Path) -> Cache
     directory = private / "results"
     directory.mkdir(mode=0o700)
     try:
-        fetched = asyncio.run(fetch_base_cache(ask, directory))
+        fetched = asyncio.run(fetch_base_cache(ask, directory, git))
     except (GitHubError, HttpFailure, UnsafeArchive) as exc:
         said = f"its archive was refused: {exc}" if isinstance(exc, UnsafeArchive) else str(exc)
         why = (
@@ -78,7 +78,8 @@ def fetched_cache(settings: Settings, ask: BaseCacheAsk, private: Path) -> Cache
             "a pull request's gate with this input, so every run is made. Upload "
             "the cache on push (`actions/upload-artifact@v4` with `name: "
             f"{printable(ask.name)}`, `path: {printable(settings.cache_dir)}`, `if: always()`) "
-            "and give the job `permissions: actions: read`"
+            "and give the job `permissions: actions: read`; check out with `fetch-depth: 0`, "
+            "whose history says which commits the base branch has been at"
         )
         return CacheUse(None, mode, why, private=private)
     return CacheUse(directory, mode, fetched=fetched, private=private)
