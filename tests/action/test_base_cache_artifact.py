@@ -15,6 +15,7 @@ either: they would answer the head's agent as the planted results do.
 from __future__ import annotations
 
 import io
+import json
 import shutil
 import stat
 import struct
@@ -43,6 +44,8 @@ pytestmark = pytest.mark.hostile
 
 NAME = "evalward-cache"
 YESTERDAY = "2026-11-19T10:00:00Z"
+PUSH_RUN = 31337
+"""The id of the push run on main whose cache `Planted.archive` is."""
 EXPECTED = "::warning::result cache not used: action input `base-cache`: expected the newest"
 
 
@@ -97,17 +100,20 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Planted]:
     try:
         # A push to main runs every Eval: its cache is what the workflow uploads.
         repo.checkout("main")
-        payload = {**real_payload("push"), "ref": "refs/heads/master", "after": base}
+        payload = {**real_payload("push"), "ref": "refs/heads/main", "after": base}
+        payload["repository"] = {**payload["repository"], "default_branch": "main"}
         with head_strays.reading():
             pushed = run_action(
                 repo.path,
                 github,
                 payload,
-                env=provider_env(model),
+                env={**provider_env(model), "GITHUB_RUN_ID": str(PUSH_RUN)},
                 event_name="push",
                 run_dir=folder / "push",
             )
         assert pushed.returncode == 0, pushed.stdout + pushed.stderr
+        made_by = {"ref": "refs/heads/main", "sha": base, "run_id": str(PUSH_RUN)}
+        assert json.loads((cache / "made-by.json").read_text()) == made_by
         archive = zipped(cache)
         shutil.rmtree(cache)
         # The head's passing runs, computed where the head greets well, left in cache-dir.
@@ -136,7 +142,7 @@ def test_the_planted_cache_is_not_read_and_the_base_comes_from_the_push_runs_art
     assert without.results()["cacheHits"] == 4
     (notice,) = [line for line in without.stdout.splitlines() if line.startswith("::notice")]
     assert "could have written" in notice and "Give `base-cache`" in notice, notice
-    github.add_artifact(FakeArtifact(NAME, planted.archive, head_sha=planted.base))
+    github.add_artifact(FakeArtifact(NAME, planted.archive, head_sha=planted.base, run_id=PUSH_RUN))
 
     run = planted.gate(github, tmp_path / "with", **{"base-cache": NAME})
 
@@ -160,7 +166,7 @@ def test_the_planted_cache_is_not_read_and_the_base_comes_from_the_push_runs_art
 def test_a_merge_queue_s_group_reads_the_base_branch_s_artifact_and_not_the_workspace(
     planted: Planted, github: FakeGitHub
 ) -> None:
-    github.add_artifact(FakeArtifact(NAME, planted.archive, head_sha=planted.base))
+    github.add_artifact(FakeArtifact(NAME, planted.archive, head_sha=planted.base, run_id=PUSH_RUN))
     group = queue_group(planted.repo, planted.base, planted.head)
     try:
         event = merge_group_event(github.repository, 7, planted.base, group)
@@ -223,7 +229,9 @@ def test_the_push_run_s_artifact_is_read_behind_a_newer_tag_s(
     planted: Planted, github: FakeGitHub, tmp_path: Path
 ) -> None:
     pushed = github.add_artifact(
-        FakeArtifact(NAME, planted.archive, head_sha=planted.base, created_at=YESTERDAY)
+        FakeArtifact(
+            NAME, planted.archive, head_sha=planted.base, run_id=PUSH_RUN, created_at=YESTERDAY
+        )
     )
     head_passes = zipped(planted.repo.path / ".evalward" / "cache")
     github.add_artifact(FakeArtifact(NAME, head_passes, head_sha=planted.head))
@@ -261,10 +269,38 @@ def test_a_commit_main_merged_from_a_branch_is_not_a_push_on_main(
     assert not github.storage_requests
 
 
+def test_a_tag_s_run_on_the_base_branch_s_tip_uploads_no_cache_of_evalward_s(
+    planted: Planted, github: FakeGitHub, tmp_path: Path
+) -> None:
+    """A tag `main` first on a commit of the author's own, whose workflow saves the head's
+    passing runs in the tag's cache scope, then moved to main's tip: main's own workflow
+    runs for it, a `push` with `head_branch` "main" on a commit of main's line, restores
+    that scope's cache and uploads it, while evalward skips a push to a tag. The archive
+    names a run of evalward on main (an earlier one's, as the author wrote it), not the
+    run that uploaded it, and is not read."""
+    planted_cache = planted.repo.path / ".evalward" / "cache"
+    stamp = {"ref": "refs/heads/main", "sha": planted.base, "run_id": str(PUSH_RUN)}
+    (planted_cache / "made-by.json").write_text(json.dumps(stamp))
+    try:
+        head_passes = zipped(planted_cache)
+    finally:
+        (planted_cache / "made-by.json").unlink()
+    uploaded = github.add_artifact(FakeArtifact(NAME, head_passes, head_sha=planted.base))
+
+    run = planted.gate(github, tmp_path, **{"base-cache": NAME})
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.results()["cacheHits"] == 0
+    assert EXPECTED in run.stdout
+    assert f"made by evalward in the run {PUSH_RUN}, not in the run {uploaded.run_id}" in (
+        run.stdout
+    )
+
+
 def test_a_token_without_actions_read_is_a_warning_and_every_run_is_made(
     planted: Planted, github: FakeGitHub, tmp_path: Path
 ) -> None:
-    github.add_artifact(FakeArtifact(NAME, planted.archive, head_sha=planted.base))
+    github.add_artifact(FakeArtifact(NAME, planted.archive, head_sha=planted.base, run_id=PUSH_RUN))
     github.fail("GET", r"/actions/artifacts$", 403, "Resource not accessible by integration")
 
     run = planted.gate(github, tmp_path, **{"base-cache": NAME})
@@ -300,7 +336,9 @@ def test_a_hostile_archive_is_refused_whole(
     planted: Planted, github: FakeGitHub, tmp_path: Path, kind: str
 ) -> None:
     escape = tmp_path / "escaped"
-    github.add_artifact(FakeArtifact(NAME, _hostile(kind, escape), head_sha=planted.base))
+    github.add_artifact(
+        FakeArtifact(NAME, _hostile(kind, escape), head_sha=planted.base, run_id=PUSH_RUN)
+    )
 
     run = planted.gate(github, tmp_path, **{"base-cache": NAME})
 

@@ -51,6 +51,7 @@ class FakeArtifact:
     created_at: str = TIMESTAMP
     id: int = 0
     run_id: int = 0
+    """The uploading run's id (`GITHUB_RUN_ID` in it); 0: a new one."""
 
 
 WORKFLOW_BOT = "github-actions[bot]"
@@ -164,7 +165,8 @@ class FakeGitHub:
         server, at `localhost` where the API is at 127.0.0.1: another host."""
         if self._storage is None:
             self._storage = LoopbackServer(self._stored)
-        artifact.id, artifact.run_id = self._new_id(), self._new_id()
+        artifact.id = self._new_id()
+        artifact.run_id = artifact.run_id or self._new_id()  # a run's own id, where given
         self.artifacts.append(artifact)
         return artifact
 

@@ -11,11 +11,17 @@ API redirects to without it, and unpacked by `files.unzip` into a folder of eval
 A run's event and branch are not enough: pushing a tag named like the branch starts a `push`
 run whose `head_branch` is the tag's name, on any commit and with that commit's workflow.
 So the run's commit must be one the branch has been at, on its first-parent line up to the
-base commit the gate compares with, as the checkout's own history has it.
+base commit the gate compares with, as the checkout's own history has it. And the run must
+be one of evalward on the branch: a tag's push on the branch's tip runs the branch's own
+workflow, which restores the tag's cache scope (filled by the tag's earlier pushes, on any
+commit) and uploads it while evalward skips a push to a tag. So evalward on a push says in
+the cache which run it is (`stamp`), and an archive that names another run is not read.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -34,6 +40,8 @@ MAX_UNPACKED_BYTES = 1024 * 1024 * 1024
 MAX_ENTRIES = 100_000
 CANDIDATES = 10
 """How many of the newest artifacts of the name are looked at for a push run's."""
+STAMP = "made-by.json"
+"""At the cache's root: the ref, commit and run of the push run evalward last ran in on it."""
 KEPT_OUT = "environments"
 """Agents' installed environments are built for this job, never unpacked from an archive:
 their files' owners and modes, which their seal is, do not survive a zip."""
@@ -67,7 +75,7 @@ async def fetch_base_cache(ask: BaseCacheAsk, into: Path, git: Git) -> str:
     has been at. Raises GitHubError (or HttpFailure, UnsafeArchive) saying why not."""
     client = HttpClient(timeout_seconds=120, max_reply_bytes=MAX_ARCHIVE_BYTES)
     try:
-        artifact, run = await _trusted_artifact(client, ask, git)
+        artifact, run, sha = await _trusted_artifact(client, ask, git)
         archive = await _download(client, ask, artifact)
     finally:
         await client.aclose()
@@ -78,6 +86,9 @@ async def fetch_base_cache(ask: BaseCacheAsk, into: Path, git: Git) -> str:
         max_entries=MAX_ENTRIES,
         keep=lambda name: not kept_out(name),
     )
+    unstamped = _unstamped(into / STAMP, ask, run, sha)
+    if unstamped:
+        raise GitHubError(f"the artifact {artifact} of the run {run} {unstamped}")
     return (
         f"artifact {printable(ask.name)!r} (id {artifact}) of the push run {run} on "
         f"{printable(ask.branch)}, {files} files"
@@ -109,9 +120,12 @@ async def _json(client: HttpClient, ask: BaseCacheAsk, path: str, what: str) -> 
     return document
 
 
-async def _trusted_artifact(client: HttpClient, ask: BaseCacheAsk, git: Git) -> tuple[int, int]:
+async def _trusted_artifact(
+    client: HttpClient, ask: BaseCacheAsk, git: Git
+) -> tuple[int, int, str]:
     """The newest artifact of the name whose run GitHub says is a push on the base branch
-    of this repository, at a commit the branch has been at: (its id, its run's id)."""
+    of this repository, at a commit the branch has been at: (its id, its run's id, that
+    commit)."""
     query = urllib.parse.urlencode({"name": ask.name, "per_page": 100})
     listed = await _json(client, ask, f"/actions/artifacts?{query}", "list the artifacts")
     artifacts = listed.get("artifacts")
@@ -127,7 +141,7 @@ async def _trusted_artifact(client: HttpClient, ask: BaseCacheAsk, git: Git) -> 
         run = await _json(client, ask, f"/actions/runs/{run_id}", f"read the workflow run {run_id}")
         why = _not_a_base_push(run, ask) or _not_on_the_branch(run, ask, git)
         if not why:
-            return int(artifact["id"]), int(run_id)
+            return int(artifact["id"]), int(run_id), str(run["head_sha"])
         refused.append(f"run {run_id} {why}")
     seen = f" ({'; '.join(refused)})" if refused else ""
     raise GitHubError(f"GitHub has no such artifact{seen}")
@@ -180,6 +194,42 @@ def _not_on_the_branch(run: dict[str, Any], ask: BaseCacheAsk, git: Git) -> str:
         f"{printable(ask.base_sha)[:12] or 'the base commit'} by first parents: a tag named "
         f"{branch!r}, a commit a merge brought in, or not in the checkout's history"
     )
+
+
+def stamp(directory: Path, ref: str, sha: str, run_id: str) -> None:
+    """Say in the cache `directory` that evalward ran on it in this push run (`ref`, `sha`,
+    `run_id`: the runner's GITHUB_REF, GITHUB_SHA, GITHUB_RUN_ID), over whatever a restore
+    put there, so that the artifact this run uploads is known for its own (`_unstamped`)."""
+    directory.mkdir(mode=0o755, parents=True, exist_ok=True)
+    said = json.dumps({"ref": ref, "sha": sha, "run_id": run_id}).encode()
+    written = directory / f".{STAMP}.{os.getpid()}"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+    descriptor = os.open(written, flags, 0o644)
+    with os.fdopen(descriptor, "wb") as out:
+        out.write(said)
+    written.replace(directory / STAMP)  # a link there is replaced, never followed
+
+
+def _unstamped(path: Path, ask: BaseCacheAsk, run: int, sha: str) -> str:
+    """Why the unpacked cache is not one evalward ran on in the push run `run` on the base
+    branch at `sha` ("" if it is): the run that uploads a folder need not be evalward's."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        with os.fdopen(descriptor, "rb") as stamped:
+            said = json.loads(stamped.read(4096))
+    except FileNotFoundError:
+        return f"holds no {STAMP}, which evalward writes in a push run it runs in"
+    except (OSError, ValueError):
+        said = None
+    if not isinstance(said, dict):
+        return f"holds a {STAMP} that is not evalward's"
+    made_in = printable(str(said.get("run_id")))[:40]
+    if made_in != str(run):
+        return f"was made by evalward in the run {made_in}, not in the run {run} that uploaded it"
+    if said.get("ref") != f"refs/heads/{ask.branch}" or said.get("sha") != sha:
+        where = f"{printable(str(said.get('ref')))[:200]} at {printable(str(said.get('sha')))[:12]}"
+        return f"was made by evalward on {where}, not on refs/heads/{printable(ask.branch)}"
+    return ""
 
 
 async def _download(client: HttpClient, ask: BaseCacheAsk, artifact: int) -> bytes:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TextIO
 
-from evalward.action.base_cache import BaseCacheAsk
+from evalward.action.base_cache import BaseCacheAsk, stamp
 from evalward.action.branch_status import begin_status
 from evalward.action.checks import annotate, report_check
 from evalward.action.context import WorkflowContext, load_context, unread_context
@@ -332,7 +332,7 @@ def _cache(
     """The result cache this run may use (`setup.decide_cache`): with `base-cache` on a
     pull request's or a merge queue's gate, only the artifact a push run on its base branch
     uploaded at a commit of the branch's line up to `base_sha` (`setup.fetched_cache`),
-    whatever the workspace holds."""
+    whatever the workspace holds. A push run says in its cache that it ran on it."""
     settings, context = site.settings, site.context
     if route.kind is RouteKind.group:
         branch = context.group_base_ref.removeprefix("refs/heads/")
@@ -341,7 +341,11 @@ def _cache(
     else:
         branch = None
     if not settings.base_cache or branch is None:
-        return decide_cache(settings, context, git)
+        use = decide_cache(settings, context, git)
+        if context.event_name == "push" and route.kind is RouteKind.run and use.directory:
+            # the artifact this run uploads names it, as a gate's `base-cache` asks
+            stamp(use.directory, context.ref, context.sha, context.run_id)
+        return use
     private = folder / "caches"
     private.mkdir(mode=0o700)
     ask = BaseCacheAsk(
