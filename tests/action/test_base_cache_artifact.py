@@ -318,6 +318,9 @@ def _hostile(kind: str, escape: Path) -> bytes:
         archive.writestr("results/ok.txt", "fine")
         if kind == "dot-dot":
             archive.writestr("../" * 30 + str(escape).lstrip("/"), "escaped")
+        elif kind == "file-and-folder":  # results.sqlite, then a folder of that name
+            archive.writestr("results/results.sqlite", "db")
+            archive.writestr("results/results.sqlite/x", "y")
         elif kind == "symlink":
             link = zipfile.ZipInfo("results/results.sqlite")
             link.external_attr = (stat.S_IFLNK | 0o777) << 16
@@ -331,7 +334,7 @@ def _hostile(kind: str, escape: Path) -> bytes:
     return data
 
 
-@pytest.mark.parametrize("kind", ["dot-dot", "symlink", "oversized"])
+@pytest.mark.parametrize("kind", ["dot-dot", "symlink", "file-and-folder", "oversized"])
 def test_a_hostile_archive_is_refused_whole(
     planted: Planted, github: FakeGitHub, tmp_path: Path, kind: str
 ) -> None:
@@ -348,6 +351,7 @@ def test_a_hostile_archive_is_refused_whole(
     said = {
         "dot-dot": "is not a plain relative name",
         "symlink": "is not a file or a folder (mode 120000)",
+        "file-and-folder": "is a file and a folder of other entries",
         "oversized": "bytes unpacked, more than the 1,073,741,824 allowed",
     }
     assert said[kind] in run.stdout

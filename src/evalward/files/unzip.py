@@ -2,7 +2,8 @@
 whatever could write outside it or past a bound.
 
 Its names and kinds are hostile: an absolute name, a `..` step, a backslash, a symbolic
-link, a device or a FIFO (their kind is in an entry's Unix mode), a name twice, more entries
+link, a device or a FIFO (their kind is in an entry's Unix mode), a name twice, a file that
+another entry's name makes a folder, a name longer than the file system takes, more entries
 or more bytes than the bounds allow. Any of them refuses the whole archive before one file
 is written, so what is unpacked is either all of it or nothing read from it. Files are
 created owner-only, without following a link and never over an existing one.
@@ -22,6 +23,10 @@ from evalward.errors import UnsafeArchive, printable
 CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 """How each file is made: a new file, never through a link or over one."""
 CHUNK = 1024 * 1024
+NAME_BYTES = 255
+"""The longest step of a path Linux's file systems take."""
+PATH_BYTES = 4095
+"""The longest path the kernel takes (PATH_MAX less its NUL)."""
 
 
 def unzip(
@@ -47,6 +52,7 @@ def unzip(
     names = [_checked(entry) for entry in entries]
     if len(set(names)) != len(names):
         raise UnsafeArchive("a name appears twice")
+    _fits(into, entries, names)
     written = 0
     with zipfile.ZipFile(io.BytesIO(archive)) as opened:
         for entry, name in zip(entries, names, strict=True):
@@ -82,6 +88,20 @@ def _checked(entry: zipfile.ZipInfo) -> PurePosixPath:
     if kind == stat.S_IFDIR and not entry.is_dir():
         raise UnsafeArchive(f"the entry {shown!r} is a folder with a file's name")
     return name
+
+
+def _fits(into: Path, entries: list[zipfile.ZipInfo], names: list[PurePosixPath]) -> None:
+    """Every entry can be made under `into`: no file is also a folder on another's way (it
+    would fail once files before it were written), no name too long for the file system."""
+    folders = {parent for name in names for parent in name.parents}
+    folders |= {name for entry, name in zip(entries, names, strict=True) if entry.is_dir()}
+    for entry, name in zip(entries, names, strict=True):
+        shown = printable(entry.filename)[:200]
+        if not entry.is_dir() and name in folders:
+            raise UnsafeArchive(f"the entry {shown!r} is a file and a folder of other entries")
+        too_long = any(len(os.fsencode(part)) > NAME_BYTES for part in name.parts)
+        if too_long or len(os.fsencode(into.joinpath(*name.parts))) > PATH_BYTES:
+            raise UnsafeArchive(f"the entry {shown!r} is a name longer than a file system takes")
 
 
 def _write(opened: zipfile.ZipFile, entry: zipfile.ZipInfo, target: Path) -> None:
