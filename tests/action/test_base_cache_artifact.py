@@ -297,6 +297,26 @@ def test_a_tag_s_run_on_the_base_branch_s_tip_uploads_no_cache_of_evalward_s(
     )
 
 
+def test_artifacts_of_the_name_enough_to_push_the_push_run_s_off_the_page_fail_closed(
+    planted: Planted, github: FakeGitHub, tmp_path: Path
+) -> None:
+    """A pull request's workflow uploads under the name from a hundred runs: the push run's
+    artifact is no longer on the page evalward reads, which is no cache, never theirs."""
+    github.add_artifact(FakeArtifact(NAME, planted.archive, head_sha=planted.base, run_id=PUSH_RUN))
+    head_passes = zipped(planted.repo.path / ".evalward" / "cache")
+    for _ in range(100):
+        github.add_artifact(
+            FakeArtifact(NAME, head_passes, event="pull_request", head_branch="feature")
+        )
+
+    run = planted.gate(github, tmp_path, **{"base-cache": NAME})
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.results()["cacheHits"] == 0
+    assert EXPECTED in run.stdout and "GitHub has no such artifact" in run.stdout
+    assert not github.storage_requests
+
+
 def test_a_token_without_actions_read_is_a_warning_and_every_run_is_made(
     planted: Planted, github: FakeGitHub, tmp_path: Path
 ) -> None:

@@ -323,12 +323,16 @@ class FakeGitHub:
         return Response(200, raw=found.archive, headers={"content-type": "application/zip"})
 
     def _artifacts(self, request: Request) -> Response:
-        """`GET /repos/{owner}/{repo}/actions/artifacts`, newest first, `name` exact."""
+        """`GET /repos/{owner}/{repo}/actions/artifacts`, newest first, `name` exact, a page
+        of `per_page` (30 unless asked, at most 100) at a time."""
         name = request.query.get("name", [None])[0]
         listed = [a for a in reversed(self.artifacts) if name is None or a.name == name]
+        per_page = min(int(request.query.get("per_page", ["30"])[0]), 100)
+        page = int(request.query.get("page", ["1"])[0])
+        shown = listed[(page - 1) * per_page : page * per_page]
         return Response(
             200,
-            {"total_count": len(listed), "artifacts": [self._artifact_json(a) for a in listed]},
+            {"total_count": len(listed), "artifacts": [self._artifact_json(a) for a in shown]},
         )
 
     def _artifact_json(self, artifact: FakeArtifact) -> dict[str, Any]:
