@@ -7,6 +7,7 @@ otherwise it is the command line. Everything is imported when needed, so `--vers
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import select
@@ -44,13 +45,7 @@ def main(argv: list[str] | None = None, host: Host | None = None) -> int:
         _report("interrupted (SIGINT or SIGTERM: Ctrl-C, or a cancelled job)", host)
         return EXIT_INTERRUPTED
     except Exception as exc:  # the one place a bug becomes a message, not a traceback
-        from evalward.errors import (
-            EXIT_BUG,
-            EXIT_EXTERNAL,
-            EXIT_OUTPUT_CLOSED,
-            EvalwardError,
-            refused_write,
-        )
+        from evalward.errors import EXIT_BUG, EXIT_OUTPUT_CLOSED, EvalwardError, refused_write
 
         if isinstance(exc, BrokenPipeError) and _stdout_reader_left():
             # `evalward run | head`: the reader has what it wanted; files were written first.
@@ -59,8 +54,10 @@ def main(argv: list[str] | None = None, host: Host | None = None) -> int:
         if isinstance(exc, EvalwardError):
             _report(str(exc), host)
             return exc.exit_code
-        if (refused := refused_write(exc)) is not None:
-            _report(refused, host)
+        if isinstance(exc, OSError) and refused_write(exc):
+            from evalward.errors import EXIT_EXTERNAL, refusal_message
+
+            _report(refusal_message(exc), host)
             return EXIT_EXTERNAL
         import traceback
 
@@ -94,6 +91,19 @@ def entry() -> int:
 
         _close_stdout()
         code = code or EXIT_OUTPUT_CLOSED
+    except OSError as exc:
+        from evalward.errors import EXIT_EXTERNAL, refusal_message, refused_write
+
+        if not refused_write(exc):
+            raise
+        # `evalward run --json > results.json` on a full disk: its end is lost, which is said
+        _close_stdout()
+        _report(refusal_message(OSError(exc.errno, exc.strerror, "standard output")), host)
+        code = code or EXIT_EXTERNAL
+    if code == 0 and isinstance(sys.stderr, _QuietWhenClosed) and sys.stderr.refused:
+        from evalward.errors import EXIT_EXTERNAL
+
+        code = EXIT_EXTERNAL  # its warnings and errors are lost: not a clean run to take
     # Everything is written. The interpreter's last collections would rescan every object
     # the run built (0.1 s after 1,000 fixtures) and find no cycles; reference counting
     # frees them all the same.
@@ -109,27 +119,45 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 class _QuietWhenClosed:
-    """Standard error that goes quiet once its reader has left (`evalward run 2>&1 | head`):
-    the progress lines it would lose must not stop a run before its files are written."""
+    """Standard error that goes quiet once its reader has left (`evalward run 2>&1 | head`)
+    or the disk under it refuses a write (`2> run.log` on a full disk, a file size limit):
+    the progress lines it would lose must not stop a run before its files are written. A
+    refusal is kept (`refused`): a run that passed exits 3, as nothing could say the loss."""
 
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
         self._closed = False
+        self.refused: OSError | None = None
 
     def write(self, text: str) -> int:
         if not self._closed:
             try:
                 return self._stream.write(text)
-            except BrokenPipeError:
-                self._closed = True
+            except OSError as exc:
+                self._quiet(exc)
         return len(text)
 
     def flush(self) -> None:
         if not self._closed:
             try:
                 self._stream.flush()
-            except BrokenPipeError:
-                self._closed = True
+            except OSError as exc:
+                self._quiet(exc)
+
+    def _quiet(self, exc: OSError) -> None:
+        """Go quiet on a broken pipe or a refused write; raise any other error."""
+        from evalward.errors import refused_write
+
+        if not isinstance(exc, BrokenPipeError) and not refused_write(exc):
+            raise exc
+        self._closed = True
+        if not isinstance(exc, BrokenPipeError):
+            self.refused = exc
+            # what the stream still buffers would fail again at the interpreter's last flush
+            with contextlib.suppress(OSError, ValueError):
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, self._stream.fileno())
+                os.close(devnull)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)

@@ -80,24 +80,33 @@ EXIT_BUG = 4
 EXIT_INTERRUPTED = 130
 EXIT_OUTPUT_CLOSED = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader left
 
+DISK_REFUSALS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO})
+"""A write the machine refused (a full disk or quota, a file size limit, a read-only or
+failing disk): an outside failure to say and rerun (exit 3), not a bug. Where a write's loss
+costs that file alone, its caller says so and goes on; the rest end the run with
+`refusal_message`."""
 
-_WRITE_REFUSALS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO})
+
+def refused_write(exc: BaseException | None) -> bool:
+    """Whether `exc` is the machine refusing a write (`DISK_REFUSALS`), not a bug."""
+    return isinstance(exc, OSError) and exc.errno in DISK_REFUSALS
 
 
-def refused_write(exc: BaseException | None) -> str | None:
-    """What to say of an error that is the machine refusing a write (a full disk or quota, a
-    file size limit, a read-only or failing disk), None of any other: an outside failure to
-    say and rerun (exit 3), not a bug. Where a write's loss costs that file alone its caller
-    says so and goes on; this is for the writes a run cannot go on without."""
-    if not isinstance(exc, OSError) or exc.errno not in _WRITE_REFUSALS:
-        return None
-    where = f" ({exc.filename})" if exc.filename else ""
+def why_refused(exc: OSError) -> str:
+    """The system's reason a write failed, with its name: `File too large (EFBIG)`."""
     reason = exc.strerror or str(exc)
     if (name := errno.errorcode.get(exc.errno or 0)) is not None:
         reason = f"{reason} ({name})"
+    return reason
+
+
+def refusal_message(exc: OSError) -> str:
+    """One line for a refused write a run cannot go on without: what, why, and what to do;
+    the same words on stderr and in the decision a run's comment shows."""
+    where = f" ({exc.filename})" if exc.filename else ""
     return (
-        f"the machine refused a write{where}: {reason}. Free space (or raise the file size "
-        "limit) and run again."
+        f"the machine refused a write{where}: {why_refused(exc)}. Free space (or raise the "
+        "file size limit) and run again."
     )
 
 

@@ -9,6 +9,8 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -20,6 +22,7 @@ pytestmark = pytest.mark.e2e
 
 PRLIMIT = "/usr/bin/prlimit"
 MOCK = "evals/mock-replies.yaml"
+RUN_FILES = ["comment.md", "junit.xml", "report.html", "results.json"]
 
 
 def _limited(repo: GitRepo, limit: int, *args: str) -> subprocess.CompletedProcess[str]:
@@ -59,3 +62,93 @@ def test_a_result_cache_refused_once_runs_began_is_the_decision_s_reason(repo: G
     document = json.loads(done.stdout)
     assert document["result"] == "incomplete", document
     assert line.removeprefix("evalward: ") in document["reason"], document["reason"]
+
+
+LIMIT = 2_000_000
+"""A file size limit every file of a run stays well under (its result cache, its report): only
+a file already at it, opened to append (a log on a disk that is full), is refused."""
+
+
+def _evalward(
+    cwd: Path,
+    *args: str,
+    limit: int,
+    stdout: IO[bytes] | int = subprocess.PIPE,
+    stderr: IO[bytes] | int = subprocess.PIPE,
+) -> subprocess.CompletedProcess[bytes]:
+    """`evalward ARGS` in `cwd` under `prlimit --fsize=LIMIT`, with PATH and HOME only."""
+    return subprocess.run(
+        [PRLIMIT, f"--fsize={limit}", "--", sys.executable, "-B", "-m", "evalward", *args],
+        cwd=cwd,
+        env={"PATH": os.environ["PATH"], "HOME": str(cwd), "PYTHONPATH": SOURCE},
+        stdout=stdout,
+        stderr=stderr,
+        timeout=subprocess_limit(),
+        check=False,
+    )
+
+
+def _full(path: Path) -> IO[bytes]:
+    """`path` filled to `LIMIT` and opened to append: every write to it is refused (EFBIG)."""
+    path.write_bytes(b"." * LIMIT)
+    return path.open("ab")
+
+
+def test_a_run_whose_stopping_error_is_the_disk_says_so_in_its_decision_not_a_bug(
+    repo: GitRepo,
+) -> None:
+    """The result cache refused mid-run stops it: its comment and results.json name the
+    machine's refusal and what to do, as stderr does, never "an internal error, a bug"."""
+    started = initialised(repo)
+    done = _evalward(
+        started.path, "run", ".", "--mock-script", MOCK, "--output-dir", "out", limit=20_000
+    )
+    said = (done.stdout + done.stderr).decode()
+    assert done.returncode == 3, said
+    assert "Traceback" not in said and "bug" not in said, said
+    heading = done.stdout.decode().splitlines()[1]
+    assert "stopped by an error" in heading and "refused a write" in heading, heading
+    results = (started.path / "out" / "results.json").read_text()
+    assert "refused a write" in results and "bug" not in results
+
+
+def test_standard_error_on_a_full_disk_costs_its_lines_not_the_run(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """`evalward run 2> run.log` where run.log can take no more: the progress lines are lost,
+    the run is not. It runs, decides and writes its files, and exits 3, not 0: what it would
+    have said on stderr, warnings among it, is lost, so it is no clean run to take."""
+    started = initialised(repo)
+    with _full(tmp_path / "run.log") as log:
+        done = _evalward(
+            started.path,
+            "run",
+            ".",
+            "--mock-script",
+            MOCK,
+            "--output-dir",
+            "out",
+            limit=LIMIT,
+            stderr=log,
+        )
+    shown = done.stdout.decode()
+    assert done.returncode == 3, shown
+    assert "every affected Eval passes" in shown.splitlines()[1], shown
+    out = started.path / "out"
+    assert sorted(p.name for p in out.iterdir()) == RUN_FILES
+    assert (tmp_path / "run.log").stat().st_size == LIMIT
+
+
+def test_standard_output_on_a_full_disk_is_said_in_one_line_with_exit_3(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """`evalward status --json > status.json` where status.json can take no more: the last
+    flush of what was printed is refused, said in one line naming standard output, exit 3."""
+    started = initialised(repo)
+    with _full(tmp_path / "status.json") as sink:
+        done = _evalward(started.path, "status", "--json", limit=LIMIT, stdout=sink)
+    said = done.stderr.decode()
+    assert done.returncode == 3, said
+    assert "Traceback" not in said and "Exception ignored" not in said, said
+    (line,) = said.splitlines()
+    assert "refused a write (standard output)" in line and "EFBIG" in line, line

@@ -13,7 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalward.errors import EXIT_BUG, EXIT_EXTERNAL, EvalwardError, refused_write
+from evalward.errors import (
+    EXIT_BUG,
+    EXIT_EXTERNAL,
+    EvalwardError,
+    refusal_message,
+    refused_write,
+)
 from evalward.flows import pipeline, shard
 from evalward.flows.interrupt import until_signalled
 from evalward.flows.shard import ShardSpec, WrittenPart
@@ -96,12 +102,21 @@ class Outcome:
 
 def stopped_by(failure: BaseException | None) -> str:
     """How a decision words what stopped a run: an error of evalward's as it says itself,
-    any other as the bug it is."""
+    a write the machine refused (the result cache on a full disk) as that, any other as
+    the bug it is."""
     if isinstance(failure, EvalwardError):
         return str(failure)
-    if (refused := refused_write(failure)) is not None:
-        return refused
+    if isinstance(failure, OSError) and refused_write(failure):
+        return refusal_message(failure)
     return f"evalward stopped on an internal error, a bug ({type(failure).__name__})"
+
+
+def stopped_code(failure: BaseException) -> int:
+    """The exit code of what stopped a run: an error's own, 3 for the machine's refusal
+    of a write (run again), 4 for a bug."""
+    if isinstance(failure, EvalwardError):
+        return failure.exit_code
+    return EXIT_EXTERNAL if refused_write(failure) else EXIT_BUG
 
 
 @dataclass(frozen=True)
@@ -138,10 +153,13 @@ def decide(outcome: Outcome, label: LabelWeighed | None = None) -> RunVerdict:
         decision = gate.cancelled(done, planned)
     elif outcome.failure is not None:
         failure = outcome.failure
-        code = failure.exit_code if isinstance(failure, EvalwardError) else EXIT_BUG
-        code = EXIT_EXTERNAL if refused_write(failure) is not None else code
         decision = gate.stopped(
-            stopped_by(failure), code, label.bypass, label.refusal, done=done, planned=planned
+            stopped_by(failure),
+            stopped_code(failure),
+            label.bypass,
+            label.refusal,
+            done=done,
+            planned=planned,
         )
     else:
         decision = outcome.evaluation.decision(

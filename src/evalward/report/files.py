@@ -4,12 +4,12 @@ junit.xml, report.html, comment.md, the job summary and the action's outputs."""
 from __future__ import annotations
 
 import contextlib
-import errno
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from evalward.errors import why_refused
 from evalward.past.trend import Trend
 from evalward.record.evaluation import Evaluation
 from evalward.record.schema import RunInfo
@@ -110,10 +110,7 @@ error) and why: the file is lost, and the run's other files and its decision are
 
 def why_unwritten(exc: OSError) -> str:
     """The system's reason a file was not written, with its name: `File too large (EFBIG)`."""
-    reason = exc.strerror or str(exc)
-    if (name := errno.errorcode.get(exc.errno or 0)) is not None:
-        reason = f"{reason} ({name})"
-    return reason
+    return why_refused(exc)
 
 
 def write_reports(
