@@ -152,3 +152,22 @@ def test_standard_output_on_a_full_disk_is_said_in_one_line_with_exit_3(
     assert "Traceback" not in said and "Exception ignored" not in said, said
     (line,) = said.splitlines()
     assert "refused a write (standard output)" in line and "EFBIG" in line, line
+
+
+def test_a_history_that_cannot_be_written_costs_the_history_not_the_report(
+    repo: GitRepo,
+) -> None:
+    """A file where .evalward/history should be: the run says that its history was not
+    written and why, and writes its report and decides as ever."""
+    started = initialised(repo)
+    (started.path / ".evalward").mkdir()
+    (started.path / ".evalward" / "history").write_text("not a folder\n")
+    done = _evalward(
+        started.path, "run", ".", "--mock-script", MOCK, "--output-dir", "out", limit=LIMIT
+    )
+    said = (done.stdout + done.stderr).decode()
+    assert done.returncode == 0, said
+    assert "Traceback" not in said and "bug" not in said, said
+    assert sorted(p.name for p in (started.path / "out").iterdir()) == RUN_FILES
+    (line,) = [line for line in said.splitlines() if "not written" in line]
+    assert "assistant-eval.json" in line and "ENOTDIR" in line and "history" in line, line

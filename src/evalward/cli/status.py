@@ -215,5 +215,8 @@ def record_local(
             private=evaluation.private,
             unfinished=evaluation.unfinished_evals(),
         )
-    except OSError as exc:
-        print(f"evalward: the Evals' status was not written: {exc}", file=err)
+    except OSError as exc:  # costs the status alone: the run's report is written after
+        from evalward.errors import printable, why_refused
+
+        where = f" ({printable(str(exc.filename))})" if exc.filename else ""
+        print(f"evalward: the Evals' status was not written{where}: {why_refused(exc)}", file=err)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO, cast
 
-from evalward.errors import UnsafeFile
+from evalward.errors import UnsafeFile, printable, why_refused
 from evalward.files.safe_files import read_text
 from evalward.rundata.results import EvalResult
 from evalward.text import jsontext
@@ -94,7 +94,9 @@ def record(
     root: Path, results: Iterable[EvalResult], commit: str = "", err: TextIO | None = None
 ) -> list[EvalDeltas]:
     """Append one set per head-side Eval result and return its deltas against the last set.
-    A history file it cannot read is set aside, and `err` (stderr by default) told so."""
+    A history file it cannot read is set aside, and `err` (stderr by default) told so; one
+    the disk cannot take (full, read-only, a file where its folder should be) costs that
+    Eval's history alone, said to `err`: never the run's report, which is written after."""
     moment = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
     directory = root / HISTORY_DIR
     out: list[EvalDeltas] = []
@@ -102,43 +104,58 @@ def record(
         if result.side != "head":
             continue
         path = directory / f"{result.eval}.json"
-        experiment = _load(path, result.eval, err or sys.stderr)
-        history: list[dict[str, Any]] = experiment["history"]
-        previous = history[-1] if history else None
-        scores = average_scores(result)
-        runs = [
-            {
-                "fixture": f.fixture,
-                "rep": f.rep,
-                "status": f.status.value,
-                "score": f.score,
-                "output": f.output[:OUTPUT_CHARS],
-            }
-            for f in result.fixtures
-        ]
-        labels = {"commit": commit} if commit else {}
-        history.append(
-            {
-                "timestamp": moment,
-                **labels,
-                "passed": result.passed,
-                "averageScores": scores,
-                "runs": runs,
-            }
-        )
-        experiment["history"] = history[-MAX_SETS:]
-        _write(path, experiment)
-        before = previous["averageScores"] if previous else {}
-        out.append(
-            EvalDeltas(
-                result.eval,
-                [Delta(k, v, _number(before.get(k))) for k, v in scores.items()],
-                first=previous is None,
-                same_fixtures=previous is None
-                or {r["fixture"] for r in previous.get("runs", [])} == {r["fixture"] for r in runs},
+        try:
+            deltas = _record_one(path, result, moment, commit, err or sys.stderr)
+        except OSError as exc:
+            print(
+                f"evalward: not written: {printable(str(path))} ({why_refused(exc)}): this run "
+                f"is not in {result.eval}'s history; free space, or make {HISTORY_DIR} a "
+                "folder evalward can write in, for the next run to be recorded",
+                file=err or sys.stderr,
             )
-        )
+            continue
+        out.append(deltas)
     return out
+
+
+def _record_one(
+    path: Path, result: EvalResult, moment: str, commit: str, err: TextIO
+) -> EvalDeltas:
+    """Append `result`'s set to the history at `path`; its deltas against the last set."""
+    experiment = _load(path, result.eval, err)
+    history: list[dict[str, Any]] = experiment["history"]
+    previous = history[-1] if history else None
+    scores = average_scores(result)
+    runs = [
+        {
+            "fixture": f.fixture,
+            "rep": f.rep,
+            "status": f.status.value,
+            "score": f.score,
+            "output": f.output[:OUTPUT_CHARS],
+        }
+        for f in result.fixtures
+    ]
+    labels = {"commit": commit} if commit else {}
+    history.append(
+        {
+            "timestamp": moment,
+            **labels,
+            "passed": result.passed,
+            "averageScores": scores,
+            "runs": runs,
+        }
+    )
+    experiment["history"] = history[-MAX_SETS:]
+    _write(path, experiment)
+    before = previous["averageScores"] if previous else {}
+    return EvalDeltas(
+        result.eval,
+        [Delta(k, v, _number(before.get(k))) for k, v in scores.items()],
+        first=previous is None,
+        same_fixtures=previous is None
+        or {r["fixture"] for r in previous.get("runs", [])} == {r["fixture"] for r in runs},
+    )
 
 
 def render(deltas: list[EvalDeltas], color: bool = False) -> str:
@@ -258,10 +275,14 @@ def _write(path: Path, data: dict[str, Any]) -> None:
 
 
 def write_atomically(path: Path, text: str) -> None:
-    """Write `text` beside `path` and rename it over it, so an interrupted run never leaves
-    half a file: how every store kept between runs (history, flaky, trend, status) writes."""
+    """Write `text` beside `path` and rename it over it, so an interrupted run or a refused
+    write never leaves half a file: how every store kept between runs (history, flaky,
+    trend, status) writes."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(handle, "w", encoding="utf-8") as stream:
-        stream.write(text)
-    Path(temporary).replace(path)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        Path(temporary).replace(path)
+    finally:  # a write the disk refused leaves no half file behind
+        Path(temporary).unlink(missing_ok=True)
