@@ -171,3 +171,13 @@ def test_a_history_that_cannot_be_written_costs_the_history_not_the_report(
     assert sorted(p.name for p in (started.path / "out").iterdir()) == RUN_FILES
     (line,) = [line for line in said.splitlines() if "not written" in line]
     assert "assistant-eval.json" in line and "ENOTDIR" in line and "history" in line, line
+
+
+def test_a_file_where_the_result_cache_goes_is_refused_before_the_run(repo: GitRepo) -> None:
+    started = initialised(repo)
+    (started.path / ".evalward").write_text("not a folder\n")
+    done = _evalward(started.path, "run", ".", "--mock-script", MOCK, limit=LIMIT)
+    said = (done.stdout + done.stderr).decode()
+    assert done.returncode == 2, said
+    (line,) = done.stderr.decode().splitlines()
+    assert ".evalward is a file" in line and "result cache" in line, line

@@ -111,6 +111,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     env = host.env
     root = repository(args.path)
     spec = shard.ShardSpec.parse(args.shard, "--shard") if args.shard else None
+    _refuse_files_in_the_way(root, part_folder=spec is not None and not args.output_dir)
     providers = build_providers(
         env, mock_script=args.mock_script, config=repo_providers(root), cache_root=root
     )
@@ -163,6 +164,26 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     if failure is not None and (not outcome.began or isinstance(failure, MissingSecretError)):
         raise failure  # nothing ran, or a key is missing: said without files
     return _report(args, root, setup, verdict, started, out, redact=redact)
+
+
+def _refuse_files_in_the_way(root: Path, *, part_folder: bool) -> None:
+    """A file where evalward keeps its result cache (or, `part_folder`, a part's default
+    folder) is refused before the run, as one where `--output-dir` goes is: met after the
+    runs, it would cost them."""
+    from evalward.errors import ConfigError
+    from evalward.report.files import not_a_folder
+
+    kept = root / ".evalward"
+    places = {kept / "cache" / "results": "its result cache (.evalward/cache)"}
+    if part_folder:
+        places[kept / "shards"] = "a part's file (.evalward/shards, unless --output-dir)"
+    for folder, what in places.items():
+        place = not_a_folder(folder)
+        if place is not None:
+            raise ConfigError(
+                f"{place} is a file, where evalward keeps {what} in a folder; move the file "
+                "away (the folder is made when missing)"
+            )
 
 
 async def _run(setup: RunSetup, progress: ShownProgress) -> tuple[RunVerdict, list[str]]:
