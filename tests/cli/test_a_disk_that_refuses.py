@@ -181,3 +181,15 @@ def test_a_file_where_the_result_cache_goes_is_refused_before_the_run(repo: GitR
     assert done.returncode == 2, said
     (line,) = done.stderr.decode().splitlines()
     assert ".evalward is a file" in line and "result cache" in line, line
+
+
+def test_init_on_a_full_disk_writes_all_or_nothing_and_can_be_run_again(repo: GitRepo) -> None:
+    """`evalward init` cut short by the disk leaves no half YAML (which would also make the
+    next init refuse, the files being there): it takes back what it wrote, exit 3."""
+    done = _evalward(repo.path, "init", ".", limit=1_000)
+    said = (done.stdout + done.stderr).decode()
+    assert done.returncode == 3, said
+    assert "refused the write" in said and "EFBIG" in said and "init` again" in said, said
+    assert [p.name for p in repo.path.rglob("*") if p.is_file() and ".git" not in p.parts] == []
+    again = _evalward(repo.path, "init", ".", limit=LIMIT)
+    assert again.returncode == 0, again.stderr.decode()

@@ -204,12 +204,15 @@ def _check_folders(root: Path, names: list[str]) -> None:
 
 def _write_files(root: Path, plan: dict[str, str], values: dict[str, str]) -> None:
     """Each template of `plan` (target -> template) with its placeholders filled in, written
-    only where no file is (a file that appeared meanwhile is an error, never overwritten)."""
+    only where no file is (a file that appeared meanwhile is an error, never overwritten).
+    All or none: a write that fails (a full disk cuts a file short) takes back the files
+    written before it, which would otherwise make the next `evalward init` refuse."""
     from importlib.resources import files
 
-    from evalward.errors import ConfigError
+    from evalward.errors import ConfigError, EvalwardError, refused_write, why_refused
 
     templates = files("evalward.cli").joinpath("init_files")
+    written: list[Path] = []
     for name, template in plan.items():
         text = templates.joinpath(template).read_text(encoding="utf-8")
         for placeholder, value in values.items():
@@ -218,9 +221,20 @@ def _write_files(root: Path, plan: dict[str, str], values: dict[str, str]) -> No
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             with target.open("x", encoding="utf-8") as file:
+                written.append(target)
                 file.write(text)
         except OSError as exc:
-            raise ConfigError(f"{target}: cannot write it ({exc.strerror})") from None
+            for path in written:
+                path.unlink(missing_ok=True)
+            if refused_write(exc):
+                raise EvalwardError(
+                    f"{target}: the machine refused the write ({why_refused(exc)}), so no "
+                    "file was written. Free space (or raise the file size limit) and run "
+                    "`evalward init` again"
+                ) from None
+            raise ConfigError(
+                f"{target}: cannot write it ({exc.strerror}), so no file was written"
+            ) from None
 
 
 def _default_branch(git: Git) -> str:
