@@ -193,3 +193,31 @@ def test_init_on_a_full_disk_writes_all_or_nothing_and_can_be_run_again(repo: Gi
     assert [p.name for p in repo.path.rglob("*") if p.is_file() and ".git" not in p.parts] == []
     again = _evalward(repo.path, "init", ".", limit=LIMIT)
     assert again.returncode == 0, again.stderr.decode()
+
+
+def test_promote_on_a_full_disk_leaves_the_fixtures_file_as_it_was(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """`evalward promote -o FILE` rewrites a file the user keeps: a write the disk cuts
+    short must not leave it cut short. It is written beside and renamed, or not at all."""
+    started = initialised(repo)
+    fixtures = started.path / "evals" / "assistant.yaml"
+    before = fixtures.read_bytes()
+    trace = tmp_path / "trace.json"
+    trace.write_text(
+        json.dumps(
+            [
+                {"role": "user", "content": "Where is my order 12345?"},
+                {"role": "assistant", "content": "Your order has shipped."},
+            ]
+        )
+    )
+    promote = ["promote", str(trace), "--format", "openai", "--agent", "assistant"]
+    args = [*promote, "--contains", "shipped", "-o", "evals/assistant.yaml"]
+    done = _evalward(started.path, *args, limit=len(before) // 2)
+    said = done.stderr.decode()
+    assert done.returncode == 3, said
+    assert fixtures.read_bytes() == before
+    assert [p.name for p in fixtures.parent.iterdir() if p.name.startswith(".")] == []
+    (line,) = said.splitlines()
+    assert "evals/assistant.yaml" in line and "EFBIG" in line and "as it was" in line, line

@@ -23,6 +23,7 @@ import datetime as dt
 import io
 import json
 import re
+import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +33,14 @@ from pydantic import ValidationError
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-from evalward.errors import ConfigError, ProtocolError, UnsafeFile
+from evalward.errors import (
+    ConfigError,
+    EvalwardError,
+    ProtocolError,
+    UnsafeFile,
+    refused_write,
+    why_refused,
+)
 from evalward.files.safe_files import read_text
 from evalward.resources.common import API_VERSION
 from evalward.resources.conversation import DEFAULT_MAX_TURNS
@@ -352,5 +360,27 @@ def write(path: Path, document: Mapping[str, Any]) -> str:
     written = stream.getvalue()
     if text and not text.lstrip().startswith("---") and written.startswith("---\n"):
         written = written[4:]  # the file had no marker before its first document: keep it so
-    path.write_text(written, encoding="utf-8")
+    _replace(path, written)
     return outcome
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write `text` beside `path` (its mode kept) and rename it over it: a write the disk
+    refuses (full, a file size limit) leaves the user's fixtures file as it was, never cut
+    short, and says so in one line, exit 3."""
+    target = path.resolve() if path.is_symlink() else path  # the file a link names is edited
+    partial = target.with_name(f".{target.name}.partial")
+    try:
+        partial.write_text(text, encoding="utf-8")
+        if target.exists():
+            shutil.copymode(target, partial)
+        partial.replace(target)
+    except OSError as exc:
+        if not refused_write(exc):
+            raise
+        raise EvalwardError(
+            f"{path}: the machine refused the write ({why_refused(exc)}), so the file is as "
+            "it was. Free space (or raise the file size limit) and run `evalward promote` again"
+        ) from None
+    finally:
+        partial.unlink(missing_ok=True)
