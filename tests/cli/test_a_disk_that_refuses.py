@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +23,7 @@ pytestmark = pytest.mark.e2e
 
 PRLIMIT = "/usr/bin/prlimit"
 MOCK = "evals/mock-replies.yaml"
+PROMPTFOO_CHAT = Path(__file__).resolve().parents[1] / "data" / "promptfoo" / "chat"
 RUN_FILES = ["comment.md", "junit.xml", "report.html", "results.json"]
 
 
@@ -221,3 +223,17 @@ def test_promote_on_a_full_disk_leaves_the_fixtures_file_as_it_was(
     assert [p.name for p in fixtures.parent.iterdir() if p.name.startswith(".")] == []
     (line,) = said.splitlines()
     assert "evals/assistant.yaml" in line and "EFBIG" in line and "as it was" in line, line
+
+
+def test_import_on_a_full_disk_writes_all_or_nothing_and_can_be_run_again(repo: GitRepo) -> None:
+    """`evalward import promptfoo` as `evalward init`: a half fixtures file would be left,
+    and the next import would refuse, its files being there."""
+    shutil.copytree(PROMPTFOO_CHAT, repo.path / "chat")
+    command = ["import", "promptfoo", "chat/promptfooconfig.yaml"]
+    done = _evalward(repo.path, *command, limit=1_000)
+    said = done.stderr.decode()
+    assert done.returncode == 3, said
+    assert [p for p in (repo.path / "evals").rglob("*") if p.is_file()] == [], "no half file"
+    assert "refused the write" in said and "EFBIG" in said and "import` again" in said, said
+    again = _evalward(repo.path, *command, limit=LIMIT)
+    assert again.returncode == 0, again.stderr.decode()

@@ -47,8 +47,8 @@ def register(commands: Any) -> None:
 
 def _write_resources(files: dict[Path, tuple[list[ResourceDocument], str]], config: str) -> None:
     """Write each file of resources with a header naming `config`; nothing when any of
-    them exists already."""
-    from evalward.errors import ConfigError
+    them exists already, nor when the disk refuses one."""
+    from evalward.errors import ConfigError, EvalwardError, refused_write, why_refused
     from evalward.importers.promptfoo import resources as make
 
     existing = [str(p) for p in files if p.exists() or p.is_symlink()]
@@ -57,11 +57,25 @@ def _write_resources(files: dict[Path, tuple[list[ResourceDocument], str]], conf
             f"{', '.join(existing)} already exist{'s' if len(existing) == 1 else ''}, so nothing "
             "was written; move them away or give another --output-dir"
         )
+    written: list[Path] = []
     for path, (documents, what) in files.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
         header = HEADER.format(config=config, what=what)
-        with path.open("x", encoding="utf-8") as file:
-            file.write(make.render(documents, header))
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("x", encoding="utf-8") as file:
+                written.append(path)
+                file.write(make.render(documents, header))
+        except OSError as exc:
+            # all or none: a half file would also make the next import refuse, it being there
+            for done in written:
+                done.unlink(missing_ok=True)
+            if not refused_write(exc):
+                raise
+            raise EvalwardError(
+                f"{path}: the machine refused the write ({why_refused(exc)}), so no file was "
+                "written. Free space (or raise the file size limit) and run `evalward import` "
+                "again"
+            ) from None
 
 
 def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
