@@ -57,6 +57,8 @@ def main(argv: list[str] | None = None, host: Host | None = None) -> int:
         if isinstance(exc, OSError) and refused_write(exc):
             from evalward.errors import EXIT_EXTERNAL, refusal_message
 
+            if exc.filename == STDOUT:  # what it still buffers would be refused again at exit
+                _close_stdout()
             _report(refusal_message(exc), host)
             return EXIT_EXTERNAL
         import traceback
@@ -83,6 +85,8 @@ def entry() -> int:
     host = Host.of_process()
     host.pause_collector()
     signal.signal(signal.SIGTERM, _interrupt)
+    if not isinstance(sys.stdout, _NamedOutput):
+        sys.stdout = _NamedOutput(sys.stdout)
     code = main(host=host)
     try:
         sys.stdout.flush()  # what is still buffered, while a closed pipe can be handled
@@ -98,7 +102,7 @@ def entry() -> int:
             raise
         # `evalward run --json > results.json` on a full disk: its end is lost, which is said
         _close_stdout()
-        _report(refusal_message(OSError(exc.errno, exc.strerror, "standard output")), host)
+        _report(refusal_message(exc), host)  # named by `_NamedOutput`
         code = code or EXIT_EXTERNAL
     if code == 0 and isinstance(sys.stderr, _QuietWhenClosed) and sys.stderr.refused:
         from evalward.errors import EXIT_EXTERNAL
@@ -116,6 +120,45 @@ def _interrupt(signum: int, frame: object) -> None:
     keeps what finished (`flows.interrupt`); anywhere else (looking up the pull request,
     before the runs) it is an interruption, exit 130 and said, not a death without a word."""
     raise KeyboardInterrupt
+
+
+STDOUT = "standard output"
+"""How a refused write to standard output names it (`_NamedOutput`)."""
+
+
+class _NamedOutput:
+    """Standard output whose refused write names it: `evalward run --json > out.json` on a
+    full disk is said as `the machine refused a write (standard output): …`, not as a write
+    to no file in particular."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError as exc:
+            _raise_named(exc)
+            raise
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            _raise_named(exc)
+            raise
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _raise_named(exc: OSError) -> None:
+    """Raise a refused write to standard output named so; return on any other error, for
+    its caller to raise as it is."""
+    from evalward.errors import refused_write
+
+    if refused_write(exc) and exc.filename is None:
+        raise OSError(exc.errno, exc.strerror, STDOUT) from exc
 
 
 class _QuietWhenClosed:

@@ -156,6 +156,24 @@ def test_standard_output_on_a_full_disk_is_said_in_one_line_with_exit_3(
     assert "refused a write (standard output)" in line and "EFBIG" in line, line
 
 
+def test_results_printed_to_a_full_disk_are_named_after_the_files_are_written(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """`evalward run --json --output-dir out > results.json` where results.json can take no
+    more: the document is refused as it is printed, after the run's files are written; the
+    one line names standard output, exit 3."""
+    started = initialised(repo)
+    args = ["run", ".", "--mock-script", MOCK, "--json", "--output-dir", "out"]
+    with _full(tmp_path / "results.json") as sink:
+        done = _evalward(started.path, *args, limit=LIMIT, stdout=sink)
+    said = done.stderr.decode()
+    assert done.returncode == 3, said
+    assert "Traceback" not in said and "Exception ignored" not in said, said
+    assert sorted(p.name for p in (started.path / "out").iterdir()) == RUN_FILES
+    (line,) = [line for line in said.splitlines() if "refused" in line]
+    assert "refused a write (standard output)" in line and "EFBIG" in line, line
+
+
 def test_a_history_that_cannot_be_written_costs_the_history_not_the_report(
     repo: GitRepo,
 ) -> None:
