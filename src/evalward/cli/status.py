@@ -218,5 +218,7 @@ def record_local(
     except OSError as exc:  # costs the status alone: the run's report is written after
         from evalward.errors import printable, why_refused
 
-        where = f" ({printable(str(exc.filename))})" if exc.filename else ""
-        print(f"evalward: the Evals' status was not written{where}: {why_refused(exc)}", file=err)
+        where = printable(str(directory))  # not the name of the temporary file it was refused
+        print(
+            f"evalward: the Evals' status was not written in {where}: {why_refused(exc)}", file=err
+        )
