@@ -15,9 +15,11 @@ from typing import IO
 
 import pytest
 
+from fakes.model_server import ScriptedModelServer, text
 from support.clirun import SOURCE, initialised
 from support.gitrepo import GitRepo
 from support.limits import subprocess_limit
+from support.suite import provider_env
 
 pytestmark = pytest.mark.e2e
 
@@ -77,12 +79,14 @@ def _evalward(
     limit: int,
     stdout: IO[bytes] | int = subprocess.PIPE,
     stderr: IO[bytes] | int = subprocess.PIPE,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
-    """`evalward ARGS` in `cwd` under `prlimit --fsize=LIMIT`, with PATH and HOME only."""
+    """`evalward ARGS` in `cwd` under `prlimit --fsize=LIMIT`, with PATH and HOME only (and
+    `env`)."""
     return subprocess.run(
         [PRLIMIT, f"--fsize={limit}", "--", sys.executable, "-B", "-m", "evalward", *args],
         cwd=cwd,
-        env={"PATH": os.environ["PATH"], "HOME": str(cwd), "PYTHONPATH": SOURCE},
+        env={"PATH": os.environ["PATH"], "HOME": str(cwd), "PYTHONPATH": SOURCE, **(env or {})},
         stdout=stdout,
         stderr=stderr,
         timeout=subprocess_limit(),
@@ -191,6 +195,57 @@ def test_a_history_that_cannot_be_written_costs_the_history_not_the_report(
     assert sorted(p.name for p in (started.path / "out").iterdir()) == RUN_FILES
     (line,) = [line for line in said.splitlines() if "not written" in line]
     assert "assistant-eval.json" in line and "ENOTDIR" in line and "history" in line, line
+
+
+GREETER = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: { name: greeter }
+spec:
+  models: [openai/gpt-4.1-mini]
+  system: Greet the user.
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: { name: greeter-eval }
+spec:
+  targetAgent: greeter
+  fixtures: [greets]
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: { name: greets }
+spec:
+  targetAgent: greeter
+  input: { type: prompt, payload: { prompt: "hello" } }
+  assertions: [{ type: contains, value: "hi" }]
+"""
+
+
+def test_a_reply_the_response_cache_cannot_keep_is_used_and_the_loss_said(
+    repo: GitRepo, model: ScriptedModelServer
+) -> None:
+    """evalward.yaml's response cache where it cannot write (here a file stands where its
+    folder goes, as a full or read-only disk refuses): the model was asked and paid, so the
+    reply is used; what was not kept is said once, and the run goes on to its decision."""
+    model.script("hello", text("hi there"))
+    repo.commit(
+        "a greeter, the response cache on",
+        {
+            "evalward.yaml": "cache: { mode: read-write, dir: .evalward/responses }\n",
+            ".gitignore": ".evalward/\n",
+            "agents.yaml": GREETER,
+        },
+    )
+    (repo.path / ".evalward").mkdir()
+    (repo.path / ".evalward" / "responses").write_text("not a folder\n")
+    done = _evalward(repo.path, "run", ".", limit=LIMIT, env=provider_env(model))
+    said = (done.stdout + done.stderr).decode()
+    assert done.returncode == 0, said
+    assert "Traceback" not in said and "bug" not in said, said
+    assert "every affected Eval passes" in done.stdout.decode().splitlines()[1], said
+    (line,) = [line for line in said.splitlines() if "response cache" in line]
+    assert ".evalward/responses" in line and "did not keep" in line, line
 
 
 def test_a_file_where_the_result_cache_goes_is_refused_before_the_run(repo: GitRepo) -> None:

@@ -243,6 +243,9 @@ class Providers:
     """Where a missing key is given, in the words of the front end that runs (`key_advice`)."""
     script: MockScript | None = None
     """The mock script `override` answers from, whose names a run checks before it starts."""
+    response_cache: ResponseCache | None = None
+    """evalward.yaml's response cache, when it is on: what it could not keep is said after
+    the run (`ResponseCache.unkept`)."""
 
     def serving(self, api: str) -> str:
         """The provider an agent's calls to `api` through the model proxy go to: the built-in
@@ -342,7 +345,9 @@ def build_providers(
         if not directory.is_absolute():
             directory = (cache_root or Path.cwd()) / directory
         cache = ResponseCache(directory, config.cache.mode)
-    built = Providers(by_name={}, prices=prices, spent=spent, names=config.names)
+    built = Providers(
+        by_name={}, prices=prices, spent=spent, names=config.names, response_cache=cache
+    )
     built.key_advice = key_advice(env, workflow)
     ceiling = built.ceiling
     for name in config.names:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
+from evalward.errors import printable, why_refused
 from evalward.files.safe_files import read_text
 from evalward.providers.base import ChatRequest, ChatResponse, ToolCall
 from evalward.rundata.cache_mode import CacheMode
@@ -38,6 +39,10 @@ class ResponseCache:
     def __init__(self, directory: Path, mode: CacheMode) -> None:
         self.directory = directory
         self.mode = mode
+        self.refused: OSError | None = None
+        """The first write the disk refused (full, read-only, a file size limit): the reply
+        is used but not kept, which costs a rerun its reuse and never the run, nor the call
+        already paid for; the front end says it (`unkept`)."""
 
     def key(self, provider: str, request: ChatRequest) -> str:
         body = dataclasses.asdict(request)
@@ -88,11 +93,30 @@ class ResponseCache:
 
     def _write(self, key: str, entry: Mapping[str, Any]) -> None:
         path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(entry, handle, ensure_ascii=False)
-        Path(tmp).replace(path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+        except OSError as exc:
+            self.refused = self.refused or exc
+            return
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(entry, handle, ensure_ascii=False)
+            Path(tmp).replace(path)
+        except OSError as exc:
+            self.refused = self.refused or exc
+        finally:  # a refused write leaves no half entry behind
+            Path(tmp).unlink(missing_ok=True)
+
+    def unkept(self) -> str | None:
+        """What to say of the replies the disk refused to keep (None: every one was kept)."""
+        if self.refused is None:
+            return None
+        return (
+            f"the response cache ({printable(str(self.directory))}) did not keep every reply: "
+            f"{why_refused(self.refused)}. The run used them; a rerun asks the model again "
+            "for those. Free space (or make the folder writable) to keep them"
+        )
 
 
 def _digest(material: Mapping[str, Any]) -> str:
