@@ -248,6 +248,56 @@ def test_a_reply_the_response_cache_cannot_keep_is_used_and_the_loss_said(
     assert ".evalward/responses" in line and "did not keep" in line, line
 
 
+SHOP = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: { name: clerk }
+spec:
+  models: [openai/gpt-test]
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: { name: orders }
+spec:
+  targetAgent: clerk
+  fixtures: [order-a1]
+  playground: { name: shop, sqlite: { seed: shop/seed.sql } }
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: { name: order-a1 }
+spec:
+  targetAgent: clerk
+  input: { type: prompt, payload: { prompt: "Where is order A-1?" } }
+  assertions: [{ type: contains, value: shipped }]
+"""
+BIG_SEED = """\
+CREATE TABLE orders (id TEXT PRIMARY KEY, notes TEXT);
+WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000)
+INSERT INTO orders SELECT 'A-' || i, hex(zeroblob(500)) FROM n;
+"""
+"""A database of about 3 MB: past `LIMIT`, and well within what a playground may hold."""
+
+
+def test_a_playground_the_disk_cannot_take_stops_the_run_as_the_machine_s_refusal(
+    repo: GitRepo,
+) -> None:
+    """A seed that loads, into a database the disk cannot hold: not the seed's fault (nor
+    "larger than a playground may hold"), nor the agent's (a run that failed, a blocked
+    gate): the run stops on the machine's refusal, said in its decision, exit 3."""
+    repo.commit("a shop", {"agents.yaml": SHOP, "shop/seed.sql": BIG_SEED})
+    mock = "replies:\n  - match: { agent: clerk }\n    always: { content: shipped }\n"
+    (repo.path / "mock.yaml").write_text(mock)
+    args = ["run", ".", "--mock-script", "mock.yaml", "--output-dir", "out"]
+    done = _evalward(repo.path, *args, limit=LIMIT)
+    said = (done.stdout + done.stderr).decode()
+    assert done.returncode == 3, said
+    assert "Traceback" not in said and "bug" not in said, said
+    heading = done.stdout.decode().splitlines()[1]
+    assert "stopped by an error" in heading and "refused a write" in heading, heading
+    assert "EFBIG" in heading and "seed" not in heading, heading
+
+
 def test_a_file_where_the_result_cache_goes_is_refused_before_the_run(repo: GitRepo) -> None:
     started = initialised(repo)
     (started.path / ".evalward").write_text("not a folder\n")

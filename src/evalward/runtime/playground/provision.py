@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evalward.errors import PlaygroundError, TreeError
+from evalward.errors import PlaygroundError, TreeError, refused_write
 from evalward.files.trees import walk
 from evalward.runtime.agents.process import DEFAULT_KILL_GRACE
 from evalward.runtime.isolation.sandbox import Sandbox
@@ -77,6 +77,8 @@ async def provision(source: PlaygroundSource, setting: PlaygroundSetting) -> Liv
             live.env |= await part.start(live, setting.env, shared)
     except (OSError, TreeError) as exc:  # the machine's refusal: a full disk, a user it
         await _close_quietly(live)  # cannot give to
+        if isinstance(exc, OSError) and refused_write(exc):
+            raise exc  # it stops the run, said as such (exit 3): never the agent's failure
         raise live.error(f"cannot be made: {exc}") from None
     except BaseException:
         await _close_quietly(live)

@@ -27,7 +27,7 @@ from evalward.runtime.playground.base import (
     seed_text,
 )
 from evalward.runtime.playground.sqlite_read import KnownImage, read_database, read_known
-from evalward.runtime.playground.sqlite_seed import load_seed
+from evalward.runtime.playground.sqlite_seed import load_seed, refused_by_the_machine
 from evalward.runtime.playground.state_readers import read_off_loop
 
 DB_NAME = "playground.sqlite"
@@ -122,6 +122,9 @@ def _seed_database(live: LivePlayground, part: SqlitePart, database: Path) -> No
     except SeedError as exc:
         raise live.error(str(exc)) from None
     except sqlite3.Error as exc:
+        refused = refused_by_the_machine(connection, exc)  # written at the commit
+        if refused is not None:
+            raise refused from None
         raise live.error(f"the seed {part.seed!r} does not load: {exc}") from None
     finally:
         connection.close()

@@ -11,9 +11,13 @@ DATABASE_LIMIT bytes, a value at most VALUE_LIMIT, and loading stops after SEED_
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import resource
 import sqlite3
 import time
+from pathlib import Path
 from typing import Any
 
 from evalward.errors import SeedError, SeedTimeout, YamlSyntaxError
@@ -64,6 +68,9 @@ def load_seed(
             raise SeedError(f"the seed {seed!r} may not {guard.refused}") from None
         if time.monotonic() > deadline:
             raise SeedTimeout(f"the seed {seed!r} did not load within {seconds:g} s") from None
+        refused = refused_by_the_machine(connection, exc)
+        if refused is not None:  # not the seed's doing: the run stops on it, exit 3
+            raise refused from None
         if getattr(exc, "sqlite_errorname", "") == "SQLITE_FULL":  # the bound, not the disk
             raise SeedError(
                 f"the seed {seed!r} makes a database larger than a playground may hold "
@@ -73,6 +80,40 @@ def load_seed(
     finally:
         connection.set_progress_handler(None, 0)
         connection.set_authorizer(None)
+
+
+def refused_by_the_machine(connection: sqlite3.Connection, exc: BaseException) -> OSError | None:
+    """The machine's refusal behind `exc`, a write SQLite could not make: a disk I/O error
+    (its own or a temporary file's: a file size limit, a failing disk), or a database that
+    could not grow with its file at the file size limit or its disk out of room. None for
+    what the seed did (the bound), and for a database in memory, which only the bound fills."""
+    name = getattr(exc, "sqlite_errorname", "")
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    limited = limit != resource.RLIM_INFINITY
+    if name.startswith("SQLITE_IOERR"):
+        number = errno.EFBIG if limited else errno.EIO
+        return OSError(number, f"{os.strerror(number)}, loading a playground's database")
+    try:
+        files = [row[2] for row in connection.execute("PRAGMA database_list") if row[1] == "main"]
+    except sqlite3.Error:
+        return None
+    if name != "SQLITE_FULL" or not files or not files[0]:
+        return None
+    path = Path(files[0])
+    try:
+        if limited and path.stat().st_size + MACHINE_SLACK >= limit:
+            return OSError(errno.EFBIG, os.strerror(errno.EFBIG), str(path))
+        room = os.statvfs(path.parent)
+        if room.f_bavail * room.f_frsize < MACHINE_SLACK:
+            return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+    except OSError:
+        return None
+    return None
+
+
+MACHINE_SLACK = 1024 * 1024
+"""Within this of the file size limit, or with less room than this left on its disk, a
+database that could not grow was refused by the machine (SQLite writes pages of a few KiB)."""
 
 
 def _bound(connection: sqlite3.Connection) -> None:
