@@ -17,9 +17,8 @@ from evalward.action.route import Route
 from evalward.action.settings import Settings
 from evalward.action.setup import CacheUse
 from evalward.action.workflow import Outputs, command
-from evalward.errors import EXIT_EXTERNAL, EXIT_OK
+from evalward.errors import EXIT_EXTERNAL, EXIT_OK, why_refused
 from evalward.git import Git
-from evalward.report.files import why_unwritten
 from evalward.report.markdown import marker_for
 from evalward.rundata.cache_mode import CacheMode
 from evalward.security import Redactor
@@ -54,7 +53,7 @@ class Console:
         `::error` names it, the OS's reason and what to do. It costs that alone: the
         decision is still commented and checked, but the job no longer ends clean
         (`exit_code`)."""
-        reason = why_unwritten(exc)
+        reason = why_refused(exc)
         self.lost.append(what)
         self.log(
             command(

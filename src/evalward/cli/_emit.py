@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from evalward.errors import EXIT_EXTERNAL, EXIT_OK, printable
+from evalward.errors import EXIT_EXTERNAL, EXIT_OK, printable, why_refused
 from evalward.past.trend import Trend
 from evalward.record.evaluation import Evaluation
 from evalward.record.schema import RunInfo
@@ -66,7 +66,7 @@ def emit(
     lost: list[str] = []
 
     def lose(path: Path, exc: OSError) -> None:
-        lost.append(f"{printable(str(path))} ({files.why_unwritten(exc)})")
+        lost.append(f"{printable(str(path))} ({why_refused(exc)})")
 
     if output.output_dir:
         files.write_reports(

@@ -223,11 +223,10 @@ async def _run_part(
     disk cannot take is said in one line, exit 3: its runs are lost, so it is run again."""
     import sys
 
-    from evalward.errors import EXIT_EXTERNAL, EXIT_INTERRUPTED, EXIT_OK
+    from evalward.errors import EXIT_EXTERNAL, EXIT_INTERRUPTED, EXIT_OK, why_refused
     from evalward.flows import session
     from evalward.flows.shard_signature import KEY_ENV, check_key
     from evalward.plan.request import RunRequest
-    from evalward.report.files import why_unwritten
     from evalward.text.escaping import printable
 
     key = check_key(setup.env[KEY_ENV], KEY_ENV) if setup.env.get(KEY_ENV) else None
@@ -242,7 +241,7 @@ async def _run_part(
         print(
             redact(
                 f"evalward: {printable(str(part.path))} was not written: "
-                f"{why_unwritten(part.unwritten)}. The part's runs are lost: free space (or "
+                f"{why_refused(part.unwritten)}. The part's runs are lost: free space (or "
                 "raise the file size limit) and run the part again."
             ),
             file=sys.stderr,

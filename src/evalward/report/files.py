@@ -9,7 +9,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from evalward.errors import why_refused
 from evalward.past.trend import Trend
 from evalward.record.evaluation import Evaluation
 from evalward.record.schema import RunInfo
@@ -106,11 +105,6 @@ class Shown:
 Lose = Callable[[Path, OSError], None]
 """Told a run's file that could not be written (a full disk, a file size limit, an I/O
 error) and why: the file is lost, and the run's other files and its decision are not."""
-
-
-def why_unwritten(exc: OSError) -> str:
-    """The system's reason a file was not written, with its name: `File too large (EFBIG)`."""
-    return why_refused(exc)
 
 
 def write_reports(
