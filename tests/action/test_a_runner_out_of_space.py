@@ -59,8 +59,8 @@ def _gate(repo: GitRepo, github: FakeGitHub, env: dict[str, str], labeled_by: st
     return prepare(repo.path, github, payload, env=env, inputs=inputs)
 
 
-def _run_limited(repo: GitRepo, launch: Launch) -> ActionRun:
-    process = start_action(repo.path, launch, (PRLIMIT, f"--fsize={LIMIT}", "--"))
+def _run_limited(repo: GitRepo, launch: Launch, limit: int = LIMIT) -> ActionRun:
+    process = start_action(repo.path, launch, (PRLIMIT, f"--fsize={limit}", "--"))
     stdout, stderr = process.communicate(timeout=subprocess_limit())
     return launch.finish(process.returncode, stdout, stderr)
 
@@ -259,3 +259,25 @@ def test_a_shard_part_the_runner_cannot_take_is_said_and_exits_3_leaving_no_half
     assert sorted(p.name for p in run.output_dir.iterdir()) == [], "no part, nor half of one"
     (error,) = _errors(run)
     assert "shard-1-of-1.json" in error and "EFBIG" in error and "rerun" in error, error
+    assert "runs are lost" in error and "decision" not in error, error
+
+
+def test_a_result_cache_the_runner_cannot_take_is_said_as_its_refusal_not_a_bug(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """The result cache's database cannot be made (a limit below its first pages) before the
+    job decides anything: the job summary and the log's last line say the machine refused a
+    write and to rerun, exit 3 — not "a bug in evalward", exit 4."""
+    base, head = make_pr(repo, github)
+    payload = pull_request_event(github.repository, 7, base, head)
+    inputs = {"shard": "1/1", "shard-key": SHARD_KEY}  # the result cache read and written
+    launch = prepare(repo.path, github, payload, env=env, inputs=inputs)
+    script_model(model, head_greets_well=True)
+
+    run = _run_limited(repo, launch, limit=4_000)
+
+    assert run.returncode == 3, run.stdout + run.stderr
+    _no_bug(run)
+    assert "refused a write" in run.summary and "results.sqlite" in run.summary, run.summary
+    assert "bug" not in run.summary, run.summary
+    assert run.outputs["result"] == "incomplete"

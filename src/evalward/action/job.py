@@ -48,19 +48,21 @@ class Console:
         except OSError as exc:
             self.lose(f"the step's outputs ({', '.join(values)}) in {self.outputs.path}", exc)
 
-    def lose(self, what: str, exc: OSError) -> None:
+    def lose(self, what: str, exc: OSError, *, costs: str = "") -> None:
         """`what` could not be written (a full disk, a file size limit, an I/O error): one
-        `::error` names it, the OS's reason and what to do. It costs that alone: the
-        decision is still commented and checked, but the job no longer ends clean
-        (`exit_code`)."""
+        `::error` names it, the OS's reason, what it `costs` (by default that file alone:
+        the decision is still commented and checked) and what to do. The job no longer
+        ends clean (`exit_code`)."""
         reason = why_refused(exc)
         self.lost.append(what)
+        costs = costs or (
+            "The decision stands and is still reported, but the job does not pass without its files"
+        )
         self.log(
             command(
                 "error",
-                f"{what} was not written: {reason}. The decision stands and is still "
-                "reported, but the job does not pass without its files: free space on the "
-                "runner (or raise its file size limit) and rerun the job.",
+                f"{what} was not written: {reason}. {costs}: free space on the runner (or "
+                "raise its file size limit) and rerun the job.",
                 title="evalward: a file was not written",
             )
         )

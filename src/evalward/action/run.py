@@ -49,10 +49,13 @@ from evalward.action.trust import agent_sandbox, check_output_dir, trusted_input
 from evalward.action.workflow import Outputs, append_summary, command
 from evalward.errors import (
     EXIT_BUG,
+    EXIT_EXTERNAL,
     EXIT_INTERRUPTED,
     ConfigError,
     EvalwardError,
     MissingSecretError,
+    refusal_message,
+    refused_write,
 )
 from evalward.flows import session, shard
 from evalward.flows.session import decide
@@ -113,6 +116,8 @@ def stopped_early(
         code = EXIT_INTERRUPTED
     elif isinstance(exc, EvalwardError):
         message, code = str(exc), exc.exit_code
+    elif isinstance(exc, OSError) and refused_write(exc):  # a full disk: no bug, rerun
+        message, code = refusal_message(exc), EXIT_EXTERNAL
     else:
         message = f"internal error: {type(exc).__name__}: {exc}. This is a bug in evalward."
         code = EXIT_BUG
@@ -244,6 +249,9 @@ async def run(job: Job, request: RunRequest) -> int:
     finally:
         setup = request.setup
         await setup.providers.aclose()
+        cache = setup.providers.response_cache
+        if cache is not None and (unkept := cache.unkept()):  # said; the run went on
+            job.console.log(command("warning", unkept))
         sandbox = setup.options.sandbox
         if sandbox is not None and (left := sandbox.close()):
             job.console.log(command("warning", f"agents' leftovers not removed: {left}"))
@@ -300,7 +308,9 @@ async def shard_part(job: Job, request: RunRequest) -> int:
         return EXIT_INTERRUPTED
     if part.unwritten is not None:  # its runs are lost: the job ends 3, to be rerun
         where = in_workspace(job.site.context, part.path)
-        job.console.lose(f"shard {spec}'s file {where}", part.unwritten)
+        job.console.lose(
+            f"shard {spec}'s file {where}", part.unwritten, costs="The part's runs are lost"
+        )
         return job.console.exit_code(request.progress.exit_code(0))
     job.console.log(f"evalward: {part}")
     job.console.output({"results-json": in_workspace(job.site.context, part.path)})
