@@ -17,6 +17,7 @@ from evalward.cli._args import nameable
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from evalward.errors import EvalwardError
     from evalward.git import Git
     from evalward.host import Host
 
@@ -120,8 +121,8 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     plan = _files(agent, conversation=args.conversation, mcp=args.mcp)
     _check_folders(root, [*plan, ".gitignore"])
     _refuse_existing(root, plan, agent)
-    _write_files(root, plan, values)
-    ignore = _ignore_outputs(root / ".gitignore")
+    written = _write_files(root, plan, values)
+    ignore = _ignore_outputs(root / ".gitignore", written)
     print(f"evalward init: wrote in {root}:", file=out)
     for name in plan:
         print(f"  {name}", file=out)
@@ -202,14 +203,13 @@ def _check_folders(root: Path, names: list[str]) -> None:
         )
 
 
-def _write_files(root: Path, plan: dict[str, str], values: dict[str, str]) -> None:
+def _write_files(root: Path, plan: dict[str, str], values: dict[str, str]) -> list[Path]:
     """Each template of `plan` (target -> template) with its placeholders filled in, written
     only where no file is (a file that appeared meanwhile is an error, never overwritten).
     All or none: a write that fails (a full disk cuts a file short) takes back the files
-    written before it, which would otherwise make the next `evalward init` refuse."""
+    written before it, which would otherwise make the next `evalward init` refuse. Returns
+    the files written, for a later step's failure to take back."""
     from importlib.resources import files
-
-    from evalward.errors import ConfigError, EvalwardError, refused_write, why_refused
 
     templates = files("evalward.cli").joinpath("init_files")
     written: list[Path] = []
@@ -224,17 +224,26 @@ def _write_files(root: Path, plan: dict[str, str], values: dict[str, str]) -> No
                 written.append(target)
                 file.write(text)
         except OSError as exc:
-            for path in written:
-                path.unlink(missing_ok=True)
-            if refused_write(exc):
-                raise EvalwardError(
-                    f"{target}: the machine refused the write ({why_refused(exc)}), so no "
-                    "file was written. Free space (or raise the file size limit) and run "
-                    "`evalward init` again"
-                ) from None
-            raise ConfigError(
-                f"{target}: cannot write it ({exc.strerror}), so no file was written"
-            ) from None
+            raise _taken_back(target, exc, written) from None
+    return written
+
+
+def _taken_back(
+    target: Path, exc: OSError, written: list[Path], doing: str = "write"
+) -> EvalwardError:
+    """Remove the files of `written` (all or none: a half setup would also make the next
+    `evalward init` refuse, its files being there) and word why `target` failed: the
+    machine's refusal is an outside failure (exit 3), anything else the user's to fix."""
+    from evalward.errors import ConfigError, EvalwardError, refused_write, why_refused
+
+    for path in written:
+        path.unlink(missing_ok=True)
+    if refused_write(exc):
+        return EvalwardError(
+            f"{target}: the machine refused the write ({why_refused(exc)}), so no file was "
+            "written. Free space (or raise the file size limit) and run `evalward init` again"
+        )
+    return ConfigError(f"{target}: cannot {doing} it ({exc.strerror}), so no file was written")
 
 
 def _default_branch(git: Git) -> str:
@@ -252,22 +261,50 @@ def _default_branch(git: Git) -> str:
     return next((c for c in candidates if BRANCH.match(c)), "main")
 
 
-def _ignore_outputs(path: Path) -> str:
+def _ignore_outputs(path: Path, written: list[Path]) -> str:
     """Add `.evalward/` to .gitignore unless an entry already ignores it; say what was done.
-    The file is bytes, as git reads it: a name in it that is not UTF-8 is kept as it is."""
-    from evalward.errors import ConfigError
+    The file is bytes, as git reads it: a name in it that is not UTF-8 is kept as it is.
+    The whole new file is written beside and renamed over it (its mode kept), so that a
+    write the disk refuses never leaves the user's .gitignore cut short; a failure takes
+    back the files of `written`, as one of them would."""
+    import os
+    import shutil
+    import tempfile
+    from pathlib import Path
 
     try:
         data = path.read_bytes() if path.exists() else b""
-        entries = {line.strip() for line in data.splitlines()}
-        if entries & {b".evalward", b".evalward/", b"/.evalward", b"/.evalward/"}:
-            return f"{IGNORED} already ignored"
-        with path.open("ab") as file:
-            file.write((b"\n" if data and not data.endswith(b"\n") else b"") + IGNORED.encode())
-            file.write(b"\n")
     except OSError as exc:
-        raise ConfigError(
-            f"{path}: cannot add {IGNORED} to it ({exc.strerror}); the other files are written, "
-            f"add the line yourself"
-        ) from None
+        raise _taken_back(path, exc, written, "read") from None
+    entries = {line.strip() for line in data.splitlines()}
+    if entries & {b".evalward", b".evalward/", b"/.evalward", b"/.evalward/"}:
+        return f"{IGNORED} already ignored"
+    separator = b"\n" if data and not data.endswith(b"\n") else b""
+    target = path.resolve() if path.is_symlink() else path  # the file a link names is edited
+    partial: Path | None = None
+    try:
+        handle, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+        partial = Path(name)
+        with os.fdopen(handle, "wb") as file:
+            file.write(data + separator + IGNORED.encode() + b"\n")
+        if target.exists():
+            shutil.copymode(target, partial)
+        else:
+            partial.chmod(0o666 & ~_umask())
+        partial.replace(target)
+    except OSError as exc:
+        raise _taken_back(path, exc, written) from None
+    finally:
+        if partial is not None:
+            partial.unlink(missing_ok=True)
     return f"added {IGNORED}" if data else f"created, ignoring {IGNORED}"
+
+
+def _umask() -> int:
+    """The process's umask, which a file made by mkstemp (mode 0600) does not follow: a new
+    .gitignore gets the mode any other new file would."""
+    import os
+
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -1,0 +1,71 @@
+"""The commands that write a user's files (`evalward init`, `evalward import promptfoo`) write
+them whole or not at all when the disk refuses a write, and `evalward calibrate` says what its
+response cache could not keep, as `evalward run` does. Each runs under `prlimit --fsize`: past
+it a write fails with EFBIG, as one on a full disk fails with ENOSPC."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from support.clirun import SOURCE
+from support.gitrepo import GitRepo
+from support.limits import subprocess_limit
+
+pytestmark = pytest.mark.e2e
+
+PRLIMIT = "/usr/bin/prlimit"
+LIMIT = 2_000_000
+"""A file size limit every file a command writes stays well under."""
+
+
+def _evalward(
+    cwd: Path, *args: str, limit: int, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`evalward ARGS` in `cwd` under `prlimit --fsize=LIMIT`, with PATH and HOME only (and
+    `env`)."""
+    # -B: Python would write its bytecode caches under the limit too, and keep them cut short
+    return subprocess.run(
+        [PRLIMIT, f"--fsize={limit}", "--", sys.executable, "-B", "-m", "evalward", *args],
+        cwd=cwd,
+        env={"PATH": os.environ["PATH"], "HOME": str(cwd), "PYTHONPATH": SOURCE, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=subprocess_limit(),
+        check=False,
+    )
+
+
+def _files(root: Path) -> list[str]:
+    """The files under `root` outside .git, sorted."""
+    return sorted(
+        str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and ".git" not in p.parts
+    )
+
+
+def test_init_whose_gitignore_the_disk_refuses_leaves_it_whole_and_writes_nothing(
+    repo: GitRepo,
+) -> None:
+    """The last of init's writes, `.evalward/` added to the user's .gitignore, was appended in
+    place: a full disk cut the file short and the command called it a mistake (exit 2), the
+    files before it left, so the next init refused. It is now written whole or not at all."""
+    limit = 20_000  # every file init writes fits; the .gitignore, one line longer, does not
+    ignore = repo.path / ".gitignore"
+    before = b"node_modules/\n" + b"#" * (limit - 18) + b"\n"  # 3 bytes short of the limit
+    ignore.write_bytes(before)
+    ignore.chmod(0o640)
+    done = _evalward(repo.path, "init", ".", limit=limit)
+    said = done.stdout + done.stderr
+    assert done.returncode == 3, said
+    (line,) = done.stderr.splitlines()
+    assert ".gitignore" in line and "EFBIG" in line and "init` again" in line, line
+    assert ignore.read_bytes() == before, "the .gitignore is as it was"
+    assert _files(repo.path) == [".gitignore"], "the files written before it are taken back"
+    again = _evalward(repo.path, "init", ".", limit=LIMIT)
+    assert again.returncode == 0, again.stderr
+    assert ignore.read_bytes() == before + b".evalward/\n"
+    assert ignore.stat().st_mode & 0o777 == 0o640, "its mode is kept"
