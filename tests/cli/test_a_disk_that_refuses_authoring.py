@@ -69,3 +69,38 @@ def test_init_whose_gitignore_the_disk_refuses_leaves_it_whole_and_writes_nothin
     assert again.returncode == 0, again.stderr
     assert ignore.read_bytes() == before + b".evalward/\n"
     assert ignore.stat().st_mode & 0o777 == 0o640, "its mode is kept"
+
+
+FAR_SERVER = """\
+description: far
+prompts:
+  - 'Say hi to {{name}}'
+providers:
+  - id: openai:chat:gpt-4.1-mini
+    config:
+      apiBaseUrl: http://models.invalid/%s/v1
+tests:
+  - vars: { name: Ann }
+    assert:
+      - type: icontains
+        value: hi
+"""
+
+
+def test_import_whose_settings_the_disk_refuses_takes_back_its_three_files(
+    repo: GitRepo,
+) -> None:
+    """evalward.yaml, the provider settings an import writes after its three files, was
+    written outside their all-or-none: a refused write left it cut short beside the three,
+    and the next import refused because they were there."""
+    (repo.path / "promptfooconfig.yaml").write_text(FAR_SERVER % ("v" * 3_000))
+    command = ["import", "promptfoo", "promptfooconfig.yaml"]
+    done = _evalward(repo.path, *command, limit=2_000)  # the three fit, the settings do not
+    said = done.stdout + done.stderr
+    assert done.returncode == 3, said
+    (line,) = done.stderr.splitlines()
+    assert "evalward.yaml" in line and "EFBIG" in line and "import` again" in line, line
+    assert _files(repo.path) == ["promptfooconfig.yaml"], "no file, nor half a file, is left"
+    again = _evalward(repo.path, *command, limit=LIMIT)
+    assert again.returncode == 0, again.stderr
+    assert (repo.path / "evalward.yaml").read_text().endswith("/v1\n")

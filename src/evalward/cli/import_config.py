@@ -18,7 +18,6 @@ if TYPE_CHECKING:
 
     from evalward.host import Host
     from evalward.importers.promptfoo.convert import PromptfooConversion
-    from evalward.importers.promptfoo.resources import ResourceDocument
 
 HEADER = "# Converted from {config} by `evalward import promptfoo`: {what}.\n"
 
@@ -45,28 +44,26 @@ def register(commands: Any) -> None:
     )
 
 
-def _write_resources(files: dict[Path, tuple[list[ResourceDocument], str]], config: str) -> None:
-    """Write each file of resources with a header naming `config`; nothing when any of
-    them exists already, nor when the disk refuses one."""
+def _write_files(texts: dict[Path, str], new: list[Path]) -> None:
+    """Write each file of `texts`, all or none: nothing when one of `new` exists already,
+    and a write that fails (a full disk cuts a file short) takes back the files written
+    before it, which would otherwise make the next import refuse, they being there."""
     from evalward.errors import ConfigError, EvalwardError, refused_write, why_refused
-    from evalward.importers.promptfoo import resources as make
 
-    existing = [str(p) for p in files if p.exists() or p.is_symlink()]
+    existing = [str(p) for p in new if p.exists() or p.is_symlink()]
     if existing:
         raise ConfigError(
             f"{', '.join(existing)} already exist{'s' if len(existing) == 1 else ''}, so nothing "
             "was written; move them away or give another --output-dir"
         )
     written: list[Path] = []
-    for path, (documents, what) in files.items():
-        header = HEADER.format(config=config, what=what)
+    for path, text in texts.items():
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             with path.open("x", encoding="utf-8") as file:
                 written.append(path)
-                file.write(make.render(documents, header))
+                file.write(text)
         except OSError as exc:
-            # all or none: a half file would also make the next import refuse, it being there
             for done in written:
                 done.unlink(missing_ok=True)
             if not refused_write(exc):
@@ -86,7 +83,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     from evalward.errors import EXIT_OK, ConfigError
     from evalward.git import Git
     from evalward.importers.promptfoo.convert import convert
-    from evalward.importers.promptfoo.resources import slug
+    from evalward.importers.promptfoo.resources import render, slug
 
     host.started()  # no run follows: nothing here lives long enough to be worth the pause
     config = Path(args.config)
@@ -109,13 +106,19 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         target / "fixtures.yaml": (conversion.fixtures, "one fixture per test and column"),
         target / "evals.yaml": (conversion.evals, "one Eval per prompt and provider"),
     }
+    texts = {
+        path: render(documents, HEADER.format(config=config.name, what=what))
+        for path, (documents, what) in files.items()
+    }
     settings_file = root / "evalward.yaml"
-    write_settings = bool(conversion.settings) and not settings_file.exists()
-    _write_resources(files, config.name)
+    write_settings = bool(conversion.settings) and not (
+        settings_file.exists() or settings_file.is_symlink()
+    )
     settings = yaml.safe_dump(conversion.settings, sort_keys=False)
-    if write_settings:
-        with settings_file.open("x", encoding="utf-8") as file:
-            file.write(HEADER.format(config=config.name, what="where its models answer") + settings)
+    if write_settings:  # last, and with the rest: a refused write takes back the three files
+        what = "where its models answer"
+        texts[settings_file] = HEADER.format(config=config.name, what=what) + settings
+    _write_files(texts, new=list(files))
     print(
         f"evalward import: {config} → {target}/: {len(conversion.agents)} agents, "
         f"{len(conversion.fixtures)} fixtures, {len(conversion.evals)} evals"
