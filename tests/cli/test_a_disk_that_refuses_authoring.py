@@ -5,6 +5,7 @@ it a write fails with EFBIG, as one on a full disk fails with ENOSPC."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -12,9 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from fakes.model_server import ScriptedModelServer, text
 from support.clirun import SOURCE
 from support.gitrepo import GitRepo
 from support.limits import subprocess_limit
+from support.suite import provider_env
 
 pytestmark = pytest.mark.e2e
 
@@ -104,3 +107,45 @@ def test_import_whose_settings_the_disk_refuses_takes_back_its_three_files(
     again = _evalward(repo.path, *command, limit=LIMIT)
     assert again.returncode == 0, again.stderr
     assert (repo.path / "evalward.yaml").read_text().endswith("/v1\n")
+
+
+CALIBRATION = """\
+apiVersion: evalward.dev/v1
+kind: JudgeCalibration
+metadata: { name: capitals }
+spec:
+  rubric: Does the answer name the capital of France?
+  judgeModels: [openai/gpt-4.1-mini]
+  examples:
+    - { input: "France?", candidateOutput: "Paris", humanScore: 1.0 }
+    - { input: "France?", candidateOutput: "Lyon", humanScore: 0.0 }
+    - { input: "France's capital?", candidateOutput: "Paris", humanScore: 1.0 }
+    - { input: "France's capital?", candidateOutput: "Lyon", humanScore: 0.0 }
+"""
+
+
+def _verdict(score: float) -> str:
+    return json.dumps({"score": score, "confidence": 0.9, "summary": "s", "violations": []})
+
+
+def test_calibrate_says_what_the_response_cache_could_not_keep(
+    repo: GitRepo, model: ScriptedModelServer
+) -> None:
+    """The judge's replies, paid for, are used though the disk refuses to keep them; the
+    loss is said once, as `evalward run` says it, where calibrate said nothing and a rerun
+    asked the model again with no word why."""
+    model.script("Paris", text(_verdict(1.0)))
+    model.script("Lyon", text(_verdict(0.0)))
+    repo.write(
+        {
+            "evalward.yaml": "cache: { mode: read-write, dir: .evalward/responses }\n",
+            "calibrations.yaml": CALIBRATION,
+        }
+    )
+    done = _evalward(repo.path, "calibrate", "capitals", limit=200, env=provider_env(model))
+    said = done.stdout + done.stderr
+    assert done.returncode == 0, said
+    assert "Traceback" not in said and "bug" not in said, said
+    (line,) = [line for line in done.stderr.splitlines() if "response cache" in line]
+    assert ".evalward/responses" in line and "did not keep" in line and "EFBIG" in line, line
+    assert _files(repo.path / ".evalward") == [], "no half entry is left"

@@ -39,6 +39,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     no example could be scored because the judges' provider was unavailable (an outage), else
     1 (an Eval does not gate with a judge whose calibration misses examples)."""
     import asyncio
+    import sys
     from pathlib import Path
 
     from evalward.definitions.loader import load_resources
@@ -80,6 +81,9 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
             )
         finally:
             await providers.aclose()
+            unkept = providers.response_cache and providers.response_cache.unkept()
+            if unkept:  # a cache's loss: said, and the calibration goes on to its result
+                print(host.redactor()(f"evalward: {unkept}"), file=sys.stderr)
         # a judge model's error note can quote what its server answered, a key included
         redact = host.redactor()
         print(redact(render_calibration(result)), file=out)
