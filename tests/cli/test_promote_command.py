@@ -79,3 +79,17 @@ def test_a_name_that_is_no_fixture_name_is_refused(
         host=quiet_host(started.path),
     )
     assert said.startswith("--name 'From Trace': a fixture name is lowercase letters, digits")
+
+
+def test_a_file_of_the_user_s_beside_the_fixtures_file_is_never_written_over(
+    started: GitRepo,
+) -> None:
+    """The edited file is written beside it under a name nothing else has: a fixed name
+    (`.assistant.yaml.partial`) wrote over, then removed, a file the user kept by it."""
+    target = started.path / "evals" / "assistant.yaml"
+    kept = target.with_name(".assistant.yaml.partial")
+    kept.write_text("the user's own\n")
+    argv = ("promote", TRACE, "--agent", "assistant", "--name", "from-trace", "-o", str(target))
+    assert in_process(promote.main, *argv, host=quiet_host(started.path))[0] == 0
+    assert kept.read_text() == "the user's own\n"
+    assert sorted(p.name for p in target.parent.iterdir() if p.name.startswith(".")) == [kept.name]

@@ -23,7 +23,6 @@ import datetime as dt
 import io
 import json
 import re
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +40,7 @@ from evalward.errors import (
     refused_write,
     why_refused,
 )
+from evalward.files.rewrite import rewrite
 from evalward.files.safe_files import read_text
 from evalward.resources.common import API_VERSION
 from evalward.resources.conversation import DEFAULT_MAX_TURNS
@@ -368,13 +368,8 @@ def _replace(path: Path, text: str) -> None:
     """Write `text` beside `path` (its mode kept) and rename it over it: a write the disk
     refuses (full, a file size limit) leaves the user's fixtures file as it was, never cut
     short, and says so in one line, exit 3."""
-    target = path.resolve() if path.is_symlink() else path  # the file a link names is edited
-    partial = target.with_name(f".{target.name}.partial")
     try:
-        partial.write_text(text, encoding="utf-8")
-        if target.exists():
-            shutil.copymode(target, partial)
-        partial.replace(target)
+        rewrite(path, text.encode("utf-8"))
     except OSError as exc:
         if not refused_write(exc):
             raise
@@ -382,5 +377,3 @@ def _replace(path: Path, text: str) -> None:
             f"{path}: the machine refused the write ({why_refused(exc)}), so the file is as "
             "it was. Free space (or raise the file size limit) and run `evalward promote` again"
         ) from None
-    finally:
-        partial.unlink(missing_ok=True)

@@ -267,10 +267,7 @@ def _ignore_outputs(path: Path, written: list[Path]) -> str:
     The whole new file is written beside and renamed over it (its mode kept), so that a
     write the disk refuses never leaves the user's .gitignore cut short; a failure takes
     back the files of `written`, as one of them would."""
-    import os
-    import shutil
-    import tempfile
-    from pathlib import Path
+    from evalward.files.rewrite import rewrite
 
     try:
         data = path.read_bytes() if path.exists() else b""
@@ -280,31 +277,8 @@ def _ignore_outputs(path: Path, written: list[Path]) -> str:
     if entries & {b".evalward", b".evalward/", b"/.evalward", b"/.evalward/"}:
         return f"{IGNORED} already ignored"
     separator = b"\n" if data and not data.endswith(b"\n") else b""
-    target = path.resolve() if path.is_symlink() else path  # the file a link names is edited
-    partial: Path | None = None
     try:
-        handle, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-        partial = Path(name)
-        with os.fdopen(handle, "wb") as file:
-            file.write(data + separator + IGNORED.encode() + b"\n")
-        if target.exists():
-            shutil.copymode(target, partial)
-        else:
-            partial.chmod(0o666 & ~_umask())
-        partial.replace(target)
+        rewrite(path, data + separator + IGNORED.encode() + b"\n")
     except OSError as exc:
         raise _taken_back(path, exc, written) from None
-    finally:
-        if partial is not None:
-            partial.unlink(missing_ok=True)
     return f"added {IGNORED}" if data else f"created, ignoring {IGNORED}"
-
-
-def _umask() -> int:
-    """The process's umask, which a file made by mkstemp (mode 0600) does not follow: a new
-    .gitignore gets the mode any other new file would."""
-    import os
-
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
