@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ruamel.yaml import YAML
+from ruamel.yaml.docinfo import DocInfo, version
 from ruamel.yaml.error import YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
 
@@ -67,17 +68,39 @@ def read_agent_yaml(text: str, agent: str) -> AgentYaml | None:
     """The document of `text` that defines the Agent `agent`; None when ruamel cannot read
     the text, its shape is past the loader's bounds (nesting, aliases that expand: a pull
     request writes it) or no document defines it (the file is then compared as text)."""
-    yaml = round_trip()
     try:
         check_shape(text)
-        documents = list(yaml.load_all(text))
-        nodes = list(yaml.compose_all(text))
+        documents, nodes = _documents_and_nodes(text)
     except (YAMLError, ValueError, YamlSyntaxError):
         return None
-    for index, data in enumerate(documents):
-        if is_agent(data, agent) and isinstance(nodes[index], MappingNode):
-            return AgentYaml(text, documents, index, nodes[index])
+    for index, (data, node) in enumerate(zip(documents, nodes, strict=True)):
+        if is_agent(data, agent) and isinstance(node, MappingNode):
+            return AgentYaml(text, documents, index, node)
     return None
+
+
+def _documents_and_nodes(text: str) -> tuple[list[Any], list[Node]]:
+    """Every document's round-trip data and the node it was built from, from one parse:
+    ruamel's load_all then compose_all would read the text twice. Building the data leaves
+    each node's marks as composed (it only moves comments and drops a merge key's entry),
+    so the lines read from a node are the ones a second compose would give."""
+    yaml = round_trip()
+    yaml.doc_infos.append(DocInfo(requested_version=version(yaml.version)))
+    yaml.tags = {}
+    constructor, parser = yaml.get_constructor_parser(text)
+    documents: list[Any] = []
+    nodes: list[Node] = []
+    try:
+        while constructor.check_data():
+            node = constructor.composer.get_node()
+            documents.append(constructor.construct_document(node))
+            nodes.append(node)
+            yaml.doc_infos.append(DocInfo(requested_version=version(yaml.version)))
+    finally:
+        parser.dispose()
+        yaml.reader.reset_reader()
+        yaml.scanner.reset_scanner()
+    return documents, nodes
 
 
 def is_agent(data: Any, agent: str) -> bool:
