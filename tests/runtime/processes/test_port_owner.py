@@ -3,11 +3,14 @@ connection can reach, and whose they are."""
 
 from __future__ import annotations
 
+import os
+import socket
 from pathlib import Path
 
 import pytest
 
 from evalward.errors import PortTaken
+from evalward.runtime.processes import sock_diag
 from evalward.runtime.processes.port_owner import loopback_listeners, owned_host
 
 pytestmark = pytest.mark.unit
@@ -53,3 +56,54 @@ def test_the_agents_own_listeners_give_the_address_to_use(tmp_path: Path) -> Non
     shared = tables(tmp_path, [row("0100007F", 9000, "0A", 7)], [row("0" * 32, 9000, "0A", 0)])
     with pytest.raises(PortTaken, match=r"another user \(uid 0\)"):
         owned_host(9000, 7, shared)
+
+
+def _listening_sockets() -> tuple[list[socket.socket], list[int]]:
+    """This process's listeners on 127.0.0.1, ::1, a dual-stack :: and ::ffff:127.0.0.1."""
+    held: list[socket.socket] = []
+    for family, host, v6only in (
+        (socket.AF_INET, "127.0.0.1", None),
+        (socket.AF_INET6, "::1", None),
+        (socket.AF_INET6, "::", 0),
+        (socket.AF_INET6, "::ffff:127.0.0.1", 0),
+    ):
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        if v6only is not None:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, v6only)
+        sock.bind((host, 0))
+        sock.listen()
+        held.append(sock)
+    return held, [int(sock.getsockname()[1]) for sock in held]
+
+
+def test_the_kernels_listeners_are_the_same_through_sock_diag_as_in_its_tables() -> None:
+    """The kernel's own tables are asked through sock_diag (a read of /proc/net/tcp walks
+    every socket); the same tables read as files (by another name) list the same listeners."""
+    held, ports = _listening_sockets()
+    try:
+        as_files = ("/proc/self/net/tcp", "/proc/self/net/tcp6")
+        for port in ports:
+            asked = loopback_listeners(port)
+            assert asked and sorted(map(repr, asked)) == sorted(
+                map(repr, loopback_listeners(port, as_files))
+            )
+            assert owned_host(port, os.getuid()) == owned_host(port, os.getuid(), as_files)
+        assert sock_diag.listeners(socket.AF_INET) is not None
+    finally:
+        for sock in held:
+            sock.close()
+
+
+def test_a_kernel_that_does_not_answer_sock_diag_has_its_tables_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    held, ports = _listening_sockets()
+    try:
+        monkeypatch.setattr(sock_diag, "listeners", lambda family: None)
+        for port in ports:
+            assert {entry.uid for entry in loopback_listeners(port)} == {os.getuid()}
+        with pytest.raises(PortTaken, match=r"another user \(uid"):
+            owned_host(ports[0], os.getuid() + 1)
+    finally:
+        for sock in held:
+            sock.close()

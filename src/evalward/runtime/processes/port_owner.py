@@ -19,8 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evalward.errors import PortTaken
+from evalward.runtime.processes import sock_diag
 
 PROC_NET_TCP = ("/proc/net/tcp", "/proc/net/tcp6")
+FAMILIES: dict[str, int] = {"/proc/net/tcp": socket.AF_INET, "/proc/net/tcp6": socket.AF_INET6}
+"""The kernel's tables sock_diag answers for, by address family."""
 TCP_LISTEN = "0A"
 
 
@@ -65,20 +68,30 @@ def loopback_listeners(port: int, tables: tuple[str, ...] = PROC_NET_TCP) -> lis
     """The listeners on `port` that a connection to a loopback address can reach: loopback
     and wildcard addresses, IPv4-mapped ones included. Empty where the kernel lists none."""
     found: list[Listener] = []
-    for fields in tcp_rows(tables):
-        if len(fields) <= 7 or fields[3] != TCP_LISTEN:
-            continue
-        address, _, port_hex = fields[1].partition(":")
-        try:
-            if int(port_hex, 16) != port:
-                continue
-            ip = unmapped(proc_address(address))
-            uid = int(fields[7])
-        except ValueError:
-            continue
-        if ip.is_loopback or ip.is_unspecified:
+    for address, listening, uid in _listening(tables):
+        ip = unmapped(address)
+        if listening == port and (ip.is_loopback or ip.is_unspecified):
             found.append(Listener(ip, uid))
     return found
+
+
+def _listening(tables: tuple[str, ...]) -> Iterator[sock_diag.Row]:
+    """Every TCP listener these tables list: the kernel's own tables asked through sock_diag
+    (it walks the listening sockets alone), a table read where it does not answer."""
+    for table in tables:
+        family = FAMILIES.get(table)
+        rows = sock_diag.listeners(family) if family is not None else None
+        if rows is not None:
+            yield from rows
+            continue
+        for fields in tcp_rows((table,)):
+            if len(fields) <= 7 or fields[3] != TCP_LISTEN:
+                continue
+            address, _, port_hex = fields[1].partition(":")
+            try:
+                yield proc_address(address), int(port_hex, 16), int(fields[7])
+            except ValueError:
+                continue
 
 
 def tcp_rows(tables: tuple[str, ...]) -> Iterator[list[str]]:
