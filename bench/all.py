@@ -108,6 +108,7 @@ SECTIONS = [
     Section("json-from-outside", "json_from_outside.py", ("--rounds", "7"), minutes=0.5),
     Section("import-promptfoo", "import_promptfoo.py", ("--rounds", "5"), minutes=1.5),
     Section("attribution-split", "attribution_split.py", ("--rounds", "5"), minutes=1),
+    Section("gate-reads", "gate_reads.py", ("--rounds", "7"), minutes=0.5),
     Section("state-size", "state_at_size.py", ("--runs", "8"), minutes=4),
     Section(
         "state-size-whole",
