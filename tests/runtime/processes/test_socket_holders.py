@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from evalward.runtime.processes import sock_diag
 from evalward.runtime.processes.socket_holders import holders, socket_inode
 
 pytestmark = pytest.mark.integration
@@ -73,3 +74,37 @@ def test_a_connection_of_this_process_is_held_by_no_other(listener: socket.socke
         with accepted:
             assert client.getsockname() == peer
             assert holders(peer, ("127.0.0.1", port)) == []  # this process is never counted
+
+
+SHAPES = (
+    (socket.AF_INET, "127.0.0.1", socket.AF_INET, "127.0.0.1"),
+    (socket.AF_INET6, "::1", socket.AF_INET6, "::1"),
+    (socket.AF_INET6, "::", socket.AF_INET, "127.0.0.1"),  # a dual-stack server
+    (socket.AF_INET6, "::", socket.AF_INET6, "::ffff:127.0.0.1"),  # an IPv4-mapped client
+)
+
+
+@pytest.mark.parametrize("kernel_answers", [True, False], ids=["sock_diag", "tables"])
+@pytest.mark.parametrize("shape", SHAPES, ids=["v4", "v6", "dual-stack", "mapped"])
+def test_each_end_of_a_connection_is_found_by_its_descriptors_inode(
+    shape: tuple[int, str, int, str], kernel_answers: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kernel is asked for the one socket (sock_diag), where its tables list them all;
+    a kernel that does not answer has its tables read, and both find the same socket."""
+    if not kernel_answers:
+        monkeypatch.setattr(sock_diag, "connection", lambda local, remote: None)
+    server_family, server_host, client_family, client_host = shape
+    server = socket.socket(server_family, socket.SOCK_STREAM)
+    if server_host == "::":
+        server.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+    server.bind((server_host, 0))
+    server.listen()
+    client = socket.socket(client_family, socket.SOCK_STREAM)
+    with server, client:
+        client.connect((client_host, server.getsockname()[1]))
+        accepted, _ = server.accept()
+        with accepted:
+            for end in (client, accepted):
+                own, peer = end.getsockname()[:2], end.getpeername()[:2]
+                assert socket_inode(own, peer) == os.fstat(end.fileno()).st_ino
+            assert socket_inode(client.getsockname()[:2], ("127.0.0.1", 1)) is None

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ipaddress
 import socket
 import struct
+from dataclasses import dataclass
 
 NETLINK_SOCK_DIAG = 4
 SOCK_DIAG_BY_FAMILY = 20
@@ -29,28 +30,77 @@ _HEADER = struct.Struct("=IHHII")  # nlmsghdr: length, type, flags, sequence, po
 _REQUEST = struct.Struct("=BBBBI48s")  # inet_diag_req_v2: family, protocol, ext, pad, states, id
 _MESSAGE = struct.Struct("=BBBB2s2s16s16sI8sIIIII")  # inet_diag_msg
 
-Row = tuple[ipaddress.IPv4Address | ipaddress.IPv6Address, int, int]
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+Row = tuple[Address, int, int]
 """A listener's local address, port and uid."""
+ALL_STATES = 0xFFFFFFFF
+NO_COOKIE = b"\xff" * 8
+"""INET_DIAG_NOCOOKIE: a lookup by addresses alone."""
+
+
+@dataclass(frozen=True)
+class Socket:
+    """One socket as the kernel describes it."""
+
+    family: int
+    state: int
+    local: tuple[Address, int]
+    remote: tuple[Address, int]
+    uid: int
+    inode: int
 
 
 def listeners(family: int) -> list[Row] | None:
     """Every TCP listener of `family` (AF_INET or AF_INET6); None when the kernel did not
     answer the question whole."""
+    found = _ask(family, 1 << TCP_LISTEN, b"", NLM_F_DUMP)
+    if found is None:
+        return None
+    return [
+        (each.local[0], each.local[1], each.uid)
+        for each in found
+        if each.family == family and each.state == TCP_LISTEN
+    ]
+
+
+def connection(local: tuple[Address, int], remote: tuple[Address, int]) -> Socket | None:
+    """The socket the kernel finds for these two ends (its own address first): one lookup,
+    where /proc/net/tcp lists every socket. The kernel may answer with another (a listener
+    on the local port, a closed connection's): the caller checks what it got. None when it
+    finds none or does not answer."""
+    if local[0].version != remote[0].version:
+        return None
+    family = socket.AF_INET if local[0].version == 4 else socket.AF_INET6
+    sockid = (
+        local[1].to_bytes(2, "big")
+        + remote[1].to_bytes(2, "big")
+        + local[0].packed.ljust(16, b"\0")
+        + remote[0].packed.ljust(16, b"\0")
+        + b"\0\0\0\0"
+        + NO_COOKIE
+    )
+    found = _ask(family, ALL_STATES, sockid, 0)
+    return found[0] if found else None
+
+
+def _ask(family: int, states: int, sockid: bytes, flags: int) -> list[Socket] | None:
+    """The kernel's answer to one inet_diag request for TCP sockets of `family`."""
     try:
         with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_SOCK_DIAG) as sock:
             sock.settimeout(ANSWER_SECONDS)
-            request = _REQUEST.pack(family, socket.IPPROTO_TCP, 0, 0, 1 << TCP_LISTEN, b"")
-            flags = NLM_F_REQUEST | NLM_F_DUMP
-            header = _HEADER.pack(_HEADER.size + len(request), SOCK_DIAG_BY_FAMILY, flags, 1, 0)
+            request = _REQUEST.pack(family, socket.IPPROTO_TCP, 0, 0, states, sockid)
+            size = _HEADER.size + len(request)
+            header = _HEADER.pack(size, SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | flags, 1, 0)
             sock.sendall(header + request)
-            return _read_dump(sock, family)
-    except (OSError, struct.error):
+            return _read(sock, dump=bool(flags & NLM_F_DUMP))
+    except (OSError, struct.error, ValueError):
         return None
 
 
-def _read_dump(sock: socket.socket, family: int) -> list[Row] | None:
-    """The rows of the dump's messages, until the kernel says it is done."""
-    rows: list[Row] = []
+def _read(sock: socket.socket, dump: bool) -> list[Socket] | None:
+    """The sockets of the kernel's messages: until it says it is done (a dump), or its one
+    answer (a lookup); None on an error (a lookup that finds nothing is one)."""
+    found: list[Socket] = []
     while True:
         data = sock.recv(1 << 16)
         if not data:
@@ -61,24 +111,25 @@ def _read_dump(sock: socket.socket, family: int) -> list[Row] | None:
             if length < _HEADER.size or at + length > len(data):
                 return None
             if kind == NLMSG_DONE:
-                return rows
-            if kind == NLMSG_ERROR or kind != SOCK_DIAG_BY_FAMILY:
+                return found
+            if kind != SOCK_DIAG_BY_FAMILY:
                 return None
-            row = _row(data[at + _HEADER.size : at + length], family)
-            if row is not None:
-                rows.append(row)
+            found.append(_socket(data[at + _HEADER.size : at + length]))
+            if not dump:
+                return found
             at += (length + 3) & ~3  # each message is aligned to 4 bytes
 
 
-def _row(message: bytes, family: int) -> Row | None:
-    """One listener's address, port and uid; None for a socket of another state or family."""
+def _socket(message: bytes) -> Socket:
+    """One inet_diag_msg."""
     fields = _MESSAGE.unpack_from(message)
-    found, state, source_port, source, uid = fields[0], fields[1], fields[4], fields[6], fields[13]
-    if found != family or state != TCP_LISTEN:
-        return None
-    address: ipaddress.IPv4Address | ipaddress.IPv6Address
-    if family == socket.AF_INET:
-        address = ipaddress.IPv4Address(source[:4])
-    else:
-        address = ipaddress.IPv6Address(source)
-    return address, int.from_bytes(source_port, "big"), int(uid)
+    family, state, local_port, remote_port, local, remote = fields[:2] + fields[4:8]
+    size = 4 if family == socket.AF_INET else 16
+    return Socket(
+        family,
+        state,
+        (ipaddress.ip_address(local[:size]), int.from_bytes(local_port, "big")),
+        (ipaddress.ip_address(remote[:size]), int.from_bytes(remote_port, "big")),
+        int(fields[13]),
+        int(fields[14]),
+    )

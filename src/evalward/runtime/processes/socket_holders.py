@@ -13,7 +13,7 @@ import ipaddress
 import os
 from dataclasses import dataclass
 
-from evalward.runtime.processes import thread_groups
+from evalward.runtime.processes import sock_diag, thread_groups
 from evalward.runtime.processes.cgroups import cgroup_of
 from evalward.runtime.processes.port_owner import (
     PROC_NET_TCP,
@@ -63,6 +63,13 @@ def holders(
 def socket_inode(client: Address, server: Address) -> int | None:
     """The inode of the socket whose own address is `client` and whose peer is `server`."""
     want = (_ip(client[0]), client[1], _ip(server[0]), server[1])
+    asked = sock_diag.connection((want[0], want[1]), (want[2], want[3]))
+    if asked is not None and asked.state != sock_diag.TCP_LISTEN and asked.inode:
+        local, remote = asked.local, asked.remote
+        if (unmapped(local[0]), local[1], unmapped(remote[0]), remote[1]) == want:
+            return asked.inode
+    # the kernel found another socket, none, or did not answer: its tables say (each read
+    # walks every socket, where the lookup above is one)
     for fields in tcp_rows(PROC_NET_TCP):
         if len(fields) <= 9 or fields[3] == TCP_LISTEN or fields[9] == "0":
             continue
