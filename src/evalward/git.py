@@ -752,9 +752,10 @@ class Git:
                 self._check_out(path, commit, self.needed_for(commit, paths))
             yield path
         finally:
-            self.run("worktree", "remove", "--force", str(path), check=False)
+            removed = self._done(("worktree", "remove", "--force", str(path))).returncode == 0
             shutil.rmtree(parent, ignore_errors=True)
-            self.run("worktree", "prune", check=False)
+            if not removed:  # git's entry of it outlives the folder: prune drops it
+                self.run("worktree", "prune", check=False)
 
     def write_files(self, commit: str, paths: Iterable[str], target: Path) -> None:
         """Write the files and links `paths` of `commit` (tree paths, no folders) into the

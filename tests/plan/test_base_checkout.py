@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -288,3 +289,21 @@ def test_the_head_side_reads_what_the_base_side_does(repo: GitRepo) -> None:
     repo.commit("watch", {"agents/bot.yaml": program + "  watch: [agent/**]\n"})
     (repo.path / "agent" / "untracked.py").write_text("z = 3\n")
     assert _head_reads(repo, base) == {"agent/main.py", "agent/untracked.py"}
+
+
+def test_a_worktree_leaves_no_entry_in_git_even_when_its_folder_went_first(
+    tmp_path: Path,
+) -> None:
+    """A worktree is removed by one `git worktree remove`, which drops git's entry of it
+    (and `.git/worktrees` once empty), its folder there or not; no `prune` follows."""
+    repo = GitRepo(tmp_path / "repo")
+    commit = repo.commit("one", {"a.txt": "a"})
+    git = Git(repo.path)
+    with git.worktree(commit) as path:
+        assert (path / "a.txt").read_text() == "a"
+    with git.worktree(commit) as path:
+        shutil.rmtree(path)  # something in the run deleted it
+    listed = git.run("worktree", "list", "--porcelain")
+    assert listed.count("worktree ") == 1, listed
+    assert not (repo.path / ".git" / "worktrees").exists()
+    assert not path.parent.exists()
