@@ -1,5 +1,6 @@
 """A loopback port for a server evalward starts (an http agent, a playground's service), and
-whose server answers on it (Linux: /proc/net/tcp and tcp6).
+whose server answers on it (Linux: the kernel's TCP tables, asked through `sock_diag`, or
+read from /proc/net/tcp and tcp6 where it does not answer).
 
 The port is free when evalward picks it, but free for anyone: another user's process (a pull
 request's agent, reading the base server's `--port` from its command line) could bind it

@@ -1,7 +1,8 @@
 """Which processes hold the client end of a loopback TCP connection (Linux: /proc).
 
-The model proxy knows a connection by its two addresses. The kernel lists the client's
-socket in /proc/net/tcp (or tcp6) under those addresses, swapped, with its inode; a process
+The model proxy knows a connection by its two addresses. The kernel finds the client's socket
+by those addresses, swapped, and gives its inode (`sock_diag`: one lookup; /proc/net/tcp or
+tcp6, which list every socket, where that finds no such socket); a process
 holds the socket when a descriptor of any of its threads names that inode
 (`thread_groups.descriptor_links`). A descriptor passed to another process (over a Unix
 socket) is held by both, and each is found.
