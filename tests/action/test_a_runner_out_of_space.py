@@ -20,6 +20,7 @@ import pytest
 
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer, text, tool_call
+from support import resultdb
 from support.actionrun import (
     SHARD_KEY,
     ActionRun,
@@ -262,22 +263,36 @@ def test_a_shard_part_the_runner_cannot_take_is_said_and_exits_3_leaving_no_half
     assert "runs are lost" in error and "decision" not in error, error
 
 
-def test_a_result_cache_the_runner_cannot_take_is_said_as_its_refusal_not_a_bug(
+def test_a_result_cache_the_runner_cannot_take_costs_the_cache_not_the_gate(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
 ) -> None:
-    """The result cache's database cannot be made (a limit below its first pages) before the
-    job decides anything: the job summary and the log's last line say the machine refused a
-    write and to rerun, exit 3 — not "a bug in evalward", exit 4."""
+    """The result cache's log is past the limit (as on a full disk, every write to it is
+    refused; the job's files are well under it): the runs are made and the gate decides,
+    comments, checks and writes its files with the exit code it decides, 0; one `::warning`
+    says the cache's loss and what to do, never "the machine refused a write" as what
+    stopped the job, nor "a bug in evalward"."""
     base, head = make_pr(repo, github)
     payload = pull_request_event(github.repository, 7, base, head)
-    inputs = {"shard": "1/1", "shard-key": SHARD_KEY}  # the result cache read and written
+    inputs = {"check-run": "true"}  # the result cache read and written
     launch = prepare(repo.path, github, payload, env=env, inputs=inputs)
     script_model(model, head_greets_well=True)
+    cache = repo.path / ".evalward" / "cache"
+    resultdb.log_past(cache, LIMIT)  # read by nothing before the run: a close would end it
 
-    run = _run_limited(repo, launch, limit=4_000)
+    run = _run_limited(repo, launch)
 
-    assert run.returncode == 3, run.stdout + run.stderr
+    assert run.returncode == 0, run.stdout + run.stderr
     _no_bug(run)
-    assert "refused a write" in run.summary and "results.sqlite" in run.summary, run.summary
-    assert "bug" not in run.summary, run.summary
-    assert run.outputs["result"] == "incomplete"
+    assert "refused a write" not in run.stdout + run.summary, run.stdout
+    assert _errors(run) == []
+    names = sorted(p.name for p in run.output_dir.iterdir())
+    assert names == ["comment.md", "junit.xml", "report.html", "results.json"]
+    assert run.outputs["result"] == "pass"
+    assert "every affected Eval passes" in github.comments_on(7)[0]["body"]
+    assert [check["conclusion"] for check in github.check_runs] == ["success"]
+    (warning,) = [line for line in run.stdout.splitlines() if "result cache (" in line]
+    assert warning.startswith("::warning"), warning
+    assert "(.evalward/cache/results/results.sqlite)" in warning and "(EIO)" in warning, warning
+    assert "nothing was stored for a rerun" in warning and "Free space" in warning, warning
+    kept = resultdb.stored(cache)
+    assert kept and all(key.startswith("unread-") for key in kept), "nothing half-written"

@@ -252,6 +252,9 @@ async def run(job: Job, request: RunRequest) -> int:
         cache = setup.providers.response_cache
         if cache is not None and (unkept := cache.unkept()):  # said; the run went on
             job.console.log(command("warning", unkept))
+        results = setup.options.cache
+        if results is not None and (lost := results.unkept(job.site.context.workspace)):
+            job.console.log(command("warning", lost))  # said; the run went on
         sandbox = setup.options.sandbox
         if sandbox is not None and (left := sandbox.close()):
             job.console.log(command("warning", f"agents' leftovers not removed: {left}"))

@@ -157,9 +157,10 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         verdict, attributed = asyncio.run(_run(setup, progress))
     finally:
         progress.bar.close()
-        unkept = providers.response_cache and providers.response_cache.unkept()
-        if unkept:  # a cache's loss: said, and the run goes on to its report
-            print(redact(f"evalward: {unkept}"), file=sys.stderr)
+        replies, results = providers.response_cache, options.cache
+        for unkept in [replies and replies.unkept(), results and results.unkept(root)]:
+            if unkept:  # a cache's loss: said, and the run goes on to its report
+                print(redact(f"evalward: {unkept}"), file=sys.stderr)
     for line in attributed:  # an error's words may quote what a pull request wrote
         print(redact(f"evalward: {reveal_controls(line)}"), file=sys.stderr)
     outcome = verdict.outcome

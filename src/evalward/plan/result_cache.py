@@ -15,8 +15,11 @@ only what a base or a push computed (`CacheKeys.read`).
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -24,10 +27,11 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from evalward import __version__
+from evalward.errors import printable, why_refused
 from evalward.plan.fingerprint import FileIndex, agent_fingerprint
 from evalward.plan.plan import Checkout, PlannedRun
 from evalward.plan.playgrounds import PlaygroundKeys
-from evalward.plan.result_cache_db import ResultStore
+from evalward.plan.result_cache_db import BUSY_SECONDS, ResultStore
 from evalward.providers.registry import Providers
 from evalward.resources.models import EvalFixture
 from evalward.rundata.cache_mode import CacheMode
@@ -104,6 +108,32 @@ class ResultCache:
             return None if raw is None else model.model_validate_json(raw)
         except (ValidationError, ValueError):
             return None
+
+    def unkept(self, root: Path) -> str | None:
+        """What to say of a store the machine refused and the run went on without
+        (`ResultStore.refused`), its database named from `root` where it is under it
+        (None: nothing was refused). What was stored is committed first: a refusal of the
+        last results is said too, not lost unsaid at the process's end (any other error of
+        that commit is as silent as it was there: the run is over, and this is its cache)."""
+        with contextlib.suppress(OSError):
+            self._store.commit()
+        refused = self._store.refused
+        if refused is None:
+            return None
+        path = self._store.path
+        shown = os.path.relpath(path, root) if path.is_relative_to(root) else str(path)
+        if refused.errno == errno.EBUSY:
+            fix = (
+                f"Another run held the database past {BUSY_SECONDS:.0f} s: let it finish "
+                "(or end it) so that a rerun reuses them"
+            )
+        else:
+            fix = "Free space (or raise the file size limit) so that a rerun reuses them"
+        return (
+            f"the result cache ({printable(shown)}) could not be written: "
+            f"{why_refused(refused)}. The runs were made; nothing was stored for a rerun "
+            f"from then on. {fix}"
+        )
 
     def keep_agreement(self, key: str, measured: PairAgreement) -> None:
         """Keep a replay every pair of which was answered: one with errors says nothing of

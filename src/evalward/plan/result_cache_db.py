@@ -10,6 +10,12 @@ reader part of a result.
 A file that is not this store's database (cut short, written by something else, or garbage)
 is set aside as `<name>.unreadable` and the store starts empty: a cache can always be
 rebuilt, and a run must not fail on one. Reads that fail are misses.
+
+Nor does a run fail on a store the machine refuses (a full disk, a file size limit, a
+read-only disk, another run holding the database past `BUSY_SECONDS`): its results are valid
+without the cache, and stopping would throw away model calls already paid for. The store is
+given up for the rest of the run: reads miss, writes are dropped, what was not committed is
+rolled back, and the first refusal is kept (`refused`) for the front end to say.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import sqlite3
 import weakref
 from pathlib import Path
 
+from evalward.errors import refused_write
 from evalward.files.safe_files import is_regular
 
 FILE_NAME = "results.sqlite"
@@ -45,7 +52,7 @@ _UNREADABLE = frozenset(
     }
 )
 """Errors that say the file is not a database this store can use, as opposed to the disk or
-another run being in the way (busy, locked, full, read-only), which are raised."""
+another run being in the way (busy, locked, full, read-only), which give the store up."""
 
 
 class ResultStore:
@@ -59,6 +66,9 @@ class ResultStore:
         self._opened = False
         self._commit_loop: asyncio.AbstractEventLoop | None = None
         self._created = False
+        self.refused: OSError | None = None
+        """The first refusal that gave the store up (`_lost`): none of its later reads or
+        writes reach the disk, so the run goes on without the cache and says the loss."""
 
     def get(self, key: str) -> str | None:
         row = self._read("SELECT result FROM results WHERE key = ?", key)
@@ -102,8 +112,13 @@ class ResultStore:
                 break
             except sqlite3.DatabaseError as exc:
                 if attempt == 2 or exc.sqlite_errorcode not in _UNREADABLE:
-                    raise _refused(self.path, exc) from exc
-                self._set_aside()
+                    self._give_up(_refused(self.path, exc))
+                    return
+                try:
+                    self._set_aside()
+                except OSError as moved:
+                    self._give_up(moved)
+                    return
         self._commit_soon()
 
     def _commit_soon(self) -> None:
@@ -132,14 +147,35 @@ class ResultStore:
             try:
                 self._db.execute("COMMIT")
             except sqlite3.Error as exc:
-                self._db.rollback()
-                raise _refused(self.path, exc) from exc
+                with contextlib.suppress(sqlite3.Error):
+                    self._db.rollback()
+                self._give_up(_refused(self.path, exc))
 
     def _connection(self) -> sqlite3.Connection | None:
         if not self._opened:
-            self._db = self._open()
+            try:
+                self._db = self._open()
+            except OSError as exc:
+                half_made = self._created and refused_write(exc)
+                self._give_up(exc)
+                if half_made:  # made here and cut short: no file for the next run to set aside
+                    for name in ("", "-wal", "-shm", "-journal"):
+                        with contextlib.suppress(OSError):
+                            self.path.with_name(self.path.name + name).unlink()
             self._opened = True
         return self._db
+
+    def _give_up(self, exc: OSError) -> None:
+        """A refusal of the machine's (`_lost`) gives the store up for the rest of the run:
+        what was not committed is rolled back, reads miss and writes are dropped. Any other
+        error is raised: it is not the disk's, and would be a bug."""
+        if not _lost(exc):
+            raise exc
+        self.refused = self.refused or exc
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()  # what it had not committed is rolled back
+        self._db, self._opened, self._created, self._commit_loop = None, True, False, None
 
     def _open(self, *, retry: bool = True) -> sqlite3.Connection | None:
         if not self.path.exists():
@@ -213,11 +249,20 @@ class ResultStore:
 
 
 def _refused(path: Path, exc: sqlite3.Error) -> OSError:
-    """SQLite's refusal as the OSError it stands for (a full disk is ENOSPC), so the one
-    handler of a machine's refusals says it (`evalward.__main__`)."""
+    """SQLite's refusal as the OSError it stands for (a full disk is ENOSPC), naming the
+    database, so it is said as any other refused write is (`errors.why_refused`)."""
     code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
     number = _ERRNO_OF.get(code, errno.EIO)
-    return OSError(number, f"the result cache {path}: {exc}")
+    return OSError(number, str(exc), str(path))
+
+
+def _lost(exc: OSError) -> bool:
+    """Whether `exc` costs the run its result cache and nothing else: the disk's refusal
+    (`errors.refused_write`), or another run holding the database past `BUSY_SECONDS`
+    (EBUSY). A wait that long is a run stuck with its write open, not one storing a result
+    (a few milliseconds): waiting as long again on every later result would cost the run
+    far more than its cache saves, and stopping would lose its paid-for runs."""
+    return refused_write(exc) or exc.errno == errno.EBUSY
 
 
 _ERRNO_OF = {
