@@ -102,7 +102,7 @@ class Outcome:
 
 def stopped_by(failure: BaseException | None) -> str:
     """How a decision words what stopped a run: an error of evalward's as it says itself,
-    a write the machine refused (the result cache on a full disk) as that, any other as
+    a write the machine refused (a playground's database on a full disk) as that, any other as
     the bug it is."""
     if isinstance(failure, EvalwardError):
         return str(failure)
