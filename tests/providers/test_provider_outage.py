@@ -377,8 +377,10 @@ def test_the_action_says_in_its_first_lines_that_it_reuses_results(
     again = run_action(repo.path, github, event, env=env)
 
     assert again.returncode == 0, again.stderr
-    opening = again.stdout.splitlines()[:2]
-    assert opening[1].startswith("evalward: 4 of 4 runs reused from the result cache"), opening
+    # after the notice that a result cache restored in the workspace is read on a pull request
+    opening = again.stdout.splitlines()[:3]
+    assert opening[0].startswith("::notice") and "could have written" in opening[0], opening
+    assert opening[2].startswith("evalward: 4 of 4 runs reused from the result cache"), opening
     assert "♻️ 4 run(s) reused from the result cache" in github.comments_on(7)[0]["body"]
 
 
