@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from evalward.files.rewrite import rewrite
+from evalward.files.rewrite import NotCreated, create_all, rewrite
 
 pytestmark = pytest.mark.unit
 
@@ -50,3 +50,17 @@ def test_a_write_that_fails_leaves_the_file_as_it_was(
         rewrite(kept, b"new\n")
     assert kept.read_bytes() == b"old\n"
     assert [p.name for p in tmp_path.iterdir()] == ["kept.yaml"]
+
+
+def test_create_all_makes_every_file_or_none(tmp_path: Path) -> None:
+    """A file that is there already is never written over: the ones made before it are
+    taken back, and the refusal names it."""
+    made = create_all({tmp_path / "a" / "one.yaml": "1\n", tmp_path / "two.yaml": "2\n"})
+    assert [p.read_text() for p in made] == ["1\n", "2\n"]
+    (tmp_path / "kept.yaml").write_text("mine\n")
+    with pytest.raises(NotCreated) as failed:
+        create_all({tmp_path / "three.yaml": "3\n", tmp_path / "kept.yaml": "theirs\n"})
+    assert failed.value.path == tmp_path / "kept.yaml"
+    assert isinstance(failed.value.error, FileExistsError)
+    assert not (tmp_path / "three.yaml").exists()
+    assert (tmp_path / "kept.yaml").read_text() == "mine\n"

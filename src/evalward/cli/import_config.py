@@ -49,6 +49,7 @@ def _write_files(texts: dict[Path, str], new: list[Path]) -> None:
     and a write that fails (a full disk cuts a file short) takes back the files written
     before it, which would otherwise make the next import refuse, they being there."""
     from evalward.errors import ConfigError, EvalwardError, refused_write, why_refused
+    from evalward.files.rewrite import NotCreated, create_all
 
     existing = [str(p) for p in new if p.exists() or p.is_symlink()]
     if existing:
@@ -56,23 +57,16 @@ def _write_files(texts: dict[Path, str], new: list[Path]) -> None:
             f"{', '.join(existing)} already exist{'s' if len(existing) == 1 else ''}, so nothing "
             "was written; move them away or give another --output-dir"
         )
-    written: list[Path] = []
-    for path, text in texts.items():
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with path.open("x", encoding="utf-8") as file:
-                written.append(path)
-                file.write(text)
-        except OSError as exc:
-            for done in written:
-                done.unlink(missing_ok=True)
-            if not refused_write(exc):
-                raise
-            raise EvalwardError(
-                f"{path}: the machine refused the write ({why_refused(exc)}), so no file was "
-                "written. Free space (or raise the file size limit) and run `evalward import` "
-                "again"
-            ) from None
+    try:
+        create_all(texts)
+    except NotCreated as failed:
+        if not refused_write(failed.error):
+            raise failed.error from None
+        raise EvalwardError(
+            f"{failed.path}: the machine refused the write ({why_refused(failed.error)}), so "
+            "no file was written. Free space (or raise the file size limit) and run "
+            "`evalward import` again"
+        ) from None
 
 
 def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:

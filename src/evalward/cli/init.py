@@ -211,21 +211,19 @@ def _write_files(root: Path, plan: dict[str, str], values: dict[str, str]) -> li
     the files written, for a later step's failure to take back."""
     from importlib.resources import files
 
+    from evalward.files.rewrite import NotCreated, create_all
+
     templates = files("evalward.cli").joinpath("init_files")
-    written: list[Path] = []
+    texts: dict[Path, str] = {}
     for name, template in plan.items():
         text = templates.joinpath(template).read_text(encoding="utf-8")
         for placeholder, value in values.items():
             text = text.replace(placeholder, value)
-        target = root / name
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with target.open("x", encoding="utf-8") as file:
-                written.append(target)
-                file.write(text)
-        except OSError as exc:
-            raise _taken_back(target, exc, written) from None
-    return written
+        texts[root / name] = text
+    try:
+        return create_all(texts)
+    except NotCreated as failed:
+        raise _taken_back(failed.path, failed.error, []) from None
 
 
 def _taken_back(

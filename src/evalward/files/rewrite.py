@@ -2,13 +2,15 @@
 adds a line to) written whole or not at all: the new content goes to a temporary file of a
 name nothing else has, beside it, which is renamed over it with its mode. A write the disk
 refuses (full, a file size limit) leaves the file as it was, never cut short, and no file of
-the user's, whatever its name, is written over on the way."""
+the user's, whatever its name, is written over on the way. New files a command makes
+(`create_all`) are likewise all or none."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 
@@ -35,3 +37,30 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+class NotCreated(Exception):
+    """`create_all` could not make `path` (`error` says why); none of its files is left."""
+
+    def __init__(self, path: Path, error: OSError) -> None:
+        super().__init__(f"{path}: {error}")
+        self.path, self.error = path, error
+
+
+def create_all(texts: Mapping[Path, str]) -> list[Path]:
+    """Make each new file of `texts` (its folders too), all or none: one that is there
+    already (never written over) or a write the disk refuses (a file cut short) takes back
+    those written before it, which would make the command that wrote them refuse next time,
+    and raises `NotCreated`. Returns the files, for a later step's failure to take back."""
+    written: list[Path] = []
+    for path, text in texts.items():
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("x", encoding="utf-8") as file:
+                written.append(path)
+                file.write(text)
+        except OSError as exc:
+            for done in written:
+                done.unlink(missing_ok=True)
+            raise NotCreated(path, exc) from None
+    return written
