@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from evalward.runtime.processes import held_sockets
+from evalward.runtime.processes import held_sockets, sock_diag
 from support.byoagent import SYSTEM_PYTHON, runnable_by_all
 
 pytestmark = pytest.mark.integration
@@ -106,8 +106,12 @@ UID_7 = struct.pack("=HHI", 8, 7, 1001)
     ids=["two sockets", "the end", "no uid", "short attribute", "error", "cut"],
 )
 def test_an_answer_is_read_whole_or_not_at_all(answer: bytes, read: str) -> None:
-    """What the look falls back on: an answer that is not whole says nothing of any socket."""
-    makers: dict[int, int] = {}
-    assert held_sockets._read(answer, makers) == read
+    """What the look falls back on: an answer that is not whole (its messages as
+    `sock_diag.framed` reads them, each socket's maker as `makers_of` does) says nothing of
+    any socket."""
+    messages: list[bytes] = []
+    framing = sock_diag.framed(answer, messages)
+    makers = held_sockets.makers_of(messages) if framing != "not whole" else None
+    assert (framing if makers is not None else "not whole") == read
     if read != "not whole":
-        assert makers == {11: 1001, 12: 1001} if read == "more" else {11: 1001}
+        assert makers == ({11: 1001, 12: 1001} if read == "more" else {11: 1001})

@@ -26,27 +26,19 @@ import struct
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from evalward.files.trees import shown
-from evalward.runtime.processes import thread_groups
+from evalward.runtime.processes import sock_diag, thread_groups
 
 PROC = Path("/proc")
 UNIX = PROC / "net" / "unix"
 
-NETLINK_SOCK_DIAG = 4
-SOCK_DIAG_BY_FAMILY = 20
-NLM_F_REQUEST, NLM_F_DUMP = 0x1, 0x300
-NLMSG_DONE = 3
 UDIAG_SHOW_UID = 0x40
 UNIX_DIAG_UID = 7
-_HEADER = struct.Struct("=IHHII")  # nlmsghdr: length, type, flags, sequence, port
 _REQUEST = struct.Struct("=BBHIIIII")  # unix_diag_req: family, protocol, pad, states, inode,
 # what to show, cookie
 _MESSAGE = struct.Struct("=BBBBIII")  # unix_diag_msg: family, type, state, pad, inode, cookie
 _ATTRIBUTE = struct.Struct("=HH")  # rtattr: length, type
-_ANSWER_BYTES = 1 << 16
-_ANSWER_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -120,56 +112,31 @@ def unix_sockets() -> dict[int, str]:
 
 def socket_makers() -> dict[int, int] | None:
     """inode → the uid that made it, of every Unix socket of this network namespace, as the
-    kernel's socket diagnostics say; None when they say nothing (no netlink, a kernel before
-    5.3 that gives no uid) or their answer is not whole. Read here, not through pyroute2:
-    its 0.9.7 calls its sock_diag request work in progress, does not name UNIX_DIAG_UID
-    (its attribute comes back as UNKNOWN), and costs 150-200 ms to import against this
-    whole dump's 0.05 ms (its own dump: 2.5 ms), for four short structs."""
-    try:
-        diagnostics = socket.socket(
-            socket.AF_NETLINK, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC, NETLINK_SOCK_DIAG
-        )
-    except OSError:
-        return None
-    with diagnostics:
-        diagnostics.settimeout(_ANSWER_SECONDS)
-        every_state = 0xFFFFFFFF
-        request = _REQUEST.pack(
-            socket.AF_UNIX, 0, 0, every_state, 0, UDIAG_SHOW_UID, every_state, every_state
-        )
-        flags = NLM_F_REQUEST | NLM_F_DUMP
-        header = _HEADER.pack(_HEADER.size + len(request), SOCK_DIAG_BY_FAMILY, flags, 1, 0)
-        try:
-            diagnostics.sendto(header + request, (0, 0))
-            makers: dict[int, int] = {}
-            read = "more"
-            while read == "more":
-                answer, _, answer_flags, _ = diagnostics.recvmsg(_ANSWER_BYTES)
-                read = "not whole" if answer_flags & socket.MSG_TRUNC else _read(answer, makers)
-        except OSError:  # the timeout too
+    kernel's socket diagnostics say (`sock_diag.messages`); None when they say nothing (no
+    netlink, a kernel before 5.3 that gives no uid) or their answer is not whole. Read here,
+    not through pyroute2: its 0.9.7 calls its sock_diag request work in progress, does not
+    name UNIX_DIAG_UID (its attribute comes back as UNKNOWN), and costs 150-200 ms to import
+    against this whole dump's 0.05 ms (its own dump: 2.5 ms), for four short structs."""
+    every_state = 0xFFFFFFFF
+    request = _REQUEST.pack(
+        socket.AF_UNIX, 0, 0, every_state, 0, UDIAG_SHOW_UID, every_state, every_state
+    )
+    answer = sock_diag.messages(request, dump=True)
+    return None if answer is None else makers_of(answer)
+
+
+def makers_of(messages: list[bytes]) -> dict[int, int] | None:
+    """inode → maker of each unix_diag_msg of the kernel's answer; None where one gives no
+    uid (a kernel before 5.3) or is shorter than itself."""
+    makers: dict[int, int] = {}
+    for message in messages:
+        if len(message) < _MESSAGE.size:
             return None
-        return makers if read == "done" else None
-
-
-def _read(answer: bytes, makers: dict[int, int]) -> Literal["more", "done", "not whole"]:
-    """Add one netlink answer's sockets to `makers`: whether the dump goes on, ended, or
-    gave what the request does not ask for (an error, a message cut, no uid)."""
-    at = 0
-    while at + _HEADER.size <= len(answer):
-        length, kind, _, _, _ = _HEADER.unpack_from(answer, at)
-        if length < _HEADER.size or at + length > len(answer):
-            return "not whole"
-        if kind == NLMSG_DONE:
-            return "done"
-        if kind != SOCK_DIAG_BY_FAMILY or length < _HEADER.size + _MESSAGE.size:
-            return "not whole"  # NLMSG_ERROR among them
-        inode = _MESSAGE.unpack_from(answer, at + _HEADER.size)[4]
-        maker = _uid_attribute(answer, at + _HEADER.size + _MESSAGE.size, at + length)
+        maker = _uid_attribute(message, _MESSAGE.size, len(message))
         if maker is None:
-            return "not whole"
-        makers[inode] = maker
-        at += (length + 3) & ~3
-    return "more" if at == len(answer) else "not whole"
+            return None
+        makers[_MESSAGE.unpack_from(message)[4]] = maker
+    return makers
 
 
 def _uid_attribute(answer: bytes, start: int, end: int) -> int | None:
