@@ -18,6 +18,9 @@ from evalward.runtime.processes.strays import Spared, end_strays
 pytestmark = pytest.mark.integration
 
 BUILDER = 10001
+STRAY_UID = 3_100_000 + os.getpid() % 100_000
+"""The installing user whose strays a test ends: no agent pair any job or worker claims
+(10001-12000), whose end would take this test's processes first, nor another worker's."""
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="changing owners needs root")
 
 
@@ -159,7 +162,7 @@ def test_a_file_open_for_writing_before_the_seal_cannot_change_the_sealed_copy(
 def test_every_process_of_the_installing_user_ends_but_the_spared(tmp_path: Path) -> None:
     """A process that left the install's session (setsid) and keeps forking ends; a program
     evalward started as the same user (another agent of the side, mid-run) does not."""
-    uid = BUILDER + 7
+    uid = STRAY_UID
     spared = subprocess.Popen(["sleep", "60"], user=uid, group=uid, start_new_session=True)
     stray = subprocess.Popen(
         ["sh", "-c", "while true; do sleep 60 & sleep 0.01; done"],
