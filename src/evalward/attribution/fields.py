@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ruamel.yaml import YAML
-from ruamel.yaml.docinfo import DocInfo, version
 from ruamel.yaml.error import YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
 
@@ -83,24 +82,12 @@ def _documents_and_nodes(text: str) -> tuple[list[Any], list[Node]]:
     """Every document's round-trip data and the node it was built from, from one parse:
     ruamel's load_all then compose_all would read the text twice. Building the data leaves
     each node's marks as composed (it only moves comments and drops a merge key's entry),
-    so the lines read from a node are the ones a second compose would give."""
+    so the lines read from a node are the ones a second compose would give. Through
+    compose_all and the constructor's construct_document, as every ruamel.yaml 0.18 and 0.19
+    has them (load_all's own document bookkeeping came in 0.18.5)."""
     yaml = round_trip()
-    yaml.doc_infos.append(DocInfo(requested_version=version(yaml.version)))
-    yaml.tags = {}
-    constructor, parser = yaml.get_constructor_parser(text)
-    documents: list[Any] = []
-    nodes: list[Node] = []
-    try:
-        while constructor.check_data():
-            node = constructor.composer.get_node()
-            documents.append(constructor.construct_document(node))
-            nodes.append(node)
-            yaml.doc_infos.append(DocInfo(requested_version=version(yaml.version)))
-    finally:
-        parser.dispose()
-        yaml.reader.reset_reader()
-        yaml.scanner.reset_scanner()
-    return documents, nodes
+    nodes = list(yaml.compose_all(text))
+    return [yaml.constructor.construct_document(node) for node in nodes], nodes
 
 
 def is_agent(data: Any, agent: str) -> bool:
