@@ -78,17 +78,26 @@ print(json.dumps({{"type": "final", "content": "the answer " + " ".join(statuses
 """
 
 
-def spender(repo: GitRepo, head_program: str) -> tuple[str, str]:
+def spender(
+    repo: GitRepo,
+    head_program: str,
+    *,
+    assertion: str = "{ type: contains, value: answer }",
+    eval_spec: str = "",
+) -> tuple[str, str]:
     """A command agent `spender` whose base answers without a call and whose head is
-    `head_program`, committed as a pull request's base and head."""
+    `head_program`, committed as a pull request's base and head; its fixture checks
+    `assertion`, and its Eval's spec has the line `eval_spec` too (a judge, a timeout)."""
     python, _ = agent_python()
     suite = one_agent_suite(
         "spender",
         "ask",
         command=f"[{python}, agent/spender.py]",
         prompt="ask",
-        assertion="{ type: contains, value: answer }",
+        assertion=assertion,
     )
+    if eval_spec:
+        suite = suite.replace("  fixtures: [ask]\n", f"  fixtures: [ask]\n  {eval_spec}\n")
     base = repo.commit(
         "the agent",
         {"agents.yaml": suite, "agent/spender.py": BASE_AGENT, ".gitignore": ".evalward/\n"},
@@ -318,19 +327,12 @@ def test_a_judge_asked_to_read_a_long_run_is_held_to_the_budget_at_its_worst(
     8 KB, each shown to the judge whole), so the judge the plan counted at a few cents reads
     400,000 tokens: asked regardless of the budget, it cost three times the whole of it. Held
     at its worst, it is refused, the judge cannot grade the run, and the gate fails."""
-    judged = one_agent_suite(
-        "spender",
-        "ask",
-        command=f"[{agent_python()[0]}, agent/spender.py]",
-        prompt="ask",
+    base, head = spender(
+        repo,
+        LONG_TRACE_AGENT,
         assertion="{ type: judge, rubric: Answers the question., minScore: 0.5 }",
-    ).replace("  fixtures: [ask]\n", "  fixtures: [ask]\n  judge: { model: openai/gpt-4.1-mini }\n")
-    base = repo.commit(
-        "the agent",
-        {"agents.yaml": judged, "agent/spender.py": BASE_AGENT, ".gitignore": ".evalward/\n"},
+        eval_spec="judge: { model: openai/gpt-4.1-mini }",
     )
-    repo.branch("change")
-    head = repo.commit("a long run", {"agent/spender.py": LONG_TRACE_AGENT})
 
     def long_read(body: dict[str, Any]) -> bool:
         return "Grade the run" in json.dumps(body) and len(json.dumps(body)) > 1_000_000
@@ -379,20 +381,7 @@ def test_a_whole_reply_cut_at_the_runs_end_is_spent_in_results_as_the_budget_cou
     sent, and what it cost is unknown). results.json's spending said $0 where the budget
     had counted $0.017: it now says what the budget counted, and so does the call's record
     in the run's trace."""
-    python, _ = agent_python()
-    suite = one_agent_suite(
-        "spender",
-        "ask",
-        command=f"[{python}, agent/spender.py]",
-        prompt="ask",
-        assertion="{ type: contains, value: answer }",
-    ).replace("  fixtures: [ask]\n", "  fixtures: [ask]\n  execution: { timeoutSeconds: 2 }\n")
-    base = repo.commit(
-        "the agent",
-        {"agents.yaml": suite, "agent/spender.py": BASE_AGENT, ".gitignore": ".evalward/\n"},
-    )
-    repo.branch("change")
-    head = repo.commit("wait", {"agent/spender.py": CUT_AGENT})
+    base, head = spender(repo, CUT_AGENT, eval_spec="execution: { timeoutSeconds: 2 }")
     model.script("at your leisure", text("late", delay=600))  # answered only as it closes
 
     run = gate_pull_request(repo, github, base, head, env, inputs(1.0))

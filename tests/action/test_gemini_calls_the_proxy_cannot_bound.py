@@ -71,6 +71,41 @@ def candidates_reply() -> dict[str, object]:
     }
 
 
+def gemini_pair(
+    repo: GitRepo, model: ScriptedModelServer, name: str, head_program: str, eval_spec: str = ""
+) -> tuple[str, str]:
+    """A command agent `name` whose base answers without a call and whose head is
+    `head_program`, under a base evalward.yaml whose provider `gemini` is the scripted model
+    server (priced), committed as a pull request's base and head; its Eval's spec has the
+    line `eval_spec` too."""
+    config = (
+        "providers:\n"
+        f"  gemini: {{ api: gemini, baseUrl: {model.server.url}, apiKeyEnv: GEMINI_API_KEY }}\n"
+        "pricing:\n"
+        f"  gemini/gemini-2.5-flash: {{ input: {PRICE_IN}, output: {PRICE_OUT} }}\n"
+    )
+    suite = one_agent_suite(
+        name,
+        "ask",
+        command=f"[{agent_python()[0]}, agent/{name}.py]",
+        prompt="ask",
+        assertion="{ type: contains, value: answer }",
+    )
+    if eval_spec:
+        suite = suite.replace("  fixtures: [ask]\n", f"  fixtures: [ask]\n  {eval_spec}\n")
+    base = repo.commit(
+        "the agent",
+        {
+            "agents.yaml": suite,
+            f"agent/{name}.py": BASE_AGENT,
+            "evalward.yaml": config,
+            ".gitignore": ".evalward/\n",
+        },
+    )
+    repo.branch("change")
+    return base, repo.commit("the change", {f"agent/{name}.py": head_program})
+
+
 @pytest.mark.parametrize("count", ['"4"', "4.0"], ids=["a string", "a float"])
 def test_several_candidates_asked_for_in_another_json_type_are_refused_before_they_leave(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str], count: str
@@ -79,31 +114,8 @@ def test_several_candidates_asked_for_in_another_json_type_are_refused_before_th
     call was held at one answer's 1,000 tokens while Google wrote and billed four, and the
     job spent $0.0100 of its $0.005. Any `candidateCount` but the number 1 is refused (400,
     naming it), nothing reaches the provider and nothing is spent."""
-    config = (
-        "providers:\n"
-        f"  gemini: {{ api: gemini, baseUrl: {model.server.url}, apiKeyEnv: GEMINI_API_KEY }}\n"
-        "pricing:\n"
-        f"  gemini/gemini-2.5-flash: {{ input: {PRICE_IN}, output: {PRICE_OUT} }}\n"
-    )
-    python, isolation = agent_python()
-    suite = one_agent_suite(
-        "spender",
-        "ask",
-        command=f"[{python}, agent/spender.py]",
-        prompt="ask",
-        assertion="{ type: contains, value: answer }",
-    )
-    base = repo.commit(
-        "the agent",
-        {
-            "agents.yaml": suite,
-            "agent/spender.py": BASE_AGENT,
-            "evalward.yaml": config,
-            ".gitignore": ".evalward/\n",
-        },
-    )
-    repo.branch("change")
-    head = repo.commit("several", {"agent/spender.py": HEAD_AGENT % (LIMIT, count)})
+    base, head = gemini_pair(repo, model, "spender", HEAD_AGENT % (LIMIT, count))
+    isolation = agent_python()[1]
     model.script("several answers", shaped(candidates_reply()))
     inputs = {"max-cost-usd": str(BUDGET), "cache": "off", "agent-isolation": isolation}
 
@@ -204,31 +216,10 @@ def test_a_stream_the_runs_end_cuts_while_its_model_thinks_is_spent_as_the_budge
     carried, the call cost its input alone ($0.0000027) where Google bills the thinking it
     did, up to `maxOutputTokens`. A stream the run's end cuts is spent at what it held, as
     a whole reply the run's end cuts is, in the budget and in results.json."""
-    config = (
-        "providers:\n"
-        f"  gemini: {{ api: gemini, baseUrl: {model.server.url}, apiKeyEnv: GEMINI_API_KEY }}\n"
-        "pricing:\n"
-        f"  gemini/gemini-2.5-flash: {{ input: {PRICE_IN}, output: {PRICE_OUT} }}\n"
+    base, head = gemini_pair(
+        repo, model, "thinker", THINKING_AGENT, eval_spec="execution: { timeoutSeconds: 2 }"
     )
-    python, isolation = agent_python()
-    suite = one_agent_suite(
-        "thinker",
-        "ask",
-        command=f"[{python}, agent/thinker.py]",
-        prompt="ask",
-        assertion="{ type: contains, value: answer }",
-    ).replace("  fixtures: [ask]\n", "  fixtures: [ask]\n  execution: { timeoutSeconds: 2 }\n")
-    base = repo.commit(
-        "the agent",
-        {
-            "agents.yaml": suite,
-            "agent/thinker.py": BASE_AGENT,
-            "evalward.yaml": config,
-            ".gitignore": ".evalward/\n",
-        },
-    )
-    repo.branch("change")
-    head = repo.commit("think", {"agent/thinker.py": THINKING_AGENT})
+    isolation = agent_python()[1]
     model.script("think at length", text("thought", event_delay=600))  # none before the end
     inputs = {"max-cost-usd": "1.0", "cache": "off", "agent-isolation": isolation}
 
