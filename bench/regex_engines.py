@@ -5,7 +5,7 @@ the fixture loads and searched once in the model's answer. Prints CPU microsecon
 fixture for: the `regex` module as evalward used it before (compiled to validate at load,
 then `regex.search(pattern, ...)` at match, whose own cache holds 500 patterns), the same
 module with each pattern compiled once and reused, that without the timeout (the timeout's
-own cost), what evalward does (resources/patterns.py: `re` where that is provably the same
+own cost), what evalward does (resources/checks/patterns.py: `re` where that is provably the same
 search and provably quick, `regex` with its timeout elsewhere), the standard library's `re`
 alone (no time bound: for comparison), and google-re2 when it is installed
 (`pip install google-re2`), with the number of patterns it refuses.
@@ -24,7 +24,7 @@ from collections.abc import Callable
 import regex
 from synth import USER_PATTERNS
 
-from evalward.resources import patterns
+from evalward.resources.checks import patterns
 
 ANSWER = "answer: Where is order #{index}? It was due on day {day}."
 

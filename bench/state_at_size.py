@@ -46,8 +46,8 @@ from typing import Any
 from common import before_and_this
 
 from evalward.host import Host
+from evalward.resources.checks.state_assertions import StateSnapshotAssertion
 from evalward.resources.playground import Playground
-from evalward.resources.state_assertions import StateSnapshotAssertion
 from evalward.rundata.playground_state import PlaygroundState
 from evalward.rundata.results import Status
 from evalward.rundata.trace import Trace

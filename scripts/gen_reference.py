@@ -18,7 +18,7 @@ from typing import Any
 from generated import ROOT, write_or_check
 
 from evalward.resources.models import KINDS
-from evalward.resources.repo_config import RepoConfig
+from evalward.resources.reading.repo_config import RepoConfig
 from evalward.resources.schema import json_schema
 
 TARGET = ROOT / "docs" / "reference.md"

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from evalward.plan.fingerprint import imports_from_root
-from evalward.resources.agent import AgentSpec
+from evalward.resources.agents.agent import AgentSpec
 from fakes.github_api import FakeGitHub, FakePull
 from support.actionrun import pull_request_event, run_action
 from support.documents import documents, labelled_suite

@@ -14,7 +14,7 @@ from subprocess import CompletedProcess
 import pytest
 import yaml
 
-from evalward.resources.assertions import JsonSchemaAssertion
+from evalward.resources.checks.assertions import JsonSchemaAssertion
 from evalward.rundata.results import Status
 from evalward.rundata.trace import StepType, Trace
 from evalward.scoring.assertions import check

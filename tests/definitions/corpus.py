@@ -1,7 +1,7 @@
 # ruff: noqa: E501  (a table of documents and messages reads best one case per line)
 """A corpus of broken repositories: each must give one clear, located message and exit code 2.
 
-It extends the error table of tests/resources/test_error_table.py (whose cases are reused,
+It extends the error table of tests/resources/checks/test_error_table.py (whose cases are reused,
 not copied) with encodings, empty and huge files, YAML limits, file references and paths.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from resources.test_error_table import (
+from resources.checks.test_error_table import (
     AGENT,
     CASES,
     EVAL,

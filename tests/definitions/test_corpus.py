@@ -14,7 +14,7 @@ import pytest
 
 from definitions.corpus import CORPUS, EXTRA, SIDE_EFFECTING, Case, write_repo
 from evalward.__main__ import main
-from resources.test_error_table import EVAL, FIXTURE
+from resources.checks.test_error_table import EVAL, FIXTURE
 from support.actionrun import ENTRYPOINT
 
 pytestmark = pytest.mark.hostile

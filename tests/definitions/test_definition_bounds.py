@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from evalward.definitions.loader import MAX_DEFINITION_BYTES, MAX_DEFINITION_FILES
-from evalward.resources.yamlsource import MAX_FILE_BYTES
+from evalward.resources.reading.yamlsource import MAX_FILE_BYTES
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer
 from support.actionrun import pull_request_event, run_action

@@ -17,7 +17,7 @@ from evalward.errors import NotCommitted, ResourceError
 from evalward.files.committed import RepoFiles
 from evalward.files.trees import TreeBounds
 from evalward.git import Git
-from evalward.resources.yamlsource import too_large
+from evalward.resources.reading.yamlsource import too_large
 from evalward.runtime.isolation.checkout_copy import copy_side
 from fakes.model_server import ScriptedModelServer, text
 from support.clirun import evalward

@@ -11,7 +11,7 @@ import pytest
 from evalward.definitions.loader import load_resources
 from evalward.git import Git
 from evalward.plan.prepare import load_base
-from evalward.resources.repo_config import RepoConfig
+from evalward.resources.reading.repo_config import RepoConfig
 from support.gitrepo import GitRepo
 from support.greeter import greeter_agent
 from support.planning import GREETER, greeter_files

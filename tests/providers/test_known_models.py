@@ -1,7 +1,7 @@
 """Model names no provider knows (`providers/known_models.py`): a warning at the field, with
 the closest known name, for a model of a vendor's own API that it does not price or list;
 nothing of models behind another server. Where the warning stands is found again in the file
-(`resources/locate.py`)."""
+(`resources/reading/locate.py`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from evalward.definitions.loader import load_resources
 from evalward.providers.config import ProvidersConfig
 from evalward.providers.known_models import model_references, unknown_models
 from evalward.resources import ResourceSet
-from evalward.resources.locate import place_of
+from evalward.resources.reading.locate import place_of
 from support.documents import documents
 from support.greeter import greeter_agent, greeter_eval, greeting_fixture
 

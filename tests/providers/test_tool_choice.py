@@ -8,7 +8,7 @@ import pytest
 
 from evalward.providers.base import ToolChoice
 from evalward.providers.tool_choice import anthropic_choice, choice_for, openai_choice
-from evalward.resources.agent import NamedToolChoice
+from evalward.resources.agents.agent import NamedToolChoice
 
 pytestmark = pytest.mark.unit
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from evalward.definitions.loader import load_what_loads
+from evalward.resources.reading.yamlsource import PathKey
 from evalward.resources.references import check_pairwise_references
-from evalward.resources.yamlsource import PathKey
 from support.documents import documents
 from support.greeter import greeter_agent, greeter_eval, greeting_fixture
 from support.reported import Reported

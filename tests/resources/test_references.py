@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from evalward.definitions.loader import load_what_loads
+from evalward.resources.reading.yamlsource import PathKey
 from evalward.resources.references import FROM_ROOT, check_references
-from evalward.resources.yamlsource import PathKey
 from support.gitrepo import GitRepo
 from support.reported import Reported
 

@@ -22,7 +22,7 @@ from evalward.resources.models import (
     ToolCalledAssertion,
     ToolNotCalledAssertion,
 )
-from evalward.resources.repo_config import Defaults, RepoConfig
+from evalward.resources.reading.repo_config import Defaults, RepoConfig
 from evalward.resources.schema import json_schema
 
 pytestmark = pytest.mark.unit

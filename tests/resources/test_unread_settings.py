@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from evalward.definitions.loader import load_resources
+from evalward.resources.reading.yamlsource import PathKey
 from evalward.resources.unread_settings import check_unread_settings
-from evalward.resources.yamlsource import PathKey
 from support.documents import documents
 from support.greeter import greeter_agent, greeter_eval, greeting_fixture
 from support.reported import Reported

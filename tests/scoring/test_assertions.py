@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
+from evalward.resources.checks.patterns import compiled_pattern
 from evalward.resources.models import Assertion
-from evalward.resources.patterns import compiled_pattern
 from evalward.rundata.results import Status
 from evalward.rundata.trace import StepType, Trace, Usage
 from evalward.scoring.assertions import check, model_turns

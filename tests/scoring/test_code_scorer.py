@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from evalward.errors import ScorerFailed
-from evalward.resources.code_scorer import CodeAssertion
+from evalward.resources.checks.code_scorer import CodeAssertion
 from evalward.resources.models import EvalFixtureSpec
 from evalward.rundata.results import Status
 from evalward.rundata.trace import StepType, Trace

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalward.resources.code_scorer import CodeAssertion
+from evalward.resources.checks.code_scorer import CodeAssertion
 from evalward.scoring.code_verdicts import script_verdict
 
 pytestmark = pytest.mark.unit

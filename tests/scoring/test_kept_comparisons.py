@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from evalward.resources.state_assertions import StateSnapshotAssertion
+from evalward.resources.checks.state_assertions import StateSnapshotAssertion
 from evalward.rundata.playground_state import (
     Derived,
     KeptPairs,

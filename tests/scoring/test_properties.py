@@ -22,7 +22,7 @@ from evalward.rundata.results import Status
 from evalward.rundata.trace import StepType, Trace, Usage
 from evalward.scoring.assertions import check
 from evalward.scoring.scores import score_fixture
-from resources.test_error_table import ASSERTION_TYPES
+from resources.checks.test_error_table import ASSERTION_TYPES
 
 pytestmark = pytest.mark.hostile
 

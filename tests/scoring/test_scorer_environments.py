@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from evalward.errors import ScorerEnvironmentError
-from evalward.resources.code_scorer import CodeAssertion
+from evalward.resources.checks.code_scorer import CodeAssertion
 from evalward.rundata.results import Status
 from evalward.runtime.environments.environment import EnvironmentStore
 from evalward.runtime.isolation.sandbox import Sandbox

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from evalward.providers.registry import build_providers
-from evalward.resources.assertions import SimilarAssertion
+from evalward.resources.checks.assertions import SimilarAssertion
 from evalward.rundata.results import Status
 from evalward.scoring.similarity import _one, check_similar
 

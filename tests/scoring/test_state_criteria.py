@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from evalward.resources.assertions import Assertion
+from evalward.resources.checks.assertions import Assertion
 from evalward.rundata.playground_state import (
     PlaygroundRun,
     PlaygroundState,

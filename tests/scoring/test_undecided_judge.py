@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalward.resources.assertions import AssertSetAssertion
+from evalward.resources.checks.assertions import AssertSetAssertion
 from evalward.rundata.results import EvalResult, FixtureResult, Status
 from evalward.rundata.trace import Trace
 from evalward.scoring.fixture_checks import group_outcome

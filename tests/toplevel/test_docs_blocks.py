@@ -39,7 +39,7 @@ from typing import Any
 import pytest
 import yaml
 
-from evalward.resources.repo_config import RepoConfig
+from evalward.resources.reading.repo_config import RepoConfig
 from support.clirun import SOURCE
 from support.distributions import built, session_folder
 from support.gitrepo import GitRepo

@@ -23,8 +23,8 @@ from ruamel.yaml.error import YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
 
 from evalward.errors import YamlSyntaxError
-from evalward.resources.tool_shapes import agent_tool
-from evalward.resources.yamlsource import check_shape
+from evalward.resources.agents.tool_shapes import agent_tool
+from evalward.resources.reading.yamlsource import check_shape
 
 FieldPath = tuple[str, ...]
 """Steps from the document's root: keys, and `[name]` for one tool of `spec.tools`."""

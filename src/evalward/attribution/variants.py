@@ -32,7 +32,7 @@ from evalward.errors import YamlSyntaxError, printable
 from evalward.files.committed import RepoFiles
 from evalward.git import Git
 from evalward.resources.models import Agent
-from evalward.resources.yamlsource import load_documents
+from evalward.resources.reading.yamlsource import load_documents
 
 
 @dataclass(frozen=True)

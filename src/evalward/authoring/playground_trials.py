@@ -19,7 +19,7 @@ from evalward.plan.plan import Checkout, PlannedRun
 from evalward.plan.playgrounds import missing_seeds, source_of
 from evalward.plan.preflight.static_checks import PlaygroundKey, playground_key
 from evalward.resources import ResourceSet
-from evalward.resources.locate import Locator
+from evalward.resources.reading.locate import Locator
 from evalward.resources.resource_set import Located
 from evalward.rundata.sides import Side
 from evalward.runtime.playground.base import PlaygroundSource

@@ -29,13 +29,13 @@ from dataclasses import dataclass, field
 from evalward.errors import Problem
 from evalward.plan.preflight.scorer_checks import undefined_function
 from evalward.resources import ResourceSet
-from evalward.resources.code_scorer import CodeAssertion
-from evalward.resources.code_scorer_files import code_sources
-from evalward.resources.code_source import CodeLanguage
-from evalward.resources.locate import Locator
+from evalward.resources.checks.code_scorer import CodeAssertion
+from evalward.resources.checks.code_scorer_files import code_sources
+from evalward.resources.checks.code_source import CodeLanguage
 from evalward.resources.models import EvalFixture
+from evalward.resources.reading.locate import Locator
+from evalward.resources.reading.yamlsource import PathKey
 from evalward.resources.resource_set import Located
-from evalward.resources.yamlsource import PathKey
 from evalward.rundata.results import Status
 from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.agents.inputs import input_messages, input_text

@@ -15,7 +15,7 @@ from evalward.errors import ConfigError, GitError
 from evalward.git import Git
 from evalward.plan.plan import Plan, PlannedRun
 from evalward.resources import ResourceSet
-from evalward.resources.problems import did_you_mean
+from evalward.resources.reading.problems import did_you_mean
 from evalward.rundata.sides import Side
 
 

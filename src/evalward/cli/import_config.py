@@ -137,7 +137,7 @@ def _unpriced(conversion: PromptfooConversion, root: Path) -> list[str]:
     assertion would be an error at every run, so the user learns it now, with what to write."""
     from evalward.errors import ConfigError
     from evalward.providers.pricing import PriceTable
-    from evalward.resources.repo_config import load_config
+    from evalward.resources.reading.repo_config import load_config
 
     try:
         own = load_config(root).pricing

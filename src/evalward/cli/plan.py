@@ -166,7 +166,7 @@ def _attribution(git: Git, base: str | None, most: int) -> dict[str, Any]:
     sets it (`attribution`): at most its budget's fraction of the run's calls at their most.
     Without a base nothing can regress, so it never runs."""
     from evalward.plan.prepare import config_at
-    from evalward.resources.repo_config import AttributionMode
+    from evalward.resources.reading.repo_config import AttributionMode
 
     if base is None:
         return {"mode": AttributionMode.off.value, "budget": 0.0, "atMostModelCalls": 0}

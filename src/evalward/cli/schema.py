@@ -21,7 +21,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
 
     from evalward.errors import EXIT_OK, ConfigError
     from evalward.resources.models import KINDS
-    from evalward.resources.problems import did_you_mean
+    from evalward.resources.reading.problems import did_you_mean
     from evalward.resources.schema import json_schema
 
     host.started()  # no run follows: nothing here lives long enough to be worth the pause

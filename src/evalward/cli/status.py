@@ -72,7 +72,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     from evalward.definitions.loader import load_resources
     from evalward.errors import EXIT_OK
     from evalward.past.status import LOCAL_STATUS_DIR, STATUS_DIR, StatusStore, status_rows
-    from evalward.resources.discover import relative
+    from evalward.resources.reading.discover import relative
 
     host.started()  # no run follows: nothing here lives long enough to be worth the pause
     root = repository(args.path)

@@ -63,7 +63,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     from evalward.providers.known_models import unknown_models
     from evalward.providers.mock import load_script
     from evalward.providers.registry import repo_providers
-    from evalward.resources.repo_config import load_config
+    from evalward.resources.reading.repo_config import load_config
 
     host.started()  # no run follows: nothing here lives long enough to be worth the pause
     root = Path(args.path)
@@ -176,7 +176,7 @@ def _declared(root: Path) -> tuple[str, ...]:
     are not also unknown."""
     from evalward.errors import ConfigError
     from evalward.providers.config import BUILT_IN
-    from evalward.resources.repo_config import load_config
+    from evalward.resources.reading.repo_config import load_config
 
     try:
         declared = load_config(root).providers

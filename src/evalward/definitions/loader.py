@@ -29,16 +29,14 @@ from pydantic import BaseModel, ValidationError
 from evalward.errors import NotCommitted, Problem, ResourceError, YamlSyntaxError
 from evalward.files.committed import CommittedFile, RepoFiles
 from evalward.files.inside import leads_outside, mode_of
-from evalward.resources.code_scorer_files import FileTexts, InlinePlaces, embed_scorers
+from evalward.resources.checks.code_scorer_files import FileTexts, InlinePlaces, embed_scorers
 from evalward.resources.common import API_VERSIONS
-from evalward.resources.discover import discover, relative
 from evalward.resources.models import KINDS, Eval, EvalFixture
-from evalward.resources.problems import did_you_mean, located_messages, render_path
-from evalward.resources.references import check_references, unknown_default_agent
-from evalward.resources.repo_config import CONFIG_FILE, RepoConfig, load_config
-from evalward.resources.resource_set import Located, ResourceSet
-from evalward.resources.shared_sets import share_field_sets
-from evalward.resources.yamlsource import (
+from evalward.resources.reading.discover import discover, relative
+from evalward.resources.reading.problems import did_you_mean, located_messages, render_path
+from evalward.resources.reading.repo_config import CONFIG_FILE, RepoConfig, load_config
+from evalward.resources.reading.shared_sets import share_field_sets
+from evalward.resources.reading.yamlsource import (
     MAX_FILE_BYTES,
     Document,
     PathKey,
@@ -48,6 +46,8 @@ from evalward.resources.yamlsource import (
     parse_documents,
     too_large,
 )
+from evalward.resources.references import check_references, unknown_default_agent
+from evalward.resources.resource_set import Located, ResourceSet
 from evalward.text.escaping import printable
 
 

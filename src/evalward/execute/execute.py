@@ -35,9 +35,9 @@ from evalward.plan.preflight.tool_refs import (
 )
 from evalward.plan.run_context import RunContext
 from evalward.providers.base import RunLabels
-from evalward.resources.code_scorer_files import code_sources
+from evalward.resources.checks.code_scorer_files import code_sources
 from evalward.resources.conversation import simulator_model
-from evalward.resources.locate import place_of
+from evalward.resources.reading.locate import place_of
 from evalward.resources.resource_set import user_files
 from evalward.rundata.playground_state import PlaygroundRun
 from evalward.rundata.results import FixtureResult

@@ -47,7 +47,7 @@ from evalward.record.evaluation import Evaluation
 from evalward.record.schema import SpentInfo
 from evalward.record.summary import FixtureFacts, facts_of
 from evalward.resources import ResourceSet
-from evalward.resources.repo_config import AttributionMode
+from evalward.resources.reading.repo_config import AttributionMode
 from evalward.rundata.pairwise_record import PAIR_POOLED_TEST, WORSE, PairwiseRecord
 from evalward.rundata.results import EvalResult, FixtureResult
 from evalward.rundata.sequential_record import (

@@ -40,8 +40,8 @@ from evalward.plan.estimate_conversation import agent_turns, opening_messages, u
 from evalward.plan.plan import Plan, PlannedRun
 from evalward.providers.pricing import PriceTable
 from evalward.resources import ResourceSet
-from evalward.resources.agent import AgentSpec
-from evalward.resources.assertions import JudgeAssertion, SimilarAssertion, flatten
+from evalward.resources.agents.agent import AgentSpec
+from evalward.resources.checks.assertions import JudgeAssertion, SimilarAssertion, flatten
 from evalward.resources.common import DEFAULT_SEVERITY_WEIGHTS
 from evalward.resources.models import EvalFixtureSpec, EvalSpec
 from evalward.rundata.sides import Side

@@ -48,7 +48,7 @@ from evalward.files.inside import (
 from evalward.files.safe_files import hash_regular
 from evalward.git import LINK_MODE, SUBMODULE_MODE, Git
 from evalward.resources import Located
-from evalward.resources.agent import AgentSpec
+from evalward.resources.agents.agent import AgentSpec
 from evalward.resources.models import Agent
 
 NOT_READ = ".evalward"

@@ -29,7 +29,7 @@ from evalward.plan.fingerprint import FileIndex
 from evalward.resources import ResourceSet
 from evalward.resources.gate_policy import BaseRuns, RegressionPolicy
 from evalward.resources.models import Eval
-from evalward.resources.repo_config import RepoConfig
+from evalward.resources.reading.repo_config import RepoConfig
 from evalward.rundata.sides import GateConfig, Side
 
 if TYPE_CHECKING:

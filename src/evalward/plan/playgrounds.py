@@ -16,8 +16,8 @@ from evalward.errors import GitError, NotCommitted, TreeError
 from evalward.files.committed import RepoFiles, entries_digest
 from evalward.plan.plan import Checkout, Plan, PlannedRun
 from evalward.resources import ResourceSet
+from evalward.resources.checks.state_assertions import STATE_TYPES, StateSnapshotAssertion
 from evalward.resources.playground import Playground
-from evalward.resources.state_assertions import STATE_TYPES, StateSnapshotAssertion
 from evalward.rundata.sides import Side
 from evalward.runtime.playground.base import PlaygroundSource
 from evalward.runtime.playground.service import watched_files

@@ -44,8 +44,13 @@ from evalward.plan.preflight.tool_refs import gate_guards
 from evalward.plan.reach import joined, reach_of_each, world_reach
 from evalward.plan.run_setup import RunSetup
 from evalward.resources import ResourceSet
+from evalward.resources.reading.repo_config import (
+    CONFIG_FILE,
+    RepoConfig,
+    load_config,
+    parse_config,
+)
 from evalward.resources.references import unknown_default_agent
-from evalward.resources.repo_config import CONFIG_FILE, RepoConfig, load_config, parse_config
 from evalward.rundata.sides import GateConfig, Side
 
 

@@ -24,10 +24,10 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from evalward.errors import Problem, ResourceError
-from evalward.resources.agent_runtime import ENV_NAME
+from evalward.resources.agents.agent_runtime import ENV_NAME
 from evalward.resources.common import StrictModel
-from evalward.resources.problems import located_messages
-from evalward.resources.repo_config import CONFIG_FILE, RepoConfig
+from evalward.resources.reading.problems import located_messages
+from evalward.resources.reading.repo_config import CONFIG_FILE, RepoConfig
 from evalward.rundata.cache_mode import CacheMode
 
 Locate = Callable[[tuple[str | int, ...]], tuple[int | None, int | None]]

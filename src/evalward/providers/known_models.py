@@ -22,9 +22,9 @@ from evalward.errors import Problem
 from evalward.providers.config import ProvidersConfig
 from evalward.providers.pricing import PriceTable
 from evalward.resources import ResourceSet
-from evalward.resources.locate import Locator
+from evalward.resources.reading.locate import Locator
+from evalward.resources.reading.yamlsource import PathKey
 from evalward.resources.resource_set import Located
-from evalward.resources.yamlsource import PathKey
 
 VENDOR_NAMES = {
     "openai": re.compile(r"^(gpt-\d|chatgpt-|o\d)"),

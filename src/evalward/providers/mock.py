@@ -35,8 +35,8 @@ from pydantic import (
 from evalward.errors import Problem, ResourceError, UnsafeFile, YamlSyntaxError
 from evalward.files.safe_files import read_regular
 from evalward.providers.base import ChatRequest, ChatResponse, ToolCall
-from evalward.resources.problems import did_you_mean, problems_from_validation, render_path
-from evalward.resources.yamlsource import Document, PathKey, decode, parse_documents
+from evalward.resources.reading.problems import did_you_mean, problems_from_validation, render_path
+from evalward.resources.reading.yamlsource import Document, PathKey, decode, parse_documents
 from evalward.rundata.trace import Usage
 
 DEFAULT_REPLY = "Default output from the mock provider."

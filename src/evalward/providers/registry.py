@@ -31,7 +31,7 @@ from evalward.providers.pricing import PriceTable
 from evalward.providers.response_cache import ResponseCache
 from evalward.providers.retry import RetryPolicy
 from evalward.providers.vendor_api import VendorApi
-from evalward.resources.repo_config import load_config
+from evalward.resources.reading.repo_config import load_config
 from evalward.rundata.cache_mode import CacheMode
 from evalward.rundata.spending import GRADING, Ceiling, Spent, worst_usage
 from evalward.rundata.trace import Usage

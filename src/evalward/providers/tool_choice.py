@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from evalward.providers.base import ToolChoice
-from evalward.resources.agent import NamedToolChoice
+from evalward.resources.agents.agent import NamedToolChoice
 
 
 def openai_choice(choice: ToolChoice | None) -> Any:

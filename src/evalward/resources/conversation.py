@@ -10,7 +10,7 @@ from typing import Annotated
 
 from pydantic import Field, field_validator, model_validator
 
-from evalward.resources.assertions import Assertion
+from evalward.resources.checks.assertions import Assertion
 from evalward.resources.common import Model, repeated
 
 DEFAULT_MAX_TURNS = 10

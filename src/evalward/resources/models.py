@@ -12,8 +12,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from evalward.resources.agent import Agent
-from evalward.resources.assertions import (
+from evalward.resources.agents.agent import Agent
+from evalward.resources.calibration import JudgeCalibration
+from evalward.resources.checks.assertions import (
     Assertion,
     ContainsAssertion,
     EqualsAssertion,
@@ -23,9 +24,8 @@ from evalward.resources.assertions import (
     ToolNotCalledAssertion,
     flatten,
 )
-from evalward.resources.calibration import JudgeCalibration
-from evalward.resources.code_scorer import ScoringFunction
-from evalward.resources.code_source import OutputTransform
+from evalward.resources.checks.code_scorer import ScoringFunction
+from evalward.resources.checks.code_source import OutputTransform
 from evalward.resources.common import (
     DEFAULT_SEVERITY_WEIGHTS,
     Metadata,

@@ -15,7 +15,7 @@ from typing import Annotated, ClassVar, Literal, get_args
 
 from pydantic import Field, field_validator, model_validator
 
-from evalward.resources.agent import AgentEnvironment, watch_globs
+from evalward.resources.agents.agent import AgentEnvironment, watch_globs
 from evalward.resources.common import NAME_PATTERN, Model, RepoPath
 
 PartKind = Literal["files", "sqlite", "service"]

@@ -11,14 +11,14 @@ from typing import Any
 from evalward.errors import NotCommitted, OutsideRepository, Problem
 from evalward.files.committed import MAX_SYSTEM_BYTES, RepoFiles
 from evalward.files.inside import program_path, reference_candidates
-from evalward.resources.agent_runtime import AgentProgram
-from evalward.resources.assertions import JudgeAssertion
+from evalward.resources.agents.agent_runtime import AgentProgram
+from evalward.resources.checks.assertions import JudgeAssertion
 from evalward.resources.common import AGENTV_DEFAULT_TARGET
 from evalward.resources.models import Eval, EvalFixture
-from evalward.resources.repo_config import CONFIG_FILE, RepoConfig
+from evalward.resources.reading.repo_config import CONFIG_FILE, RepoConfig
+from evalward.resources.reading.yamlsource import PathKey, undecodable
 from evalward.resources.resource_set import Located, ProblemReporter, ResourceSet
 from evalward.resources.unread_settings import check_unread_settings
-from evalward.resources.yamlsource import PathKey, undecodable
 from evalward.text.escaping import printable
 
 FROM_ROOT = " (paths in a resource are from the repository root)"

@@ -12,8 +12,8 @@ from pydantic import BaseModel
 from evalward.errors import NotCommitted, Problem
 from evalward.files.committed import RepoFiles
 from evalward.resources.models import KINDS, Agent, Eval, EvalFixture, JudgeCalibration
-from evalward.resources.problems import did_you_mean
-from evalward.resources.yamlsource import PathKey
+from evalward.resources.reading.problems import did_you_mean
+from evalward.resources.reading.yamlsource import PathKey
 from evalward.text.escaping import printable
 
 R = TypeVar("R", bound=BaseModel)

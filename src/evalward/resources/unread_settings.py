@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from evalward.resources.reading.yamlsource import PathKey
 from evalward.resources.resource_set import ProblemReporter, ResourceSet
-from evalward.resources.yamlsource import PathKey
 from evalward.text.escaping import printable
 
 FIXED_ONLY: dict[PathKey, str] = {

@@ -11,7 +11,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
-from evalward.resources.shared_sets import PLAIN_TYPES
+from evalward.resources.reading.shared_sets import PLAIN_TYPES
 from evalward.rundata.results import Interval
 
 M = TypeVar("M", bound=BaseModel)

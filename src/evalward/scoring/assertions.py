@@ -15,7 +15,7 @@ from collections.abc import Callable
 from itertools import pairwise
 from typing import Any
 
-from evalward.resources.assertions import (
+from evalward.resources.checks.assertions import (
     ArgsMode,
     Assertion,
     ContainsAssertion,

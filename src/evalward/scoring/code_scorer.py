@@ -1,4 +1,4 @@
-"""Run a code scorer (resources/code_scorer.py): as a program from the checkout is run.
+"""Run a code scorer (resources/checks/code_scorer.py): as a program from the checkout is run.
 
 In the action the scorer runs as the side's agent user (`Sandbox`), with an environment
 built from scratch that holds no secret (`process.limited_env`), in a working folder of its
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from evalward.errors import AgentRunError, ScorerEnvironmentError, ScorerFailed
-from evalward.resources.code_scorer import CodeAssertion, CodeLanguage, ScorerProtocol
+from evalward.resources.checks.code_scorer import CodeAssertion, CodeLanguage, ScorerProtocol
 from evalward.resources.models import EvalFixtureSpec
 from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.agents.inputs import input_messages, input_text

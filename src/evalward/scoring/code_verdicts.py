@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalward.errors import DuplicateKey
-from evalward.resources.code_scorer import CodeAssertion
+from evalward.resources.checks.code_scorer import CodeAssertion
 from evalward.rundata.results import Status
 from evalward.scoring.panel import JudgeOutcome
 from evalward.text import jsontext

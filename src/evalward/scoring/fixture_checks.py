@@ -17,16 +17,16 @@ from dataclasses import dataclass, field
 
 from evalward.errors import TransformError
 from evalward.providers.base import RunLabels
-from evalward.resources.assertions import (
+from evalward.resources.checks.assertions import (
     Assertion,
     AssertSetAssertion,
     JudgeAssertion,
     SimilarAssertion,
     tool_fields,
 )
-from evalward.resources.code_scorer import CodeAssertion
+from evalward.resources.checks.code_scorer import CodeAssertion
+from evalward.resources.checks.state_assertions import STATE_TYPES
 from evalward.resources.models import EvalFixtureSpec
-from evalward.resources.state_assertions import STATE_TYPES
 from evalward.rundata.playground_state import PlaygroundRun
 from evalward.rundata.results import Status
 from evalward.rundata.trace import Trace

@@ -29,7 +29,7 @@ from evalward.errors import JudgeError
 from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
 from evalward.resources import Eval, Located, ResourceSet
-from evalward.resources.assertions import JudgeAssertion
+from evalward.resources.checks.assertions import JudgeAssertion
 from evalward.resources.models import DEFAULT_CROSS_CHECK_MARGIN, JudgeCalibration, JudgeConfig
 from evalward.rundata.results import CalibrationResult, CrossCheck, JudgeVerdict, Status
 from evalward.scoring.calibration import calibrate

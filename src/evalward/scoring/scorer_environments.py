@@ -2,9 +2,9 @@
 
 A `code` assertion's `environment` names files as an agent's does (a requirements file, a
 `pyproject.toml` + `uv.lock`, a `package.json` + its lock). Their text was read with the fixture,
-from the fixture's own commit (resources/code_scorer_files.py): under `gate-config: base` the base
-branch's, whatever the pull request did to them. In the action they are written into a folder of
-their own, and the job's EnvironmentStore (runtime/environments/environment.py) builds the
+from the fixture's own commit (resources/checks/code_scorer_files.py): under `gate-config: base`
+the base branch's, whatever the pull request did to them. In the action they are written into a
+folder of their own, and the job's EnvironmentStore (runtime/environments/environment.py) builds the
 environment from that folder alone, as it builds an agent's: as the side's agent user, with no
 secret, bounded, sealed read-only, kept in the cache under its key. Each environment is built once
 per side, however many assertions name it, and a failed build is every such assertion's error. A
@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalward.errors import AgentRunError, ConfigError, ScorerEnvironmentError
-from evalward.resources.agent import AgentEnvironment
-from evalward.resources.code_scorer import CodeAssertion
+from evalward.resources.agents.agent import AgentEnvironment
+from evalward.resources.checks.code_scorer import CodeAssertion
 from evalward.runtime.agents.process import limited_env
 from evalward.runtime.environments.environment import EnvironmentRequest, installer_env_names
 from evalward.runtime.environments.environment_limits import side_limits

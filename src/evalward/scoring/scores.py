@@ -30,7 +30,7 @@ from collections.abc import Collection, Mapping
 
 from evalward.providers.base import CallTally, RunLabels
 from evalward.resources import Eval, EvalFixture, Located
-from evalward.resources.assertions import Assertion, JudgeAssertion
+from evalward.resources.checks.assertions import Assertion, JudgeAssertion
 from evalward.resources.common import Severity
 from evalward.resources.models import EvalFixtureSpec, ScoringConfig
 from evalward.rundata.playground_state import PlaygroundRun

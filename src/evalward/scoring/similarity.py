@@ -13,7 +13,7 @@ import math
 
 from evalward.errors import EmbeddingError
 from evalward.providers.registry import Providers
-from evalward.resources.assertions import SimilarAssertion, SimilarityMetric
+from evalward.resources.checks.assertions import SimilarAssertion, SimilarityMetric
 from evalward.rundata.results import Status
 from evalward.runtime.proxy.embedding_calls import embed
 from evalward.scoring.panel import JudgeOutcome

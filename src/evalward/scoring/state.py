@@ -13,9 +13,9 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from evalward.resources.assertions import Assertion
-from evalward.resources.patterns import compiled_pattern
-from evalward.resources.state_assertions import (
+from evalward.resources.checks.assertions import Assertion
+from evalward.resources.checks.patterns import compiled_pattern
+from evalward.resources.checks.state_assertions import (
     FileStateAssertion,
     SqlAssertion,
     StateSnapshotAssertion,
@@ -226,7 +226,7 @@ def _parsed_file(path: str, playground: PlaygroundRun) -> Any:
     import yaml
 
     # lazy: it imports PyYAML
-    from evalward.resources import yaml12
+    from evalward.resources.reading import yaml12
 
     try:
         # jsontext: the file is the agent's, and `json.loads` would keep a lone surrogate

@@ -1,4 +1,4 @@
-"""An output transform (resources/code_source.py, `OutputTransform`): the function whose
+"""An output transform (resources/checks/code_source.py, `OutputTransform`): the function whose
 result the checks read instead of the agent's final output (promptfoo's `transform`).
 
 It runs as a code scorer runs, bounded and confined (scoring/code_scorer.py). Its result comes
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalward.errors import ScorerFailed, TransformError
-from evalward.resources.code_scorer import CodeAssertion
-from evalward.resources.code_source import CodeSource, OutputTransform
+from evalward.resources.checks.code_scorer import CodeAssertion
+from evalward.resources.checks.code_source import CodeSource, OutputTransform
 from evalward.resources.models import EvalFixtureSpec
 from evalward.rundata.trace import Step, StepType, Trace
 from evalward.runtime.agents.inputs import input_messages, input_text

@@ -13,7 +13,7 @@ import pytest
 
 from evalward.errors import AgentVProblem
 from evalward.importers.agentv.graders import REFUSED, GraderContext, grader_assertions
-from evalward.resources.yamlsource import PathKey
+from evalward.resources.reading.yamlsource import PathKey
 
 pytestmark = pytest.mark.unit
 

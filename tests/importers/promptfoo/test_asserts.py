@@ -14,8 +14,8 @@ import regex
 from evalward.errors import Refused
 from evalward.importers.promptfoo.asserts import Converter, js_string, split_values
 from evalward.importers.promptfoo.source import Files, Node, Source
-from evalward.resources.assertions import DEFAULT_EMBEDDING_MODEL
-from evalward.resources.yamlsource import parse_documents
+from evalward.resources.checks.assertions import DEFAULT_EMBEDDING_MODEL
+from evalward.resources.reading.yamlsource import parse_documents
 
 pytestmark = pytest.mark.unit
 

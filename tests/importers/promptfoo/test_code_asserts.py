@@ -12,7 +12,7 @@ import pytest
 from evalward.errors import Refused
 from evalward.importers.promptfoo.code_asserts import code_assertion, rule, transform_of
 from evalward.importers.promptfoo.source import Files, Node, Source
-from evalward.resources.yamlsource import parse_documents
+from evalward.resources.reading.yamlsource import parse_documents
 
 pytestmark = pytest.mark.unit
 

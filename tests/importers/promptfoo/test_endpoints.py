@@ -10,7 +10,7 @@ import pytest
 from evalward.importers.promptfoo.endpoints import Endpoints
 from evalward.importers.promptfoo.providers import PromptfooProvider
 from evalward.importers.promptfoo.source import Node, Source
-from evalward.resources.yamlsource import parse_documents
+from evalward.resources.reading.yamlsource import parse_documents
 
 pytestmark = pytest.mark.unit
 

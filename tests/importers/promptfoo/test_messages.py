@@ -9,7 +9,7 @@ import pytest
 from evalward.errors import Refused
 from evalward.importers.promptfoo.messages import sent
 from evalward.importers.promptfoo.source import Node, Source
-from evalward.resources.yamlsource import parse_documents
+from evalward.resources.reading.yamlsource import parse_documents
 
 pytestmark = pytest.mark.unit
 

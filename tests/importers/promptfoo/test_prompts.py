@@ -11,7 +11,7 @@ import pytest
 from evalward.errors import Refused
 from evalward.importers.promptfoo.prompts import entries, prompts_of
 from evalward.importers.promptfoo.source import Files, Node, Source
-from evalward.resources.yamlsource import parse_documents
+from evalward.resources.reading.yamlsource import parse_documents
 
 pytestmark = pytest.mark.unit
 

@@ -9,7 +9,7 @@ import pytest
 from evalward.errors import Refused
 from evalward.importers.promptfoo.source import Node, Source
 from evalward.importers.promptfoo.templates import compose, render, render_prompt, stringify
-from evalward.resources.yamlsource import parse_documents
+from evalward.resources.reading.yamlsource import parse_documents
 
 pytestmark = pytest.mark.unit
 

@@ -13,7 +13,7 @@ from evalward.errors import Refused
 from evalward.importers.promptfoo import test_cases
 from evalward.importers.promptfoo.source import Files, Node, Source
 from evalward.importers.promptfoo.test_cases import compact, merged
-from evalward.resources.yamlsource import parse_documents
+from evalward.resources.reading.yamlsource import parse_documents
 
 pytestmark = pytest.mark.unit
 

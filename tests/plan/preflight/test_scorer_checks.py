@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 from evalward.plan.preflight.scorer_checks import ScorerChecks
-from evalward.resources.locate import Locator
+from evalward.resources.reading.locate import Locator
 from evalward.resources.resource_set import ResourceSet
 from support.gitrepo import GitRepo
 from support.shop import refund_fixture, refunder, refunds_eval, shop

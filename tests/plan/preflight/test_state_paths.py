@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from evalward.plan.preflight.state_paths import StateShape, held_warnings, path_warnings, why_not
-from evalward.resources.state_assertions import StateUnchangedAssertion, StateValueAssertion
+from evalward.resources.checks.state_assertions import StateUnchangedAssertion, StateValueAssertion
 
 pytestmark = pytest.mark.unit
 

@@ -9,7 +9,7 @@ import pytest
 
 from evalward.plan.plan import Checkout, PlannedRun
 from evalward.plan.preflight.static_checks import StaticChecks
-from evalward.resources.locate import Locator
+from evalward.resources.reading.locate import Locator
 from evalward.rundata.sides import Side
 from support.gitrepo import GitRepo
 from support.shop import refund_fixture, refunder, refunds_eval, shop

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from evalward.plan.preflight.tool_refs import agent_tools, unknown_tools, unoffered_tools
-from evalward.resources.agent import AgentSpec
+from evalward.resources.agents.agent import AgentSpec
 from evalward.resources.models import EvalFixtureSpec
 
 pytestmark = pytest.mark.unit

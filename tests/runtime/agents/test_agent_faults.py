@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from evalward.resources.agent_runtime import CommandRuntime
+from evalward.resources.agents.agent_runtime import CommandRuntime
 from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.agents.command import MAX_TRACE_BYTES, run_command_agent
 from evalward.runtime.agents.process import Launch

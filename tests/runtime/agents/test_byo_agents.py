@@ -14,7 +14,7 @@ import pytest
 
 from evalward.providers.base import RunLabels
 from evalward.providers.registry import Providers
-from evalward.resources.agent import AgentSpec
+from evalward.resources.agents.agent import AgentSpec
 from evalward.resources.models import FixtureInput, ToolReplay
 from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.agents.kinds.http import HttpKind

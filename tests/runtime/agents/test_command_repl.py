@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from evalward.resources.agent_runtime import CommandRuntime
+from evalward.resources.agents.agent_runtime import CommandRuntime
 from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.agents.command_repl import ReplSession
 from evalward.runtime.agents.process import Launch

@@ -14,7 +14,7 @@ import pytest
 from evalward.providers.base import ChatMessage, RunLabels, ToolCall
 from evalward.providers.config import provider_config
 from evalward.providers.registry import Providers, build_providers
-from evalward.resources.agent import AgentSpec
+from evalward.resources.agents.agent import AgentSpec
 from evalward.resources.models import ToolReplay
 from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.agents.declarative import (

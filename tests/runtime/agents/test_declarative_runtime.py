@@ -16,7 +16,7 @@ from evalward.plan.preflight.preflight import side_effect_refusal
 from evalward.providers.base import RunLabels
 from evalward.providers.config import provider_config
 from evalward.providers.registry import Providers, build_providers
-from evalward.resources.agent import AgentSpec
+from evalward.resources.agents.agent import AgentSpec
 from evalward.resources.models import EvalFixtureSpec, FixtureInput, ToolReplay
 from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.agents.resolved_agent import ResolvedAgent

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from evalward.resources.agent import AgentEnvironment
+from evalward.resources.agents.agent import AgentEnvironment
 from evalward.runtime.environments.environment import (
     EnvironmentRequest,
     EnvironmentStore,

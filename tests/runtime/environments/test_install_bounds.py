@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from evalward.resources.agent import AgentEnvironment
+from evalward.resources.agents.agent import AgentEnvironment
 from evalward.runtime.environments.environment_limits import input_limits, side_limits
 from fakes.github_api import FakeGitHub
 from support.actionrun import ActionRun

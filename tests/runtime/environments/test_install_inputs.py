@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from evalward.errors import AgentRunError
-from evalward.resources.agent import AgentEnvironment
+from evalward.resources.agents.agent import AgentEnvironment
 from evalward.runtime.environments.environment_inputs import MAX_INPUT_BYTES, check_inputs
 from fakes.github_api import FakeGitHub, FakePull
 from support.actionrun import pull_request_event

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from evalward.errors import AgentRunError
-from evalward.resources.agent import AgentEnvironment
+from evalward.resources.agents.agent import AgentEnvironment
 from evalward.runtime.environments.environment import EnvironmentRequest, EnvironmentStore
 from support.tls import issued
 

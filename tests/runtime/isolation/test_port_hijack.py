@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from evalward.errors import AgentRunError
-from evalward.resources.agent_runtime import HttpRuntime
+from evalward.resources.agents.agent_runtime import HttpRuntime
 from evalward.rundata.trace import Trace
 from evalward.runtime.agents.http_agent import HttpAgentServer
 from evalward.runtime.isolation.sandbox import Sandbox

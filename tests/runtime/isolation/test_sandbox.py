@@ -21,7 +21,7 @@ from evalward.flows.pipeline import evaluate_change
 from evalward.git import Git
 from evalward.plan.run_setup import Revisions, RunOptions, RunSetup
 from evalward.providers.registry import Providers, build_providers
-from evalward.resources.agent import AgentSpec
+from evalward.resources.agents.agent import AgentSpec
 from evalward.runtime.agents.process import limited_env
 from evalward.runtime.agents.resolved_agent import ResolvedAgent
 from evalward.runtime.agents.runner import AgentRunner

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from evalward.resources.agent import AgentEnvironment
+from evalward.resources.agents.agent import AgentEnvironment
 from evalward.runtime.environments.environment import EnvironmentStore
 from evalward.runtime.isolation.sandbox import Sandbox
 from evalward.runtime.playground.service_environment import ServiceEnvironments

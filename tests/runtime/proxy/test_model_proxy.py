@@ -19,7 +19,7 @@ from evalward.http.client import HttpClient
 from evalward.providers.base import RunLabels
 from evalward.providers.config import provider_config
 from evalward.providers.registry import Providers, build_providers
-from evalward.resources.agent import AgentSpec
+from evalward.resources.agents.agent import AgentSpec
 from evalward.resources.models import FixtureInput
 from evalward.rundata.spending import Allowance, Budget, Estimate
 from evalward.rundata.trace import ModelCall, StepType, Trace, Usage

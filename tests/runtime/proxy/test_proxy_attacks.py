@@ -16,7 +16,7 @@ from evalward.http.client import HttpClient
 from evalward.providers.base import RunLabels
 from evalward.providers.config import provider_config
 from evalward.providers.registry import build_providers
-from evalward.resources.agent import AgentSpec
+from evalward.resources.agents.agent import AgentSpec
 from evalward.resources.models import FixtureInput
 from evalward.rundata.spending import PROXY_CALLS_PER_RUN, Allowance
 from evalward.rundata.trace import ModelCall, Trace

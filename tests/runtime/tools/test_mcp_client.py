@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from evalward.errors import McpFailure
-from evalward.resources.mcp import McpServer
+from evalward.resources.agents.mcp import McpServer
 from evalward.runtime.agents.process import Launch
 from evalward.runtime.tools.mcp_client import McpServers, connected
 

@@ -37,7 +37,7 @@ from evalward.importers.agentv.suite import (
 )
 from evalward.resources.common import AGENTV_DEFAULT_TARGET as DEFAULT_TARGET
 from evalward.resources.common import API_VERSION, is_number
-from evalward.resources.yamlsource import PathKey, load_documents
+from evalward.resources.reading.yamlsource import PathKey, load_documents
 from evalward.text import jsontext
 
 CASE_KEYS = ("evalcases", "eval_cases", "tests")

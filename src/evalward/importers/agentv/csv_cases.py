@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalward.errors import AgentVProblem
-from evalward.resources.yamlsource import PathKey
+from evalward.resources.reading.yamlsource import PathKey
 
 SUPPORTED = {
     "contains", "contains-any", "contains-all", "icontains", "icontains-any", "icontains-all",

@@ -3,7 +3,7 @@ keeping AgentV's verdict (docs/resources.md, "AgentV files"). A grader type eval
 evaluate is an error at load time, saying what to use instead (`REFUSED`), rather than a
 check that silently never runs or fails at run time.
 
-Script graders become code scorers with `protocol: script` (resources/code_scorer.py): their
+Script graders become code scorers with `protocol: script` (resources/checks/code_scorer.py): their
 file is read with the eval file, from the same commit, so under `gate-config: base` a pull
 request cannot choose the grader that grades it.
 """
@@ -19,8 +19,8 @@ from typing import Any
 
 from evalward.errors import AgentVProblem
 from evalward.resources.common import is_number
-from evalward.resources.problems import did_you_mean
-from evalward.resources.yamlsource import PathKey
+from evalward.resources.reading.problems import did_you_mean
+from evalward.resources.reading.yamlsource import PathKey
 
 _STRUCTURAL_CHECKS = (
     "is-json",

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalward.errors import AgentVProblem
-from evalward.resources.problems import did_you_mean
-from evalward.resources.yamlsource import PathKey
+from evalward.resources.reading.problems import did_you_mean
+from evalward.resources.reading.yamlsource import PathKey
 
 CURRENT_KEYS = ("providers", "prompts", "targets")
 CASE_KEYS = {

@@ -18,9 +18,9 @@ import yaml
 from evalward.importers.promptfoo.code_asserts import LANGUAGES, code_assertion, transform_of
 from evalward.importers.promptfoo.source import Files, Node
 from evalward.importers.promptfoo.templates import render_value
-from evalward.resources import yaml12
-from evalward.resources.assertions import DEFAULT_EMBEDDING_MODEL
+from evalward.resources.checks.assertions import DEFAULT_EMBEDDING_MODEL
 from evalward.resources.common import is_number
+from evalward.resources.reading import yaml12
 
 KEYS = {"type", "value", "threshold", "weight", "metric", "provider", "config", "transform"}
 SIMILAR = {"similar": "cosine", "similar:cosine": "cosine", "similar:dot": "dot",

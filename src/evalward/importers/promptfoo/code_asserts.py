@@ -1,5 +1,5 @@
 """promptfoo's `javascript` and `python` assertions as evalward code scorers
-(resources/code_scorer.py), with the same call: `(output, context)`, the same return shapes
+(resources/checks/code_scorer.py), with the same call: `(output, context)`, the same return shapes
 and the same `threshold`.
 
 A `file://scorers/check.js:fn` value names a file of the repository (and its function); an

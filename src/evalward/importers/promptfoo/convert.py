@@ -27,8 +27,8 @@ from evalward.importers.promptfoo.providers import PromptfooProvider
 from evalward.importers.promptfoo.source import Files, Node, Source
 from evalward.importers.promptfoo.templates import combinations, compose, render_prompt
 from evalward.importers.promptfoo.test_cases import Test, merged, test_nodes
-from evalward.resources.assertions import DEFAULT_EMBEDDING_MODEL
-from evalward.resources.yamlsource import Document
+from evalward.resources.checks.assertions import DEFAULT_EMBEDDING_MODEL
+from evalward.resources.reading.yamlsource import Document
 
 TOP_KEYS = {"description", "prompts", "providers", "tests", "defaultTest", "evaluateOptions"}
 IGNORED_KEYS = {

@@ -15,7 +15,7 @@ import yaml
 
 from evalward.errors import Refused
 from evalward.importers.promptfoo.source import Node
-from evalward.resources import yaml12
+from evalward.resources.reading import yaml12
 from evalward.text import jsontext
 
 ROLES = {"system", "user", "assistant"}

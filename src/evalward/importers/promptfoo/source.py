@@ -19,8 +19,14 @@ from typing import Any
 
 from evalward.errors import Problem, Refused, YamlSyntaxError
 from evalward.files.inside import mode_of
-from evalward.resources.problems import did_you_mean, render_path
-from evalward.resources.yamlsource import MAX_FILE_BYTES, Document, PathKey, decode, parse_documents
+from evalward.resources.reading.problems import did_you_mean, render_path
+from evalward.resources.reading.yamlsource import (
+    MAX_FILE_BYTES,
+    Document,
+    PathKey,
+    decode,
+    parse_documents,
+)
 from evalward.text import jsontext
 
 MAX_REF_DEPTH = 20

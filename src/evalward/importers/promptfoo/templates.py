@@ -20,7 +20,7 @@ from jinja2 import Template, TemplateError, meta
 from jinja2.sandbox import SandboxedEnvironment
 
 from evalward.importers.promptfoo.source import Files, Node
-from evalward.resources import yaml12
+from evalward.resources.reading import yaml12
 from evalward.text import jsontext
 
 SCRIPT_SUFFIXES = {".js", ".cjs", ".mjs", ".ts", ".py", ".rb"}

@@ -48,14 +48,14 @@ from evalward.plan.preflight.tool_refs import unknown_tools
 from evalward.providers.config import BUILT_IN, unservable
 from evalward.providers.registry import Providers
 from evalward.resources import ResourceSet
-from evalward.resources.agent import AgentSpec, Tool
+from evalward.resources.agents.agent import AgentSpec, Tool
+from evalward.resources.agents.mcp import QUALIFIER
 from evalward.resources.conversation import simulator_model
-from evalward.resources.locate import Locator
-from evalward.resources.mcp import QUALIFIER
 from evalward.resources.models import EvalFixtureSpec
 from evalward.resources.playground import Playground
+from evalward.resources.reading.locate import Locator
+from evalward.resources.reading.yamlsource import PathKey
 from evalward.resources.resource_set import Located
-from evalward.resources.yamlsource import PathKey
 from evalward.rundata.sides import Side
 from evalward.text import tool_names
 

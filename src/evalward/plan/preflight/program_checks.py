@@ -37,11 +37,11 @@ from evalward.errors import Problem
 from evalward.files.committed import RepoFiles
 from evalward.plan.fingerprint import FileIndex
 from evalward.resources import ResourceSet
-from evalward.resources.agent import AgentEnvironment
-from evalward.resources.locate import Locator
+from evalward.resources.agents.agent import AgentEnvironment
 from evalward.resources.playground import ServicePart
+from evalward.resources.reading.locate import Locator
+from evalward.resources.reading.yamlsource import PathKey
 from evalward.resources.resource_set import Located
-from evalward.resources.yamlsource import PathKey
 
 INTERPRETER = re.compile(r"^(?:python[\d.]*|node|nodejs|bash|sh|zsh|ruby|perl|php|tsx|ts-node)$")
 """Programs whose first argument that is not an option is the script they run."""

@@ -28,14 +28,14 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from evalward.errors import Problem
-from evalward.resources.code_scorer import ScorerProtocol
-from evalward.resources.code_scorer_files import code_sources
-from evalward.resources.code_source import CodeLanguage, CodeSource, OutputTransform
-from evalward.resources.locate import Locator
+from evalward.resources.checks.code_scorer import ScorerProtocol
+from evalward.resources.checks.code_scorer_files import code_sources
+from evalward.resources.checks.code_source import CodeLanguage, CodeSource, OutputTransform
 from evalward.resources.models import EvalFixture
-from evalward.resources.problems import did_you_mean, render_path
+from evalward.resources.reading.locate import Locator
+from evalward.resources.reading.problems import did_you_mean, render_path
+from evalward.resources.reading.yamlsource import PathKey
 from evalward.resources.resource_set import Located
-from evalward.resources.yamlsource import PathKey
 
 NODE_CHECK_SECONDS = 30.0
 """A `node --check` that takes longer is let go: the run will tell."""

@@ -18,15 +18,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalward.errors import YamlSyntaxError
-from evalward.resources.assertions import Assertion
-from evalward.resources.problems import did_you_mean
-from evalward.resources.state_assertions import (
+from evalward.resources.checks.assertions import Assertion
+from evalward.resources.checks.state_assertions import (
     FileStateAssertion,
     StateSnapshotAssertion,
     StateUnchangedAssertion,
     StateValueAssertion,
 )
-from evalward.resources.yamlsource import PathKey
+from evalward.resources.reading.problems import did_you_mean
+from evalward.resources.reading.yamlsource import PathKey
 from evalward.runtime.playground.sqlite_seed import parse_yaml
 
 LISTED_NAMES = 8

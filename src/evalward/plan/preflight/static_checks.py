@@ -31,14 +31,14 @@ from evalward.plan.plan import Checkout, PlannedRun
 from evalward.plan.playgrounds import source_of
 from evalward.plan.preflight.scorer_checks import ScorerChecks
 from evalward.plan.preflight.state_paths import StateShape, held_warnings, path_warnings
-from evalward.resources.assertions import Assertion
-from evalward.resources.locate import Locator
+from evalward.resources.checks.assertions import Assertion
+from evalward.resources.checks.state_assertions import STATE_TYPES, SqlAssertion
 from evalward.resources.models import EvalFixture
 from evalward.resources.playground import Playground
-from evalward.resources.problems import did_you_mean
+from evalward.resources.reading.locate import Locator
+from evalward.resources.reading.problems import did_you_mean
+from evalward.resources.reading.yamlsource import PathKey
 from evalward.resources.resource_set import Located
-from evalward.resources.state_assertions import STATE_TYPES, SqlAssertion
-from evalward.resources.yamlsource import PathKey
 from evalward.runtime.playground.base import SEED_LIMIT, PlaygroundSource
 from evalward.runtime.playground.sqlite_seed import load_seed, parse_yaml
 

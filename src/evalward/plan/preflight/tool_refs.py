@@ -45,12 +45,12 @@ from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 
 from evalward.resources import ResourceSet
-from evalward.resources.agent import AgentSpec
-from evalward.resources.assertions import Assertion, AssertSetAssertion, tool_fields
-from evalward.resources.mcp import QUALIFIER
+from evalward.resources.agents.agent import AgentSpec
+from evalward.resources.agents.mcp import QUALIFIER
+from evalward.resources.checks.assertions import Assertion, AssertSetAssertion, tool_fields
 from evalward.resources.models import EvalFixtureSpec
-from evalward.resources.problems import did_you_mean
-from evalward.resources.yamlsource import PathKey
+from evalward.resources.reading.problems import did_you_mean
+from evalward.resources.reading.yamlsource import PathKey
 from evalward.text import tool_names
 
 LISTED_TOOLS = 10

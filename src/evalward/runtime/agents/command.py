@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalward.errors import AgentRunError, ProtocolError
-from evalward.resources.agent_runtime import CommandRuntime
+from evalward.resources.agents.agent_runtime import CommandRuntime
 from evalward.rundata.trace import MEASURED_ORIGIN, Step, StepType, Trace
 from evalward.runtime.agents.process import (
     STREAM_LIMIT,

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalward.errors import AgentRunError, ProtocolError
-from evalward.resources.agent_runtime import CommandRuntime
+from evalward.resources.agents.agent_runtime import CommandRuntime
 from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.agents.command import (
     MAX_TRACE_BYTES,

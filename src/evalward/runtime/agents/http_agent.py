@@ -27,7 +27,7 @@ from urllib.parse import urlsplit, urlunsplit
 from evalward.errors import AgentRunError, HttpFailure, HttpTimeout, PortTaken, ProtocolError
 from evalward.http.client import HttpClient
 from evalward.providers.base import RunLabels
-from evalward.resources.agent_runtime import HttpRuntime
+from evalward.resources.agents.agent_runtime import HttpRuntime
 from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.agents.process import (
     DEFAULT_KILL_GRACE,

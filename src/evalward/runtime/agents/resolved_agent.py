@@ -11,7 +11,7 @@ from pathlib import Path
 
 from evalward.errors import ConfigError, NotCommitted
 from evalward.files.committed import MAX_SYSTEM_BYTES, RepoFiles
-from evalward.resources.agent import AgentSpec
+from evalward.resources.agents.agent import AgentSpec
 from evalward.resources.models import Agent
 from evalward.text.escaping import printable
 

@@ -42,7 +42,7 @@ from evalward.files.committed import RepoFiles
 from evalward.files.inside import repo_path
 from evalward.files.safe_files import read_regular
 from evalward.git import Git
-from evalward.resources.agent import LOCK_FILES, PYTHON_PROJECT, AgentEnvironment
+from evalward.resources.agents.agent import LOCK_FILES, PYTHON_PROJECT, AgentEnvironment
 from evalward.runtime.environments.environment_files import (
     copy_source,
     everything,

@@ -17,7 +17,7 @@ from typing import Any
 
 from evalward.errors import AgentRunError, UnsafeFile
 from evalward.files.safe_files import read_regular
-from evalward.resources.agent import AgentEnvironment
+from evalward.resources.agents.agent import AgentEnvironment
 from evalward.text import jsontext
 
 MAX_INPUT_BYTES = 64 * 1024 * 1024

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from evalward.errors import AgentRunError
-from evalward.resources.agent import AgentEnvironment
+from evalward.resources.agents.agent import AgentEnvironment
 
 FIELDS = {
     "timeout": ("timeout_seconds", "timeoutSeconds", "environment-timeout-seconds"),

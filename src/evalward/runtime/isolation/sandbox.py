@@ -40,7 +40,7 @@ from evalward.errors import AgentRunError, ConfigError, GitError, TreeError
 from evalward.files.committed import RepoFiles
 from evalward.files.inside import link_on_the_way
 from evalward.files.trees import REMOVAL, TreeBounds, remove_tree
-from evalward.resources.agent import AgentEnvironment, AgentSpec
+from evalward.resources.agents.agent import AgentEnvironment, AgentSpec
 from evalward.resources.models import Agent
 from evalward.runtime.environments.environment_limits import EnvironmentLimits
 from evalward.runtime.isolation.agent_users import CLAIMS, AgentUser, ClaimedUser

@@ -12,8 +12,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from evalward.errors import PlaygroundError
-from evalward.resources.assertions import Assertion
-from evalward.resources.state_assertions import SqlAssertion, StateSnapshotAssertion
+from evalward.resources.checks.assertions import Assertion
+from evalward.resources.checks.state_assertions import SqlAssertion, StateSnapshotAssertion
 from evalward.rundata.playground_state import PlaygroundRun, PlaygroundState
 from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.playground.base import LivePlayground, PlaygroundSource

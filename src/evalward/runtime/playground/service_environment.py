@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evalward.resources.agent import AgentEnvironment
+from evalward.resources.agents.agent import AgentEnvironment
 from evalward.runtime.agents.process import limited_env
 from evalward.runtime.environments.environment import EnvironmentRequest, installer_env_names
 from evalward.runtime.environments.environment_limits import side_limits

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from evalward.errors import SeedError, SeedTimeout, YamlSyntaxError
-from evalward.resources.yamlsource import check_shape
+from evalward.resources.reading.yamlsource import check_shape
 
 SEED_SECONDS = 60.0
 DATABASE_LIMIT = 256 * 1024 * 1024
@@ -168,7 +168,7 @@ def parse_yaml(text: str) -> Any:
     deep or its aliases expand too far to be walked (`yamlsource.check_shape`)."""
     check_shape(text)
     # lazy: PyYAML costs about 10 ms of start-up, and only a YAML file needs it
-    from evalward.resources import yaml12
+    from evalward.resources.reading import yaml12
 
     return yaml12.load(text)
 

@@ -48,7 +48,7 @@ def _snapshot(live: LivePlayground, path: str) -> Any:
     import yaml
 
     # lazy: they import PyYAML
-    from evalward.resources.yamlsource import MAX_DEPTH
+    from evalward.resources.reading.yamlsource import MAX_DEPTH
     from evalward.runtime.playground.sqlite_seed import parse_yaml
 
     try:

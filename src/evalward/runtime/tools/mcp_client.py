@@ -26,7 +26,7 @@ from mcp.shared.exceptions import MCPError
 
 from evalward import __version__
 from evalward.errors import HttpFailure, McpFailure
-from evalward.resources.mcp import McpServer
+from evalward.resources.agents.mcp import McpServer
 from evalward.runtime.agents.process import Launch
 from evalward.runtime.tools.mcp_tools import (
     MAX_TOOLS,

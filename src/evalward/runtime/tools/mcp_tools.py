@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from evalward.errors import McpFailure
-from evalward.resources.mcp import QUALIFIER, McpServer
+from evalward.resources.agents.mcp import QUALIFIER, McpServer
 from evalward.text import jsontext
 
 WIRE_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")

@@ -41,7 +41,7 @@ from pydantic import ValidationError
 
 from evalward.errors import AgentRunError, McpFailure
 from evalward.http.client import tls_context
-from evalward.resources.mcp import McpCommand
+from evalward.resources.agents.mcp import McpCommand
 from evalward.runtime.agents.process import Launch, kill_group, limited_env, read_tail, spawn
 from evalward.runtime.agents.process import tail as tail_text
 from evalward.text import jsontext

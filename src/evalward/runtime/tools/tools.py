@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalward.errors import AgentRunError
 from evalward.providers.base import ToolCall, ToolSpec
-from evalward.resources.agent import Tool, ToolCommand
+from evalward.resources.agents.agent import Tool, ToolCommand
 from evalward.resources.models import ToolReplay
 from evalward.runtime.agents.process import (
     Launch,

@@ -10,8 +10,8 @@ from typing import Any, get_args
 
 import pytest
 
-from evalward.resources.agent import AgentSpec
-from evalward.resources.agent_runtime import RuntimeKind
+from evalward.resources.agents.agent import AgentSpec
+from evalward.resources.agents.agent_runtime import RuntimeKind
 from evalward.runtime.agents.kinds import base
 from evalward.runtime.agents.kinds.registry import KINDS, kind_of
 

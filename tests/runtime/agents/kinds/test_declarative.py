@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from evalward.providers.registry import build_providers
-from evalward.resources.agent import AgentSpec
+from evalward.resources.agents.agent import AgentSpec
 from evalward.rundata.trace import StepType
 from evalward.runtime.agents.kinds.base import KindSetup
 from evalward.runtime.agents.kinds.declarative import DeclarativeKind

@@ -4,7 +4,8 @@ One module per kind subclasses `AgentKind` (`declarative.py`, `command.py`, `rep
 `http.py`; `ProgramKind` is what the bring-your-own kinds share), and `registry.py` maps an
 Agent's spec to its kind. What the definitions alone say of a runtime (the program it starts,
 the variables it asks for, what preflight refuses) is answered by its settings in
-resources/agent.py, below every stage that asks; a kind answers how a run of it is carried out.
+resources/agents/agent.py, below every stage that asks; a kind answers how a run of it is
+carried out.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any, ClassVar
 
 from evalward.providers.base import ChatMessage, RunLabels
 from evalward.providers.registry import Providers
-from evalward.resources.agent import AgentSpec
+from evalward.resources.agents.agent import AgentSpec
 from evalward.resources.conversation import Conversation, one_turn
 from evalward.resources.models import FixtureInput
 from evalward.rundata.spending import Allowance

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from evalward.providers.base import ChatMessage
-from evalward.resources.agent import AgentSpec
-from evalward.resources.agent_runtime import CommandRuntime
+from evalward.resources.agents.agent import AgentSpec
+from evalward.resources.agents.agent_runtime import CommandRuntime
 from evalward.runtime.agents.command import run_command_agent
 from evalward.runtime.agents.conversation import TurnAnswer, transcript
 from evalward.runtime.agents.conversation_agents import ProgramTurns

@@ -14,7 +14,7 @@ from typing import ClassVar
 
 from evalward.errors import McpFailure
 from evalward.providers.base import ChatMessage
-from evalward.resources.agent import AgentSpec
+from evalward.resources.agents.agent import AgentSpec
 from evalward.rundata.spending import OwnCalls
 from evalward.rundata.trace import StepType
 from evalward.runtime.agents.conversation import TurnAnswer

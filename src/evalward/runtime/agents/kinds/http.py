@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from evalward.providers.base import ChatMessage
-from evalward.resources.agent import AgentSpec
+from evalward.resources.agents.agent import AgentSpec
 from evalward.runtime.agents.conversation import TurnAnswer
 from evalward.runtime.agents.conversation_agents import ProgramTurns
 from evalward.runtime.agents.http_agent import HttpAgentServer

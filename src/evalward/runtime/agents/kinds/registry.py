@@ -3,8 +3,8 @@ definition says it is (`AgentSpec.runtime_kind`)."""
 
 from __future__ import annotations
 
-from evalward.resources.agent import AgentSpec
-from evalward.resources.agent_runtime import RuntimeKind
+from evalward.resources.agents.agent import AgentSpec
+from evalward.resources.agents.agent_runtime import RuntimeKind
 from evalward.runtime.agents.kinds.base import AgentKind
 from evalward.runtime.agents.kinds.command import CommandKind
 from evalward.runtime.agents.kinds.declarative import DeclarativeKind

@@ -1,0 +1,67 @@
+"""Tools and tool choices copied from either vendor's code read as an Agent's own
+(`resources/agents/tool_shapes.py`); anything else is left as written for the model's own checks."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalward.resources.agents.tool_shapes import agent_tool, tool_choice
+
+pytestmark = pytest.mark.unit
+
+PARAMETERS = {"type": "object", "properties": {"id": {"type": "integer"}}}
+AGENT_TOOL = {"name": "lookup", "description": "Find an order", "parameters": PARAMETERS}
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        AGENT_TOOL,
+        {"type": "function", "function": AGENT_TOOL},
+        {"name": "lookup", "description": "Find an order", "input_schema": PARAMETERS},
+    ],
+)
+def test_a_tool_in_any_vendor_s_shape_is_the_agent_s(written: dict[str, object]) -> None:
+    assert agent_tool(written) == AGENT_TOOL
+
+
+def test_what_a_tool_adds_to_the_vendor_s_shape_is_kept_for_the_model_to_refuse() -> None:
+    written = {"type": "function", "function": AGENT_TOOL, "strict": True}
+    assert agent_tool(written) == AGENT_TOOL | {"strict": True}
+    both = {"name": "x", "input_schema": {}, "parameters": PARAMETERS}
+    assert agent_tool(both) is both  # neither shape alone: left for the schema to name
+    assert agent_tool("lookup") == "lookup"
+
+
+@pytest.mark.parametrize(
+    ("written", "meant"),
+    [
+        ("auto", "auto"),
+        ("none", "none"),
+        ("required", "required"),
+        ("any", "required"),
+        ({"name": "lookup"}, {"name": "lookup"}),
+        ({"type": "function", "function": {"name": "lookup"}}, {"name": "lookup"}),
+        ({"type": "tool", "name": "lookup"}, {"name": "lookup"}),
+        ({"type": "any"}, "required"),
+        ({"type": "auto"}, "auto"),
+        ({"type": "none"}, "none"),
+    ],
+)
+def test_each_vendor_s_tool_choice_is_the_agent_s(written: object, meant: object) -> None:
+    assert tool_choice(written) == meant
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        {"type": "tool", "name": "lookup", "disable_parallel_tool_use": True},
+        {"type": "auto", "extra": 1},
+        {"type": "function", "function": {"name": "x"}, "other": 2},
+        7,
+        {"type": ["tool"]},  # unhashable: looking it up among the words was a TypeError
+        {"type": {"name": "x"}},
+    ],
+)
+def test_a_choice_with_fields_beyond_a_vendor_s_is_left_as_written(written: object) -> None:
+    assert tool_choice(written) == written

@@ -1,0 +1,45 @@
+"""How a problem is worded (`resources/reading/problems.py`): the field path as YAML spells it, a
+short rendering of what was found, and the nearest valid name."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalward.resources.reading.problems import did_you_mean, found, render_path
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.mark.parametrize(
+    ("loc", "path"),
+    [
+        (("spec", "assertions", 1, "value"), "spec.assertions[1].value"),
+        (("spec",), "spec"),
+        ((0, "name"), "[0].name"),
+        ((), ""),
+    ],
+)
+def test_a_path_is_written_as_the_yaml_spells_it(loc: tuple[str | int, ...], path: str) -> None:
+    assert render_path(loc) == path
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        ({"a": 1}, "a mapping"),
+        ([1, 2], "a list"),
+        (None, "nothing (null)"),
+        ("text", "'text'"),
+        (3, "3"),
+        ("y" * 200, repr("y" * 200)[:77] + "..."),
+    ],
+)
+def test_what_was_found_is_said_short(value: object, text: str) -> None:
+    assert found(value) == text
+
+
+def test_the_nearest_name_is_suggested_only_when_it_is_near() -> None:
+    names = ["contains", "equals", "regex", "toolCalled"]
+    assert did_you_mean("contain", names) == " (did you mean 'contains'?)"
+    assert did_you_mean("toolcalled", names) == " (did you mean 'toolCalled'?)"
+    assert did_you_mean("zzz", names) == ""
