@@ -48,7 +48,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from common import answer_chat, before_and_this  # noqa: E402
 
-from evalward.scoring.judge import CLOSE, OPEN  # noqa: E402
+from evalward.scoring.judges.judge import CLOSE, OPEN  # noqa: E402
 
 FIXTURES = 10
 RIGHT = "The right answer"

@@ -34,8 +34,8 @@ from evalward.resources.models import Severity
 from evalward.rundata.pairwise_record import OrderRecord, PairRecord, Preference
 from evalward.rundata.results import AssertionResult, FixtureResult, Status, Verdict
 from evalward.rundata.sides import Side
-from evalward.scoring.pairwise_judge import combine
-from evalward.scoring.pairwise_panel import Judged, PairwiseJudge
+from evalward.scoring.judges.pairwise_judge import combine
+from evalward.scoring.judges.pairwise_panel import Judged, PairwiseJudge
 from evalward.scoring.scores import score_eval
 from evalward.verdict.compare import compare
 from evalward.verdict.gate import GateResult, decide

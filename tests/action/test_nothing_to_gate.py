@@ -7,7 +7,7 @@ import pytest
 
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer, text
-from scoring.test_advisory_judge import AGENT
+from scoring.judges.test_advisory_judge import AGENT
 from support.actionrun import pull_request_event, run_action
 from support.gitrepo import GitRepo
 from support.suite import provider_env

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from fakes.model_server import ScriptedModelServer, text
-from scoring.test_judge_cannot_score import RESOURCES as CALIBRATED
+from scoring.judges.test_judge_cannot_score import RESOURCES as CALIBRATED
 from support.answered import helper_eval
 from support.clirun import evalward
 from support.gitrepo import GitRepo

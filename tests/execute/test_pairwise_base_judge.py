@@ -14,7 +14,7 @@ import pytest
 
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer, text
-from scoring.test_pairwise_cost import (
+from scoring.judges.test_pairwise_cost import (
     BAD,
     FIXTURES,
     GOOD,

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from fakes.model_server import ScriptedModelServer, text, tool_call
-from scoring.test_judge import verdict
+from scoring.judges.test_judge import verdict
 from support.clirun import evalward
 from support.gitrepo import GitRepo
 

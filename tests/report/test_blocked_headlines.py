@@ -14,7 +14,7 @@ import pytest
 
 from action.test_adaptive_story import NAMES, mock
 from fakes.github_api import FakeGitHub, FakePull
-from scoring.test_pairwise_gate import CALIBRATION, CURT, RUBRIC, script
+from scoring.judges.test_pairwise_gate import CALIBRATION, CURT, RUBRIC, script
 from support.actionrun import ActionRun, pull_request_event, run_action
 from support.answered import AGENT, commit_suite, helper_eval
 from support.documents import documents

@@ -31,7 +31,7 @@ from evalward.rundata.pairwise_record import OrderRecord, PairRecord, Preference
 from evalward.rundata.results import AssertionResult, FixtureResult, Status, Verdict
 from evalward.rundata.sequential_record import BLOCKING_VERDICTS, WORKING_VERDICTS
 from evalward.rundata.sides import Side
-from evalward.scoring.pairwise_panel import Judged, PairwiseJudge
+from evalward.scoring.judges.pairwise_panel import Judged, PairwiseJudge
 from evalward.scoring.scores import score_eval
 from evalward.text import escaping
 from evalward.verdict.compare import EvalComparison, compare

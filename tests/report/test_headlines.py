@@ -32,7 +32,7 @@ from evalward.report.story import counts_phrases
 from evalward.resources import Eval, Located
 from evalward.rundata.results import AssertionResult, FixtureResult, Status
 from evalward.rundata.sides import Side
-from evalward.scoring.pairwise_panel import Judged, PairwiseJudge
+from evalward.scoring.judges.pairwise_panel import Judged, PairwiseJudge
 from evalward.scoring.scores import score_eval
 from evalward.security import Redactor
 from evalward.verdict.compare import EvalComparison, compare

@@ -11,7 +11,7 @@ import pytest
 
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer, text
-from scoring.test_pairwise_gate import CALIBRATION, GOOD, RUBRIC
+from scoring.judges.test_pairwise_gate import CALIBRATION, GOOD, RUBRIC
 from support.actionrun import ActionRun, pull_request_event, run_action
 from support.clirun import evalward
 from support.documents import documents

@@ -1,7 +1,7 @@
 """An Eval in which nothing may gate (every assertion advisory) is reported as advisory and
 decides nothing; one that has anything that gates still gates on it, and a run that crashed
 or hung is a verdict, never advisory. The judge's own advisory path (below its calibration
-floor) runs end to end in tests/scoring/test_advisory_judge.py."""
+floor) runs end to end in tests/scoring/judges/test_advisory_judge.py."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from evalward.resources import Eval, EvalFixture, Located
 from evalward.resources.models import ScoringConfig
 from evalward.rundata.results import AssertionResult, FixtureResult, JudgeVerdict, Status, Verdict
 from evalward.rundata.trace import StepType, Trace
-from evalward.scoring.panel import EvalJudge
+from evalward.scoring.judges.panel import EvalJudge
 from evalward.scoring.scores import (
     fixture_outcome,
     fixture_status,

@@ -1,6 +1,6 @@
 """Packages for code scorers' environments, made by the test: a wheel and an npm tarball,
 installed from a path outside the repository, so installing them needs no registry
-(tests/scoring/test_code_scorer_environments_action.py)."""
+(tests/scoring/code/test_code_scorer_environments_action.py)."""
 
 from __future__ import annotations
 

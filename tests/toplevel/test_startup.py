@@ -101,7 +101,7 @@ from evalward.rundata.results import EvalResult, FixtureResult
 from evalward.rundata.pairwise_record import PairwiseRecord
 from evalward.rundata.trace import Trace
 from evalward.record.summary import RunSummary
-from evalward.scoring.judge import RawVerdict
+from evalward.scoring.judges.judge import RawVerdict
 built = [m.__name__ for m in (EvalResult, FixtureResult, PairwiseRecord, Trace, RunSummary,
          RawVerdict) if m.__pydantic_complete__]
 print(",".join(built) or "none")

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from evalward.scoring.judge import CLOSE, OPEN
+from evalward.scoring.judges.judge import CLOSE, OPEN
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer, text
 from support.actionrun import ActionRun, pull_request_event, run_action

@@ -4,7 +4,7 @@ so a scorer that cannot give a verdict is found before a run's first model call.
 The sample is shaped like a run of the first fixture that uses the scorer: the fixture's
 input (or its first scripted turn), its `vars` and `reference`, and a trace of that input and
 one final message (the fixture's `reference`, else `SAMPLE_REPLY`). The scorer runs as a run
-runs it on the command line (scoring/code_scorer.py: the same harness, limits and
+runs it on the command line (scoring/code/code_scorer.py: the same harness, limits and
 environment with no secret); what it answers is read as a run reads it.
 
 What it makes of the sample is told at the assertion's YAML line:
@@ -39,15 +39,15 @@ from evalward.resources.resource_set import Located
 from evalward.rundata.results import Status
 from evalward.rundata.trace import StepType, Trace
 from evalward.runtime.agents.inputs import input_messages, input_text
-from evalward.scoring.code_scorer import CodeScorers, scorer_case
-from evalward.scoring.scorer_environments import ScorerEnvironments
+from evalward.scoring.code.code_scorer import CodeScorers, scorer_case
+from evalward.scoring.code.scorer_environments import ScorerEnvironments
 
 SAMPLE_REPLY = "Thank you for waiting. I have looked into it and done what you asked."
 """The final message of a sample run whose fixture gives no `reference`."""
 TRIALS_AT_ONCE = 4
 """Scorers run at once (each mostly waits for its interpreter to start)."""
 _NOT_A_VERDICT = "the scorer returned "
-"""How scoring/code_verdicts.py begins the error of an answer of the wrong shape."""
+"""How scoring/code/code_verdicts.py begins the error of an answer of the wrong shape."""
 _UNDEFINED = re.compile(
     r"\b(?:NameError|UnboundLocalError|ReferenceError)\b|defines no function|exports no function"
 )

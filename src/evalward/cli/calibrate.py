@@ -46,8 +46,8 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     from evalward.errors import EXIT_EXTERNAL, EXIT_GATE_FAILED, EXIT_OK
     from evalward.providers.registry import build_providers, check_credentials, repo_providers
     from evalward.rundata.results import CalibrationPhase
-    from evalward.scoring.calibration import calibrate_named, render_calibration
-    from evalward.scoring.pairwise_panel import calibrate_pairs, gates, render_pairs
+    from evalward.scoring.judges.calibration import calibrate_named, render_calibration
+    from evalward.scoring.judges.pairwise_panel import calibrate_pairs, gates, render_pairs
 
     env = host.env
     root = Path(args.path).resolve()

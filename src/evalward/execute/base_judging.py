@@ -37,7 +37,7 @@ from evalward.providers.base import RunLabels
 from evalward.rundata.results import FixtureResult
 from evalward.rundata.sides import Side
 from evalward.rundata.spool import TraceSource
-from evalward.scoring.panel import JudgePanel
+from evalward.scoring.judges.panel import JudgePanel
 from evalward.scoring.scores import judge_deferred, judged_later
 from evalward.verdict.adaptive import SequentialTests, SequentialVerdict, judge
 from evalward.verdict.preference import pass_rate_share

@@ -53,9 +53,9 @@ from evalward.runtime.playground.service_environment import ServiceEnvironments
 from evalward.runtime.processes.strays import RunProcesses
 from evalward.runtime.proxy.model_proxy import ModelProxy, agent_environment, provider_key_names
 from evalward.runtime.tools.tools import FixtureTools
-from evalward.scoring.code_scorer import CodeScorers
-from evalward.scoring.panel import JudgePanel
-from evalward.scoring.scorer_environments import ScorerEnvironments
+from evalward.scoring.code.code_scorer import CodeScorers
+from evalward.scoring.code.scorer_environments import ScorerEnvironments
+from evalward.scoring.judges.panel import JudgePanel
 from evalward.scoring.scores import score_fixture
 from evalward.text.escaping import printable
 

@@ -26,9 +26,9 @@ from evalward.rundata.results import FixtureResult
 from evalward.rundata.sides import Side
 from evalward.rundata.spool import TraceSpool
 from evalward.rundata.trace import Trace
-from evalward.scoring.judge import JudgeSettings
-from evalward.scoring.pairwise_judge import PairCase, judge_pair
-from evalward.scoring.pairwise_panel import (
+from evalward.scoring.judges.judge import JudgeSettings
+from evalward.scoring.judges.pairwise_judge import PairCase, judge_pair
+from evalward.scoring.judges.pairwise_panel import (
     FixturePairing,
     Judged,
     PairwiseJudge,

@@ -25,7 +25,7 @@ from evalward.plan.run_context import RunContext
 from evalward.rundata.results import FixtureResult
 from evalward.rundata.sides import Side
 from evalward.rundata.spending import Allowance, Estimate, Spent
-from evalward.scoring.pairwise_panel import Judged
+from evalward.scoring.judges.pairwise_panel import Judged
 
 
 @dataclass(frozen=True)

@@ -48,8 +48,8 @@ from evalward.rundata.sides import Side
 from evalward.rundata.spending import Budget, Estimate
 from evalward.runtime.agents.kinds.registry import kind_of
 from evalward.runtime.tools.tools import tool_text
-from evalward.scoring.judge import SYSTEM_PROMPT
-from evalward.scoring.pairwise_judge import SYSTEM_PROMPT as PAIRWISE_PROMPT
+from evalward.scoring.judges.judge import SYSTEM_PROMPT
+from evalward.scoring.judges.pairwise_judge import SYSTEM_PROMPT as PAIRWISE_PROMPT
 
 CHARS_PER_TOKEN = 4
 MESSAGE_TOKENS = 4

@@ -31,13 +31,13 @@ from evalward.rundata.playground_state import PlaygroundRun
 from evalward.rundata.results import Status
 from evalward.rundata.trace import Trace
 from evalward.scoring.assertions import check, output_text, reports_only
-from evalward.scoring.code_scorer import CodeScorers, scorer_case
-from evalward.scoring.judge import JudgeCase
-from evalward.scoring.panel import EvalJudge, JudgeOutcome
+from evalward.scoring.code.code_scorer import CodeScorers, scorer_case
+from evalward.scoring.code.transform import Transformed, transform_output
+from evalward.scoring.judges.judge import JudgeCase
+from evalward.scoring.judges.panel import EvalJudge, JudgeOutcome
 from evalward.scoring.reps import at_least
 from evalward.scoring.similarity import check_similar
 from evalward.scoring.state import check_state
-from evalward.scoring.transform import Transformed, transform_output
 from evalward.scoring.turns import judged_input, turn_not_reached, turn_trace
 
 TIMED_OUT = "the run reached no terminal event before its timeout"

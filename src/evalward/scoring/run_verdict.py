@@ -18,7 +18,7 @@ from typing import Any
 from evalward.resources.models import EvalFixtureSpec
 from evalward.rundata.results import AssertionResult, FixtureResult, Status, Verdict
 from evalward.rundata.trace import Trace
-from evalward.scoring.code_scorer import CodeScorers
+from evalward.scoring.code.code_scorer import CodeScorers
 from evalward.scoring.reps import at_least
 from evalward.text.numbers import score_text
 

@@ -46,9 +46,10 @@ from evalward.rundata.results import (
 )
 from evalward.rundata.trace import Trace
 from evalward.scoring.assertions import REGEX_TIMEOUT_SECONDS, observed_ms
-from evalward.scoring.code_scorer import CodeScorers
+from evalward.scoring.code.code_scorer import CodeScorers
+from evalward.scoring.code.transform import Transformed
 from evalward.scoring.fixture_checks import TIMED_OUT, FixtureChecks, fixture_read
-from evalward.scoring.panel import NOT_SCORED, EvalJudge, JudgeOutcome
+from evalward.scoring.judges.panel import NOT_SCORED, EvalJudge, JudgeOutcome
 from evalward.scoring.reps import (
     at_least,
     eval_pass_hat_k,
@@ -58,7 +59,6 @@ from evalward.scoring.reps import (
     wilson_interval,
 )
 from evalward.scoring.run_verdict import decide_run
-from evalward.scoring.transform import Transformed
 from evalward.scoring.turns import turns_held
 from evalward.text.escaping import printable
 

@@ -16,7 +16,7 @@ from evalward.providers.registry import Providers
 from evalward.resources.checks.assertions import SimilarAssertion, SimilarityMetric
 from evalward.rundata.results import Status
 from evalward.runtime.proxy.embedding_calls import embed
-from evalward.scoring.panel import JudgeOutcome
+from evalward.scoring.judges.panel import JudgeOutcome
 from evalward.text.numbers import side_text
 
 EPSILON = 2.220446049250313e-16

@@ -15,12 +15,12 @@ from evalward.resources import Located
 from evalward.resources.models import Eval
 from evalward.rundata.pairwise_record import SETTLED_PREFERENCES, PairwiseRecord
 from evalward.rundata.results import EvalResult
-from evalward.scoring.consistency import (
+from evalward.scoring.judges.consistency import (
     CONSISTENCY_ALPHA,
     binomial_upper_bound,
     consistency_below,
 )
-from evalward.scoring.pairwise_panel import CONFIDENCE, Judged, PairwiseJudge
+from evalward.scoring.judges.pairwise_panel import CONFIDENCE, Judged, PairwiseJudge
 from evalward.text.numbers import score_text, threshold_text
 from evalward.verdict.preference import (
     PreferenceTests,

@@ -18,7 +18,7 @@ from evalward.resources.models import Eval
 from evalward.rundata.results import EvalResult, FixtureResult, Status
 from evalward.rundata.sequential_record import SequentialRecord
 from evalward.rundata.sides import Side
-from evalward.scoring.pairwise_panel import Judged
+from evalward.scoring.judges.pairwise_panel import Judged
 from evalward.verdict.adaptive import Outcomes, SequentialTests, judge, record
 from evalward.verdict.pairwise_verdict import settle_pairwise
 from evalward.verdict.preference import pass_rate_share

@@ -18,7 +18,7 @@ from collections import Counter
 from evalward.rundata.pairwise_record import PairwiseRecord
 from evalward.rundata.results import EvalResult
 from evalward.rundata.sequential_record import SequentialRecord
-from evalward.scoring.pairwise_panel import WHAT_TO_DO
+from evalward.scoring.judges.pairwise_panel import WHAT_TO_DO
 
 
 def inconclusive_reason(undecided: str) -> str:

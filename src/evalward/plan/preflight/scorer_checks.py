@@ -1,7 +1,7 @@
 """Whether a fixture's code scorers compile, found before a run rather than by it.
 
 A Python scorer, inline or a file's, is compiled the way the harness compiles it
-(scoring/code_harness.py: an inline scorer is an expression, else the body of a function),
+(scoring/code/code_harness.py: an inline scorer is an expression, else the body of a function),
 with `compile()`, which runs nothing. A JavaScript scorer is checked with `node --check` (it
 parses, runs nothing) when Node is on the run's PATH, written to a file of the name the
 harness gives it. An error is located where the code was written: an inline scorer's at the

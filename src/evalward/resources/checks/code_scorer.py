@@ -5,7 +5,7 @@
 
 Its file and its `environment`'s files are read with the fixture, from the fixture's commit
 (resources/checks/code_scorer_files.py); how it runs (as the agent user, with no secret, bounded,
-with its packages) is scoring/code_scorer.py's and scoring/scorer_environments.py's.
+with its packages) is scoring/code/code_scorer.py's and scoring/code/scorer_environments.py's.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from evalward.providers.registry import Providers, build_providers
 from evalward.rundata.trace import StepType, Trace, Usage
 from evalward.runtime.proxy.wire import FORMATS
 from evalward.runtime.proxy.wire.base import Kind
-from evalward.scoring.judge import JUDGE_MAX_TOKENS, JudgeCase, JudgeSettings, ask_judge
+from evalward.scoring.judges.judge import JUDGE_MAX_TOKENS, JudgeCase, JudgeSettings, ask_judge
 from fakes.model_server import ScriptedModelServer, text, tool_call
 from fakes.wire_contract import anthropic_request_problem, openai_request_problem
 
