@@ -14,7 +14,7 @@ from evalward.action.context import WorkflowContext
 from evalward.action.job import Clients, Console, Job, Site, Trusted
 from evalward.action.route import Route, RouteKind
 from evalward.action.settings import Settings
-from evalward.action.setup import CacheUse
+from evalward.action.trusted.setup import CacheUse
 from evalward.git import Git
 from evalward.past.status import STATUS_DIR, Phase, StatusStore
 from evalward.rundata.cache_mode import CacheMode

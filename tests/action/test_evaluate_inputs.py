@@ -21,7 +21,7 @@ from evalward.action.evaluate import (
 from evalward.action.github import PullInfo
 from evalward.action.job import Console, Site
 from evalward.action.settings import Settings
-from evalward.action.setup import CacheUse
+from evalward.action.trusted.setup import CacheUse
 from evalward.action.workflow import Outputs
 from evalward.errors import ConfigError, MissingSecretError
 from evalward.git import Git

@@ -1,7 +1,7 @@
 """An archive from elsewhere is unpacked whole into evalward's folder or not at all
 (`files/unzip.py`): every entry that could write outside it, or past a bound, refuses it
 before one file is written (the action's `base-cache` runs it on a push run's artifact,
-tests/action/test_base_cache_artifact.py)."""
+tests/action/trusted/test_base_cache_artifact.py)."""
 
 from __future__ import annotations
 

@@ -44,7 +44,7 @@ pytestmark = pytest.mark.unit
 
 EVAL = "bot-eval"
 SUMMARY_LIMIT = 1_000_000
-"""The job summary's limit (action/outputs.py): the comment, rendered whole."""
+"""The job summary's limit (action/publish/outputs.py): the comment, rendered whole."""
 RULES = ("<", "pass^k", "sequential test", "pairwise judge", "failOnRegression")
 """The words of the rules that decide: every blocked Eval's headline names one."""
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 from evalward.action.github import GitHubClient, PullInfo
 from evalward.action.job import Console, Job
-from evalward.action.review import LineFinding, publish_review
+from evalward.action.publish.review import LineFinding, publish_review
 from evalward.action.workflow import command
 from evalward.attribution.found import RunAttribution
 from evalward.attribution.hunks import in_diff_order

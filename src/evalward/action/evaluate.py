@@ -16,7 +16,7 @@ from pathlib import Path
 from evalward.action.github import PullInfo
 from evalward.action.job import Console, Site
 from evalward.action.settings import Settings
-from evalward.action.setup import CacheUse
+from evalward.action.trusted.setup import CacheUse
 from evalward.action.workflow import command
 from evalward.errors import ConfigError, MissingSecretError
 from evalward.flows.session import Outcome, run

@@ -15,7 +15,7 @@ from evalward.action.context import WorkflowContext
 from evalward.action.github import GitHubClient, PullInfo
 from evalward.action.route import Route
 from evalward.action.settings import Settings
-from evalward.action.setup import CacheUse
+from evalward.action.trusted.setup import CacheUse
 from evalward.action.workflow import Outputs, command
 from evalward.errors import EXIT_EXTERNAL, EXIT_OK, why_refused
 from evalward.git import Git

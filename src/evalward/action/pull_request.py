@@ -11,12 +11,12 @@ from collections.abc import Callable
 
 from evalward.action.attributed import SECTION, UNRETIRED, attribute, review
 from evalward.action.bypass import audit, check_bypass, needs_bypass
-from evalward.action.checks import annotate, report_check
 from evalward.action.context import WorkflowContext
 from evalward.action.evaluate import evaluate, missing_secrets
 from evalward.action.github import COMMIT, Comment, GitHubClient, PullInfo
 from evalward.action.job import Console, Job, Site
-from evalward.action.outputs import (
+from evalward.action.publish.checks import annotate, report_check
+from evalward.action.publish.outputs import (
     SUMMARY_LIMIT,
     add_summary,
     conclude,

@@ -18,9 +18,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TextIO
 
-from evalward.action.base_cache import BaseCacheAsk, stamp
 from evalward.action.branch_status import begin_status
-from evalward.action.checks import annotate, report_check
 from evalward.action.context import WorkflowContext, load_context, unread_context
 from evalward.action.evaluate import (
     LoggedProgress,
@@ -33,19 +31,21 @@ from evalward.action.evaluate import (
 )
 from evalward.action.github import GitHubClient, PullInfo
 from evalward.action.job import Clients, Console, Job, Site, Trusted
-from evalward.action.outputs import (
+from evalward.action.ownership import hand_back
+from evalward.action.publish.checks import annotate, report_check
+from evalward.action.publish.outputs import (
     branch_report,
     conclude,
     in_workspace,
     record_scores,
     write_everything,
 )
-from evalward.action.ownership import hand_back
 from evalward.action.pull_request import gate, gate_group, gated_head, group_base, pull_request
 from evalward.action.route import Route, RouteKind, eval_schedules, route_event
 from evalward.action.settings import Settings
-from evalward.action.setup import CacheUse, decide_cache, fetched_cache, trusted_replies
-from evalward.action.trust import agent_sandbox, check_output_dir, trusted_inputs
+from evalward.action.trusted.base_cache import BaseCacheAsk, stamp
+from evalward.action.trusted.setup import CacheUse, decide_cache, fetched_cache, trusted_replies
+from evalward.action.trusted.trust import agent_sandbox, check_output_dir, trusted_inputs
 from evalward.action.workflow import Outputs, append_summary, command
 from evalward.errors import (
     EXIT_BUG,

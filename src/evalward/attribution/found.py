@@ -1,6 +1,6 @@
 """What attribution found for a run: per regression, the hunks proven to cause it or why none
 were, and what the search spent of its budget. Plain data: results.json, the comment and the
-review read it (`record/`, `report/`, `action/review.py`)."""
+review read it (`record/`, `report/`, `action/publish/review.py`)."""
 
 from __future__ import annotations
 

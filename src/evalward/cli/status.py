@@ -183,7 +183,7 @@ def distrusted(root: Path, directory: Path) -> str | None:
     """Why a status store under `directory` cannot be trusted, as the action decides for a
     cache (`trust.untrusted_cache`); outside a git repository, only a symbolic link on the
     way counts."""
-    from evalward.action.trust import untrusted_cache
+    from evalward.action.trusted.trust import untrusted_cache
     from evalward.errors import GitError
     from evalward.files.inside import link_on_the_way
     from evalward.git import Git

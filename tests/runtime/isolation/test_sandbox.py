@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from evalward.action.settings import Settings
-from evalward.action.trust import NOT_ROOT, agent_sandbox
+from evalward.action.trusted.trust import NOT_ROOT, agent_sandbox
 from evalward.errors import ConfigError
 from evalward.flows.pipeline import evaluate_change
 from evalward.git import Git

@@ -1,5 +1,5 @@
 """What a run without a base says it ran and why, and where its files are for later steps
-(`action/outputs.py`). The files, summary and outputs themselves are checked through the
+(`action/publish/outputs.py`). The files, summary and outputs themselves are checked through the
 action's entry point (tests/action/test_github_events.py)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from evalward.action.context import WorkflowContext
-from evalward.action.outputs import in_workspace, run_reason
+from evalward.action.publish.outputs import in_workspace, run_reason
 from evalward.action.route import Route, RouteKind
 from evalward.report.markdown import RunReason
 

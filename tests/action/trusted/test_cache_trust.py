@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evalward.action.trust import untrusted_cache
+from evalward.action.trusted.trust import untrusted_cache
 from evalward.git import Git
 from support.gitrepo import GitRepo
 

@@ -1,6 +1,6 @@
-"""What the action decides once about its caches (`action/setup.py`), on real repositories: a
-scheduled run refreshes instead of reusing, and a cache the commit under test could have
-filled is not read, the result cache's or the model replies', with the reason kept."""
+"""What the action decides once about its caches (`action/trusted/setup.py`), on real
+repositories: a scheduled run refreshes instead of reusing, and a cache the commit under test
+could have filled is not read, the result cache's or the model replies', with the reason kept."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from evalward.action.context import WorkflowContext
 from evalward.action.settings import Settings
-from evalward.action.setup import CacheUse, cache_mode, decide_cache, trusted_replies
+from evalward.action.trusted.setup import CacheUse, cache_mode, decide_cache, trusted_replies
 from evalward.git import Git
 from evalward.providers.config import ProvidersConfig
 from evalward.rundata.cache_mode import CacheMode

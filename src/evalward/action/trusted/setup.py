@@ -11,10 +11,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from evalward.action.base_cache import BaseCacheAsk, fetch_base_cache
 from evalward.action.context import WorkflowContext
 from evalward.action.settings import Settings
-from evalward.action.trust import untrusted_cache
+from evalward.action.trusted.base_cache import BaseCacheAsk, fetch_base_cache
+from evalward.action.trusted.trust import untrusted_cache
 from evalward.errors import GitHubError, HttpFailure, UnsafeArchive, printable
 from evalward.git import Git
 from evalward.plan.result_cache import ResultCache

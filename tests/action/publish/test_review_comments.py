@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import pytest
 
 from evalward.action.github import GitHubClient
-from evalward.action.review import RETIRED, LineFinding, ReviewOutcome, publish_review
+from evalward.action.publish.review import RETIRED, LineFinding, ReviewOutcome, publish_review
 from evalward.security import Redactor
 from fakes.github_api import FakeGitHub, FakePull
 

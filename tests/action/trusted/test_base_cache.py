@@ -1,4 +1,4 @@
-"""action/base_cache.py's words and bounds, beside the gate's own tests of it
+"""action/trusted/base_cache.py's words and bounds, beside the gate's own tests of it
 (test_base_cache_artifact.py): which entries of an archive are never unpacked, and a
 setting's name shown as printable text wherever it is said."""
 
@@ -8,7 +8,7 @@ from pathlib import PurePosixPath
 
 import pytest
 
-from evalward.action.base_cache import BaseCacheAsk, kept_out
+from evalward.action.trusted.base_cache import BaseCacheAsk, kept_out
 
 pytestmark = pytest.mark.unit
 

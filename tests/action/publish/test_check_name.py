@@ -1,4 +1,4 @@
-"""The check run's name (`action/checks.py`): only a pull request's gate writes under the
+"""The check run's name (`action/publish/checks.py`): only a pull request's gate writes under the
 gate's name, so a later run of a branch's own Evals can never put a `success` of that name on
 the head commit GitHub counts."""
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from evalward.action.checks import check_name
 from evalward.action.context import WorkflowContext
+from evalward.action.publish.checks import check_name
 
 pytestmark = pytest.mark.unit
 
