@@ -296,3 +296,43 @@ def test_a_result_cache_the_runner_cannot_take_costs_the_cache_not_the_gate(
     assert "nothing was stored for a rerun" in warning and "Free space" in warning, warning
     kept = resultdb.stored(cache)
     assert kept and all(key.startswith("unread-") for key in kept), "nothing half-written"
+
+
+def test_a_reply_the_response_cache_cannot_keep_costs_the_cache_not_the_gate(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """The base's evalward.yaml keeps model replies, and the runner refuses every write into
+    that folder (here a file stands where each entry's folder goes, as a full or read-only disk
+    refuses): the replies were paid for, so the runs use them and the gate decides, comments
+    and checks with its own exit code, 0; one `::warning` names the response cache, why and
+    what to do, never "the machine refused a write" as what stopped the job."""
+    repo.commit(
+        "keep model replies",
+        {
+            "evalward.yaml": "cache: { mode: read-write, dir: .evalward/responses }\n",
+            ".gitignore": ".evalward/\n",
+        },
+    )
+    base, head = make_pr(repo, github)
+    payload = pull_request_event(github.repository, 7, base, head)
+    launch = prepare(repo.path, github, payload, env=env, inputs={"check-run": "true"})
+    script_model(model, head_greets_well=True)
+    responses = repo.path / ".evalward" / "responses"
+    responses.mkdir(parents=True)
+    for prefix in range(256):  # every entry's folder is a file: no reply can be kept
+        (responses / f"{prefix:02x}").write_text("not a folder\n")
+
+    run = _run_limited(repo, launch)
+
+    assert run.returncode == 0, run.stdout + run.stderr
+    _no_bug(run)
+    assert "refused a write" not in run.stdout + run.summary, run.stdout
+    assert run.outputs["result"] == "pass"
+    assert "every affected Eval passes" in github.comments_on(7)[0]["body"]
+    assert [check["conclusion"] for check in github.check_runs] == ["success"]
+    assert model.calls, "the replies were asked for, and used"
+    (warning,) = [line for line in run.stdout.splitlines() if "response cache (" in line]
+    assert warning.startswith("::warning"), warning
+    assert ".evalward/responses" in warning and "did not keep every reply" in warning, warning
+    assert "a rerun asks the model again" in warning and "Free space" in warning, warning
+    assert all(p.is_file() for p in responses.iterdir()), "nothing kept, nothing half-written"
