@@ -95,9 +95,8 @@ def spender(
         command=f"[{python}, agent/spender.py]",
         prompt="ask",
         assertion=assertion,
+        eval_spec=eval_spec,
     )
-    if eval_spec:
-        suite = suite.replace("  fixtures: [ask]\n", f"  fixtures: [ask]\n  {eval_spec}\n")
     base = repo.commit(
         "the agent",
         {"agents.yaml": suite, "agent/spender.py": BASE_AGENT, ".gitignore": ".evalward/\n"},

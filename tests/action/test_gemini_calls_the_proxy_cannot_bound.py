@@ -90,9 +90,8 @@ def gemini_pair(
         command=f"[{agent_python()[0]}, agent/{name}.py]",
         prompt="ask",
         assertion="{ type: contains, value: answer }",
+        eval_spec=eval_spec,
     )
-    if eval_spec:
-        suite = suite.replace("  fixtures: [ask]\n", f"  fixtures: [ask]\n  {eval_spec}\n")
     base = repo.commit(
         "the agent",
         {

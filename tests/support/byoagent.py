@@ -30,9 +30,13 @@ def agent_python() -> tuple[str, str]:
     return sys.executable, "off"
 
 
-def one_agent_suite(agent: str, fixture: str, *, command: str, prompt: str, assertion: str) -> str:
-    """An Agent run by `command`, watching agent/*.py, its Eval `<agent>-eval` and one
-    fixture giving it `prompt` and checking `assertion` (a flow mapping)."""
+def one_agent_suite(
+    agent: str, fixture: str, *, command: str, prompt: str, assertion: str, eval_spec: str = ""
+) -> str:
+    """An Agent run by `command`, watching agent/*.py, its Eval `<agent>-eval` (with the spec
+    line `eval_spec` too, when one is given: a judge, a timeout) and one fixture giving it
+    `prompt` and checking `assertion` (a flow mapping)."""
+    eval_line = f"  {eval_spec}\n" if eval_spec else ""
     return f"""\
 apiVersion: evalward.dev/v1
 kind: Agent
@@ -48,7 +52,7 @@ metadata: {{ name: {agent}-eval }}
 spec:
   targetAgent: {agent}
   fixtures: [{fixture}]
----
+{eval_line}---
 apiVersion: evalward.dev/v1
 kind: EvalFixture
 metadata: {{ name: {fixture} }}
