@@ -100,6 +100,11 @@ def _ask(family: int, states: int, sockid: bytes, flags: int) -> list[Socket] | 
         return None
 
 
+Read = Literal["more", "done", "not whole"]
+"""Where one read of an answer leaves it: it goes on, it ended, or it is not what was asked
+(an error, a message cut)."""
+
+
 def messages(request: bytes, *, dump: bool) -> list[bytes] | None:
     """Each message the kernel answers a sock_diag `request` (a family's `*_diag_req`) with,
     without its header: every one of a dump until it says it is done, or a lookup's one.
@@ -123,11 +128,6 @@ def messages(request: bytes, *, dump: bool) -> list[bytes] | None:
     except (OSError, struct.error):  # the timeout too
         return None
     return found if read == "done" else None
-
-
-Read = Literal["more", "done", "not whole"]
-"""Where one read of an answer leaves it: it goes on, it ended, or it is not what was asked
-(an error, a message cut)."""
 
 
 def framed(data: bytes, found: list[bytes]) -> Read:
