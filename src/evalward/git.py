@@ -40,6 +40,10 @@ them in a pack: creating a file costs 0.2 ms on a virtual machine's disk, so 10,
 written as files first took 6 s, streamed 0.5 s. Fewer are written as files, which git reads
 (`hash-object --stdin-paths`): below about a hundred, fast-import writes loose objects too,
 and its start costs more (2 blobs: 3 ms as files, 7 ms streamed)."""
+KEPT_BLOB_BYTES = 1024 * 1024
+"""A blob read this large at most is kept for the next read of it (`Git.blobs`)."""
+KEPT_BLOBS_BYTES = 32 * 1024 * 1024
+"""Kept blobs' bytes at most, together, per `Git`."""
 _SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 Block = tuple[int, int, int, int]
@@ -122,6 +126,11 @@ class Git:
         """Where each symbolic link leads, by its blob's id (`link_targets`)."""
         self._resolved: dict[tuple[str, str], tuple[str | None, list[str]]] = {}
         """Where a path of a commit leads (`_resolve`), for a commit's full id only."""
+        self._kept: dict[str, bytes] = {}
+        """Small blobs' contents by id, as read (`blobs`): an id names one content, and a
+        gate reads the same files again, its preflight, its seeds, each variant of
+        attribution."""
+        self._kept_bytes = 0
         self._format: str | None = None
 
     def object_format(self) -> str:
@@ -451,8 +460,21 @@ class Git:
         return "/".join(resolved), links
 
     def blobs(self, oids: set[str]) -> dict[str, bytes]:
-        """Blob contents by object id, in one `git cat-file --batch` (ids are hex: one a line
-        cannot be another's)."""
+        """Blob contents by object id, in one `git cat-file --batch` for those not kept from
+        an earlier read (ids are hex: one a line cannot be another's). A missing id is
+        asked again each time: a fetch may bring it."""
+        kept = {oid: self._kept[oid] for oid in oids if oid in self._kept}
+        read = self._read_blobs(oids - kept.keys())
+        for oid, content in read.items():
+            if (
+                len(content) <= KEPT_BLOB_BYTES
+                and self._kept_bytes + len(content) <= KEPT_BLOBS_BYTES
+            ):
+                self._kept[oid] = content
+                self._kept_bytes += len(content)
+        return kept | read
+
+    def _read_blobs(self, oids: set[str]) -> dict[str, bytes]:
         if not oids:
             return {}
         ordered = sorted(oids)

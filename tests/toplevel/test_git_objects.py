@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from evalward.git import STREAMED_BLOBS, Git
+from evalward.git import KEPT_BLOB_BYTES, STREAMED_BLOBS, Git
 from support.gitrepo import GitRepo
 
 pytestmark = pytest.mark.integration
@@ -157,6 +157,34 @@ def test_a_full_object_id_is_asked_of_git_once_and_a_ref_every_time(
         *["HEAD^{commit}"] * 2,
         *[f"{missing}^{{commit}}"] * 2,
     ]
+
+
+def test_a_small_blob_is_read_from_git_once_a_large_or_missing_one_each_time(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """An object id names one content, and a gate reads the same files again (its
+    preflight, its seeds, each variant of attribution): a small blob is kept as read. One
+    over the bound is not (memory), nor an id git lacks (a fetch may bring it)."""
+    repo.commit("files", {"small.md": "small\n", "large.md": "x" * (KEPT_BLOB_BYTES + 1)})
+    small, large = (
+        repo.git("rev-parse", f"HEAD:{name}").strip() for name in ("small.md", "large.md")
+    )
+    asked = tmp_path / "asked"
+    wrapper = tmp_path / "git"
+    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {asked}\nexec {shutil.which("git")} "$@"\n')
+    wrapper.chmod(0o755)
+    git = Git(repo.path, executable=str(wrapper))
+    missing = "0" * 40
+
+    for _ in range(3):
+        assert git.blobs({small, large, missing}) == {
+            small: b"small\n",
+            large: b"x" * (KEPT_BLOB_BYTES + 1),
+        }
+        assert git.blob(small) == b"small\n"
+
+    reads = [line for line in asked.read_text().splitlines() if "cat-file --batch" in line]
+    assert len(reads) == 3, reads  # the large one and the missing one, each time
 
 
 @pytest.mark.parametrize("count", [7, STREAMED_BLOBS])
