@@ -169,6 +169,8 @@ class Git:
             )
         except FileNotFoundError:
             raise GitError("git is not installed or not on PATH") from None
+        except OSError as exc:  # E2BIG, EAGAIN, ENOMEM: git did not start
+            raise GitError(f"git could not be started: {exc.strerror or exc}") from None
 
     def _raw(
         self,
@@ -202,6 +204,17 @@ class Git:
             batches[-1].append(path)
             size += length
         return b"".join(self._raw((*args, "--", *batch)) for batch in batches)
+
+    def listing(self, folders: Sequence[str]) -> tuple[str, str]:
+        """What `ls-files` says of `folders` ("" among them: the whole checkout): what git
+        tracks there, with modes and object ids (`--stage`), and what it would add
+        (untracked, not ignored), NUL-separated; asked in as many calls as the command
+        line's bound needs (a pull request's `watch` names the folders)."""
+        staged = ("ls-files", "-z", "--stage")
+        others = ("ls-files", "-z", "--others", "--exclude-standard")
+        if "" in folders:
+            return self.run(*staged), self.run(*others)
+        return os.fsdecode(self._over(staged, folders)), os.fsdecode(self._over(others, folders))
 
     def commit_of(self, ref: str) -> str | None:
         """The full SHA of a commit-ish; None when there is none (HEAD before a first commit).

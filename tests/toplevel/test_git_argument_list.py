@@ -12,10 +12,11 @@ import pytest
 
 from action.test_gate_evasion import gate, hostile_pr
 from evalward.git import Git
+from evalward.plan.fingerprint import FileIndex
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer
 from support.gitrepo import GitRepo
-from support.suite import script_model
+from support.suite import HEAD_PROMPT, SUPPORT_BOT, script_model
 
 pytestmark = pytest.mark.hostile
 
@@ -41,6 +42,35 @@ def test_many_deep_yaml_files_do_not_crash_the_gate_with_a_traceback(
     assert "Argument list too long" not in output, output[-3000:]
     assert "internal error" not in output and "Traceback" not in output, output[-3000:]
     assert run.returncode in (1, 2), output[-3000:]
+
+
+def test_an_agent_watching_more_folders_than_a_command_line_holds_is_gated(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """git lists the folders an agent's `watch` names, and a pull request's agent may name
+    more than one command line holds: git could not start, and the gate ended with a
+    traceback (exit 4). The folders are listed in parts, the last of them too (the file
+    there is one the agent reads), and the gate decides."""
+    deep = "/".join([_PART] * _DEPTH)
+    globs = [f"w/{n:03}/{deep}/*" for n in range(560)]  # 2.1 MB of folders
+    last = f"w/559/{deep}/tool.py"
+    agent = SUPPORT_BOT.format(prompt=HEAD_PROMPT).replace(
+        "  tools:\n", "  watch: [" + ", ".join(globs) + "]\n  tools:\n"
+    )
+    base, head = hostile_pr(repo, github, {"agents/support-bot.yaml": agent, last: "1\n"})
+    script_model(model, head_greets_well=False)
+
+    index = FileIndex(repo.path)
+    index.prefetch(globs)
+    assert index.matching(globs) == [last]
+
+    run = gate(repo, github, base, head, env)
+
+    output = run.stdout + run.stderr
+    assert "Argument list too long" not in output, output[-3000:]
+    assert "internal error" not in output and "Traceback" not in output, output[-3000:]
+    assert run.returncode == 1, output[-3000:]
+    assert run.outputs["result"] == "fail"
 
 
 def test_a_working_tree_of_many_long_paths_is_asked_of_git_in_parts(tmp_path: Path) -> None:

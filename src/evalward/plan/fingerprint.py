@@ -353,11 +353,8 @@ def _is_repository_root(root: Path) -> bool:
 
 
 def _listed_by_git(root: Path, folders: list[str]) -> TreeListing | None:
-    git = Git(root)
-    where = () if "" in folders else ("--", *folders)
     try:
-        staged = git.run("ls-files", "-z", "--stage", *where)
-        others = git.run("ls-files", "-z", "--others", "--exclude-standard", *where)
+        staged, others = Git(root).listing(folders)
     except GitError:
         return None
     files: set[str] = set()
