@@ -50,7 +50,8 @@ def test_an_agent_watching_more_folders_than_a_command_line_holds_is_gated(
     """git lists the folders an agent's `watch` names, and a pull request's agent may name
     more than one command line holds: git could not start, and the gate ended with a
     traceback (exit 4). The folders are listed in parts, the last of them too (the file
-    there is one the agent reads), and the gate decides."""
+    there is one the agent reads), and the gate decides; a glob of a few KiB is compiled
+    only for the paths that begin with its literal start (each took fnmatch 16 ms)."""
     deep = "/".join([_PART] * _DEPTH)
     globs = [f"w/{n:03}/{deep}/*" for n in range(560)]  # 2.1 MB of folders
     last = f"w/559/{deep}/tool.py"

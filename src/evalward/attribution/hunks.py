@@ -21,7 +21,6 @@ import os
 import posixpath
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from fnmatch import fnmatch
 from typing import Literal
 
 from ruamel.yaml.error import YAMLError
@@ -39,7 +38,7 @@ from evalward.attribution.fields import (
 )
 from evalward.errors import NotCommitted
 from evalward.files.committed import MAX_SYSTEM_BYTES, RepoFiles
-from evalward.files.inside import folders_of, watched_folders
+from evalward.files.inside import folders_of, glob_matches, watched_folders
 from evalward.git import Block, FileChange, Git, TreeEntry
 from evalward.plan.fingerprint import referenced_files, under_globs
 from evalward.plan.plan import Plan, head_targets
@@ -82,7 +81,7 @@ class AgentFiles:
 
     def watches(self, path: str) -> bool:
         """Whether the change of `path` is the agent's through its `watch`."""
-        return path not in self.not_its_own and any(fnmatch(path, g) for g in self.watch)
+        return path not in self.not_its_own and any(glob_matches(path, g) for g in self.watch)
 
 
 def targets_files(plan: Plan, resources: Mapping[Side, ResourceSet]) -> dict[str, AgentFiles]:

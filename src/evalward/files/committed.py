@@ -459,7 +459,9 @@ class RepoFiles:
         git, commit = self._commit_side()
         listed = dict(git.under(commit, folders))
         links = {path: entry.oid for path, entry in listed.items() if entry.is_link}
-        for above in {a for folder in folders for a in folders_of(f"{folder}/")} - {""}:
+        aboves = {a for folder in folders for a in folders_of(f"{folder}/")} - {""}
+        git.prefetch(commit, aboves)  # one `ls-tree` for them all
+        for above in aboves:
             entry = git.entry(commit, above)
             if entry is not None and entry.is_link:
                 links[above] = entry.oid

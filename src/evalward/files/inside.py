@@ -22,6 +22,7 @@ import posixpath
 import re
 import stat
 from collections.abc import Iterator
+from fnmatch import fnmatch
 from pathlib import Path
 
 from evalward.errors import OutsideRepository
@@ -185,6 +186,13 @@ def _walk(root: Path, relative: str) -> tuple[set[str], list[tuple[str, str]]]:
 
 WILDCARD = re.compile(r"[*?\[]")
 """What makes a glob (`fnmatch`'s) more than a literal path."""
+
+
+def glob_matches(path: str, glob: str) -> bool:
+    """`fnmatch`, asked only of a path that begins with the glob's literal start: no other
+    can match, and fnmatch compiles a glob of a few KiB in 16 ms (a pull request's `watch`
+    may hold hundreds)."""
+    return path.startswith(WILDCARD.split(glob, maxsplit=1)[0]) and fnmatch(path, glob)
 
 
 def watched_folders(patterns: list[str]) -> list[str]:

@@ -13,11 +13,11 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from fnmatch import fnmatch
 from typing import Any
 
 from pydantic import BaseModel
 
+from evalward.files.inside import glob_matches
 from evalward.git import FileChange
 from evalward.plan.fingerprint import (
     FileIndex,
@@ -200,7 +200,7 @@ def _reads(
             why = " (it runs a program and names no `watch`: any file may change it)"
         result.note_agent(name, f"{printable(ordered[0])} changed{why}")
     for pattern in located.resource.spec.watch:
-        hit = next((p for p in ordered if fnmatch(p, pattern)), None)
+        hit = next((p for p in ordered if glob_matches(p, pattern)), None)
         if hit is not None:
             result.note_agent(name, f"watched path {printable(hit)} changed")
     if imports_from_root(located.resource.spec):

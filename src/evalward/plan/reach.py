@@ -22,10 +22,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from fnmatch import fnmatch
 
 from evalward.errors import GitError, TreeError
-from evalward.files.inside import watched_folders
+from evalward.files.inside import glob_matches, watched_folders
 from evalward.plan.fingerprint import (
     imports_from_root,
     paths_under,
@@ -188,4 +187,4 @@ def _agent(located: Located[Agent], listed: list[str], reach: Reach) -> None:
         reach.paths.update(root_modules(listed))
     for folder in watched_folders(spec.watch):
         under = paths_under(listed, folder)
-        reach.paths.update(path for path in under if any(fnmatch(path, p) for p in spec.watch))
+        reach.paths.update(path for path in under if any(glob_matches(path, p) for p in spec.watch))

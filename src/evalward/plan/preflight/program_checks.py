@@ -124,7 +124,9 @@ def unmatched_watches(
     index = FileIndex(resources.root)
     locator = Locator(resources)
     found = []
-    for located, at, globs, costs in _watches(resources, agents, services):
+    watches = list(_watches(resources, agents, services))
+    index.prefetch(glob for _, _, globs, _ in watches for glob in globs)  # one listing
+    for located, at, globs, costs in watches:
         for glob in globs:
             if glob.endswith("/**") and glob.removesuffix("/**") in globs:
                 continue  # `tools` is itself and every file below it: told once, as written

@@ -16,7 +16,6 @@ import hashlib
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from fnmatch import fnmatch
 from typing import Any
 
 from evalward.errors import (
@@ -30,7 +29,7 @@ from evalward.errors import (
     TreeError,
 )
 from evalward.files.committed import RepoFiles
-from evalward.files.inside import watched_folders
+from evalward.files.inside import glob_matches, watched_folders
 from evalward.git import TreeEntry
 from evalward.http.client import HttpClient, Reply
 from evalward.resources.playground import McpReady, Playground, ServicePart
@@ -306,7 +305,7 @@ def watched_files(spec: Playground, door: RepoFiles) -> dict[str, TreeEntry]:
                 path = folder + name[len(real) :]
             else:
                 path = f"{folder}/{name}"
-            if any(fnmatch(path, glob) for glob in globs):
+            if any(glob_matches(path, glob) for glob in globs):
                 found[path] = entry
     return found
 
