@@ -261,6 +261,11 @@ class FileIndex:
             self._real_root = self.root.resolve()
         return _file_token(self.root, path, self._real_root)
 
+    def look_up(self, paths: Iterable[str]) -> None:
+        """List, in one go, each of `paths` that `token` would list alone: one neither listed
+        yet nor a regular file (a folder, a link, a submodule, or nothing there)."""
+        self._list([p for p in paths if not self._covers(p) and not (self.root / p).is_file()])
+
     def _submodule(self, path: str) -> str | None:
         """The commit the submodule at `path` points at; None when it is not one. A regular
         file outside what was listed is not (no git call); anything else is listed."""
@@ -426,10 +431,12 @@ def agent_reads(located: Located[Agent], index: FileIndex) -> list[str]:
 
 def agent_fingerprint(located: Located[Agent], index: FileIndex) -> dict[str, Any]:
     """The agent's definition and what it reads at every path it depends on."""
+    reads = agent_reads(located, index)
+    index.look_up(reads)
     return {
         "agent": located.resource.metadata.name,
         "spec": located.resource.spec.model_dump(mode="json", by_alias=True),
-        "files": {path: index.token(path) for path in agent_reads(located, index)},
+        "files": {path: index.token(path) for path in reads},
     }
 
 
