@@ -31,6 +31,16 @@ def listing(repo: GitRepo, commit: str) -> dict[str, tuple[str, str]]:
     return found
 
 
+def _asking_git(repo: GitRepo, tmp_path: Path) -> tuple[Git, Path]:
+    """A `Git` of `repo` whose every git command is written, a line each, to the file
+    returned beside it."""
+    asked = tmp_path / "asked"
+    wrapper = tmp_path / "git"
+    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {asked}\nexec {shutil.which("git")} "$@"\n')
+    wrapper.chmod(0o755)
+    return Git(repo.path, executable=str(wrapper)), asked
+
+
 def test_a_tree_with_files_written_changes_only_them(repo: GitRepo) -> None:
     head = repo.commit(
         "head",
@@ -138,11 +148,7 @@ def test_a_full_object_id_is_asked_of_git_once_and_a_ref_every_time(
     """What a full object id names never changes; what a ref names may (a branch moves), and
     an id git lacks now may be fetched later: those are asked each time."""
     first = repo.commit("first", {"a.md": "a\n"})
-    asked = tmp_path / "asked"
-    wrapper = tmp_path / "git"
-    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {asked}\nexec {shutil.which("git")} "$@"\n')
-    wrapper.chmod(0o755)
-    git = Git(repo.path, executable=str(wrapper))
+    git, asked = _asking_git(repo, tmp_path)
     missing = "0" * 40
 
     assert [git.commit_of(first) for _ in range(3)] == [first] * 3
@@ -169,11 +175,7 @@ def test_a_small_blob_is_read_from_git_once_a_large_or_missing_one_each_time(
     small, large = (
         repo.git("rev-parse", f"HEAD:{name}").strip() for name in ("small.md", "large.md")
     )
-    asked = tmp_path / "asked"
-    wrapper = tmp_path / "git"
-    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {asked}\nexec {shutil.which("git")} "$@"\n')
-    wrapper.chmod(0o755)
-    git = Git(repo.path, executable=str(wrapper))
+    git, asked = _asking_git(repo, tmp_path)
     missing = "0" * 40
 
     for _ in range(3):
