@@ -262,9 +262,12 @@ class FileIndex:
         return _file_token(self.root, path, self._real_root)
 
     def look_up(self, paths: Iterable[str]) -> None:
-        """List, in one go, each of `paths` that `token` would list alone: one neither listed
-        yet nor a regular file (a folder, a link, a submodule, or nothing there)."""
-        self._list([p for p in paths if not self._covers(p) and not (self.root / p).is_file()])
+        """List, in one git call, each of `paths` that `token` would list alone: one neither
+        listed yet nor a regular file (a folder, a link, a submodule, or nothing there).
+        Where git refuses one of them (a path out of the repository), none is listed: each is
+        then listed alone, as `token` lists it, and a refusal costs that path alone."""
+        new = [p for p in paths if not self._covers(p) and not (self.root / p).is_file()]
+        self._list(new, or_walk=False)
 
     def _submodule(self, path: str) -> str | None:
         """The commit the submodule at `path` points at; None when it is not one. A regular
@@ -284,9 +287,10 @@ class FileIndex:
             return looked_up(self.root, path)
         return {path}
 
-    def _list(self, folders: list[str]) -> None:
+    def _list(self, folders: list[str], *, or_walk: bool = True) -> None:
         """List the folders not listed yet: one git call for all of them (a walk when the
-        checkout is not a repository's root)."""
+        checkout is not a repository's root, or git refuses one of them; with `or_walk`
+        False, none is listed then)."""
         new = sorted({f.strip("/") for f in folders if not self._covers(f.strip("/"))})
         if not new:
             return
@@ -295,6 +299,8 @@ class FileIndex:
         if self._repository is None:
             self._repository = _is_repository_root(self.root)
         listed = _listed_by_git(self.root, new) if self._repository else None
+        if listed is None and not or_walk:
+            return
         if listed is None:
             listed = _walked(self.root, new)
         files, links, submodules = listed
