@@ -3,6 +3,7 @@ from __future__ import annotations
 import gc
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 import weakref
@@ -49,28 +50,39 @@ _SHIMS_PASSED: list[Path] = []
 
 
 def _past_shims() -> None:
-    """Where `python3` on PATH is a version manager's shim (pyenv's is a bash script that
-    runs `pyenv exec`: 50 ms of CPU at each start, against 30 ms for the interpreter
-    itself), put a folder first on PATH in which `python3` is what the shim runs. The suite
-    starts `python3` thousands of times (its repositories' agents, tools and services):
-    14 % of the action's tests' wall time went to the shim. What `python3` is stays what it
-    was; a process the test processes start (the xdist workers) finds it done."""
-    found = shutil.which("python3")
-    if found is None:
+    """Where `python3` or `python` on PATH is a version manager's shim (pyenv's is a bash
+    script that runs `pyenv exec`: 50 ms of CPU at each start, against 30 ms for the
+    interpreter itself), put a folder first on PATH in which each is what its shim runs.
+    The suite starts them thousands of times (its repositories' agents, tools and
+    services): 14 % of the action's tests' wall time went to the shim. What each name runs
+    stays what it was; a process the test processes start (the xdist workers) finds it
+    done."""
+    runs = {}
+    for name in ("python3", "python"):
+        found = shutil.which(name)
+        if found is None:
+            continue
+        ran = subprocess.run(
+            [found, "-c", "import sys; print(sys.executable)"], capture_output=True, text=True
+        )
+        real = ran.stdout.strip()
+        if ran.returncode == 0 and real and os.path.realpath(real) != os.path.realpath(found):
+            runs[name] = real
+    # not in /tmp: a virtualenv made with it links to it, and evalward refuses a link that
+    # leads through a folder an agent user may write
+    place = Path.home() / ".cache"
+    place.mkdir(parents=True, exist_ok=True)
+    if not runs or any(p.stat().st_mode & stat.S_IWOTH for p in [place, *place.parents]):
         return
-    ran = subprocess.run(
-        [found, "-c", "import sys; print(sys.executable)"], capture_output=True, text=True
-    )
-    runs = ran.stdout.strip()
-    if ran.returncode != 0 or not runs or os.path.realpath(runs) == os.path.realpath(found):
-        return
-    folder = Path(tempfile.mkdtemp(prefix="evalward-tests-python-"))
-    (folder / "python3").symlink_to(runs)
+    folder = Path(tempfile.mkdtemp(prefix="evalward-tests-python-", dir=place))
+    for name, real in runs.items():
+        (folder / name).symlink_to(real)
     os.environ["PATH"] = f"{folder}{os.pathsep}{os.environ['PATH']}"
     _SHIMS_PASSED.append(folder)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    """Remove the folder `_past_shims` made in this process."""
     del config
     for folder in _SHIMS_PASSED:
         shutil.rmtree(folder, ignore_errors=True)
