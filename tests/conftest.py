@@ -51,7 +51,7 @@ _SHIMS_PASSED: list[Path] = []
 
 def _past_shims() -> None:
     """Where `python3` or `python` on PATH is a version manager's shim (pyenv's is a bash
-    script that runs `pyenv exec`: 50 ms of CPU at each start, against 30 ms for the
+    script that runs `pyenv exec`: 80 ms of CPU at each start, against 30 ms for the
     interpreter itself), put a folder first on PATH in which each is what its shim runs.
     The suite starts them thousands of times (its repositories' agents, tools and
     services): 14 % of the action's tests' wall time went to the shim. What each name runs
