@@ -68,11 +68,13 @@ def _past_shims() -> None:
         real = ran.stdout.strip()
         if ran.returncode == 0 and real and os.path.realpath(real) != os.path.realpath(found):
             runs[name] = real
+    if not runs:
+        return
     # not in /tmp: a virtualenv made with it links to it, and evalward refuses a link that
     # leads through a folder an agent user may write
     place = Path.home() / ".cache"
     place.mkdir(parents=True, exist_ok=True)
-    if not runs or any(p.stat().st_mode & stat.S_IWOTH for p in [place, *place.parents]):
+    if any(p.stat().st_mode & stat.S_IWOTH for p in [place, *place.parents]):
         return
     folder = Path(tempfile.mkdtemp(prefix="evalward-tests-python-", dir=place))
     for name, real in runs.items():
