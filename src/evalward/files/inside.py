@@ -17,6 +17,7 @@ to their files (files/committed.py), so that neither imports the other to ask.
 
 from __future__ import annotations
 
+import functools
 import os
 import posixpath
 import re
@@ -188,11 +189,19 @@ WILDCARD = re.compile(r"[*?\[]")
 """What makes a glob (`fnmatch`'s) more than a literal path."""
 
 
+@functools.lru_cache(maxsize=4096)
+def literal_start(glob: str) -> str:
+    """What a glob begins with before its first wildcard: every path it matches begins so.
+    Kept per glob, as fnmatch keeps its compiled globs: it is asked for each path a `watch`
+    is matched against (0.26 µs a split, 0.07 µs kept, beside fnmatch's 0.38 µs)."""
+    return WILDCARD.split(glob, maxsplit=1)[0]
+
+
 def glob_matches(path: str, glob: str) -> bool:
     """`fnmatch`, asked only of a path that begins with the glob's literal start: no other
     can match, and fnmatch compiles a glob of a few KiB in 16 ms (a pull request's `watch`
     may hold hundreds)."""
-    return path.startswith(WILDCARD.split(glob, maxsplit=1)[0]) and fnmatch(path, glob)
+    return path.startswith(literal_start(glob)) and fnmatch(path, glob)
 
 
 def watched_folders(patterns: list[str]) -> list[str]:
@@ -201,7 +210,7 @@ def watched_folders(patterns: list[str]) -> list[str]:
     wildcard is its own path; one through `..` matches nothing, and lists nothing."""
     folders: set[str] = set()
     for pattern in patterns:
-        literal = WILDCARD.split(pattern, maxsplit=1)[0]
+        literal = literal_start(pattern)
         folder = literal if literal == pattern else literal.rpartition("/")[0]
         folder = folder.strip("/")
         if ".." not in folder.split("/"):  # a listed path never has one: it matches nothing

@@ -36,11 +36,11 @@ from typing import Any
 
 from evalward.errors import GitError
 from evalward.files.inside import (
-    WILDCARD,
     folders_of,
     glob_matches,
     leads_outside,
     links_met,
+    literal_start,
     looked_up,
     reference_candidates,
     watched_folders,
@@ -344,7 +344,7 @@ def may_cover(folder: str, patterns: list[str]) -> bool:
     `.gitattributes` is in): its literal start and the folder are one the other's
     beginning (a glob that matches the folder itself, `agents/bot/**`, begins so too). No
     glob is compiled: one of a few KiB takes fnmatch 16 ms."""
-    literals = (WILDCARD.split(pattern, maxsplit=1)[0] for pattern in patterns)
+    literals = (literal_start(pattern) for pattern in patterns)
     return any(
         literal.startswith(f"{folder}/") or f"{folder}/".startswith(literal) for literal in literals
     )
