@@ -78,13 +78,15 @@ def test_without_the_result_cache_the_variants_replay_no_calibration(
     assert 0 < asked <= 2 * pairs, (asked, pairs)
 
 
-def test_pairs_the_judge_could_not_answer_prove_nothing(
+def test_pairs_the_judge_could_not_answer_prove_nothing_smaller_than_the_whole_change(
     tmp_path: Path, model: ScriptedModelServer
 ) -> None:
     """The judge is down from the moment the first variant that guesses without the head's
     other words runs (the base with line 5 alone): its pairs get no answer, and no trial
-    whose pairs went unanswered is read as worse or as fixed. Nothing is proven; the trials
-    say their pairs decided nothing."""
+    whose pairs went unanswered is read as worse or as fixed. Line 5 taken back is fixed, but
+    the base with it alone decided nothing: the only set proven is the whole change, the
+    head without it judged no worse and the head itself the gate's own runs, which the judge
+    answered. The trials whose pairs went unanswered say they decided nothing."""
     down = {"now": False}
 
     def watches(body: dict[str, Any]) -> bool:  # sees every request first, answers none
@@ -107,8 +109,12 @@ def test_pairs_the_judge_could_not_answer_prove_nothing(
 
     assert code == 1, said  # the gate's judge answered: it blocks, as without attribution
     (regression,) = results["attribution"]["regressions"]
-    assert regression["result"] == "not attributable", regression["culprit"]
-    unanswered = [t for t in regression["trials"] if t["notBuilt"]]
+    trials = regression["trials"]
+    assert regression["result"] == "attributed", regression["reason"]
+    assert regression["culprit"] == [0, 1, 2]
+    unanswered = [t for t in trials if t["notBuilt"]]
     assert unanswered and all("decided nothing" in t["notBuilt"] for t in unanswered)
     assert any("gave no answer" in t["notBuilt"] for t in unanswered), unanswered
-    assert not [t for t in regression["trials"] if t["way"] == "applied" and t["regressed"]]
+    brought_back = [t for t in trials if t["way"] == "applied" and t["regressed"]]
+    assert [(t["hunks"], t["gateRuns"]) for t in brought_back] == [([0, 1, 2], True)]
+    assert [t["gateRuns"] for t in trials].count(True) == 1

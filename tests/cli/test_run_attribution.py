@@ -114,10 +114,10 @@ def test_a_change_of_one_hunk_is_proven_by_the_gate_s_own_runs_at_the_default_bu
 ) -> None:
     """The pull request adds NEVER REFUND and nothing else, and the base sets no budget (half
     the run's calls: 3 here, a variant's runs of both regressed fixtures need about 2). Its
-    two trials are the base's agent again and the head's, whose runs the result cache holds
-    from the gate's own: they cost nothing, and the line is proven without a call, on both.
-    Without the cache two variants of both would not fit: they run refund-a alone (a call
-    each), and the line is proven for it, as the comment says."""
+    two trials are the base's agent again, whose runs the result cache holds from the gate's
+    own, and the head itself, which the gate's own runs answer: they cost nothing, and the
+    line is proven without a call, on both. Without the cache the base's agent runs again, a
+    call a fixture, which fits: the head is still the gate's runs, never run again."""
     script(model)
     never = BASE_PROMPT.replace("Say approved", f"{NEVER}Say approved")
     repo = _clerk(tmp_path / "repo", config=None, prompt=never)
@@ -136,17 +136,16 @@ def test_a_change_of_one_hunk_is_proven_by_the_gate_s_own_runs_at_the_default_bu
     (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
     assert (culprit["path"], culprit["first"]) == ("prompts/clerk.md", 5)
     assert [t["way"] for t in regression["trials"]] == ["reverted", "applied"]
+    assert [t["gateRuns"] for t in regression["trials"]] == [False, True]
     ran = [[s["fixture"] for s in t["scores"]] for t in regression["trials"]]
+    assert regression["triedOn"] == ["refund-a", "refund-b"]
+    assert ran == [["refund-a", "refund-b"]] * 2
+    assert "alone" not in done.stdout
+    assert "taken back, refund-a 1/1, refund-b 1/1, as on the base" in done.stdout, done.stdout
     if cache:
-        assert regression["triedOn"] == ["refund-a", "refund-b"]
-        assert ran == [["refund-a", "refund-b"]] * 2
         assert found["spentModelCalls"] == 0
         assert len(model.requests) == results["run"]["spent"]["model_calls"]
-        assert "alone" not in done.stdout
-    else:
-        assert regression["triedOn"] == ["refund-a"] and ran == [["refund-a"]] * 2
-        assert found["spentModelCalls"] == 2
-        assert "Its variants ran refund-a alone" in done.stdout, done.stdout
+    else:  # the base's agent again, a call a fixture; the head's runs are the gate's
         assert found["spentModelCalls"] == 2
 
 

@@ -95,7 +95,8 @@ def populated(annotation: Any, name: str = "x") -> Any:
 
 def an_attribution() -> RunAttribution:
     """Attribution with every field of its record set: a field hunk proven the cause, beside
-    a variant that did not build (a renamed prompt's edit and its rename taken back)."""
+    a variant that did not build (a renamed prompt's edit and its rename taken back) and the
+    head itself, read from the gate's own runs."""
     culprit = Hunk("agents/a.yaml", 1, "field", 4, 5, field=("spec", "models"))
     other = Hunk("prompts/a.md", 2, "text", 3, 3, ("old\n",), ("new\n",), at=2)
     rename = Hunk("prompts/a.md", 1, "rename", 0, 0, renamed_from="prompts/old.md")
@@ -103,8 +104,9 @@ def an_attribution() -> RunAttribution:
     removed = Tried("reverted", frozenset({culprit}), Trial(False, score))
     broken = Tried("reverted", frozenset({other, rename}), Trial(False, score, not_built="no YAML"))
     reproduced = Tried("applied", frozenset({culprit}), Trial(True, score))
+    head = Tried("applied", frozenset({culprit, other, rename}), Trial(True, score, gate_runs=True))
     attributed = Attributed(
-        frozenset({culprit}), removed, reproduced, (broken, removed, reproduced)
+        frozenset({culprit}), removed, reproduced, (head, broken, removed, reproduced)
     )
     finding = Finding(Regression("ev", "agent", ("fx",), in_pairs=True), attributed)
     pooled = Finding(

@@ -50,6 +50,8 @@ class Trial:
     regressed: bool
     scores: tuple[FixtureScore, ...] = ()
     not_built: str = ""
+    gate_runs: bool = False
+    """The variant is the head itself, and the gate's own runs of it say this: none ran."""
 
 
 Oracle = Callable[[frozenset[Hunk]], Awaitable[Trial]]

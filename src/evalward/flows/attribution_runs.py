@@ -399,11 +399,18 @@ async def attribute_regression(
         else witnesses(regression.fixtures, len(hunks), left, calls.need, cached, max_trials)
     )
     ran = dataclasses.replace(regression, fixtures=chosen) if chosen else regression
+    gate = _comparison(evaluation, regression.eval)
 
-    async def tried(build: Callable[[], str | NotBuildable], target: Regression = ran) -> Trial:
+    async def tried(
+        build: Callable[[], str | NotBuildable], target: Regression, *, is_head: bool
+    ) -> Trial:
+        if is_head and gate is not None:
+            # the variant is the head itself (nothing taken back: a change of one hunk's
+            # proof that it brings the regression back): the gate's own runs of it say so,
+            # read as a variant's are, and cost nothing
+            return dataclasses.replace(_read(target, gate), gate_runs=True)
         # short of budget, a variant runs only where the result cache holds every run of
-        # it: the base's agent again, or the head's (a change of one hunk is proven by the
-        # gate's own runs), or a variant an earlier run of the same head ran
+        # it: the base's agent again, or a variant an earlier run of the same head ran
         stopped = budget.stop(calls.need(target.fixtures)) if budget is not None else ""
         if stopped and not cached:
             raise Unaffordable(stopped)  # no cache serves it: not even built
@@ -420,11 +427,17 @@ async def attribute_regression(
 
     async def regresses(reverted: frozenset[Hunk], target: Regression = ran) -> Trial:
         assert files is not None
-        return await tried(lambda: build_variant(git, base, head, files, reverted), target)
+        return await tried(
+            lambda: build_variant(git, base, head, files, reverted), target, is_head=not reverted
+        )
 
     async def reproduces(applied: frozenset[Hunk], target: Regression = ran) -> Trial:
         assert files is not None
-        return await tried(lambda: with_only(git, base, head, files, hunks, applied), target)
+        return await tried(
+            lambda: with_only(git, base, head, files, hunks, applied),
+            target,
+            is_head=applied >= frozenset(hunks),
+        )
 
     found = await attribute(
         hunks,
@@ -490,8 +503,9 @@ def witnesses(
     """The regressed fixture every variant runs where running all `fixtures` would not fit
     the budget (`left` calls, None for no budget); () to run them all. All fit while `left`
     covers a variant of them (`cost`: what the gate's runs of some fixtures made) for each
-    of the `hunks` and the proof (one hunk at a time's most), or where the change is one
-    hunk whose two proofs the result cache holds (`cached`: the gate's own runs). Else one
+    of the `hunks` and the proof (one hunk at a time's most; a change of one hunk's proof
+    that brings it back is the head, which the gate's own runs answer), or where the change
+    is one hunk whose variant the result cache holds (`cached`: the base's runs). Else one
     fixture is run: the one whose gate runs made the fewest calls (the first of those, in
     the Eval's order). A cause proven on it is proven (both ways) for it alone, then tried
     on the others where the budget has room (`widen`), and the finding says which it ran:
@@ -499,7 +513,7 @@ def witnesses(
     variant of all three, and the whole search on one."""
     if left is None or len(fixtures) == 1 or (hunks == 1 and cached):
         return ()
-    if left >= cost(fixtures) * min(hunks + 1, max_trials):
+    if left >= cost(fixtures) * min(hunks + 1 if hunks > 1 else 1, max_trials):
         return ()
     return (min(fixtures, key=lambda fixture: cost((fixture,))),)
 

@@ -187,6 +187,8 @@ class TrialRecord(_Record):
     regressed: bool
     not_built: str = Field(alias="notBuilt")
     scores: list[ScoreRecord]
+    gate_runs: bool = Field(default=False, alias="gateRuns")
+    """The variant is the head itself, read from the gate's own runs: none ran."""
 
 
 class RegressionRecord(_Record):

@@ -116,6 +116,7 @@ def attribution_record(found: RunAttribution | None) -> AttributionRecord | None
                         hunks=sorted(place[h] for h in t.hunks),
                         regressed=t.trial.regressed,
                         not_built=t.trial.not_built,
+                        gate_runs=t.trial.gate_runs,
                         scores=[
                             ScoreRecord(
                                 fixture=s.fixture, passed=s.passed, runs=s.runs, pairs=s.pairs

@@ -190,7 +190,7 @@ def said_lines(found: RunAttribution | None) -> list[RegressedAt]:
                     regression.eval,
                     regression.fixtures,
                     reason=attributed.reason,
-                    tried=len(attributed.attempts),
+                    tried=sum(1 for a in attributed.attempts if not a.trial.gate_runs),
                     witnesses=alone,
                     in_pairs=regression.in_pairs,
                     pooled=regression.pooled,
