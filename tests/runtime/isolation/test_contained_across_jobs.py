@@ -27,6 +27,7 @@ from typing import Any
 
 import pytest
 
+from evalward.runtime.isolation import shared_places
 from evalward.runtime.isolation.agent_users import claim_pair
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer, text, tool_call
@@ -498,3 +499,43 @@ def test_a_head_file_in_a_shared_folder_below_one_only_root_may_write_reaches_no
     assert f"{tool}/shared" in swept, swept
     bases = [f for f in rerun.results()["fixtures"] if f["side"] == "base"]
     assert bases and not all(f["cached"] for f in bases)  # those after the head's: run again
+
+
+@needs_root
+def test_a_shared_folder_made_after_a_walk_kept_its_parent_is_swept_all_the_same(
+    workspace: Path, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """A job's walk keeps the folders it read for the next (`shared_places.KEPT`):
+    `/tmp/tool/` (0755), unchanged for a while, is kept holding `cache/` alone. `shared/`
+    (1777) is made in it after: the next job's walk finds the folder changed (its ctime),
+    reads it again and sweeps `shared/`, so the head's file there is gone at its turn's end
+    and reaches no later base."""
+    tool = Path(tempfile.mkdtemp(prefix="evalward-tool-", dir="/tmp"))
+    tool.chmod(0o755)
+    (tool / "cache" / "inner").mkdir(parents=True)  # a folder the walk reads, not a leaf
+    planted = f"{tool}/shared/evalward-left-{os.getpid()}-{time.monotonic_ns()}"
+    names = NESTED.format(planted=planted)
+    files = {"evals.yaml": SUITE, "tools/refund.py": names + NESTED_BASE}
+    head = {"evals.yaml": ROUNDED, "tools/refund.py": names + NESTED_HEAD}
+    event = open_pr(workspace, github, files, head, suite={})
+    _script(model)
+    try:
+        while time.time_ns() < tool.stat().st_ctime_ns + shared_places.SETTLED_NS + 10**8:
+            time.sleep(0.05)  # until a walk keeps its list
+        shared_places.find(kept=shared_places.KEPT)  # as a job before this one walked
+        (tool / "shared").mkdir()
+        (tool / "shared").chmod(0o1777)
+        run = run_gate_in("writable", workspace, github, event, OPENAI_BASE_URL=model.base_url)
+        left = os.path.lexists(planted)
+    finally:
+        subprocess.run(["rm", "-rf", str(tool)], check=False)
+
+    assert run.returncode == 1, run.stdout + run.stderr  # blocked: the head refunds 30
+    seen = _reports(run)
+    first_head = min(report["at"] for report in seen["head"])
+    later = [report for report in seen["base"] if report["at"] > first_head]
+    assert later and all(report["left"] == [] for report in seen["base"]), seen
+    assert not left
+    assert f"the head's agent user (uid {AGENT_UID}) left files" in run.stdout
+    swept = next(line for line in run.stdout.splitlines() if "any user may write" in line)
+    assert f"{tool}/shared" in swept, swept

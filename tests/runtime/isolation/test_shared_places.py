@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -118,3 +120,116 @@ def test_escaped_mount_points_are_read_as_the_kernel_writes_them(tmp_path: Path)
     info = _mountinfo(tmp_path, f"36 35 98:0 / {escaped} rw - tmpfs tmpfs rw")
 
     assert place in shared_places.find(info).folders
+
+
+class _Reads:
+    """The folders below `root` the walk reads (`os.scandir`), counted as it runs."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, root: Path) -> None:
+        self.folders: list[Path] = []
+        scandir = os.scandir
+        below = os.fsencode(root)
+
+        def counted(path: Any) -> Any:
+            if isinstance(path, bytes) and path.startswith(below):
+                self.folders.append(Path(os.fsdecode(path)))
+            return scandir(path)
+
+        monkeypatch.setattr(os, "scandir", counted)
+
+    def taken(self) -> set[Path]:
+        read, self.folders = set(self.folders), []
+        return read
+
+
+def _settled(root: Path, margin_ns: int) -> None:
+    """Wait until every folder below `root` last changed `margin_ns` before the clock: the
+    walk keeps only lists whose folder has not changed for a while (`settled_ns`)."""
+    newest = max(os.lstat(folder).st_ctime_ns for folder, _, _ in os.walk(root))
+    while time.time_ns() < newest + margin_ns:
+        time.sleep(0.02)
+
+
+def test_a_walk_reads_again_only_what_changed_and_finds_every_place_made_since(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second job's walk reuses what the first read of the folders that did not change; a
+    folder made writable by every user deep in a tree that did not, a shared folder made in
+    a folder read before, and a tree moved in from where no one could enter are all found."""
+    root = _folder(tmp_path / "mount", 0o755)
+    deep = _folder(root / "a" / "b" / "c" / "d", 0o755)
+    for parent in (root / "a", root / "a" / "b", root / "a" / "b" / "c"):
+        parent.chmod(0o755)
+    _folder(root / "x" / "y", 0o755)
+    hidden = _folder(tmp_path / "hidden" / "moved" / "open", 0o777).parent
+    (tmp_path / "hidden").chmod(0o700)
+    kept = _folder(tmp_path / "kept", 0o700) / "walks"
+    info = _mountinfo(tmp_path, f"36 35 98:0 / {root} rw - ext4 /dev/root rw")
+    reads = _Reads(monkeypatch, root)
+    _settled(root, 100_000_000)
+
+    first = shared_places.find(info, kept=kept, settled_ns=50_000_000)
+    assert reads.taken() == {root, root / "a", root / "a" / "b", root / "a" / "b" / "c", root / "x"}
+    again = shared_places.find(info, kept=kept, settled_ns=50_000_000)
+    assert reads.taken() == set()  # nothing changed: every list is the first walk's
+    assert first.folders == again.folders == shared_places.find(info).folders
+    reads.taken()
+
+    deep.chmod(0o777)  # its parent's list is as it was
+    shared_folder = _folder(root / "x" / "shared", 0o1777)
+    hidden.rename(root / "a" / "moved")
+    after = shared_places.find(info, kept=kept, settled_ns=50_000_000)
+
+    found = {place for place in after.folders if place.is_relative_to(tmp_path)}
+    assert found == {deep, shared_folder, root / "a" / "moved" / "open"}
+    assert after.folders == shared_places.find(info).folders
+    assert reads.taken() >= {root / "a", root / "x", root / "a" / "moved"}
+
+
+@pytest.mark.parametrize(
+    "spoiled", ["another owner", "others may read it", "a folder others may write"]
+)
+def test_what_walks_kept_is_read_only_where_no_one_else_could_have_written_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spoiled: str
+) -> None:
+    """The kept lists are one file only evalward's own user may write, in a folder no one
+    else may write: where either is not so, the walk reads every folder itself (and writes
+    nothing into a folder others may write)."""
+    root = _folder(tmp_path / "mount", 0o755)
+    _folder(root / "a" / "b", 0o755)
+    folder = _folder(tmp_path / "kept", 0o700)
+    kept = folder / "walks"
+    info = _mountinfo(tmp_path, f"36 35 98:0 / {root} rw - ext4 /dev/root rw")
+    _settled(root, 100_000_000)
+    shared_places.find(info, kept=kept, settled_ns=50_000_000)
+    assert kept.is_file()
+    if spoiled == "another owner":
+        os.chown(kept, 65534, 65534)
+    elif spoiled == "others may read it":
+        kept.chmod(0o644)
+    else:
+        folder.chmod(0o777)
+        kept.unlink()
+    reads = _Reads(monkeypatch, root)
+
+    shared_places.find(info, kept=kept, settled_ns=50_000_000)
+
+    assert reads.taken() == {root, root / "a"}
+    assert kept.exists() == (spoiled != "a folder others may write")
+
+
+def test_a_folder_changed_within_the_settling_time_is_read_again_by_the_next_walk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A change stamped in the same tick of the clock as a read would leave the folder's
+    ctime as the read saw it: a list is kept only once its folder has not changed for
+    `SETTLED_NS`, so folders just made are read by every walk until then."""
+    root = _folder(tmp_path / "mount", 0o755)
+    _folder(root / "a" / "b", 0o755)
+    kept = _folder(tmp_path / "kept", 0o700) / "walks"
+    info = _mountinfo(tmp_path, f"36 35 98:0 / {root} rw - ext4 /dev/root rw")
+    reads = _Reads(monkeypatch, root)
+
+    for _ in range(2):
+        shared_places.find(info, kept=kept, settled_ns=60 * 10**9)
+        assert reads.taken() == {root, root / "a"}

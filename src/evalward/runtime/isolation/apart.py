@@ -30,7 +30,7 @@ from evalward.errors import AgentRunError, TreeError
 from evalward.runtime.isolation import message_queues
 from evalward.runtime.isolation.agent_users import FIRST_UID, PAIRS, AgentUser, end_unclaimed
 from evalward.runtime.isolation.leftovers import BOUNDS, sweep
-from evalward.runtime.isolation.shared_places import Places, find
+from evalward.runtime.isolation.shared_places import KEPT, Places, find
 from evalward.runtime.isolation.side_turns import Turns, group_of
 from evalward.runtime.processes import cgroups, held_sockets, thread_groups
 from evalward.runtime.processes.cgroups import RunGroups
@@ -146,7 +146,7 @@ class Apart:
             return
         await self.sessions.end_all(user.uid for user in users)
         if self.places is None:
-            self.places = await asyncio.to_thread(find)
+            self.places = await asyncio.to_thread(find, kept=KEPT)
             self._log(_places_said(self.places))
             await asyncio.to_thread(self._list_queues)
         uids, gids = [u.uid for u in users], [u.gid for u in users]
