@@ -114,7 +114,7 @@ class RepoFiles:
     def working_tree(cls, root: Path) -> RepoFiles:
         """The files under `root` as they are on disk, with git's rules when `root` is the
         top of a repository."""
-        return cls(root, Git(root) if _is_repository_top(root) else None)
+        return cls(root, Git(root) if is_repository_top(root) else None)
 
     @property
     def committed(self) -> bool:
@@ -547,8 +547,9 @@ def _file_mode(mode: int) -> str:
     return "100755" if mode & stat.S_IXUSR else "100644"
 
 
-def _is_repository_top(root: Path) -> bool:
-    """Whether `root` is the top of a git working tree (not a folder inside one)."""
+def is_repository_top(root: Path) -> bool:
+    """Whether `root` is the top of a git working tree (not a folder inside one, which git
+    would answer for with the tree above): no git process where there is no `.git`."""
     if not (root / ".git").exists():
         return False
     try:

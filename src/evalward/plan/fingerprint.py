@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from evalward.errors import GitError
+from evalward.files.committed import is_repository_top
 from evalward.files.inside import (
     folders_of,
     glob_matches,
@@ -297,7 +298,7 @@ class FileIndex:
         if "" in new:
             new = [""]
         if self._repository is None:
-            self._repository = _is_repository_root(self.root)
+            self._repository = is_repository_top(self.root)
         listed = _listed_by_git(self.root, new) if self._repository else None
         if listed is None and not or_walk:
             return
@@ -352,13 +353,6 @@ def may_cover(folder: str, patterns: list[str]) -> bool:
 
 TreeListing = tuple[set[str], set[str], dict[str, str]]
 """Paths, which of them are symbolic links, and the submodules' commits."""
-
-
-def _is_repository_root(root: Path) -> bool:
-    try:
-        return Git(root).run("rev-parse", "--show-toplevel").strip() == str(root.resolve())
-    except GitError:
-        return False  # not a repository's root: a folder inside some other repository
 
 
 def _listed_by_git(root: Path, folders: list[str]) -> TreeListing | None:
