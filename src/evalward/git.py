@@ -132,6 +132,11 @@ class Git:
         attribution."""
         self._kept_bytes = 0
         self._format: str | None = None
+        self._bases: dict[tuple[str, str], str] = {}
+        """The merge base of two full commit ids, as asked (`merge_base`)."""
+        self._folders: dict[tuple[str, str], dict[str, TreeEntry]] = {}
+        """A folder's entries at a full commit id, as listed (`_folder_with`): every
+        variant attribution builds lists the same folders of the same head."""
 
     def object_format(self) -> str:
         """The hash the repository names its objects by: "sha1", or "sha256"."""
@@ -240,12 +245,19 @@ class Git:
         return sha
 
     def merge_base(self, base: str, head: str) -> str:
+        """The merge base of two commits; of two full commit ids asked once (what they name,
+        and so their history, never changes)."""
+        known = self._bases.get((base, head))
+        if known is not None:
+            return known
         out = self.run("merge-base", base, head, check=False).strip()
         if not out:
             raise GitError(
                 f"no merge base between {base[:12]} and {head[:12]}: the history is "
                 "incomplete. Check out full history with `fetch-depth: 0`."
             )
+        if _SHA.fullmatch(base) and _SHA.fullmatch(head):
+            self._bases[(base, head)] = out
         return out
 
     def on_first_parent_line(self, commit: str, tip: str) -> bool:
@@ -617,8 +629,7 @@ class Git:
     ) -> str | None:
         """The id of `folder` at `commit` with `blobs` (paths below it) written; None when
         nothing is left in it."""
-        args = ("ls-tree", "-z", commit, *(("--", f"{folder}/") if folder else ()))
-        entries = {posixpath.basename(p): e for p, e in _listed(self._raw(args)).items()}
+        entries = dict(self._folder_at(commit, folder))
         below: dict[str, dict[str, TreeEntry | None]] = {}
         for path, blob in blobs.items():
             name, slash, rest = path.partition("/")
@@ -637,6 +648,17 @@ class Git:
             else:
                 entries[name] = TreeEntry(FOLDER_MODE, tree)
         return self.make_tree(entries) if entries else None
+
+    def _folder_at(self, commit: str, folder: str) -> dict[str, TreeEntry]:
+        """The entries of `folder` at `commit` by name; at a full commit id listed once."""
+        known = self._folders.get((commit, folder))
+        if known is not None:
+            return known
+        args = ("ls-tree", "-z", commit, *(("--", f"{folder}/") if folder else ()))
+        entries = {posixpath.basename(p): e for p, e in _listed(self._raw(args)).items()}
+        if _SHA.fullmatch(commit):
+            self._folders[(commit, folder)] = entries
+        return entries
 
     def commit_tree(self, tree: str, parent: str, message: str) -> str:
         """Store a commit of `tree` with `parent` as its parent (`commit-tree`) and return its

@@ -165,6 +165,31 @@ def test_a_full_object_id_is_asked_of_git_once_and_a_ref_every_time(
     ]
 
 
+def test_a_merge_base_and_a_folder_of_full_ids_are_asked_once_of_a_ref_every_time(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """Every variant attribution builds lists the same folders of the same head, and its
+    plan asks the same merge base: of full commit ids, git is asked once; of a ref, each
+    time (a branch moves). The trees made are the same either way."""
+    base = repo.commit("base", {"agents/a.md": "a\n", "other/b.md": "b\n"})
+    head = repo.commit("head", {"agents/a.md": "changed\n"})
+    git, asked = _asking_git(repo, tmp_path)
+
+    bases = [git.merge_base(base, head) for _ in range(3)] + [git.merge_base("HEAD~1", "HEAD")]
+    trees = [git.tree_with(head, {"agents/a.md": f"v{n}\n".encode()}) for n in range(3)]
+    by_ref = [git.tree_with("HEAD", {"agents/a.md": b"v0\n"}) for _ in range(2)]
+
+    assert bases == [base] * 4
+    assert len(set(trees)) == 3 and by_ref == [trees[0]] * 2
+    lines = asked.read_text().splitlines()
+    assert [line.split()[-2:] for line in lines if "merge-base" in line] == [
+        [base, head],
+        ["HEAD~1", "HEAD"],
+    ]
+    listed = [line.split("ls-tree -z ")[-1] for line in lines if "ls-tree -z" in line]
+    assert sorted(listed) == sorted([head, f"{head} -- agents/", *["HEAD", "HEAD -- agents/"] * 2])
+
+
 def test_a_small_blob_is_read_from_git_once_a_large_or_missing_one_each_time(
     repo: GitRepo, tmp_path: Path
 ) -> None:

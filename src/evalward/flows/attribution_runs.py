@@ -273,7 +273,8 @@ async def attribute_run(request: RunRequest, verdict: RunVerdict) -> RunAttribut
     setup, outcome = request.setup, verdict.outcome
     if setup.revisions.base is None or outcome.failure is not None or outcome.cancelled:
         return None
-    settings = config_at(setup.git, setup.git.resolve(setup.revisions.base)).attribution
+    base_commit = setup.git.resolve(setup.revisions.base)
+    settings = config_at(setup.git, base_commit).attribution
     blocked = verdict.decision.result is GateResult.failed
     if settings.mode is AttributionMode.off or (
         settings.mode is AttributionMode.on_block and not blocked
@@ -288,6 +289,9 @@ async def attribute_run(request: RunRequest, verdict: RunVerdict) -> RunAttribut
     if not regressions:  # nothing a variant could run: why, and no commit made
         return RunAttribution(settings.mode.value, (), Spent(), budget.total, untraced)
     head, unbuildable = head_commit(request)
+    # every variant is compared with the base this resolved, which git is not asked again
+    revisions = dataclasses.replace(setup.revisions, base=base_commit)
+    request = dataclasses.replace(request, setup=dataclasses.replace(setup, revisions=revisions))
     found: list[Finding] = []
     causes: dict[str, frozenset[Hunk]] = {}  # per agent, its last regression's cause
     for regression in regressions:
