@@ -106,6 +106,52 @@ def test_a_process_whose_first_thread_ended_is_alive_while_another_runs() -> Non
         child.wait()
 
 
+THREAD_OF_ANOTHER_UID = """
+import ctypes, os, sys, threading, time
+
+def as_nobody():
+    libc = ctypes.CDLL(None)
+    assert libc.syscall(117, 65534, 65534, 65534) == 0  # setresuid: this thread alone
+    main = f"/proc/self/task/{os.getpid()}/stat"
+    while sys.argv[1] == "first-ends":  # until the first thread has ended
+        with open(main, "rb") as stat:
+            if stat.read().rsplit(b")", 1)[1][1:2] in (b"Z", b"X"):
+                break
+        time.sleep(0.01)
+    print("ready", flush=True)
+    sys.stdin.read()  # until the test closes it
+    os._exit(0)
+
+threading.Thread(target=as_nobody).start()
+if sys.argv[1] == "first-ends":
+    ctypes.CDLL(None).syscall(60, 0)  # SYS_exit: the first thread alone
+sys.stdin.read()
+"""
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="the system calls' numbers")
+@pytest.mark.skipif(os.geteuid() != 0, reason="a thread changes its uid as root")
+@pytest.mark.parametrize("first", ["first-runs", "first-ends"])
+def test_a_thread_that_changed_its_uid_alone_is_found_as_that_uid(first: str) -> None:
+    """Where a process has one live thread, its own `status` says that thread's uids; where
+    it has more, or its first has ended (its `status` then speaks for the dead first thread,
+    root), each thread's is read: a thread of another uid is found either way."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", THREAD_OF_ANOTHER_UID, first],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None and child.stdin is not None
+        assert child.stdout.readline() == "ready\n"
+        assert uids_of(child.pid) >= {65534}
+        assert child.pid in {group.pid for group in live_of({65534})}
+    finally:
+        child.kill()
+        child.wait()
+
+
 def test_the_uids_are_read_from_the_uid_line_alone() -> None:
     status = b"Name:\tUid: 5 5 5 5\nUmask:\t0022\nUid:\t1000\t1001\t1002\t1003\nGid:\t0\t0\t0\t0\n"
     assert status_uids(status) == {1000, 1001, 1002}

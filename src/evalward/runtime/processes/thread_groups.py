@@ -54,7 +54,12 @@ def pids() -> Iterator[int]:
 
 
 def uids_of(pid: int) -> set[int]:
-    """Every uid (real, effective, saved) any thread of `pid` runs as; empty when gone."""
+    """Every uid (real, effective, saved) any thread of `pid` runs as; empty when gone. A
+    process of one thread, alive, is its first thread: its own `status` says it (most
+    processes; each thread's is read only where there are more, or the first has ended)."""
+    status = _read(f"{PROC}/{pid}/status")
+    if _one_live_thread(status):
+        return status_uids(status)
     tasks = [f"{PROC}/{pid}/task/{task}/status" for task in numbered(f"{PROC}/{pid}/task")]
     found = {uid for status in tasks for uid in status_uids(_read(status))}
     return found or status_uids(_read(f"{PROC}/{pid}/status"))  # no task listed: its own
@@ -69,6 +74,14 @@ def status_uids(status: bytes) -> set[int]:
     end = status.find(b"\n", at + 1)
     uids = status[at + 1 : end if end >= 0 else len(status)].split()[1:4]
     return {int(uid) for uid in uids if uid.isdigit()}
+
+
+def _one_live_thread(status: bytes) -> bool:
+    """Whether a `status` file is of a process of one thread, its first, alive: a first
+    thread that has ended is still counted while another runs on (`Threads`), and its
+    `status` then speaks for it, not for the others."""
+    threads, state = status.find(b"\nThreads:\t1\n"), status.find(b"\nState:\t")
+    return threads >= 0 and state >= 0 and status[state + 8 : state + 9] not in DEAD
 
 
 def live_of(uids: set[int] | frozenset[int]) -> list[ThreadGroup]:
