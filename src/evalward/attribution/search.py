@@ -15,7 +15,8 @@ less (a set that does not reproduce, a budget spent) is "not attributable", with
 and what it scored: an author is never pointed at a guess.
 
 The caller runs the trials (`Oracle`): it builds the variant (attribution/variants.py), runs
-the regressing fixtures on it and says whether the regression is there. A variant that does
+the regressing fixtures on it and says whether the regression is there (the head itself,
+every hunk applied, is read from the gate's own runs of it). A variant that does
 not build is recorded so and tells the search nothing; one the caller cannot afford
 (`Unaffordable`) ends the search, with why.
 """
