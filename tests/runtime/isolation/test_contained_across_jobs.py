@@ -459,6 +459,20 @@ print(json.dumps({"refunded": 30, "left": [planted], "at": time.time_ns()}))
 """
 
 
+def _planting(
+    workspace: Path, github: FakeGitHub, model: ScriptedModelServer, shared: Path
+) -> tuple[dict[str, Any], str]:
+    """A pull request whose head's tool leaves a file in `shared` (the base's reports what
+    it finds there), scripted; its event, and the file's path."""
+    planted = f"{shared}/evalward-left-{os.getpid()}-{time.monotonic_ns()}"
+    names = NESTED.format(planted=planted)
+    files = {"evals.yaml": SUITE, "tools/refund.py": names + NESTED_BASE}
+    head = {"evals.yaml": ROUNDED, "tools/refund.py": names + NESTED_HEAD}
+    event = open_pr(workspace, github, files, head, suite={})
+    _script(model)
+    return event, planted
+
+
 @needs_root
 def test_a_head_file_in_a_shared_folder_below_one_only_root_may_write_reaches_no_later_base(
     workspace: Path, github: FakeGitHub, model: ScriptedModelServer
@@ -471,12 +485,7 @@ def test_a_head_file_in_a_shared_folder_below_one_only_root_may_write_reaches_no
     tool.chmod(0o755)
     (tool / "shared").mkdir()
     (tool / "shared").chmod(0o1777)
-    planted = f"{tool}/shared/evalward-left-{os.getpid()}-{time.monotonic_ns()}"
-    names = NESTED.format(planted=planted)
-    files = {"evals.yaml": SUITE, "tools/refund.py": names + NESTED_BASE}
-    head = {"evals.yaml": ROUNDED, "tools/refund.py": names + NESTED_HEAD}
-    event = open_pr(workspace, github, files, head, suite={})
-    _script(model)
+    event, planted = _planting(workspace, github, model, tool / "shared")
     try:
         first = run_gate_in("writable", workspace, github, event, OPENAI_BASE_URL=model.base_url)
         left_after_first = os.path.lexists(planted)
@@ -513,12 +522,7 @@ def test_a_shared_folder_made_after_a_walk_kept_its_parent_is_swept_all_the_same
     tool = Path(tempfile.mkdtemp(prefix="evalward-tool-", dir="/tmp"))
     tool.chmod(0o755)
     (tool / "cache" / "inner").mkdir(parents=True)  # a folder the walk reads, not a leaf
-    planted = f"{tool}/shared/evalward-left-{os.getpid()}-{time.monotonic_ns()}"
-    names = NESTED.format(planted=planted)
-    files = {"evals.yaml": SUITE, "tools/refund.py": names + NESTED_BASE}
-    head = {"evals.yaml": ROUNDED, "tools/refund.py": names + NESTED_HEAD}
-    event = open_pr(workspace, github, files, head, suite={})
-    _script(model)
+    event, planted = _planting(workspace, github, model, tool / "shared")
     try:
         while time.time_ns() < tool.stat().st_ctime_ns + shared_places.SETTLED_NS + 10**8:
             time.sleep(0.05)  # until a walk keeps its list

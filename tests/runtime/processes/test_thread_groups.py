@@ -23,16 +23,22 @@ from evalward.runtime.processes.thread_groups import (
 
 pytestmark = pytest.mark.integration
 
-FIRST_THREAD_ENDS = """
+UNTIL_FIRST_ENDS = """
 import ctypes, os, sys, threading, time
 
-def keep_running():
+def until_first_ends():
     main = f"/proc/self/task/{os.getpid()}/stat"
     while True:  # until the first thread has ended: /proc then calls the process a zombie
         with open(main, "rb") as stat:
             if stat.read().rsplit(b")", 1)[1][1:2] in (b"Z", b"X"):
-                break
+                return
         time.sleep(0.01)
+"""
+FIRST_THREAD_ENDS = (
+    UNTIL_FIRST_ENDS
+    + """
+def keep_running():
+    until_first_ends()
     print("first thread gone", flush=True)
     sys.stdin.read()  # until the test closes it
     os._exit(0)
@@ -40,6 +46,7 @@ def keep_running():
 threading.Thread(target=keep_running).start()
 ctypes.CDLL(None).syscall(60, 0)  # SYS_exit on x86_64: this thread alone, not exit_group
 """
+)
 
 
 @pytest.fixture
@@ -106,18 +113,14 @@ def test_a_process_whose_first_thread_ended_is_alive_while_another_runs() -> Non
         child.wait()
 
 
-THREAD_OF_ANOTHER_UID = """
-import ctypes, os, sys, threading, time
-
+THREAD_OF_ANOTHER_UID = (
+    UNTIL_FIRST_ENDS
+    + """
 def as_nobody():
     libc = ctypes.CDLL(None)
     assert libc.syscall(117, 65534, 65534, 65534) == 0  # setresuid: this thread alone
-    main = f"/proc/self/task/{os.getpid()}/stat"
-    while sys.argv[1] == "first-ends":  # until the first thread has ended
-        with open(main, "rb") as stat:
-            if stat.read().rsplit(b")", 1)[1][1:2] in (b"Z", b"X"):
-                break
-        time.sleep(0.01)
+    if sys.argv[1] == "first-ends":
+        until_first_ends()
     print("ready", flush=True)
     sys.stdin.read()  # until the test closes it
     os._exit(0)
@@ -127,6 +130,7 @@ if sys.argv[1] == "first-ends":
     ctypes.CDLL(None).syscall(60, 0)  # SYS_exit: the first thread alone
 sys.stdin.read()
 """
+)
 
 
 @pytest.mark.skipif(platform.machine() != "x86_64", reason="the system calls' numbers")
