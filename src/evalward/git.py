@@ -221,6 +221,18 @@ class Git:
             return self.run(*staged), self.run(*others)
         return os.fsdecode(self._over(staged, folders)), os.fsdecode(self._over(others, folders))
 
+    def is_top(self) -> bool:
+        """Whether the folder is the top of a git working tree (not a folder inside one,
+        which git would answer for with the tree above): no git process where there is no
+        `.git`."""
+        if not (self.repo / ".git").exists():
+            return False
+        try:
+            top = self.run("rev-parse", "--show-toplevel", check=False).strip()
+        except GitError:
+            return False
+        return bool(top) and Path(top).resolve() == self.repo.resolve()
+
     def commit_of(self, ref: str) -> str | None:
         """The full SHA of a commit-ish; None when there is none (HEAD before a first commit).
         What a full object id names never changes, so git is asked of each once (a job

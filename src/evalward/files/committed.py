@@ -114,7 +114,8 @@ class RepoFiles:
     def working_tree(cls, root: Path) -> RepoFiles:
         """The files under `root` as they are on disk, with git's rules when `root` is the
         top of a repository."""
-        return cls(root, Git(root) if is_repository_top(root) else None)
+        git = Git(root)
+        return cls(root, git if git.is_top() else None)
 
     @property
     def committed(self) -> bool:
@@ -545,18 +546,6 @@ def _under(path: str, folders: Collection[str]) -> bool:
 def _file_mode(mode: int) -> str:
     """The mode git records for a regular file: executable by its owner, or not."""
     return "100755" if mode & stat.S_IXUSR else "100644"
-
-
-def is_repository_top(root: Path) -> bool:
-    """Whether `root` is the top of a git working tree (not a folder inside one, which git
-    would answer for with the tree above): no git process where there is no `.git`."""
-    if not (root / ".git").exists():
-        return False
-    try:
-        top = Git(root).run("rev-parse", "--show-toplevel", check=False).strip()
-    except GitError:
-        return False
-    return bool(top) and Path(top).resolve() == root.resolve()
 
 
 def _link_what_is_there(source: Path, target: Path, paths: list[str]) -> list[str]:

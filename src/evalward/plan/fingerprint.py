@@ -35,7 +35,6 @@ from pathlib import Path
 from typing import Any
 
 from evalward.errors import GitError
-from evalward.files.committed import is_repository_top
 from evalward.files.inside import (
     folders_of,
     glob_matches,
@@ -298,7 +297,7 @@ class FileIndex:
         if "" in new:
             new = [""]
         if self._repository is None:
-            self._repository = is_repository_top(self.root)
+            self._repository = Git(self.root).is_top()
         listed = _listed_by_git(self.root, new) if self._repository else None
         if listed is None and not or_walk:
             return
