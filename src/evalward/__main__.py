@@ -85,6 +85,9 @@ def entry() -> int:
     host = Host.of_process()
     host.pause_collector()
     signal.signal(signal.SIGTERM, _interrupt)
+    # SIGINT likewise where the process started with it ignored (a job a shell started in
+    # the background): the runs honour it (`flows.interrupt`), so the rest does too
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     if not isinstance(sys.stdout, _NamedOutput):
         sys.stdout = _NamedOutput(sys.stdout)
     code = main(host=host)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -30,8 +31,13 @@ def _launch(repo: GitRepo, github: FakeGitHub, env: dict[str, str]) -> Launch:
     return prepare(repo.path, github, event, env=env, inputs={"cache": "off"})
 
 
-def _run(repo: GitRepo, launch: Launch, started: list[subprocess.Popen[str]]) -> ActionRun:
-    process = start_action(repo.path, launch)
+def _run(
+    repo: GitRepo,
+    launch: Launch,
+    started: list[subprocess.Popen[str]],
+    wrapper: tuple[str, ...] = (),
+) -> ActionRun:
+    process = start_action(repo.path, launch, wrapper)
     started.append(process)
     stdout, stderr = process.communicate(timeout=120)
     return launch.finish(process.returncode, stdout, stderr)
@@ -105,16 +111,31 @@ def test_a_signal_once_every_run_is_done_still_writes_everything_and_ends_130(
     assert "cancelled after 4 of 4 runs" in json.dumps(github.comments_on(7)[0]["body"])
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+IGNORING_SIGINT = (
+    sys.executable,
+    "-c",
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+    "os.execvp(sys.argv[1], sys.argv[1:])",
+)
+"""Starts the rest with SIGINT ignored, as a shell starts a job in the background."""
+
+
+@pytest.mark.parametrize(
+    ("signum", "wrapper"),
+    [(signal.SIGINT, ()), (signal.SIGTERM, ()), (signal.SIGINT, IGNORING_SIGINT)],
+    ids=["SIGINT", "SIGTERM", "SIGINT, started ignoring it"],
+)
 def test_a_signal_while_the_pull_request_is_looked_up_ends_130_and_says_so(
     repo: GitRepo,
     github: FakeGitHub,
     model: ScriptedModelServer,
     env: dict[str, str],
     signum: signal.Signals,
+    wrapper: tuple[str, ...],
 ) -> None:
     """Before the runs there is nothing to keep, but the job still says why it ended, as the
-    cancellation of a run does, and leaves no `result` unset."""
+    cancellation of a run does, and leaves no `result` unset; a SIGINT the job was started
+    ignoring too, as its runs would honour it."""
     launch = _launch(repo, github, env)
     script_model(model, head_greets_well=False)
     started: list[subprocess.Popen[str]] = []
@@ -127,7 +148,7 @@ def test_a_signal_while_the_pull_request_is_looked_up_ends_130_and_says_so(
 
     github.server.handler = signal_on_the_lookup
 
-    run = _run(repo, launch, started)
+    run = _run(repo, launch, started, wrapper)
 
     said = run.stdout + run.stderr
     assert run.returncode == 130, said
