@@ -61,8 +61,8 @@ def uids_of(pid: int) -> set[int]:
     if _one_live_thread(status):
         return status_uids(status)
     tasks = [f"{PROC}/{pid}/task/{task}/status" for task in numbered(f"{PROC}/{pid}/task")]
-    found = {uid for status in tasks for uid in status_uids(_read(status))}
-    return found or status_uids(_read(f"{PROC}/{pid}/status"))  # no task listed: its own
+    found = {uid for path in tasks for uid in status_uids(_read(path))}
+    return found or status_uids(status)  # no task listed: its own
 
 
 def status_uids(status: bytes) -> set[int]:
