@@ -110,12 +110,13 @@ def find(
     folder unchanged since is not read again, and what this one read is kept there."""
     found: set[bytes] = set()
     budget = [bound]
-    before = _kept(kept) if kept is not None else {}
+    boot = _boot() if kept is not None else b""
+    before = _kept(kept, boot) if kept is not None else {}
     walk = _Walk(found, budget, before, {}, time.time_ns() - settled_ns)
     for point, kind in _writable_mounts(mounts):
         walk.mount(os.fsencode(point), stamped=kind in COUNTS_SUBFOLDERS)
     if kept is not None and walk.read != before:
-        _keep(kept, walk.read)
+        _keep(kept, walk.read, boot)
     places = {Path(os.fsdecode(folder)) for folder in found}
     places.update(place for place in ALWAYS if place.is_dir() and not place.is_symlink())
     return Places(tuple(sorted(places)), complete=budget[0] > 0)
@@ -218,9 +219,9 @@ def _folders_in(folder: bytes) -> tuple[bytes, ...] | None:
         return None
 
 
-def _kept(path: Path) -> Listings:
+def _kept(path: Path, boot: bytes) -> Listings:
     """What walks before kept at `path`; nothing where it is missing, unreadable, of another
-    version or boot, or could be anyone's but evalward's own user's (a file of another
+    version or `boot`, or could be anyone's but evalward's own user's (a file of another
     owner or mode, in a folder others may write)."""
     try:
         folder = os.lstat(path.parent)
@@ -235,17 +236,17 @@ def _kept(path: Path) -> Listings:
             return {}
         try:
             # marshal builds values, never code, and only evalward's own user wrote this
-            version, boot, listings = marshal.loads(file.read())  # noqa: S302
+            version, kept_at, listings = marshal.loads(file.read())  # noqa: S302
         except (OSError, EOFError, ValueError, TypeError):
             return {}
-    if version != KEPT_VERSION or boot != _boot() or not isinstance(listings, dict):
+    if (version, kept_at) != (KEPT_VERSION, boot) or not isinstance(listings, dict):
         return {}
     return listings
 
 
-def _keep(path: Path, listings: Listings) -> None:
-    """Keep `listings` at `path` for the next walk, whole or not at all; a folder it cannot
-    be written in costs the next walk its time, nothing else."""
+def _keep(path: Path, listings: Listings, boot: bytes) -> None:
+    """Keep `listings` at `path` for the next walk of this `boot`, whole or not at all; a
+    folder it cannot be written in costs the next walk its time, nothing else."""
     temporary = path.with_name(f"{path.name}.{os.getpid()}")
     try:
         if not _own(os.lstat(path.parent), stat.S_IWGRP | stat.S_IWOTH):
@@ -254,7 +255,7 @@ def _keep(path: Path, listings: Listings) -> None:
             temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
         )
         with os.fdopen(fd, "wb") as file:
-            file.write(marshal.dumps((KEPT_VERSION, _boot(), listings)))
+            file.write(marshal.dumps((KEPT_VERSION, boot, listings)))
         temporary.replace(path)
     except OSError:
         with contextlib.suppress(OSError):
