@@ -49,14 +49,19 @@ ctypes.CDLL(None).syscall(60, 0)  # SYS_exit on x86_64: this thread alone, not e
 )
 
 
-@pytest.fixture
-def sleeper() -> Iterator[subprocess.Popen[str]]:
-    child = subprocess.Popen(
-        [sys.executable, "-c", "import sys; print('up', flush=True); sys.stdin.read()"],
+def _python(code: str, *args: str) -> subprocess.Popen[str]:
+    """`code` run by this interpreter with `args`, its stdin and stdout pipes of text."""
+    return subprocess.Popen(
+        [sys.executable, "-c", code, *args],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
+
+
+@pytest.fixture
+def sleeper() -> Iterator[subprocess.Popen[str]]:
+    child = _python("import sys; print('up', flush=True); sys.stdin.read()")
     assert child.stdout is not None
     assert child.stdout.readline() == "up\n"
     yield child
@@ -90,12 +95,7 @@ def test_a_dead_child_is_gone_reaped_or_not(sleeper: subprocess.Popen[str]) -> N
 
 @pytest.mark.skipif(platform.machine() != "x86_64", reason="the exit system call's number")
 def test_a_process_whose_first_thread_ended_is_alive_while_another_runs() -> None:
-    child = subprocess.Popen(
-        [sys.executable, "-c", FIRST_THREAD_ENDS],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    child = _python(FIRST_THREAD_ENDS)
     try:
         assert child.stdout is not None and child.stdin is not None
         assert child.stdout.readline() == "first thread gone\n"
@@ -140,12 +140,7 @@ def test_a_thread_that_changed_its_uid_alone_is_found_as_that_uid(first: str) ->
     """Where a process has one live thread, its own `status` says that thread's uids; where
     it has more, or its first has ended (its `status` then speaks for the dead first thread,
     root), each thread's is read: a thread of another uid is found either way."""
-    child = subprocess.Popen(
-        [sys.executable, "-c", THREAD_OF_ANOTHER_UID, first],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    child = _python(THREAD_OF_ANOTHER_UID, first)
     try:
         assert child.stdout is not None and child.stdin is not None
         assert child.stdout.readline() == "ready\n"
@@ -181,12 +176,7 @@ def test_a_socket_held_only_in_a_threads_own_table_is_found_held() -> None:
     process's `fd` folder does not list it): the descriptors of every thread are read, so a
     Unix socket it holds is found held (`held_sockets`), by its process."""
     token = f"evalward-own-table-{os.getpid()}"
-    process = subprocess.Popen(
-        [sys.executable, "-c", OWN_TABLE, token],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    process = _python(OWN_TABLE, token)
     try:
         assert process.stdout is not None and process.stdout.readline().startswith("bound")
         held = [h for h in held_sockets.held({os.getuid()}) if h.name == f"@{token}"]
