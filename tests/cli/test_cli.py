@@ -166,19 +166,22 @@ def test_run_prints_urls_and_mentions_intact_and_comment_md_neutralises_them(
 
 @pytest.mark.parametrize("stderr_too", [False, True], ids=["stdout", "stdout and stderr"])
 def test_a_reader_that_leaves_early_ends_the_run_quietly_with_its_files_written(
-    tmp_path: Path, stderr_too: bool
+    repo: GitRepo, tmp_path: Path, stderr_too: bool
 ) -> None:
     """`evalward run | head` (or `2>&1 | head`): the reader is gone before the comment, or
     the first progress line, is written. No traceback, the shell's code for a closed pipe,
     and results.json still on disk."""
+    repo.commit(
+        "a linker", {"linker.yaml": LINKER, "mock.yaml": 'replies: []\ndefault: "no link"\n'}
+    )
     read_end, write_end = os.pipe()
     os.close(read_end)  # the reader left before anything was written
     out = tmp_path / "out"
     try:
         done = subprocess.run(
             [sys.executable, "-m", "evalward", "run", ".", "--no-cache", "--output-dir", str(out),
-             "--mock-script", "examples/mock-replies.yaml"],
-            cwd=REPO_ROOT,
+             "--mock-script", "mock.yaml"],
+            cwd=repo.path,
             stdout=write_end,
             stderr=write_end if stderr_too else subprocess.PIPE,
             timeout=120,
