@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,7 +13,9 @@ import pytest
 from definitions.corpus import CORPUS, EXTRA, SIDE_EFFECTING, Case, write_repo
 from evalward.__main__ import main
 from resources.checks.test_error_table import EVAL, FIXTURE
-from support.actionrun import ENTRYPOINT
+from support.actionrun import forked
+from support.clirun import evalward
+from support.limits import subprocess_limit
 
 pytestmark = pytest.mark.hostile
 
@@ -156,25 +156,14 @@ SAMPLE += [c for c in CORPUS if c.id in {"bad-yaml", "dangling-target", "command
 
 @pytest.mark.parametrize("case", SAMPLE, ids=[c.id for c in SAMPLE])
 def test_subprocesses(case: Case, tmp_path: Path) -> None:
-    """The same through real processes: `python -m evalward validate` and the action."""
+    """The same through processes of their own: `python -m evalward validate` and the
+    action's entry point (from the tests' fork server, as every test's run of them)."""
     workspace = tmp_path / "repo"
     write_repo(workspace, case.files)
-    validate = subprocess.run(
-        [sys.executable, "-m", "evalward", "validate", str(workspace)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    validate = evalward("validate", str(workspace))
     assert validate.returncode == 2, validate
     check(case, validate.stderr, "evalward: ")
     env = {"PATH": "/usr/bin:/bin", **action_env(workspace, tmp_path / "runner")}
-    action = subprocess.run(
-        ENTRYPOINT,
-        cwd=workspace,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    action = forked(workspace, env, subprocess_limit())
     assert action.returncode == 2, action
     check(case, action.stderr, "::error::")
