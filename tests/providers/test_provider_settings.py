@@ -11,6 +11,7 @@ import pytest
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer, text
 from support.actionrun import pull_request_event, run_action
+from support.clirun import evalward
 from support.gitrepo import GitRepo
 from support.suite import make_pr, script_model
 
@@ -53,21 +54,14 @@ def test_a_pull_request_cannot_point_the_provider_at_its_own_server(
 def test_the_cli_uses_the_repository_provider_settings(
     repo: GitRepo, model: ScriptedModelServer
 ) -> None:
-    import subprocess
-    import sys
-
     repo.write({"evalward.yaml": settings(model.base_url)})
     make_pr(repo, FakeGitHub())
     script_model(model, head_greets_well=True)
     model.script("MATH-TUTOR-PROMPT", text("answer: 4"))
-    done = subprocess.run(
-        [sys.executable, "-m", "evalward", "run", ".", "--no-cache", "--no-history"],
-        cwd=repo.path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(repo.path), "OPENAI_API_KEY": "sk-test"},
-    )
+    done = evalward(
+        "run", ".", "--no-cache", "--no-history",
+        cwd=repo.path, PATH="/usr/bin:/bin", OPENAI_API_KEY="sk-test",
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert model.requests
 

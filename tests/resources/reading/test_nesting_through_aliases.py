@@ -6,14 +6,13 @@ action's pull request gate: exit 2, one located message, never a traceback)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from fakes.github_api import FakeGitHub, FakePull
 from support.actionrun import pull_request_event, run_action
+from support.clirun import evalward
 from support.gitrepo import GitRepo
 from support.suite import GREETING_FIXTURE, HEAD_PROMPT, SUPPORT_BOT, SUPPORT_EVAL, make_pr
 
@@ -66,12 +65,7 @@ def test_nesting_reached_through_aliases_is_refused_by_validate(tmp_path: Path) 
     for name, text in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
-    validate = subprocess.run(
-        [sys.executable, "-m", "evalward", "validate", str(root)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    validate = evalward("validate", str(root))
     assert validate.returncode == 2, validate.stderr[-3000:]
     _refused_at_its_line(validate.stderr)
 
