@@ -142,6 +142,10 @@ def test_a_change_of_one_hunk_is_proven_by_the_gate_s_own_runs_at_the_default_bu
     assert ran == [["refund-a", "refund-b"]] * 2
     assert "alone" not in done.stdout
     assert "taken back, refund-a 1/1, refund-b 1/1, as on the base" in done.stdout, done.stdout
+    head = (
+        "the base with only it: refund-a 0/1, refund-b 0/1 — this head itself, as the gate ran it."
+    )
+    assert head in done.stdout, done.stdout
     if cache:
         assert found["spentModelCalls"] == 0
         assert len(model.requests) == results["run"]["spent"]["model_calls"]

@@ -4,6 +4,7 @@ fixture's name) comes out inert, as everything else in the comment."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
@@ -42,6 +43,28 @@ def test_a_proven_cause_is_a_link_to_its_lines_with_the_runs_that_prove_it() -> 
     assert "[`prompts/clerk.md:5-7`]" + link in text
     assert "refund-a 8/8, refund-b 8/8" in text and "refund-a 0/8, refund-b 0/8" in text
     assert "12 of its 20 model calls" in text and "does not change it" in text
+
+
+def test_a_proof_the_gate_s_own_runs_give_says_it_is_the_head_on_every_surface() -> None:
+    """A one-hunk change: the base with only it is the head, whose runs the gate made. The
+    comment, the review and report.html say so beside those scores, and of no variant's."""
+    found = _found(HUNK)
+    proven = found.attributed
+    assert proven is not None
+    head = dataclasses.replace(proven.reproduced.trial, gate_runs=True)
+    reproduced = dataclasses.replace(proven.reproduced, trial=head)
+    own = Finding(found.regression, dataclasses.replace(proven, reproduced=reproduced))
+    said = "refund-a 0/8, refund-b 0/8 — this head itself, as the gate ran it"
+
+    run = RunAttribution("on-block", (own,), Spent(0), 20)
+    text = attribution_markdown(run)
+    assert f"the base with only it: {said}." in text, text
+    assert "refund-a 8/8, refund-b 8/8, as on the base" in text, text
+    assert f"the base with only this change fails them ({said})." in finding_text(own)
+    page = "".join(html_chunks(Page("fail", "r", [], [], set(), attribution=run)))
+    assert said in page, page
+    variant = attribution_markdown(RunAttribution("on-block", (found,), Spent(4), 20))
+    assert "this head itself" not in variant and "refund-a 0/8, refund-b 0/8." in variant
 
 
 def test_without_a_repository_the_lines_are_plain_code_and_a_fork_says_why() -> None:

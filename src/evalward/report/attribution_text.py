@@ -17,16 +17,22 @@ from evalward.rundata.pairwise_record import PAIR_POOLED_TEST
 from evalward.rundata.sequential_record import POOLED_TEST
 from evalward.text.escaping import code_span, inline
 
+HEAD_ITSELF = "this head itself, as the gate ran it"
+"""Beside the scores of a trial whose variant is the head (the base with every hunk): the
+gate's own runs say them, and no variant ran, which a reader counting runs would not guess."""
+
 
 def scores_text(tried: Tried) -> str:
     """`refund-a 8/8, refund-b 8/8`: each fixture's passing runs on one variant; judged in
-    pairs, `question-1: base preferred in 8/8 pairs`."""
-    return ", ".join(
+    pairs, `question-1: base preferred in 8/8 pairs`; said to be the head's own runs where
+    they are (`HEAD_ITSELF`)."""
+    scores = ", ".join(
         f"{s.fixture}: base preferred in {s.runs - s.passed}/{s.runs} pairs"
         if s.pairs
         else f"{s.fixture} {s.passed}/{s.runs}"
         for s in tried.trial.scores
     )
+    return f"{scores} — {HEAD_ITSELF}" if tried.trial.gate_runs else scores
 
 
 IN_PAIRS = "worse by the pairwise judge"
