@@ -194,3 +194,25 @@ def test_a_reader_that_leaves_early_ends_the_run_quietly_with_its_files_written(
     if not stderr_too:
         assert b"Traceback" not in done.stderr and b"BrokenPipe" not in done.stderr
     assert json.loads((out / "results.json").read_text())["result"] == "pass"
+
+
+def test_a_reader_that_leaves_during_a_long_output_ends_the_command_quietly(
+    tmp_path: Path,
+) -> None:
+    """`evalward schema | head`: its output is longer than a pipe holds, so the write that
+    finds the reader gone comes while the command runs, not at its last flush. No traceback,
+    the shell's code for a closed pipe."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "evalward", "schema"],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            timeout=120,
+            env={"PATH": DEMO_PATH, "HOME": str(tmp_path), "PYTHONPATH": str(REPO_ROOT / "src")},
+        )
+    finally:
+        os.close(write_end)
+    assert done.returncode == 141, done.stderr
+    assert b"Traceback" not in done.stderr and b"BrokenPipe" not in done.stderr
