@@ -164,6 +164,28 @@ def test_run_prints_urls_and_mentions_intact_and_comment_md_neutralises_them(
     assert "@\u200boctocat" in markup and "@octocat" not in markup
 
 
+def _with_the_reader_gone(
+    args: list[str], cwd: Path, home: Path, stderr_too: bool = False
+) -> subprocess.CompletedProcess[bytes]:
+    """`evalward ARGS` started afresh (standard output must be the pipe itself) with its
+    standard output, and its standard error where `stderr_too`, a pipe whose reader left
+    before anything was written."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        return subprocess.run(
+            [sys.executable, "-m", "evalward", *args],
+            cwd=cwd,
+            stdout=write_end,
+            stderr=write_end if stderr_too else subprocess.PIPE,
+            timeout=120,
+            env={"PATH": DEMO_PATH, "HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1",
+                 "PYTHONPATH": str(REPO_ROOT / "src")},
+        )  # fmt: skip
+    finally:
+        os.close(write_end)
+
+
 @pytest.mark.parametrize("stderr_too", [False, True], ids=["stdout", "stdout and stderr"])
 def test_a_reader_that_leaves_early_ends_the_run_quietly_with_its_files_written(
     repo: GitRepo, tmp_path: Path, stderr_too: bool
@@ -174,22 +196,11 @@ def test_a_reader_that_leaves_early_ends_the_run_quietly_with_its_files_written(
     repo.commit(
         "a linker", {"linker.yaml": LINKER, "mock.yaml": 'replies: []\ndefault: "no link"\n'}
     )
-    read_end, write_end = os.pipe()
-    os.close(read_end)  # the reader left before anything was written
     out = tmp_path / "out"
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "evalward", "run", ".", "--no-cache", "--output-dir", str(out),
-             "--mock-script", "mock.yaml"],
-            cwd=repo.path,
-            stdout=write_end,
-            stderr=write_end if stderr_too else subprocess.PIPE,
-            timeout=120,
-            env={"PATH": DEMO_PATH, "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1",
-                 "PYTHONPATH": str(REPO_ROOT / "src")},
-        )  # fmt: skip
-    finally:
-        os.close(write_end)
+    run = ["run", ".", "--no-cache", "--output-dir", str(out), "--mock-script", "mock.yaml"]
+
+    done = _with_the_reader_gone(run, repo.path, tmp_path, stderr_too)
+
     assert done.returncode == 141, done.stderr
     if not stderr_too:
         assert b"Traceback" not in done.stderr and b"BrokenPipe" not in done.stderr
@@ -202,17 +213,7 @@ def test_a_reader_that_leaves_during_a_long_output_ends_the_command_quietly(
     """`evalward schema | head`: its output is longer than a pipe holds, so the write that
     finds the reader gone comes while the command runs, not at its last flush. No traceback,
     the shell's code for a closed pipe."""
-    read_end, write_end = os.pipe()
-    os.close(read_end)
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "evalward", "schema"],
-            stdout=write_end,
-            stderr=subprocess.PIPE,
-            timeout=120,
-            env={"PATH": DEMO_PATH, "HOME": str(tmp_path), "PYTHONPATH": str(REPO_ROOT / "src")},
-        )
-    finally:
-        os.close(write_end)
+    done = _with_the_reader_gone(["schema"], tmp_path, tmp_path)
+
     assert done.returncode == 141, done.stderr
     assert b"Traceback" not in done.stderr and b"BrokenPipe" not in done.stderr
