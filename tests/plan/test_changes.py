@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -239,6 +242,42 @@ def test_a_watch_that_matches_no_file_is_warned_of_at_its_line(
     said = validated.stdout + validated.stderr
     assert said.count("matches no file") == 1, said
     assert "spec.watch: 'tols' matches no file" in said, said
+
+
+def test_a_run_against_a_base_lists_the_head_s_watched_folder_once(
+    repo: GitRepo, env: dict[str, str], tmp_path: Path
+) -> None:
+    """Change detection lists the folders an agent's `watch` names; the warning of a glob
+    that matches nothing reads that listing rather than asking git again (two processes a
+    side, at every gate and every attribution variant)."""
+    base_repo(repo)
+    repo.branch("change")
+    repo.commit(
+        "watch a misspelt folder too",
+        {
+            "agents/beta.yaml": agent(
+                "beta", system="systemFile: /prompts/beta.md", watch="[tools/beta/*, tols/*]"
+            ),
+            "tools/beta/lookup.py": "print('v2')",
+        },
+    )
+    real = shutil.which("git")
+    assert real is not None
+    folder, log = tmp_path / "bin", tmp_path / "git.log"
+    folder.mkdir()
+    (folder / "git").write_text(f'#!/bin/sh\necho "$*" >> "{log}"\nexec "{real}" "$@"\n')
+    (folder / "git").chmod(0o755)
+
+    ran = evalward(
+        "run", ".", "--base", "main", "--no-cache", "--no-history",
+        cwd=repo.path, PATH=f"{folder}{os.pathsep}{os.environ['PATH']}", **env,
+    )  # fmt: skip
+
+    assert "Traceback" not in ran.stderr, ran.stderr
+    assert "spec.watch: 'tols/*' matches no file of the repository" in ran.stdout, ran.stdout
+    asked = log.read_text().splitlines()
+    head = f"-C {repo.path} ls-files -z --stage -- tols tools/beta"
+    assert sum(line.endswith(head) for line in asked) == 1, asked
 
 
 def test_a_gitattributes_above_the_files_an_agent_reads_changes_it(repo: GitRepo) -> None:

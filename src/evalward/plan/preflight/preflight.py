@@ -165,7 +165,8 @@ def refuse_plan(
         if side is Side.head:  # the base's programs: see the module's docstring
             programs = missing_programs(tree, env, scope.agents)
             problems += programs.problems + script
-            absent = programs.warnings + unmatched_watches(tree, scope.agents)
+            listed = checkouts[side].index
+            absent = programs.warnings + unmatched_watches(tree, scope.agents, index=listed)
             problems.sort(key=Problem.order)
         if problems:
             raise ResourceError(problems, source="" if side is Side.head else "the base branch")

@@ -114,14 +114,20 @@ def missing_programs(
 
 
 def unmatched_watches(
-    resources: ResourceSet, agents: Iterable[str] | None = None, *, services: bool = False
+    resources: ResourceSet,
+    agents: Iterable[str] | None = None,
+    *,
+    services: bool = False,
+    index: FileIndex | None = None,
 ) -> list[Problem]:
     """A warning at each `watch` glob that matches no file of the tree: every agent's, or
     only those of `agents` (a run's); with `services`, every playground service's too. A
     misspelt folder (`tols/**`) watches nothing: a pull request that changes the files an
     agent's glob meant runs no Eval, and a service's copy holds none of them. A glob may be
-    meant for files to come, so it is not refused."""
-    index = FileIndex(resources.root)
+    meant for files to come, so it is not refused. `index`: the tree's listing change
+    detection made, where there is one (its folders are not listed again)."""
+    if index is None or index.root != resources.root:
+        index = FileIndex(resources.root)
     locator = Locator(resources)
     found = []
     watches = list(_watches(resources, agents, services))
