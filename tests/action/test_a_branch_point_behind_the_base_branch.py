@@ -284,3 +284,72 @@ def test_control_rebased_onto_the_trimmed_agent_every_run_fits_and_f1_fails(
     assert run.returncode == 1, run.stdout + run.stderr
     assert run.outputs["result"] == "fail"
     assert run.results()["skippedRuns"] == []
+
+
+# --- fixtures the base branch removed since -------------------------------------------------
+
+REMOVED = ("s1", "s2")
+"""Fixtures the Eval's selector picked up at the branch point, which main removed since."""
+
+
+def removed_fixtures(severity: str) -> str:
+    """s1 and s2, at `severity`."""
+    return "---\n".join(
+        FIXTURE.format(name=name).replace("spec:\n", f"spec:\n  severity: {severity}\n")
+        for name in REMOVED
+    )
+
+
+def removed_then(repo: GitRepo, severity: str) -> str:
+    """Main's helper with fixtures f0 and f1, and s1 and s2 at `severity` (one rep each, all
+    must pass); then main removes s1 and s2. Returns the old commit."""
+    old = repo.commit(
+        "suite",
+        {
+            "agent.yaml": inline("v1"),
+            "eval.yaml": helper_eval(
+                "execution: { repsPerFixture: 1, parallel: 1 }", "scoring: { passThreshold: 1.0 }"
+            ),
+            "fixtures.yaml": "---\n".join(FIXTURE.format(name=name) for name in ("f0", "f1")),
+            "removed.yaml": removed_fixtures(severity),
+            ".gitignore": ".evalward/\n",
+        },
+    )
+    repo.remove("removed.yaml")
+    repo.commit("main removes s1 and s2")
+    return old
+
+
+@pytest.mark.parametrize("raised", [False, True], ids=["critical", "raised-by-the-pull-request"])
+def test_fixtures_the_base_branch_removed_since_do_not_crowd_out_the_fixture_it_breaks(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    raised: bool,
+) -> None:
+    """The pull request branches off before main removed s1 and s2, and breaks f1. Had the
+    base side run the merge base's fixtures beside main's, s1 and s2 (critical at the branch
+    point, or made so by the pull request's copy) would run first on both sides and leave
+    f0 alone room in a budget of six calls, and main's own runs (four calls) would seem too
+    many for it (eight), excusing f1 under allow-incomplete: a pass. They are the pull
+    request's own now (pending): main's f0 and f1 run first on both sides, and f1 blocks."""
+    scripted(model, "v1", {name: [True] * 2 for name in ("f0", "f1", *REMOVED)})
+    scripted(model, "v2", {"f0": [True] * 2, "f1": [False] * 2, "s1": [True], "s2": [True]})
+    old = removed_then(repo, "low" if raised else "critical")
+    tip = repo.head()
+    files = {"agent.yaml": inline("v2")}
+    if raised:
+        files["removed.yaml"] = removed_fixtures("critical")
+    head = branched_off(repo, old, files)
+
+    run = gate(repo, github, tip, head, env, **{"max-model-calls": "6", "allow-incomplete": "true"})
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.outputs["result"] == "fail"
+    results = run.results()
+    f1 = sorted((f["side"], f["status"]) for f in results["fixtures"] if f["fixture"] == "f1")
+    assert f1 == [("base", "pass"), ("head", "fail")], f1
+    ran = {(f["side"], f["fixture"]) for f in results["fixtures"]}
+    assert not {("base", name) for name in REMOVED} & ran, ran
+    assert "f1" in results["reason"], results["reason"]

@@ -206,14 +206,13 @@ def base_side_resources(base: ResourceSet, gating: ResourceSet | None) -> Resour
     calibrations. Both sides then run the same fixtures, and the comparison says what the
     change does to the agent; a pull request that branched off before the base branch added
     or changed one is compared on it all the same, where the merge base alone would have
-    no base run of it, and no regression to answer for."""
+    no base run of it, and no regression to answer for. In place, not beside: a fixture the
+    base branch has removed since the merge base is no base run (its Eval's selector would
+    pick it up again, and the budget count it among the fixtures the base gates with)."""
     if gating is None or gating is base:
         return base
     return dataclasses.replace(
-        base,
-        fixtures={**base.fixtures, **gating.fixtures},
-        evals={**base.evals, **gating.evals},
-        calibrations={**base.calibrations, **gating.calibrations},
+        base, fixtures=gating.fixtures, evals=gating.evals, calibrations=gating.calibrations
     )
 
 
