@@ -11,7 +11,7 @@ from pydantic import TypeAdapter, ValidationError
 from evalward.resources.checks.patterns import compiled_pattern
 from evalward.resources.models import Assertion
 from evalward.rundata.results import Status
-from evalward.rundata.trace import StepType, Trace, Usage
+from evalward.rundata.trace import NO_SUCH_TOOL, StepType, Trace, Usage
 from evalward.scoring.assertions import check, model_turns
 
 pytestmark = pytest.mark.unit
@@ -112,6 +112,64 @@ def test_trajectory_modes(mode: str, tools: list[str], expected: Status) -> None
     assertion = {"type": "trajectory", "tools": ["a", "b"], "mode": mode}
     status, message = run(assertion, trace_of(*tools))
     assert status is expected, message
+
+
+def trace_asking(*tools: str) -> Trace:
+    """A trace of `tools` called in order; a name ending in `!` is one the agent was not
+    offered, which evalward answered itself (nothing ran)."""
+    trace = Trace()
+    trace.add(StepType.input, content="hi")
+    for number, tool in enumerate(tools):
+        name, offered = tool.rstrip("!"), not tool.endswith("!")
+        trace.add(StepType.tool_call, tool=name, call_id=f"c{number}", arguments={"id": "1"})
+        answer = {"output": "ok"} if offered else {"output": "error", "source": NO_SUCH_TOOL}
+        trace.add(StepType.tool_result, tool=name, call_id=f"c{number}", **answer)
+    trace.add(StepType.final, content="done")
+    return trace
+
+
+@pytest.mark.parametrize(
+    ("assertion", "tools", "expected"),
+    [
+        ({"type": "toolCalled", "tool": "a"}, ["a!"], Status.failed),
+        ({"type": "toolCalled", "tool": "a"}, ["a!", "a"], Status.passed),
+        ({"type": "toolCalled", "tool": "a", "before": ["b"]}, ["b!", "a"], Status.passed),
+        ({"type": "toolCalled", "tool": "a", "after": ["b"]}, ["b!", "a"], Status.failed),
+        ({"type": "toolArgs", "tool": "a", "args": {"id": "1"}}, ["a!"], Status.failed),
+        ({"type": "toolSequence", "tools": ["a", "b"]}, ["a!", "b"], Status.failed),
+        ({"type": "toolSequence", "tools": ["a", "b"]}, ["a", "b!", "b"], Status.passed),
+        # a call the model made counts where calls fail the check
+        ({"type": "toolNotCalled", "tool": "a"}, ["a!"], Status.failed),
+        ({"type": "toolNotCalled", "tool": "a", "after": ["b"]}, ["b", "a!"], Status.failed),
+        ({"type": "trajectory", "tools": ["a", "b"], "mode": "strict"}, ["a!", "b"], Status.failed),
+        (
+            {"type": "trajectory", "tools": ["a", "b"], "mode": "unordered"},
+            ["b", "a!"],
+            Status.failed,
+        ),
+        (
+            {"type": "trajectory", "tools": ["a", "b"], "mode": "superset"},
+            ["a!", "b"],
+            Status.failed,
+        ),
+        ({"type": "trajectory", "tools": ["a", "b"], "mode": "subset"}, ["c!"], Status.failed),
+        ({"type": "trajectory", "tools": ["a", "b"], "mode": "subset"}, ["a!"], Status.passed),
+    ],
+)
+def test_a_call_of_a_tool_not_offered_passes_no_check_and_fails_those_calls_fail(
+    assertion: dict[str, Any], tools: list[str], expected: Status
+) -> None:
+    """A model may name a tool the agent was not offered (one a pull request renamed, a
+    mock script's reply written for the base): evalward answers it and nothing runs. It is
+    no call of that tool for a check a call passes, and still a call the model made for one
+    a call fails."""
+    status, message = run(assertion, trace_asking(*tools))
+    assert status is expected, message
+    if assertion["type"] == "toolCalled" and tools == ["a!"]:
+        assert message == (
+            "a was never called (calls: none); the model asked for a, but the agent was not "
+            "offered a tool of that name"
+        )
 
 
 @pytest.mark.parametrize(

@@ -36,6 +36,11 @@ is an error, so neither the trace nor merging the reports (each step compared wi
 its origin has not matched) grows without bound, whatever an agent sends."""
 
 
+NO_SUCH_TOOL = "evalward"
+"""The `source` of the result evalward gives a call of a tool the agent was not offered:
+nothing ran (`Trace.answered_calls`)."""
+
+
 class StepType(StrEnum):
     input = "input"
     assistant = "assistant"
@@ -83,7 +88,7 @@ class Step(RecordModel):
     model: str | None = None
     source: str | None = None
     """Where a tool result came from: mock, replay, shadow, command, mcp (or the agent
-    itself)."""
+    itself); `NO_SUCH_TOOL` where no tool of its name was offered."""
     server: str | None = None
     """The MCP server of an MCP tool's call and result; its `tool` is then qualified by the
     server's name (`orders__lookup_order`), whatever name the model was offered."""
@@ -300,6 +305,31 @@ class Trace(RecordModel):
 
     def tool_calls(self) -> list[Step]:
         return [s for s in self.steps if s.type is StepType.tool_call]
+
+    def answered_calls(self) -> list[Step]:
+        """The tool calls a tool answered: not those of a name the agent was not offered,
+        which evalward answered itself (`NO_SUCH_TOOL`) and nothing ran. A model may name a
+        tool a pull request took away (a scripted reply does): that is no call of it."""
+        unanswered: set[int] = set()
+        waiting: list[Step] = []
+        for step in self.steps:
+            if step.type is StepType.tool_call:
+                waiting.append(step)
+            elif step.type is StepType.tool_result:
+                call = next((c for c in waiting if _answers(step, c)), None)
+                if call is not None:
+                    waiting.remove(call)
+                    if step.source == NO_SUCH_TOOL:
+                        unanswered.add(call.index)
+        return [s for s in self.tool_calls() if s.index not in unanswered]
+
+
+def _answers(result: Step, call: Step) -> bool:
+    """Whether `result` is the result of `call`: by its id where both have one, else the
+    first call of that tool still waiting."""
+    if result.call_id and call.call_id:
+        return result.call_id == call.call_id
+    return result.tool == call.tool
 
 
 def _same_step(step: Step, type: StepType, fields: dict[str, Any]) -> bool:

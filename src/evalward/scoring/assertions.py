@@ -80,10 +80,22 @@ def pass_or_fail(ok: bool, passed: str, failed: str) -> CheckOutcome:
     return (Status.passed, passed) if ok else (Status.failed, failed)
 
 
-def _calls(trace: Trace, *written: str, ambiguous: bool = False) -> list[str]:
-    """The tools called, in order; a qualified name that means a `written` one, as written."""
-    called = [step.tool or "" for step in trace.tool_calls()]
-    return tool_names.as_written(called, written, ambiguous=ambiguous)
+def _calls(
+    trace: Trace, *written: str, ambiguous: bool = False, answered: bool = True
+) -> list[str]:
+    """The tools called, in order; a qualified name that means a `written` one, as written.
+    `answered`: only the calls a tool answered (`Trace.answered_calls`), for the checks a
+    call passes: a model's call of a tool the agent was not offered ran nothing, and is no
+    call of it. The checks a call fails count every call the model made."""
+    steps = trace.answered_calls() if answered else trace.tool_calls()
+    return tool_names.as_written([step.tool or "" for step in steps], written, ambiguous=ambiguous)
+
+
+def _not_offered(trace: Trace, tool: str) -> str:
+    """What to add where `tool` was never called but the model asked for it by that name."""
+    if tool not in _calls(trace, tool, answered=False):
+        return ""
+    return f"; the model asked for {tool}, but the agent was not offered a tool of that name"
 
 
 def _first(calls: list[str], tool: str) -> int | None:
@@ -108,7 +120,7 @@ def _tool_called(a: ToolCalledAssertion, trace: Trace) -> CheckOutcome:
     calls = _calls(trace, a.tool, *a.before, *a.after)
     positions = [i for i, name in enumerate(calls) if name == a.tool]
     if not positions:
-        hint = tool_names.hint(a.tool, calls)
+        hint = _not_offered(trace, a.tool) or tool_names.hint(a.tool, calls)
         return Status.failed, f"{a.tool} was never called (calls: {_listing(calls)}){hint}"
     for position in positions:
         before_ok = all(
@@ -128,7 +140,7 @@ def _tool_called(a: ToolCalledAssertion, trace: Trace) -> CheckOutcome:
 
 
 def _tool_not_called(a: ToolNotCalledAssertion, trace: Trace) -> CheckOutcome:
-    calls = _calls(trace, a.tool, *a.after, ambiguous=True)
+    calls = _calls(trace, a.tool, *a.after, ambiguous=True, answered=False)
     if not a.after:
         return pass_or_fail(a.tool not in calls, f"{a.tool} was not called", f"{a.tool} was called")
     firsts = [f for other in a.after if (f := _first(calls, other)) is not None]
@@ -157,9 +169,10 @@ def _tool_sequence(a: ToolSequenceAssertion, trace: Trace) -> CheckOutcome:
 
 def _tool_args(a: ToolArgsAssertion, trace: Trace) -> CheckOutcome:
     names = _calls(trace, a.tool)
-    calls = [s for s, name in zip(trace.tool_calls(), names, strict=True) if name == a.tool]
+    calls = [s for s, name in zip(trace.answered_calls(), names, strict=True) if name == a.tool]
     if not calls:
-        return Status.failed, f"{a.tool} was never called{tool_names.hint(a.tool, names)}"
+        hint = _not_offered(trace, a.tool) or tool_names.hint(a.tool, names)
+        return Status.failed, f"{a.tool} was never called{hint}"
     match = same if a.mode is ArgsMode.exact else _partial
     for step in calls:
         if match(a.args, step.arguments or {}):
@@ -182,16 +195,17 @@ def _partial(expected: Any, actual: Any) -> bool:
 
 
 def _trajectory(a: TrajectoryAssertion, trace: Trace) -> CheckOutcome:
-    calls = _calls(trace, *a.tools)
+    calls = _calls(trace, *a.tools, answered=False)  # every call made counts against it
+    made = _calls(trace, *a.tools)  # only a call a tool answered counts towards it
     expected, actual = Counter(a.tools), Counter(calls)
     if a.mode is TrajectoryMode.strict:
-        ok = calls == a.tools
+        ok = calls == a.tools and made == calls
     elif a.mode is TrajectoryMode.unordered:
-        ok = actual == expected
+        ok = actual == expected and made == calls
     elif a.mode is TrajectoryMode.subset:
         ok = all(count <= expected[name] for name, count in actual.items())
     else:
-        ok = all(actual[name] >= count for name, count in expected.items())
+        ok = all(Counter(made)[name] >= count for name, count in expected.items())
     return pass_or_fail(
         ok,
         f"tool calls match the reference ({a.mode.value})",

@@ -31,6 +31,7 @@ from evalward.errors import AgentRunError
 from evalward.providers.base import ToolCall, ToolSpec
 from evalward.resources.agents.agent import Tool, ToolCommand
 from evalward.resources.models import ToolReplay
+from evalward.rundata.trace import NO_SUCH_TOOL
 from evalward.runtime.agents.process import (
     Launch,
     kill_group,
@@ -133,7 +134,8 @@ class ToolExecutor:
         tool = self.tools.get(call.name)
         served = self._mcp_tool(call.name)
         if tool is None and served is None:
-            return ToolResult(f"error: no tool named {call.name!r} is available", True, "evalward")
+            missing = f"error: no tool named {call.name!r} is available"
+            return ToolResult(missing, True, NO_SUCH_TOOL)
         name = served.qualified if served is not None else call.name
         if any(self._means(e.tool, name, ambiguous=False) for e in self.fixture.replay):
             return self._replay(call, name)
