@@ -6,17 +6,25 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from evalward.errors import ConfigError, GitError
 from evalward.git import Git
 from evalward.plan.plan import Plan, PlannedRun
 from evalward.resources import ResourceSet
 from evalward.resources.reading.problems import did_you_mean
+from evalward.rundata.cache_mode import CacheMode
 from evalward.rundata.sides import Side
+
+if TYPE_CHECKING:
+    from evalward.providers.config import ProvidersConfig
+
+KEPT = ".evalward"
+"""The folder of the repository where `evalward run` keeps what outlives a run."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +71,59 @@ def _known(option: str, names: tuple[str, ...], defined: Mapping[str, Any]) -> N
                 f"{option} {name}: no such resource in the repository"
                 f"{did_you_mean(name, list(defined))}"
             )
+
+
+def distrusted(root: Path, directory: Path, *, in_the_way: bool = True) -> str | None:
+    """Why a store under `directory` cannot be trusted, as the action decides for a cache
+    (`trust.untrusted_cache`); outside a git repository, only a symbolic link on the way
+    counts."""
+    from evalward.action.trusted.trust import untrusted_cache
+    from evalward.files.inside import link_on_the_way
+
+    try:
+        return untrusted_cache(Git(root), root, directory, in_the_way=in_the_way)
+    except GitError:
+        link = link_on_the_way(root, directory)
+        return f"{link} is a symbolic link" if link is not None else None
+
+
+@dataclass(frozen=True)
+class Kept:
+    """What `evalward run` may read and write under `.evalward` (its result cache, the flaky
+    records and scores beside it, its history), decided once: nothing there where the
+    checkout could have filled it or sends it elsewhere (committed, a submodule, a symbolic
+    link on the way), as the action does not read such a cache. A pull request that commits
+    passing results of its own, or a link out of the repository, chooses nothing."""
+
+    root: Path
+    cache: Path | None
+    """The result cache's folder; None: neither read nor written."""
+    why: str = ""
+
+    @classmethod
+    def at(cls, root: Path, err: TextIO) -> Kept:
+        """`root`'s, said to `err` when nothing is kept there."""
+        why = distrusted(root, root / KEPT)
+        if why:
+            print(
+                f"evalward: warning: {KEPT}/ is neither read nor written (no result cache, "
+                f"no history): {why}",
+                file=err,
+            )
+        return cls(root, None if why else root / KEPT / "cache", why or "")
+
+    def replies(self, config: ProvidersConfig) -> ProvidersConfig:
+        """The repository's provider settings with the response cache off where its folder
+        is not to be trusted (its replies would decide the runs: the result cache's rule)."""
+        if config.cache.mode is CacheMode.off:
+            return config
+        directory = self.root / config.cache.dir  # an absolute `dir` stays as it is
+        why = distrusted(self.root, directory, in_the_way=False)  # it says what it loses
+        if not why:
+            return config
+        print(f"evalward: warning: response cache not used: {why}", file=sys.stderr)
+        off = config.cache.model_copy(update={"mode": CacheMode.off})
+        return config.model_copy(update={"cache": off})
 
 
 def repository(path: str) -> Path:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     import datetime as dt
     from pathlib import Path
 
+    from evalward.cli._local import Kept
     from evalward.cli._progress import ShownProgress
     from evalward.flows.session import RunVerdict
     from evalward.flows.shard import ShardSpec
@@ -96,7 +97,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     import sys
     from pathlib import Path
 
-    from evalward.cli._local import Selection, check_base, repository
+    from evalward.cli._local import Kept, Selection, check_base, repository
     from evalward.cli._progress import ProgressBar, ShownProgress
     from evalward.errors import MissingSecretError
     from evalward.flows import shard
@@ -112,8 +113,12 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     root = repository(args.path)
     spec = shard.ShardSpec.parse(args.shard, "--shard") if args.shard else None
     _refuse_files_in_the_way(root, part_folder=spec is not None and not args.output_dir)
+    kept = Kept.at(root, sys.stderr)
     providers = build_providers(
-        env, mock_script=args.mock_script, config=repo_providers(root), cache_root=root
+        env,
+        mock_script=args.mock_script,
+        config=kept.replies(repo_providers(root)),
+        cache_root=root,
     )
     # Traces may echo a key from the environment: everything written or printed is redacted.
     host.note_key_envs(providers.key_envs)
@@ -132,9 +137,9 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     mode = CacheMode.refresh if args.no_cache else CacheMode.read_write
     options = RunOptions(
         parallel=args.parallel,
-        cache=ResultCache(root / ".evalward" / "cache", mode),
+        cache=None if kept.cache is None else ResultCache(kept.cache, mode),
         budget=budget,
-        main_history=root / ".evalward" / "cache",
+        main_history=kept.cache,
         allow_incomplete=args.allow_incomplete,
     )
     # The clients are built here, once, and passed in: nothing below builds one.
@@ -167,7 +172,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     failure = outcome.failure
     if failure is not None and (not outcome.began or isinstance(failure, MissingSecretError)):
         raise failure  # nothing ran, or a key is missing: said without files
-    return _report(args, root, setup, verdict, started, out, redact=redact)
+    return _report(args, kept, setup, verdict, started, out, redact=redact)
 
 
 def _refuse_files_in_the_way(root: Path, *, part_folder: bool) -> None:
@@ -254,7 +259,7 @@ async def _run_part(
 
 def _report(
     args: argparse.Namespace,
-    root: Path,
+    kept: Kept,
     setup: RunSetup,
     verdict: RunVerdict,
     started: dt.datetime,
@@ -266,6 +271,8 @@ def _report(
     comment (or --json) and the files, the spending line of the run's own calls
     (attribution's are said apart). The reports' modules load here, once the run is over."""
     import sys
+
+    root = kept.root
 
     from evalward.cli._emit import Output, emit
     from evalward.cli.status import record_local
@@ -280,15 +287,15 @@ def _report(
     # Read before this run is recorded: the report's trend shows the runs before it.
     earlier = trends(
         [c.name for c in evaluation.comparisons],
-        cache_dir=None if args.no_cache else root / ".evalward" / "cache",
-        root=root,
+        cache_dir=None if args.no_cache else kept.cache,
+        root=None if kept.why else root,
     )
     # An outage says nothing about the agent: it is not a point in its history, and
     # neither is a run whose judge could not score, nor a cancelled run.
     measured = [e for e in evaluation.evals if not (e.provider_unavailable or e.incomplete_reason)]
     keep = not (args.no_history or decision.interrupted or outcome.failure)
     commit = evaluation.head_commit  # as the run found it: its results are of that tree
-    deltas = history.record(root, measured, commit=commit) if keep else []
+    deltas = history.record(root, measured, commit=commit) if keep and not kept.why else []
     if keep and not (args.fixture or args.reps):  # a narrowed run is no status
         record_local(root, evaluation, started, commit, sys.stderr)
     estimate = evaluation.estimate

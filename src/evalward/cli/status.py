@@ -68,7 +68,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     import json
     import sys
 
-    from evalward.cli._local import repository
+    from evalward.cli._local import distrusted, repository
     from evalward.definitions.loader import load_resources
     from evalward.errors import EXIT_OK
     from evalward.past.status import LOCAL_STATUS_DIR, STATUS_DIR, StatusStore, status_rows
@@ -179,26 +179,11 @@ def _attempt(event: str, commit: str) -> str:
     return ", ".join(part for part in (event, commit[:7]) if part) or "no detail"
 
 
-def distrusted(root: Path, directory: Path) -> str | None:
-    """Why a status store under `directory` cannot be trusted, as the action decides for a
-    cache (`trust.untrusted_cache`); outside a git repository, only a symbolic link on the
-    way counts."""
-    from evalward.action.trusted.trust import untrusted_cache
-    from evalward.errors import GitError
-    from evalward.files.inside import link_on_the_way
-    from evalward.git import Git
-
-    try:
-        return untrusted_cache(Git(root), root, directory)
-    except GitError:
-        link = link_on_the_way(root, directory)
-        return f"{link} is a symbolic link" if link is not None else None
-
-
 def record_local(
     root: Path, evaluation: Evaluation, started: dt.datetime, commit: str, err: TextIO
 ) -> None:
     """`evalward run`'s results as the local runs' status (.evalward/status)."""
+    from evalward.cli._local import distrusted
     from evalward.past.status import LOCAL_STATUS_DIR, StatusStore
     from evalward.past.status_run import RunSource, StatusRun
 

@@ -42,8 +42,12 @@ NOT_ROOT = (
 )
 
 
-def untrusted_cache(git: Git, workspace: Path, directory: Path) -> str | None:
-    """Why a cache directory cannot be trusted (None when it can), in a sentence to log."""
+def untrusted_cache(
+    git: Git, workspace: Path, directory: Path, *, in_the_way: bool = True
+) -> str | None:
+    """Why a cache directory cannot be trusted (None when it can), in a sentence to log.
+    With `in_the_way` False, a file where a folder of it goes is not one: nothing can be
+    read through it, and the cache says its own loss when it cannot write."""
     try:
         relative = directory.relative_to(workspace)
     except ValueError:
@@ -55,7 +59,7 @@ def untrusted_cache(git: Git, workspace: Path, directory: Path) -> str | None:
             "under test decides what the cache holds. Point the cache at a real directory "
             "that is not in the repository."
         )
-    blocked = file_on_the_way(workspace, directory)
+    blocked = file_on_the_way(workspace, directory) if in_the_way else None
     if blocked is not None:
         return (
             f"{_shown(workspace, blocked)} is a file in the checkout, where the cache needs a "
