@@ -22,6 +22,7 @@ traceback. The tree:
     ├── ProviderError             exit 3  a model provider could not be used
     │   ├── BudgetRefusal                 the job's budget refused the call before it left
     │   └── ProviderUnavailable           it kept failing through its retries (an outage)
+    │       └── KeyRejected               it refused the API key (HTTP 401, 403)
     ├── AgentRunError             exit 3  an agent could not be started or crashed
     │   (what an agent's run can meet, each the run's error, not the job's:)
     ├── ProtocolError                     an agent's event that breaks the protocol
@@ -199,6 +200,12 @@ class BudgetRefusal(ProviderError):
 class ProviderUnavailable(ProviderError):
     """Every attempt failed in a way worth retrying (connection refused, timeouts, 429, 5xx):
     an outage says nothing about the agent, and a rerun is the remedy."""
+
+
+class KeyRejected(ProviderUnavailable):
+    """The provider refused the API key (HTTP 401, 403): no call reaches it until the key or
+    its access is mended. Like an outage, that says nothing about the agent: a run it ends is
+    `unavailable`, not a failure of the agent's."""
 
 
 class GitHubError(EvalwardError):

@@ -37,8 +37,8 @@ HEAD_AGENT = AGENT.format(version="v2") + (
 LIMIT_BYTES = 200_000
 """The scripted provider refuses a request larger than this with 429."""
 WHY = (
-    "its model providers failed through their retries on fixture(s) f1 (2 of its head reps), "
-    "which the other reps do not settle"
+    "its model providers failed through their retries, or refused the API key, on fixture(s) "
+    "f1 (2 of its head reps), which the other reps do not settle"
 )
 
 

@@ -101,6 +101,40 @@ def test_connection_refused_on_every_run_is_exit_3_with_every_file_written(
         assert (run.output_dir / name).is_file(), name
 
 
+@pytest.mark.parametrize("status", [401, 403])
+def test_a_key_the_provider_refuses_is_no_verdict_on_the_agent(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, status: int
+) -> None:
+    """A key the provider refuses (a typo, a revoked key, a model the key may not use) fails
+    every call, and nothing is learnt of the agent: unavailable and exit 3, never "Blocked"
+    on a score of 0, each run saying which key to mend, as a missing key says which to set."""
+    base, head = pr_with_fast_retries(repo, github)
+    model.script(lambda body: True, *[error(status)] * 40)
+
+    run = run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, head),
+        env={**provider_env(model), "OPENAI_API_KEY": KEY},
+    )
+
+    assert run.returncode == 3, run.stdout + run.stderr
+    results = run.results()
+    assert results["result"] == "unavailable"
+    heads = [f for f in results["fixtures"] if f["side"] == "head"]
+    assert heads and all(f["status"] == "error" and f["provider_unavailable"] for f in heads)
+    assert all(
+        f"rejected the API key (HTTP {status}" in f["message"]
+        and "Check OPENAI_API_KEY" in f["message"]
+        for f in heads
+    ), heads
+    assert len(model.calls) == len(results["fixtures"])  # a run's one call, not retried
+    body = github.comments_on(7)[0]["body"]
+    assert UNAVAILABLE in body and "Blocked" not in body, body
+    assert "where it refused the API key, mend the key first" in body, body
+    assert KEY not in body and KEY not in run.stdout + run.stderr
+
+
 def test_mixed_answers_and_outage_keep_fail_closed_error_rows_and_exit_1(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:

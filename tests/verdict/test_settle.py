@@ -114,8 +114,8 @@ def test_an_outage_only_fixture_is_not_enough_data_and_not_a_pass() -> None:
     assert head.passed is False
     assert head.provider_unavailable is True  # no verdict on the agent: rerun
     assert head.incomplete_reason == (
-        "its model providers failed through their retries on fixture(s) b (2 of its head "
-        "reps), which the other reps do not settle"
+        "its model providers failed through their retries, or refused the API key, on "
+        "fixture(s) b (2 of its head reps), which the other reps do not settle"
     )
 
 

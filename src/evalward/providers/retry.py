@@ -15,7 +15,13 @@ from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
-from evalward.errors import HttpFailure, HttpTimeout, ProviderError, ProviderUnavailable
+from evalward.errors import (
+    HttpFailure,
+    HttpTimeout,
+    KeyRejected,
+    ProviderError,
+    ProviderUnavailable,
+)
 from evalward.http.client import HttpClient, Reply, StreamingReply
 from evalward.text.utf8 import cap_chars
 
@@ -89,7 +95,8 @@ def settle(
         retryable = answer.reply.status in RETRYABLE_STATUS
         said = server_message(answer.reply, headers) if retryable else ""
         raise ProviderUnavailable(exhausted(endpoint, policy, answer.problem, said))
-    raise ProviderError(refusal(answer.reply, endpoint, headers))
+    refused = refusal(answer.reply, endpoint, headers)
+    raise KeyRejected(refused) if answer.reply.status in (401, 403) else ProviderError(refused)
 
 
 @dataclass(frozen=True)

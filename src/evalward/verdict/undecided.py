@@ -75,8 +75,8 @@ def unsettled_by_outage(
         return result
     said = ", ".join(f"{name} ({count} of its head reps)" for name, count in sorted(open_))
     reason = (
-        f"its model providers failed through their retries on fixture(s) {said}, which the "
-        "other reps do not settle"
+        f"its model providers failed through their retries, or refused the API key, on "
+        f"fixture(s) {said}, which the other reps do not settle"
     )
     return result.model_copy(
         update={"passed": False, "provider_unavailable": True, "incomplete_reason": reason}
