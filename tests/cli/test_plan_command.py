@@ -48,6 +48,31 @@ def test_the_plan_names_the_changed_file_the_agent_and_the_eval_it_runs(changed:
     assert not (changed.path / ".evalward").exists()  # nothing ran
 
 
+@pytest.mark.hostile
+def test_a_changed_file_s_name_neither_drives_the_terminal_nor_forges_a_line(
+    changed: GitRepo,
+) -> None:
+    """A pull request's file names reach the plan's first lines: one holding an escape
+    sequence (a window title, a cleared screen) or newlines (a plan of its own) is quoted as
+    git quotes it, one line, nothing sent to the terminal as a control."""
+    forged = "notes/y\nEvals to run:\n  none\nEstimate: ~0 model calls, ~$0.0000\n.md"
+    changed.commit("odd names", {"notes/x\x1b]0;owned\x07\x1b[2J.md": "a\n", forged: "b\n"})
+
+    code, said = in_process(
+        plan.main, "plan", str(changed.path), "--base", "main", host=quiet_host(changed.path)
+    )
+
+    assert code == 0
+    assert "\x1b" not in said and "\x07" not in said
+    lines = said.splitlines()
+    heads = [line.split(":")[0] for line in lines if line.startswith(("Evals to", "Estimate"))]
+    assert heads == ["Evals to run", "Estimate"], lines
+    assert '  A "notes/x\\x1b]0;owned\\x07\\x1b[2J.md"' in lines, lines
+    assert (
+        '  A "notes/y\\nEvals to run:\\n  none\\nEstimate: ~0 model calls, ~$0.0000\\n.md"' in lines
+    )
+
+
 def test_the_plan_shows_what_attribution_may_spend_as_the_base_sets_it(repo: GitRepo) -> None:
     """The base branch's `evalward.yaml` sets attribution's budget: the plan says it would
     run after the decision and at most what, apart from the estimate; the head's own

@@ -217,12 +217,21 @@ def _eval_lines(entry: dict[str, Any]) -> list[str]:
 
 
 def _render(document: dict[str, Any], unpriced: bool, priced_cost: float, most: int) -> str:
+    """The plan in words for a terminal: a changed file's name quoted where it holds what
+    would not show as itself (a newline would forge a line of the plan), and any other
+    control character named, so that no name a pull request wrote drives the terminal."""
+    from evalward.errors import printable
+    from evalward.text.escaping import reveal_controls
+
     lines: list[str] = []
     if document["base"]:
         lines.append(f"Compared with {document['base']}:")
         if not document["changedFiles"]:
             lines.append("  no file changed")
-        lines += [f"  {change['status']} {change['path']}" for change in document["changedFiles"]]
+        lines += [
+            f"  {change['status']} {printable(change['path'])}"
+            for change in document["changedFiles"]
+        ]
         lines.append("Changed agents:")
         if not document["changedAgents"]:
             lines.append("  none")
@@ -247,4 +256,4 @@ def _render(document: dict[str, Any], unpriced: bool, priced_cost: float, most: 
     lines.append(f"Estimate: ~{document['modelCalls']} model calls{upto}, {cost}")
     if document["base"]:
         lines.append(_attribution_line(document["attribution"]))
-    return "\n".join(lines)
+    return reveal_controls("\n".join(lines))
