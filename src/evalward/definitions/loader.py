@@ -234,10 +234,13 @@ class _Run:
         documents = self._marked[rel]
         return documents[index] if index < len(documents) else None
 
-    def problem(self, rel: str, index: int, start: int, loc: PathKey, message: str) -> None:
+    def problem(
+        self, rel: str, index: int, start: int, loc: PathKey, message: str, *, warning: bool = False
+    ) -> None:
         document = self.marked(rel, index)
         line, column = document.locate(loc) if document is not None else (start, 1)
-        self.problems.append(Problem(rel, line, column, render_path(loc), message))
+        found = Problem(rel, line, column, render_path(loc), message)
+        (self.result.warnings if warning else self.problems).append(found)
 
     # -- loading --------------------------------------------------------------------------
 
@@ -365,6 +368,8 @@ class _Run:
             if agentv.is_agentv(data, rel):
                 self._load_agentv(document, index, rel)
                 return True
+            if agentv.unnamed_suite(data, rel):
+                self.problem(rel, index, document.start_line, ("tests",), UNNAMED, warning=True)
         return False
 
     def _validate(self, document: Document, index: int, rel: str) -> BaseModel | None:
@@ -486,6 +491,14 @@ class _Run:
         found = Problem(located.file, line, column, render_path(loc), message, consequence)
         (self.result.warnings if warning else self.problems).append(found)
 
+
+UNNAMED = (
+    "names only datasets beside AgentV's suite keys (`providers`, `prompts`, `targets`), as a "
+    "promptfoo config's `tests` may too, so this file is read as neither and its tests do not "
+    "run: name an AgentV suite `*.eval.yaml` (or `eval.yaml`), or give it a test of its own; "
+    "convert a promptfoo config with `evalward import promptfoo`"
+)
+"""The warning at an AgentV suite whose name does not say it is one (`unnamed_suite`)."""
 
 MAX_DEFINITION_FILES = 20_000
 """Most YAML files one side's load reads. A suite of 1,000 agents, each with its Eval and its

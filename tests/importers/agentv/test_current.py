@@ -796,3 +796,39 @@ def test_a_negated_grader_evalward_cannot_negate_is_refused_saying_what_it_can(
         "starts-with, ends-with and the contains lists); remove it, and have the grader check "
         "the opposite"
     ) in said, said
+
+
+@pytest.mark.parametrize(
+    "tests",
+    ["[file://cases.jsonl]", "./cases.yaml", "[file://cases.yaml, file://cases.jsonl]"],
+)
+def test_a_suite_of_datasets_alone_whose_name_does_not_say_agentv_is_warned_of(
+    repo: GitRepo, tests: str
+) -> None:
+    """A list of datasets beside the suite's keys is what a promptfoo config writes too, so
+    a file whose name does not say AgentV (`*.eval.yaml`) is read as neither. Its tests not
+    running was said nowhere; it is a warning at its `tests`, saying how to have it read.
+    Named so, the same suite runs its datasets."""
+    suite = f"name: s\nproviders: [support-bot]\nprompts: ['{{{{ input }}}}']\ntests: {tests}\n"
+    repo.commit(
+        "a suite of datasets",
+        {
+            "agents.yaml": AGENTS.split("---\n")[0],  # the agent alone: no Eval to select
+            "evals/sub/cases.jsonl": '{"id": "c1", "criteria": "says hi", "input": "hi"}\n',
+            "evals/sub/cases.yaml": "- id: c2\n  criteria: says hi\n  input: hi\n",
+            "evals/sub/suite.yaml": suite,
+        },
+    )
+
+    loaded = load_resources(repo.path)
+
+    assert not loaded.fixtures
+    (warning,) = [w.render() for w in loaded.warnings]
+    assert warning.startswith(
+        "evals/sub/suite.yaml:4:1: tests: names only datasets beside AgentV's suite keys"
+    ), warning
+    assert "name an AgentV suite `*.eval.yaml`" in warning, warning
+
+    repo.git("mv", "evals/sub/suite.yaml", "evals/sub/suite.eval.yaml")
+    renamed = load_resources(repo.path)
+    assert renamed.fixtures and not renamed.warnings, renamed.warnings

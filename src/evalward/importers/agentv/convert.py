@@ -100,6 +100,20 @@ def is_agentv(data: Any, file: str) -> bool:
     return False
 
 
+def unnamed_suite(data: Any, file: str) -> bool:
+    """A document AgentV's current suite would be (its suite keys, a `tests` that only names
+    datasets) that `is_agentv` does not read, its file's name not saying AgentV: promptfoo's
+    configs name their datasets so too, so it is read as neither, and is said."""
+    if not isinstance(data, dict) or not any(k in data for k in CURRENT_KEYS):
+        return False
+    if file.rsplit("/", 1)[-1].lower().startswith("promptfooconfig") or is_agentv(data, file):
+        return False
+    tests = data.get("tests")
+    if isinstance(tests, str):
+        return bool(tests.strip())
+    return bool(tests) and isinstance(tests, list) and all(_is_case(t, "tests") for t in tests)
+
+
 def _is_case(case: Any, key: str) -> bool:
     """A test case, or (in `tests`) a `file://` dataset of them."""
     if key == "tests" and isinstance(case, str):
