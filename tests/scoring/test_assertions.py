@@ -172,6 +172,19 @@ def test_a_call_of_a_tool_not_offered_passes_no_check_and_fails_those_calls_fail
         )
 
 
+def test_a_call_of_another_name_not_offered_is_named_not_suggested() -> None:
+    """A mock script's typo (`lookup_ordr`) reaches no tool: the check says the model asked
+    for it, rather than suggesting the check be rewritten to the typo."""
+    status, message = run(
+        {"type": "toolCalled", "tool": "lookup_order"}, trace_asking("lookup_ordr!")
+    )
+    assert status is Status.failed
+    assert message == (
+        "lookup_order was never called (calls: none); the model asked for tools the agent was "
+        "not offered: 'lookup_ordr'"
+    )
+
+
 @pytest.mark.parametrize(
     ("args", "mode", "calls", "expected"),
     [

@@ -92,10 +92,16 @@ def _calls(
 
 
 def _not_offered(trace: Trace, tool: str) -> str:
-    """What to add where `tool` was never called but the model asked for it by that name."""
-    if tool not in _calls(trace, tool, answered=False):
+    """What to add where `tool` was never called but the model asked for tools the agent
+    was not offered (that one, or another name: a mock script's typo, a renamed tool), so
+    that the hint points at the call, not at the check."""
+    answered = {id(step) for step in trace.answered_calls()}
+    asked = [s.tool or "" for s in trace.tool_calls() if id(s) not in answered]
+    if not asked:
         return ""
-    return f"; the model asked for {tool}, but the agent was not offered a tool of that name"
+    if tool in tool_names.as_written(asked, [tool]):
+        return f"; the model asked for {tool}, but the agent was not offered a tool of that name"
+    return f"; the model asked for tools the agent was not offered: {_listing(asked)}"
 
 
 def _first(calls: list[str], tool: str) -> int | None:
