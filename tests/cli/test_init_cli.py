@@ -242,15 +242,15 @@ def test_init_can_write_a_conversation_fixture_that_passes_a_mock_run(
     said = [s["content"] for s in talk["trace"]["steps"] if s["type"] == "input"]
     assert said == ["Where is my order?", "It's 12345."]
 
-    # the model calls split by whose they were add up to the whole: the pairwise judge's
-    # calibration replays are among them
+    # the model calls split by whose they were add up to the whole: the simulated user's
+    # among them; with no base, no pair is judged and no calibration replayed for one
     spent = json.loads((out / "results.json").read_text())["run"]["spent"]
     assert sum(spent["calls_by_purpose"].values()) == spent["model_calls"]
-    assert spent["calls_by_purpose"]["pairwise"] == 28  # 14 calibration pairs, both orders
+    assert spent["calls_by_purpose"]["user"] > 0 and "pairwise" not in spent["calls_by_purpose"]
     split = re.search(r"([\d,]+) model calls \(([^)]*)\)", ran.stdout)
     assert split is not None, ran.stdout
     named = [re.fullmatch(r"(\D+) ([\d,]+)(?: · \$[\d.]+)?", p) for p in split[2].split(", ")]
     parts = {m[1]: m[2] for m in named if m is not None}
     assert len(parts) == len(named), split[0]
     assert sum(int(n) for n in parts.values()) == int(split[1]), split[0]
-    assert parts["pairwise judge"] == "28", split[0]
+    assert "pairwise judge" not in parts and "simulated user" in parts, split[0]

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from evalward.cli import run
-from support.clirun import in_process, initialised, quiet_host, refused
+from support.clirun import evalward, in_process, initialised, quiet_host, refused
 from support.gitrepo import GitRepo
 
 pytestmark = pytest.mark.integration
@@ -98,3 +98,15 @@ def test_an_eval_the_repository_does_not_define_is_refused_with_the_nearest(
         "--eval assistant-evl: no such resource in the repository (did you mean 'assistant-eval'?)"
     )
     assert not (started.path / ".evalward" / "status").exists()
+
+
+def test_a_run_with_no_base_replays_no_pairwise_calibration(started: GitRepo) -> None:
+    """init's Eval judges in pairs, and a run with no base has no pair to judge: it pays
+    none of the calibration's replay (28 calls at init's, 3.5 times the run's own) for a
+    cache only the action's default branch runs keep for pull requests."""
+    done = evalward("run", ".", "--mock-script", mock(started), "--no-history", cwd=started.path)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    (spent,) = [line for line in done.stderr.splitlines() if "actual" in line]
+    assert "pairwise" not in spent, spent
+    assert "actual 4 model calls," in spent, spent

@@ -123,6 +123,7 @@ def run_options(settings: Settings, cache: CacheUse, sandbox: Sandbox | None) ->
         main_history=cache.directory,
         regressions=settings.fail_on_regression,
         allow_incomplete=settings.allow_incomplete,
+        warm_pairs=True,
     )
 
 

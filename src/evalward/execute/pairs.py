@@ -189,14 +189,15 @@ class PairJudging:
         return result.trace if result.trace is not None else Trace()
 
     async def warm(self) -> None:
-        """On a run with no base (a push to the default branch), replay each pairwise judge's
-        calibration into a result cache that keeps it: no pair needs it here (the Eval is
-        settled as without it), but a pull request whose cache is restored from this
-        branch's then reads it and asks none of its pairs (`PairwisePanel`)."""
-        cache = self.context.options.cache
-        if Side.base in self.context.checkouts or cache is None or not cache.writes:
+        """On the action's run with no base (a push to the default branch: `warm_pairs`),
+        replay each pairwise judge's calibration into a result cache that keeps it: no pair
+        needs it here (the Eval is settled as without it), but a pull request whose cache is
+        restored from this branch's then reads it and asks none of its pairs
+        (`PairwisePanel`)."""
+        options = self.context.options
+        if Side.base in self.context.checkouts or options.cache is None or not options.cache.writes:
             return
-        if not self.context.options.judge_pairs:
+        if not options.judge_pairs or not options.warm_pairs:
             return
         for name in self.fixtures:  # what it finds decides nothing here: no pair was made
             await self.panel.for_eval(self.head.evals[name], self.head)

@@ -47,6 +47,11 @@ class RunOptions:
     does not change (the Eval's verdict, left without its pairs, is not read there); the
     fixtures' pass-rate tests keep the share of the false-block rate they have beside the
     judge, as on the gate."""
+    warm_pairs: bool = False
+    """On a run with no base, replay each pairwise judge's calibration into the result cache
+    all the same (`Pairs.warm`): the action's, whose cache of the default branch's runs the
+    pull requests restore. Not the command line's: a local run with no base has no pair to
+    judge, and a first `evalward run` would pay the replay's calls for nothing it shows."""
     judge_head_after_pairs: bool = False
     """For attribution's variants of a regression found in pairs, which read a fixture as
     regressed while its pairs find it worse: a head run's absolute judge is asked only once
