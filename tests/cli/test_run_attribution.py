@@ -41,11 +41,15 @@ ROOMY = "attribution: { mode: on-block, budget: 4 }\n"
 
 
 def _clerk(
-    path: Path, config: str | None = ROOMY, prompt: str = HEAD_PROMPT, suite: str = SUITE
+    path: Path,
+    config: str | None = ROOMY,
+    prompt: str = HEAD_PROMPT,
+    suite: str = SUITE,
+    ignored: str = ".evalward/\nout/\n",
 ) -> GitRepo:
     """main: the clerk (`config` its evalward.yaml, None for none; `suite` its Eval and
-    fixtures); then a branch `stricter` with `prompt` committed, by default the three-hunk
-    one."""
+    fixtures; `ignored` its .gitignore); then a branch `stricter` with `prompt` committed, by
+    default the three-hunk one."""
     repo = GitRepo(path)
     repo.commit(
         "the clerk",
@@ -53,7 +57,7 @@ def _clerk(
             "agents/clerk.yaml": AGENT.format(model="openai/gpt-4.1-mini"),
             "prompts/clerk.md": BASE_PROMPT,
             "evals/suite.yaml": suite,
-            ".gitignore": ".evalward/\nout/\n",
+            ".gitignore": ignored,
             **({"evalward.yaml": config} if config is not None else {}),
         },
     )
@@ -462,6 +466,23 @@ def test_a_file_git_does_not_track_says_why_it_is_not_traced(
     assert "add them (or ignore them)" in stdout  # said in the comment's "Where it regressed"
     assert results["attribution"]["spentModelCalls"] == 0
     assert len(model.requests) == results["run"]["spent"]["model_calls"]
+
+
+def test_an_earlier_run_s_output_folder_in_the_checkout_does_not_stop_attribution(
+    tmp_path: Path, model: ScriptedModelServer
+) -> None:
+    """`--output-dir out` in a checkout that does not ignore it: the second run finds the
+    first's files there, untracked. They are the command's own (no agent is given them), as
+    is a mock script, and attribution traces the regression as it did the first time."""
+    script(model)
+    repo = _clerk(tmp_path / "repo", ignored=".evalward/\n")
+
+    for _ in range(2):
+        code, stdout, stderr, results = _run(repo, model)
+        assert code == 1, stdout + stderr
+        (regression,) = results["attribution"]["regressions"]
+        assert regression["result"] == "attributed", regression
+    assert "out/" in repo.git("status", "--porcelain")  # untracked, as the user left it
 
 
 def test_untracked_names_that_break_lines_or_are_not_utf8_are_said_inert(

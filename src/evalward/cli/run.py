@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from evalward.cli._progress import ShownProgress
     from evalward.flows.session import RunVerdict
     from evalward.flows.shard import ShardSpec
+    from evalward.git import Git
     from evalward.host import Host
     from evalward.plan.run_setup import RunSetup
     from evalward.security import Redactor
@@ -146,7 +147,9 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     setup = RunSetup(
         git=git,
         # what the working tree holds that no commit does, before a run writes in it
-        revisions=Revisions(args.base, untracked=tuple(git.untracked()) if args.base else None),
+        revisions=Revisions(
+            args.base, untracked=_untracked(git, root, args) if args.base else None
+        ),
         providers=providers,
         env=env,
         options=options,
@@ -173,6 +176,22 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     if failure is not None and (not outcome.began or isinstance(failure, MissingSecretError)):
         raise failure  # nothing ran, or a key is missing: said without files
     return _report(args, kept, setup, verdict, started, out, redact=redact)
+
+
+def _untracked(git: Git, root: Path, args: argparse.Namespace) -> tuple[str, ...]:
+    """The files of the working tree git does not track (nor ignore) that the head's runs
+    may read, which attribution's variants (commits) cannot hold: not what this command
+    reads or writes itself, the mock script and what `--output-dir` holds (an earlier
+    run's files), which no agent is given."""
+    from pathlib import Path
+
+    own = [Path(p).resolve() for p in (args.mock_script, args.output_dir) if p]
+    kept = [p.relative_to(root).as_posix() for p in own if p.is_relative_to(root)]
+    return tuple(
+        path
+        for path in git.untracked()
+        if not any(path == mine or path.startswith(f"{mine}/") for mine in kept)
+    )
 
 
 def _refuse_files_in_the_way(root: Path, *, part_folder: bool) -> None:
