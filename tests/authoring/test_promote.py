@@ -170,13 +170,21 @@ def test_a_conversation_of_one_message_is_refused() -> None:
         ("{not json", "not JSON"),
         ('{"hello": 1}', "not a trace evalward knows"),
         ('{"messages": [{"role": "user", "content": "x"}, 3]}', "not a valid openai trace"),
+        (
+            '{"steps": [{"index": "x", "type": "input", "content": "hi"}]}',
+            r"not a valid evalward trace: steps\[0\]\.index: Input should be a valid integer",
+        ),
+        (
+            '{"steps": [{"type": "input", "content": "hi"}]}',
+            r"not a valid evalward trace: steps\[0\]\.index: Field required",
+        ),
     ],
 )
 def test_an_unreadable_trace_names_its_file(tmp_path: Path, content: str, message: str) -> None:
     path = tmp_path / "bad.json"
     path.write_text(content, encoding="utf-8")
     with pytest.raises(ConfigError, match=message) as raised:
-        load_trace(path, "openai" if "valid" in message else None)
+        load_trace(path, "openai" if "valid openai" in message else None)
     assert str(raised.value).startswith(f"{path}: ")
 
 

@@ -45,6 +45,7 @@ from evalward.files.safe_files import read_text
 from evalward.resources.common import API_VERSION
 from evalward.resources.conversation import DEFAULT_MAX_TURNS
 from evalward.resources.models import EvalFixture
+from evalward.resources.reading.problems import render_path
 from evalward.rundata.trace import Step, StepType, Trace
 from evalward.runtime.telemetry.converters import from_anthropic_messages, from_openai_messages
 from evalward.runtime.telemetry.otel import from_otel_spans, looks_like_spans
@@ -101,8 +102,15 @@ def load_trace(path: Path, format: str | None = None) -> LoadedTrace:
             return LoadedTrace(from_openai_messages(messages), trace_id, chosen)
         return LoadedTrace(from_anthropic_messages(messages), trace_id, chosen)
     except (ProtocolError, ValidationError, AttributeError, TypeError) as exc:
-        first = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+        first = _first_error(exc) if isinstance(exc, ValidationError) else str(exc)
         raise ConfigError(f"{path}: not a valid {chosen} trace: {first}") from None
+
+
+def _first_error(exc: ValidationError) -> str:
+    """The first of pydantic's errors, at the field it names (`steps[0].index: …`)."""
+    error = exc.errors()[0]
+    where = render_path(tuple(error["loc"]))
+    return f"{where}: {error['msg']}" if where else str(error["msg"])
 
 
 def detect(document: object) -> str | None:
