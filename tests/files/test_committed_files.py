@@ -133,6 +133,31 @@ def test_the_working_tree_reads_what_git_would_commit(repo: GitRepo, planted: st
         files.read("prompts/out.md", 100)
 
 
+def test_the_working_tree_says_why_a_link_to_nothing_or_a_submodule_s_file_is_not_read(
+    repo: GitRepo,
+) -> None:
+    """Refused as a commit refuses them, each said as what it is: a link that loops (or
+    leads to nothing) is no missing file, and a file inside a submodule's folder is not
+    ignored by anything: no commit of this repository holds it."""
+    first = repo.commit("a prompt", {"prompts/bot.md": "hi\n"})
+    (repo.path / "prompts" / "a").symlink_to("b")
+    (repo.path / "prompts" / "b").symlink_to("a")
+    (repo.path / "prompts" / "gone").symlink_to("nothing-here")
+    repo.git("update-index", "--add", "--cacheinfo", f"160000,{first},vendored")
+    repo.git("commit", "-qm", "a submodule")
+    (repo.path / "vendored").mkdir()
+    (repo.path / "vendored" / "prompt.md").write_text("theirs\n")
+    files = RepoFiles.working_tree(repo.path)
+
+    for link in ("prompts/a", "prompts/gone"):
+        with pytest.raises(NotCommitted, match="is a symbolic link that leads to nothing"):
+            files.read(link, 100)
+    with pytest.raises(NotCommitted, match="is inside the submodule 'vendored'"):
+        files.read("vendored/prompt.md", 100)
+    with pytest.raises(NotCommitted, match="does not exist"):
+        files.read("prompts/missing.md", 100)
+
+
 def _listing(tree: Path) -> dict[str, int]:
     found = {}
     for folder, dirs, names in os.walk(tree):

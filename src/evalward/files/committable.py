@@ -40,6 +40,13 @@ class WorkingTreeAnswers:
             self._untracked.update((p, p in found) for p in rest)
         return tracked | {p for p in asked if self._untracked.get(p, False)}
 
+    def submodule_of(self, path: str) -> str | None:
+        """The submodule of the index `path` lies in (its folder), if any: what its folder
+        holds is another repository's, which no commit of this one holds."""
+        first = path.split("/", 1)[0]
+        gitlinks = self._git.index(first).gitlinks()
+        return next((g for g in sorted(gitlinks) if path.startswith(f"{g}/")), None)
+
     def ignored(self) -> set[str]:
         """The untracked paths git ignores (`Git.ignored`), listed once."""
         if self._ignored is None:

@@ -31,7 +31,14 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evalward.errors import GitError, NotCommitted, OutsideRepository, TreeError, UnsafeFile
+from evalward.errors import (
+    GitError,
+    NotCommitted,
+    OutsideRepository,
+    TreeError,
+    UnsafeFile,
+    printable,
+)
 from evalward.files.committable import WorkingTreeAnswers
 from evalward.files.inside import folders_of, mode_of, reference_candidates, repo_path
 from evalward.files.safe_files import blob_id, blob_id_of, read_regular
@@ -69,6 +76,20 @@ _IGNORED = (
     "is ignored by git (.gitignore, .git/info/exclude): evalward reads only files git would "
     "commit; commit it, or name a file of the repository"
 )
+_LEADS_NOWHERE = (
+    "is a symbolic link that leads to nothing (its target is missing, or links that loop); "
+    "name the file itself"
+)
+
+
+def _in_submodule(submodule: str) -> str:
+    return (
+        f"is inside the submodule '{printable(submodule)}', another repository whose files no "
+        "commit of this one holds: evalward reads only files git would commit; name a file "
+        "of this repository"
+    )
+
+
 GITS_OWN = ".git"
 """The folder (or, in a submodule's working copy, the file) git keeps a repository in: its
 config holds the checkout's credentials (`actions/checkout` persists the job's token there).
@@ -135,6 +156,9 @@ class RepoFiles:
             return self._in_commit(self.git, self.commit, clean)
         relative = self._on_disk(path)
         if self._answers is not None and relative not in self._answers.committable([relative]):
+            submodule = self._answers.submodule_of(relative)
+            if submodule is not None:
+                raise NotCommitted(path, _in_submodule(submodule))
             raise NotCommitted(path, _IGNORED)
         return relative
 
@@ -163,6 +187,8 @@ class RepoFiles:
         mode = mode_of(real)
         if mode is not None and stat.S_ISDIR(mode):
             raise NotCommitted(path, "is a folder, not a file")
+        if mode is None and (self.root / path.lstrip("/")).is_symlink():
+            raise NotCommitted(path, _LEADS_NOWHERE)
         if mode is None or not stat.S_ISREG(mode):
             raise NotCommitted(path, "does not exist (paths are from the repository root)")
         relative = real.relative_to(self.root.resolve()).as_posix()
