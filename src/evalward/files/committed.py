@@ -82,6 +82,15 @@ _LEADS_NOWHERE = (
 )
 
 
+def _is_link(path: Path) -> bool:
+    """Whether `path` is a symbolic link; False for a name the system cannot look up (too
+    long, a NUL), which `mode_of` reads as missing."""
+    try:
+        return path.is_symlink()
+    except (OSError, ValueError):
+        return False
+
+
 def _in_submodule(submodule: str) -> str:
     return (
         f"is inside the submodule '{printable(submodule)}', another repository whose files no "
@@ -187,7 +196,7 @@ class RepoFiles:
         mode = mode_of(real)
         if mode is not None and stat.S_ISDIR(mode):
             raise NotCommitted(path, "is a folder, not a file")
-        if mode is None and (self.root / path.lstrip("/")).is_symlink():
+        if mode is None and _is_link(self.root / path.lstrip("/")):
             raise NotCommitted(path, _LEADS_NOWHERE)
         if mode is None or not stat.S_ISREG(mode):
             raise NotCommitted(path, "does not exist (paths are from the repository root)")
