@@ -92,7 +92,7 @@ def pull_request_event(
             "labels": [{"name": name} for name in labels or []],
             "updated_at": updated_at,
         },
-        "repository": {"full_name": repository},
+        "repository": {"full_name": repository, "default_branch": "main"},
         "sender": {"login": sender},
     }
     if label is not None:

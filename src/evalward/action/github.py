@@ -53,9 +53,9 @@ class PullInfo:
     head_repo: str = ""
     base_repo: str = ""
     author: str = ""
+    """The login of the account that opened the pull request."""
     base_ref: str = ""
     """The branch the pull request merges into (`base.ref`), as GitHub's API has it."""
-    """The login of the account that opened the pull request."""
 
     @property
     def from_fork(self) -> bool:

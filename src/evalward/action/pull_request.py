@@ -162,7 +162,7 @@ async def gate(job: Job, request: RunRequest) -> int:
     failure = outcome.failure
     bypassed = verdict.decision.result is GateResult.bypassed
     if _moved_on(job, github, number, head_sha):
-        report_check(job, verdict, report, head_sha, gating=True)
+        report_check(job, verdict, report, head_sha, into=pull.base_ref)
         return conclude(job.console, verdict)
     earlier = existing is not None and (SECTION in existing.body or UNRETIRED in existing.body)
     unretired = review(
@@ -180,7 +180,7 @@ async def gate(job: Job, request: RunRequest) -> int:
         marked = f"{body}\n{UNRETIRED}"  # unless the comment is at GitHub's limit already
         fits = unretired and len(marked) <= MAX_COMMENT_CHARS
         _post_comment(job, github, pull, marked if fits else body)
-    report_check(job, verdict, report, head_sha, gating=True)
+    report_check(job, verdict, report, head_sha, into=pull.base_ref)
     return conclude(job.console, verdict)
 
 
@@ -253,7 +253,7 @@ async def gate_group(job: Job, request: RunRequest) -> int:
     write_everything(job, verdict, report)
     audit(job.console, job.site, verdict, route.pr, head_sha)
     annotate(job.console, report)
-    report_check(job, verdict, report, head_sha, gating=True)
+    report_check(job, verdict, report, head_sha, into=job.site.context.group_base_ref)
     return conclude(job.console, verdict)
 
 

@@ -293,7 +293,7 @@ async def run_all(job: Job, request: RunRequest) -> int:
     if job.site.context.event_name in ("push", "schedule") and whole:
         record_scores(job, evaluation)
     annotate(job.console, report)
-    report_check(job, verdict, report, head_sha, gating=False)
+    report_check(job, verdict, report, head_sha, into=None)
     return conclude(job.console, verdict)
 
 

@@ -17,7 +17,7 @@ from evalward.action.context import WorkflowContext
 from evalward.action.github import SUMMARY_BYTES, Annotation, CheckReport
 from evalward.action.job import Console, Job
 from evalward.action.workflow import command
-from evalward.errors import GitHubError
+from evalward.errors import GitHubError, printable
 from evalward.flows.session import RunVerdict
 from evalward.report.markdown import ReportContext
 from evalward.report.story import counts_phrases, figures_text, head_fixtures, shown_run
@@ -57,17 +57,23 @@ def annotate(console: Console, report: ReportContext) -> None:
         )
 
 
-def check_name(context: WorkflowContext, *, gating: bool) -> str:
-    """The check run's and commit status's name. Only a pull request's gate writes under the
-    gate's name: a run of the branch's own Evals (`workflow_dispatch` without `pr`, on a pull
-    request's branch) would otherwise put a later `success` of the same name on its head
-    commit, and GitHub counts the latest."""
-    kind = "evalward" if gating else "evalward run"
-    return f"{kind} ({context.comment_key})"
+def check_name(context: WorkflowContext, *, into: str | None) -> str:
+    """The check run's and commit status's name. Only a gate writes under the gate's name,
+    and only a gate into the repository's default branch: a run of the branch's own Evals
+    (`into` None: `workflow_dispatch` without `pr`, on a pull request's branch) would
+    otherwise put a later `success` of the same name on its head commit, and GitHub counts
+    the latest; so would a second pull request from the same head into a branch whose Evals
+    are looser (or none), which the check then names (`evalward (…) into stage`)."""
+    if into is None:
+        return f"evalward run ({context.comment_key})"
+    name = f"evalward ({context.comment_key})"
+    into = into.removeprefix("refs/heads/")  # a merge group's base is its full ref
+    default = context.default_branch
+    return name if not into or not default or into == default else f"{name} into {printable(into)}"
 
 
 def report_check(
-    job: Job, verdict: RunVerdict, report: ReportContext, head_sha: str, *, gating: bool
+    job: Job, verdict: RunVerdict, report: ReportContext, head_sha: str, *, into: str | None
 ) -> None:
     """The check run on the head commit, when the `check-run` input asks for one: the verdict
     in plain words and the counts the comment shows (`report`). GitHub failing here costs a
@@ -91,7 +97,7 @@ def report_check(
             )
         )
     check = CheckReport(
-        name=check_name(job.site.context, gating=gating),
+        name=check_name(job.site.context, into=into),
         head_sha=head_sha,
         conclusion=CONCLUSIONS[decision.result],
         title=job.console.redact(reveal_controls(report.numbers.headline)),
