@@ -310,6 +310,37 @@ def test_the_mock_script_comes_from_the_base_commit(
     assert "action input `mock-script`: ci/other.yaml is not in the base commit" in missing.stderr
 
 
+def test_the_mock_script_comes_from_the_base_the_runs_are_compared_with(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """A re-run of an older run replays its payload, whose base is the commit the base branch
+    was at then (or another branch's, before the pull request was retargeted); the runs are
+    compared with the base GitHub's API names now. What the base decides of the gate (its
+    mock script here, its provider settings and comment template too) is read from that
+    same commit, never from the payload's older one, whose replies pass."""
+    old = repo.commit(
+        "agents, evals and replies that pass",
+        {
+            "agents/support-bot.yaml": SUPPORT_BOT.format(prompt="BASE-V1"),
+            "evals/support-bot.yaml": SUPPORT_EVAL,
+            "evals/fixtures/greeting.yaml": GREETING_FIXTURE,
+            "evals/fixtures/order-status.yaml": ORDER_FIXTURE,
+            "ci/mock.yaml": MOCK.format(greeting="Hello! All good."),
+        },
+    )
+    base = repo.commit("stricter replies", {"ci/mock.yaml": MOCK.format(greeting="Good day.")})
+    repo.branch("feature")
+    head = repo.commit(
+        "a new prompt", {"agents/support-bot.yaml": SUPPORT_BOT.format(prompt=HEAD_PROMPT)}
+    )
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+
+    run = gate(repo, github, old, head, env, **{"mock-script": "ci/mock.yaml"})
+
+    assert_fails_below_threshold(run, github)
+    assert model.requests == []
+
+
 # --- 4. forcing on-missing-secrets: skip ---------------------------------------------------
 
 

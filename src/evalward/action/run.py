@@ -154,7 +154,9 @@ def _main(
     check_output_dir(git, context.workspace, site.output_dir)
     parts = shard_parts(settings, context.workspace, git) if settings.merge else None
     pull = _pull(site, github, route)
-    base_sha = context.base_sha or (pull.base_sha if pull is not None else None)
+    # What the base decides (its provider settings, mock script, comment template) is read
+    # from the commit the runs are compared with: the API's, not a replayed payload's older one.
+    base_sha = pull.base_sha if pull is not None else context.base_sha or None
     if route.kind is RouteKind.group and github is not None:
         base_sha = group_base(site, github, git)  # the base branch's tip, not the parent
     with tempfile.TemporaryDirectory(prefix="evalward-base-files-") as folder:
