@@ -22,7 +22,7 @@ traceback. The tree:
     ├── ProviderError             exit 3  a model provider could not be used
     │   ├── BudgetRefusal                 the job's budget refused the call before it left
     │   └── ProviderUnavailable           it kept failing through its retries (an outage)
-    │       └── KeyRejected               it refused the API key (HTTP 401, 403)
+    │       └── KeyRejected               it refused the API key (HTTP 401)
     ├── AgentRunError             exit 3  an agent could not be started or crashed
     │   (what an agent's run can meet, each the run's error, not the job's:)
     ├── ProtocolError                     an agent's event that breaks the protocol
@@ -203,9 +203,10 @@ class ProviderUnavailable(ProviderError):
 
 
 class KeyRejected(ProviderUnavailable):
-    """The provider refused the API key (HTTP 401, 403): no call reaches it until the key or
-    its access is mended. Like an outage, that says nothing about the agent: a run it ends is
-    `unavailable`, not a failure of the agent's."""
+    """The provider refused the API key (HTTP 401: a typo, a revoked key), whatever the call
+    asked: no call reaches it until the key is mended. Like an outage, that says nothing
+    about the agent: a run it ends is `unavailable`, not a failure of the agent's. A 403 is
+    not one: a provider says so of a model the key may not use, which the agent chose."""
 
 
 class GitHubError(EvalwardError):

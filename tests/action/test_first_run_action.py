@@ -36,7 +36,7 @@ def refusal(status: int, message: str, code: str) -> Reply:
     [
         (404, "The model `gpt-4.1-mni` does not exist or you do not have access to it.",
          "model_not_found"),
-        (401, "Incorrect API key provided: sk-test-********alue.", "invalid_api_key"),
+        (403, "Project proj_abc does not have access to model gpt-4.1-mni.", "model_not_found"),
         (429, "You exceeded your current quota, please check your plan and billing details.",
          "insufficient_quota"),
     ],
@@ -69,7 +69,7 @@ def test_the_providers_refusal_is_why_it_is_blocked(
     body = github.comments_on(7)[0]["body"]
     why = body[body.index("### Why it is blocked") :].splitlines()[1:6]
     line = next(x for x in why if "greeter-eval / greeting" in x)  # the fixture's own line
-    said = {404: "does not exist", 401: "Incorrect API key", 429: "exceeded your current quota"}
+    said = {404: "does not exist", 403: "does not have access", 429: "exceeded your current quota"}
     assert said[status] in line, body
     assert str(status) in line
     assert "the run did not complete" not in line

@@ -101,13 +101,13 @@ def test_connection_refused_on_every_run_is_exit_3_with_every_file_written(
         assert (run.output_dir / name).is_file(), name
 
 
-@pytest.mark.parametrize("status", [401, 403])
 def test_a_key_the_provider_refuses_is_no_verdict_on_the_agent(
-    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, status: int
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:
-    """A key the provider refuses (a typo, a revoked key, a model the key may not use) fails
-    every call, and nothing is learnt of the agent: unavailable and exit 3, never "Blocked"
-    on a score of 0, each run saying which key to mend, as a missing key says which to set."""
+    """A key the provider refuses (HTTP 401: a typo, a revoked key) fails every call, and
+    nothing is learnt of the agent: unavailable and exit 3, never "Blocked" on a score of 0,
+    each run saying which key to mend, as a missing key says which to set."""
+    status = 401
     base, head = pr_with_fast_retries(repo, github)
     model.script(lambda body: True, *[error(status)] * 40)
 

@@ -96,7 +96,7 @@ def settle(
         said = server_message(answer.reply, headers) if retryable else ""
         raise ProviderUnavailable(exhausted(endpoint, policy, answer.problem, said))
     refused = refusal(answer.reply, endpoint, headers)
-    raise KeyRejected(refused) if answer.reply.status in (401, 403) else ProviderError(refused)
+    raise KeyRejected(refused) if answer.reply.status == 401 else ProviderError(refused)
 
 
 @dataclass(frozen=True)
