@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,16 +111,17 @@ class Kept:
             )
         return cls(root, None if why else root / KEPT / "cache", why or "")
 
-    def replies(self, config: ProvidersConfig) -> ProvidersConfig:
+    def replies(self, config: ProvidersConfig, err: TextIO) -> ProvidersConfig:
         """The repository's provider settings with the response cache off where its folder
-        is not to be trusted (its replies would decide the runs: the result cache's rule)."""
+        is not to be trusted (its replies would decide the runs: the result cache's rule),
+        said to `err`."""
         if config.cache.mode is CacheMode.off:
             return config
         directory = self.root / config.cache.dir  # an absolute `dir` stays as it is
         why = distrusted(self.root, directory, in_the_way=False)  # it says what it loses
         if not why:
             return config
-        print(f"evalward: warning: response cache not used: {why}", file=sys.stderr)
+        print(f"evalward: warning: response cache not used: {why}", file=err)
         off = config.cache.model_copy(update={"mode": CacheMode.off})
         return config.model_copy(update={"cache": off})
 

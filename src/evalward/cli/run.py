@@ -118,7 +118,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     providers = build_providers(
         env,
         mock_script=args.mock_script,
-        config=kept.replies(repo_providers(root)),
+        config=kept.replies(repo_providers(root), sys.stderr),
         cache_root=root,
     )
     # Traces may echo a key from the environment: everything written or printed is redacted.
@@ -185,12 +185,12 @@ def _untracked(git: Git, root: Path, args: argparse.Namespace) -> tuple[str, ...
     run's files), which no agent is given."""
     from pathlib import Path
 
-    own = [Path(p).resolve() for p in (args.mock_script, args.output_dir) if p]
-    kept = [p.relative_to(root).as_posix() for p in own if p.is_relative_to(root)]
+    given = [Path(p).resolve() for p in (args.mock_script, args.output_dir) if p]
+    own = [p.relative_to(root).as_posix() for p in given if p.is_relative_to(root)]
     return tuple(
         path
         for path in git.untracked()
-        if not any(path == mine or path.startswith(f"{mine}/") for mine in kept)
+        if not any(path == mine or path.startswith(f"{mine}/") for mine in own)
     )
 
 
@@ -291,14 +291,13 @@ def _report(
     (attribution's are said apart). The reports' modules load here, once the run is over."""
     import sys
 
-    root = kept.root
-
     from evalward.cli._emit import Output, emit
     from evalward.cli.status import record_local
     from evalward.past import history
     from evalward.past.trend import trends
     from evalward.rundata.spending import spending_json
 
+    root = kept.root
     outcome, decision = verdict.outcome, verdict.decision
     evaluation = outcome.evaluation
     if decision.interrupted:

@@ -320,8 +320,8 @@ class Trace(RecordModel):
                 if call is not None:
                     waiting.remove(call)
                     if step.source == NO_SUCH_TOOL:
-                        unanswered.add(call.index)
-        return [s for s in self.tool_calls() if s.index not in unanswered]
+                        unanswered.add(id(call))
+        return [s for s in self.tool_calls() if id(s) not in unanswered]
 
 
 def _answers(result: Step, call: Step) -> bool:
