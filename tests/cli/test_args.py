@@ -128,3 +128,35 @@ def test_each_option_that_narrows_the_plan_is_repeatable_and_its_help_says_so() 
     helps = {a.dest: a.help for a in parser._actions}
     for dest in ("agent", "eval", "fixture"):
         assert "(repeatable)" in str(helps[dest]), dest
+
+
+@pytest.mark.parametrize(
+    ("argv", "usage", "said"),
+    [
+        (
+            ["run", "--no-cahce"],
+            "usage: evalward run ",
+            "evalward run: error: unrecognized arguments: --no-cahce (did you mean --no-cache?)",
+        ),
+        (
+            ["plan", "--mock-scirpt=replies.yaml"],
+            "usage: evalward plan ",
+            "unrecognized arguments: --mock-scirpt=replies.yaml (did you mean --mock-script?)",
+        ),
+        (["--bogus"], "usage: evalward [", "evalward: error: unrecognized arguments: --bogus"),
+    ],
+)
+def test_an_option_no_command_takes_is_refused_with_the_command_s_usage_and_the_nearest(
+    capsys: pytest.CaptureFixture[str], argv: list[str], usage: str, said: str
+) -> None:
+    """argparse refuses an option a subcommand does not take with the top-level usage and
+    no hint: `evalward run --no-cahce` showed `evalward [-h] [--version] COMMAND ...`."""
+    from evalward.cli import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(usage), err
+    assert said in err, err

@@ -53,10 +53,26 @@ def main(argv: list[str], out: TextIO | None = None, host: Host | None = None) -
     out = out or sys.stdout
     host = host or Host.of_process()
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        _refuse(parser, args.command, unknown)
     if args.command is None:
         parser.print_help(out)
         return 0
     command = importlib.import_module(f"evalward.cli.{MODULES.get(args.command, args.command)}")
     code: int = command.main(args, out, host)
     return code
+
+
+def _refuse(parser: argparse.ArgumentParser, command: str | None, unknown: list[str]) -> None:
+    """Refuse what no option of the command takes with the command's own usage (argparse
+    says it with the top-level one), naming the option a misspelt one likely meant."""
+    import difflib
+
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    refusing = commands.choices.get(command, parser) if command is not None else parser
+    known = [o for action in refusing._actions for o in action.option_strings]
+    first = next((word.split("=", 1)[0] for word in unknown if word.startswith("-")), "")
+    close = difflib.get_close_matches(first, known, n=1, cutoff=0.6) if first else []
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    refusing.error(f"unrecognized arguments: {' '.join(unknown)}{hint}")
