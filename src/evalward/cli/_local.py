@@ -148,7 +148,7 @@ def check_base(git: Git, base: str | None) -> None:
             missing = (
                 _unborn_branch(git)
                 if ref == "HEAD"
-                else f"no branch, tag or commit {base!r} in {git.repo}"
+                else f"no branch, tag or commit {base!r} in {git.repo}{_nearest_ref(git, base)}"
             )
             raise ConfigError(
                 f"{what}: {missing}; give a branch, tag or commit it has (`git branch -a` "
@@ -156,6 +156,15 @@ def check_base(git: Git, base: str | None) -> None:
             )
     if not git.run("merge-base", base, "HEAD", check=False).strip():
         _no_merge_base(git, base)
+
+
+def _nearest_ref(git: Git, name: str) -> str:
+    """` (did you mean 'main'?)` where a branch or tag is close to the `name` given."""
+    out = git.run(
+        "for-each-ref", "--format=%(refname:short)", "refs/heads", "refs/remotes", "refs/tags",
+        check=False,
+    )  # fmt: skip
+    return did_you_mean(name, [ref for ref in out.splitlines() if ref])
 
 
 def _no_merge_base(git: Git, base: str) -> NoReturn:
