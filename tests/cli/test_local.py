@@ -34,7 +34,6 @@ def test_a_base_that_is_a_branch_tag_or_commit_is_taken(repo: GitRepo) -> None:
 
 def test_a_base_that_names_nothing_says_what_to_give(repo: GitRepo) -> None:
     repo.commit("first", {"a.txt": "1"})
-    repo.git("branch", "-M", "main")
     with pytest.raises(ConfigError) as raised:
         check_base(Git(repo.path), "mian")
     said = str(raised.value)
