@@ -67,7 +67,37 @@ def located_messages(
     for error in exc.errors():
         loc = _yaml_loc(error, data)
         merged.setdefault(loc, []).append(dict(error))
-    return [(loc, _message(errors, loc, model, data)) for loc, errors in merged.items()]
+    misspelt = _misspelt_required(merged)
+    found = []
+    for loc, errors in merged.items():
+        if loc in misspelt.values():
+            continue  # told at the typo
+        message = _message(errors, loc, model, data)
+        if loc in misspelt:
+            message += f"; {misspelt[loc][-1]!r} is required, and missing"
+        found.append((loc, message))
+    return found
+
+
+def _misspelt_required(merged: dict[PathKey, list[dict[str, Any]]]) -> dict[PathKey, PathKey]:
+    """An unknown field whose nearest name is a required field missing beside it (one typo:
+    `targetAgnet`), by its path, with the missing field's: told once, at the typo. The
+    missing field's own problem, at the object's first line and listed first, would hide
+    the cause."""
+    kinds = {loc: errors[0]["type"] for loc, errors in merged.items()}
+    found: dict[PathKey, PathKey] = {}
+    for loc, kind in kinds.items():
+        if kind != "extra_forbidden" or not loc:
+            continue
+        missing = {
+            str(other[-1]): other
+            for other, other_kind in kinds.items()
+            if other_kind == "missing" and other and other[:-1] == loc[:-1]
+        }
+        close = difflib.get_close_matches(str(loc[-1]), list(missing), n=1, cutoff=0.6)
+        if close and missing[close[0]] not in found.values():
+            found[loc] = missing[close[0]]
+    return found
 
 
 def _yaml_loc(error: Any, data: Any) -> PathKey:
