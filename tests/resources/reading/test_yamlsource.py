@@ -93,3 +93,24 @@ def test_the_parsers_allocator_setting_reaches_no_program_evalward_starts(
         [sys.executable, "-c", _CHILD_SEES], env=env, capture_output=True, text=True, check=True
     )
     assert done.stdout.split() == [seen, seen]
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [("a:\n\tb: 1\n", 2), ("a:\n  b: 1\n\t  c: 2\n", 3)],
+)
+def test_a_tab_where_an_indent_goes_is_named(text: str, line: int) -> None:
+    """The parser says it found "a character that cannot start any token": which one, and
+    what to do, was left to the reader."""
+    with pytest.raises(YamlSyntaxError) as caught:
+        load_documents(text)
+    assert str(caught.value).endswith(
+        "(a tab: YAML indents with spaces, never tabs; replace it with spaces)"
+    ), str(caught.value)
+    assert (caught.value.line, caught.value.column) == (line, 1)
+
+
+def test_other_invalid_yaml_says_nothing_of_tabs() -> None:
+    with pytest.raises(YamlSyntaxError) as caught:
+        load_documents("a: [1\n")
+    assert "tab" not in str(caught.value)

@@ -247,7 +247,8 @@ def parse_documents(text: str) -> list[Document]:
             column,
         ) from None
     except yaml.MarkedYAMLError as exc:
-        raise _invalid(exc.problem or str(exc), exc.problem_mark or exc.context_mark) from None
+        mark = exc.problem_mark or exc.context_mark
+        raise _invalid((exc.problem or str(exc)) + _tab_at(text, mark), mark) from None
     except yaml.YAMLError as exc:
         raise YamlSyntaxError(f"invalid YAML: {exc}", None, None) from None
     finally:
@@ -398,6 +399,17 @@ def _check_events(text: str, loader: type[yaml.SafeLoader]) -> None:
         if stack:  # what an alias, a scalar or a closed collection stands for counts in its parent
             parent, held, tallest = stack[-1]
             stack[-1] = (parent, held + size, max(tallest, height + 1))
+
+
+def _tab_at(text: str, mark: yaml.Mark | yaml._yaml.Mark | None) -> str:
+    """What to add where the parser stopped at a tab, which its words do not name."""
+    if mark is None:
+        return ""
+    lines = text.split("\n")
+    line = lines[mark.line] if 0 <= mark.line < len(lines) else ""
+    if line[mark.column : mark.column + 1] != "\t":
+        return ""
+    return " (a tab: YAML indents with spaces, never tabs; replace it with spaces)"
 
 
 def _invalid(problem: str, mark: yaml.Mark | yaml._yaml.Mark | None) -> YamlSyntaxError:
