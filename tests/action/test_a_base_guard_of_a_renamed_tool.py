@@ -147,24 +147,23 @@ def test_a_base_guard_of_a_tool_the_pull_request_renamed_fails_and_says_why(
     assert "removed or renamed" in github.comments_on(7)[0]["body"]
 
 
-@pytest.mark.parametrize(
-    "wants",
-    [
-        "{ type: toolCalled, tool: refund_order }",
-        "{ type: toolArgs, tool: refund_order, args: { id: '1' } }",
-        "{ type: toolSequence, tools: [refund_order] }",
-        "{ type: trajectory, tools: [refund_order] }",
-    ],
-    ids=["called", "args", "sequence", "trajectory"],
+WANTS = (
+    "{ type: toolCalled, tool: refund_order }",
+    "{ type: toolArgs, tool: refund_order, args: { id: '1' } }",
+    "{ type: toolSequence, tools: [refund_order] }",
+    "{ type: trajectory, tools: [refund_order] }",
 )
+"""Every check a call of `refund_order` passes, one fixture's."""
+
+
 def test_a_call_of_the_renamed_tool_by_its_old_name_is_no_call_of_it(
-    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, wants: str
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:
     """The base's fixture wants a call of `refund_order`; the pull request renames the tool,
     and its model (a mock script's reply, written for the base) still asks for
     `refund_order`. evalward answers that no such tool is available and nothing runs: that
-    is no call of it, the check fails on the head, and the gate blocks."""
-    base, head = renamed(repo, wants)
+    is no call of it, each check that wants one fails on the head, and the gate blocks."""
+    base, head = renamed(repo, "\n    - ".join(WANTS))
     asks = [tool_call("refund_order", {"id": "1"}), text("I am sorry, it is done.")]
 
     run = gate_pull(github, model, (repo, base, head), asks, asks)
@@ -174,10 +173,11 @@ def test_a_call_of_the_renamed_tool_by_its_old_name_is_no_call_of_it(
     assert [s["tool"] for s in steps if s["type"] == "tool_call"] == ["refund_order"]
     (answer,) = [s for s in steps if s["type"] == "tool_result"]
     assert answer["is_error"] and "no tool named 'refund_order'" in answer["output"], answer
-    checked = found["assertions"][0]
-    assert checked["status"] == "fail", checked
-    if "toolCalled" in wants or "toolArgs" in wants:
-        assert "the agent was not offered a tool of that name" in checked["message"], checked
+    checked = found["assertions"][: len(WANTS)]
+    assert [c["type"] for c in checked] == ["toolCalled", "toolArgs", "toolSequence", "trajectory"]
+    assert [c["status"] for c in checked] == ["fail"] * len(WANTS), checked
+    for check in checked[:2]:
+        assert "the agent was not offered a tool of that name" in check["message"], check
     assert run.returncode == 1, run.stdout + run.stderr
     assert run.outputs["result"] == "fail"
 
