@@ -272,21 +272,24 @@ replies:
 """
 
 
+def dry_run_suite(greeting: str) -> dict[str, str]:
+    """The support bot, its Eval and fixtures, and a mock script (`ci/mock.yaml`) whose
+    greeting is `greeting`."""
+    return {
+        "agents/support-bot.yaml": SUPPORT_BOT.format(prompt="BASE-V1"),
+        "evals/support-bot.yaml": SUPPORT_EVAL,
+        "evals/fixtures/greeting.yaml": GREETING_FIXTURE,
+        "evals/fixtures/order-status.yaml": ORDER_FIXTURE,
+        "ci/mock.yaml": MOCK.format(greeting=greeting),
+    }
+
+
 def test_the_mock_script_comes_from_the_base_commit(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
 ) -> None:
     """A dry-run gate whose replies the pull request rewrites to pass: the base's replies
     answer (here the base's script makes the greeting fail), and the PR's script is not read."""
-    base = repo.commit(
-        "agents, evals and a dry-run script",
-        {
-            "agents/support-bot.yaml": SUPPORT_BOT.format(prompt="BASE-V1"),
-            "evals/support-bot.yaml": SUPPORT_EVAL,
-            "evals/fixtures/greeting.yaml": GREETING_FIXTURE,
-            "evals/fixtures/order-status.yaml": ORDER_FIXTURE,
-            "ci/mock.yaml": MOCK.format(greeting="Good day."),
-        },
-    )
+    base = repo.commit("agents, evals and a dry-run script", dry_run_suite("Good day."))
     repo.branch("feature")
     head = repo.commit(
         "a new prompt, and replies that pass",
@@ -318,16 +321,7 @@ def test_the_mock_script_comes_from_the_base_the_runs_are_compared_with(
     compared with the base GitHub's API names now. What the base decides of the gate (its
     mock script here, its provider settings and comment template too) is read from that
     same commit, never from the payload's older one, whose replies pass."""
-    old = repo.commit(
-        "agents, evals and replies that pass",
-        {
-            "agents/support-bot.yaml": SUPPORT_BOT.format(prompt="BASE-V1"),
-            "evals/support-bot.yaml": SUPPORT_EVAL,
-            "evals/fixtures/greeting.yaml": GREETING_FIXTURE,
-            "evals/fixtures/order-status.yaml": ORDER_FIXTURE,
-            "ci/mock.yaml": MOCK.format(greeting="Hello! All good."),
-        },
-    )
+    old = repo.commit("agents, evals and replies that pass", dry_run_suite("Hello! All good."))
     base = repo.commit("stricter replies", {"ci/mock.yaml": MOCK.format(greeting="Good day.")})
     repo.branch("feature")
     head = repo.commit(
