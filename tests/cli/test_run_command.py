@@ -110,3 +110,21 @@ def test_a_run_with_no_base_replays_no_pairwise_calibration(started: GitRepo) ->
     (spent,) = [line for line in done.stderr.splitlines() if "actual" in line]
     assert "pairwise" not in spent, spent
     assert "actual 4 model calls," in spent, spent
+
+
+def test_a_model_no_provider_knows_is_a_warning_of_the_run_as_of_validate(
+    started: GitRepo,
+) -> None:
+    """A mock script answers any model's name, so a misspelt one passed a dry run with no word
+    but "cost unknown"; `validate` warned of it. The run says it too, at its line."""
+    agent = started.path / "agents" / "assistant.yaml"
+    agent.write_text(agent.read_text().replace("openai/gpt-4.1-mini", "openai/gpt-4.1-mnii"))
+
+    done = evalward("run", ".", "--mock-script", mock(started), "--no-history", cwd=started.path)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (
+        "> warning: agents/assistant.yaml:7:12: spec.models[0]: no provider knows the model "
+        "'openai/gpt-4.1-mnii': it is not among the openai models evalward knows. Did you mean "
+        "'openai/gpt-4.1-mini'?"
+    ) in done.stdout, done.stdout

@@ -246,6 +246,9 @@ class Providers:
     response_cache: ResponseCache | None = None
     """evalward.yaml's response cache, when it is on: what it could not keep is said after
     the run (`ResponseCache.unkept`)."""
+    settings: ProvidersConfig | None = None
+    """The settings they were built from, for what a run checks of the models its
+    definitions name (`known_models.unknown_models`, as `validate` does)."""
 
     def serving(self, api: str) -> str:
         """The provider an agent's calls to `api` through the model proxy go to: the built-in
@@ -346,7 +349,12 @@ def build_providers(
             directory = (cache_root or Path.cwd()) / directory
         cache = ResponseCache(directory, config.cache.mode)
     built = Providers(
-        by_name={}, prices=prices, spent=spent, names=config.names, response_cache=cache
+        by_name={},
+        prices=prices,
+        spent=spent,
+        names=config.names,
+        response_cache=cache,
+        settings=config,
     )
     built.key_advice = key_advice(env, workflow)
     ceiling = built.ceiling

@@ -171,9 +171,19 @@ def refuse_plan(
         if problems:
             raise ResourceError(problems, source="" if side is Side.head else "the base branch")
         if side is Side.head:
-            found = checks.static.warnings + absent + stale
+            found = checks.static.warnings + absent + stale + _unknown_models(tree, providers)
             warnings = sorted(dict.fromkeys(found), key=Problem.order)
     return warnings
+
+
+def _unknown_models(tree: ResourceSet, providers: Providers) -> list[Problem]:
+    """A warning at each model id of the head's definitions no provider knows, as `validate`
+    says it: a mock script answers any name, and a misspelt one passes a dry run."""
+    if providers.settings is None:
+        return []
+    from evalward.providers.known_models import unknown_models  # lazy: validate's reading
+
+    return unknown_models(tree, providers.settings)
 
 
 def defined_names(trees: Iterable[ResourceSet]) -> Defined:
