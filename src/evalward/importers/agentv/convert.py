@@ -77,11 +77,9 @@ class AgentVConversion:
 
 def is_agentv(data: Any, file: str) -> bool:
     """An AgentV document: a list of cases under `evalcases` / `tests` (or a `tests` path)."""
-    if not isinstance(data, dict):
+    if not isinstance(data, dict) or _promptfoo_config(file):
         return False
     name = file.rsplit("/", 1)[-1].lower()
-    if name.startswith("promptfooconfig"):  # promptfoo's `tests`, `prompts`, `providers`
-        return False
     named = name.endswith((".eval.yaml", ".eval.yml")) or name in ("eval.yaml", "eval.yml")
     for key in CASE_KEYS:
         cases = data.get(key)
@@ -100,13 +98,19 @@ def is_agentv(data: Any, file: str) -> bool:
     return False
 
 
+def _promptfoo_config(file: str) -> bool:
+    """A file promptfoo names its own (`promptfooconfig.yaml`): its `tests`, `prompts` and
+    `providers` are promptfoo's, never AgentV's."""
+    return file.rsplit("/", 1)[-1].lower().startswith("promptfooconfig")
+
+
 def unnamed_suite(data: Any, file: str) -> bool:
-    """A document AgentV's current suite would be (its suite keys, a `tests` that only names
-    datasets) that `is_agentv` does not read, its file's name not saying AgentV: promptfoo's
-    configs name their datasets so too, so it is read as neither, and is said."""
+    """Of a document `is_agentv` did not read, whether AgentV's current suite would be it (its
+    suite keys, a `tests` that only names datasets), its file's name not saying AgentV:
+    promptfoo's configs name their datasets so too, so it is read as neither, and is said."""
     if not isinstance(data, dict) or not any(k in data for k in CURRENT_KEYS):
         return False
-    if file.rsplit("/", 1)[-1].lower().startswith("promptfooconfig") or is_agentv(data, file):
+    if _promptfoo_config(file):
         return False
     tests = data.get("tests")
     if isinstance(tests, str):
