@@ -251,8 +251,8 @@ _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 def parse_reply(model: type[Graded], content: str) -> Graded:
     """A grader's reply as `model`, strictly: one JSON object (a surrounding code fence is
     tolerated), with no key given twice (the words of a run it judged, spliced into the
-    reply, can hold a `"preference"` or `"score"` of their own). ValueError says what is
-    wrong."""
+    reply, can hold a `"preference"` or `"score"` of their own) and nothing JSON does not
+    have (`NaN`, an infinity). ValueError says what is wrong."""
     text = content.strip()
     fenced = _FENCE.match(text)
     if fenced:
@@ -261,15 +261,22 @@ def parse_reply(model: type[Graded], content: str) -> Graded:
         jsontext.loads(text, unique_keys=True)
     except DuplicateKey as exc:
         raise ValueError(str(exc)) from None
-    except ValueError:
-        pass  # pydantic says what is wrong with it, below
+    except ValueError as exc:
+        # pydantic says what is wrong with it, below; where pydantic reads it (a `NaN`, an
+        # infinity, `1e999`), no key was checked for a second giving: refused all the same
+        unread = str(exc)
+    else:
+        unread = ""
     try:
-        return model.model_validate_json(text)
+        graded = model.model_validate_json(text)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "the reply"
         kind = "it is not JSON" if first["type"] == "json_invalid" else f"{where}: {first['msg']}"
         raise ValueError(kind) from None
+    if unread:
+        raise ValueError(f"it is not JSON: {unread}")
+    return graded
 
 
 # --- checking the evidence -----------------------------------------------------------------
