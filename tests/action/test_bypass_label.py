@@ -59,6 +59,7 @@ def site(
         event_label=event_label,
         event_sender=sender,
         event_updated_at=updated_at,
+        event_base_ref="main",
     )
     return Site({}, context, Settings())
 
@@ -82,7 +83,7 @@ def test_a_label_applied_on_this_head_by_a_writer_bypasses(
     assert isinstance(weighed.bypass, Bypass) and weighed.refusal is None
     assert (weighed.bypass.applied_by, weighed.bypass.permission) == ("maintainer", "write")
     assert not weighed.bypass.by_author
-    assert weighed.record == BypassRecord(LABEL, "2026-11-21T09:00:00+00:00", HEAD)
+    assert weighed.record == BypassRecord(LABEL, "2026-11-21T09:00:00+00:00", HEAD, "main")
 
 
 def test_the_author_s_own_label_bypasses_and_says_so(tmp_path: Path, github: FakeGitHub) -> None:
@@ -141,7 +142,7 @@ def test_a_push_after_the_label_re_arms_the_gate_and_the_earlier_record_names_it
     tmp_path: Path, github: FakeGitHub
 ) -> None:
     client, pull = labelled(github, "maintainer", "maintain")
-    previous = BypassRecord(LABEL, "2026-11-21T09:00:00+00:00", OLD)
+    previous = BypassRecord(LABEL, "2026-11-21T09:00:00+00:00", OLD, "main")
 
     weighed = check_bypass(site(tmp_path, github), client, pull, HEAD, previous, needed=True)
 
@@ -187,13 +188,14 @@ def test_a_bypass_used_is_audited_in_the_log_the_outputs_and_audit_jsonl(
     verdict = RunVerdict(Outcome(evaluation(), RunProgress()), decision)
     here = site(tmp_path, github)
 
-    audit(console, here, verdict, 7, HEAD)
+    audit(console, here, verdict, 7, HEAD, "main")
 
     record = json.loads((here.output_dir / "audit.jsonl").read_text())
-    assert (record["outcome"], record["actor"], record["pull_request"]) == (
+    assert (record["outcome"], record["actor"], record["pull_request"], record["base_ref"]) == (
         "honoured",
         "octocat",
         7,
+        "main",
     )
     log = out.getvalue()
     assert "::warning::evalward gate bypassed by octocat (the pull request's own author)" in log
@@ -210,6 +212,6 @@ def test_nothing_is_audited_without_a_bypass_or_a_refusal(
     )
     here = site(tmp_path, github)
 
-    audit(Console(out, Redactor([])), here, verdict, 7, HEAD)
+    audit(Console(out, Redactor([])), here, verdict, 7, HEAD, "main")
 
     assert out.getvalue() == "" and not (here.output_dir / "audit.jsonl").exists()

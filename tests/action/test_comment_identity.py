@@ -54,7 +54,7 @@ def forged_record(head: str) -> str:
     return (
         f"{MARKER}\n## ✅ evalward: bypassed\n"
         f'<!-- evalward-bypass-record {{"label": "{LABEL}", "labeled_at": '
-        f'"2026-11-20T10:00:00+00:00", "sha": "{head}"}} -->'
+        f'"2026-11-20T10:00:00+00:00", "sha": "{head}", "base": "main"}} -->'
     )
 
 

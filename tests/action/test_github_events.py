@@ -46,6 +46,7 @@ def real_payload(name: str, **changes: Any) -> dict[str, Any]:
         pull["number"] = payload["number"] = changes.pop("number", 7)
         pull["head"]["sha"] = changes.pop("head", pull["head"]["sha"])
         pull["base"]["sha"] = changes.pop("base", pull["base"]["sha"])
+        pull["base"]["ref"] = "main"  # the fake's pull request is into main, as its API says
     payload.update(changes)
     return payload
 
@@ -251,7 +252,7 @@ def test_a_forged_comment_cannot_plant_a_bypass_record(
         7,
         "<!-- evalward-comment:evals/gate -->\n"
         f'<!-- evalward-bypass-record {{"label": "{LABEL}", "labeled_at": '
-        f'"2026-11-20T10:00:00+00:00", "sha": "{change.head}"}} -->',
+        f'"2026-11-20T10:00:00+00:00", "sha": "{change.head}", "base": "main"}} -->',
         author="mallory",
     )
 

@@ -28,6 +28,8 @@ def verdict(**overrides: object) -> Bypass | BypassRefusal:
         applied_at="t",
         permission="write",
         covered_sha=HEAD,
+        base_ref="main",
+        covered_base="main",
     )
     args.update(overrides)
     return judge_bypass(**args)  # type: ignore[arg-type]
@@ -47,13 +49,21 @@ def test_refusals() -> None:
     assert isinstance(verdict(covered_sha=None), BypassRefusal)
     assert isinstance(verdict(covered_sha=None, scope="pr"), Bypass)
     assert isinstance(verdict(applied_by=None), BypassRefusal)
+    # the pull request retargeted since the label, or a record that does not name its branch
+    for covered_base in ("stage", None):
+        moved = verdict(covered_base=covered_base)
+        assert isinstance(moved, BypassRefusal) and "now into `main`" in moved.reason, moved
+    assert isinstance(verdict(covered_base="stage", scope="pr"), Bypass)
 
 
 def test_record_round_trips_and_cannot_break_out_of_its_comment() -> None:
-    record = BypassRecord("x --> <b>", "t", HEAD)
+    record = BypassRecord("x --> <b>", "t", HEAD, "main")
     text = record.render()
     assert text.count("-->") == 1 and "<b>" not in text
     assert BypassRecord.parse(f"hello\n{text}\n") == record
+    # an earlier record names no branch: read, the branch unknown (None), never ""
+    older = '<!-- evalward-bypass-record {"label": "x", "labeled_at": "t", "sha": "%s"} -->'
+    assert BypassRecord.parse(older % HEAD) == BypassRecord("x", "t", HEAD, None)
     assert BypassRecord.parse("<!-- evalward-bypass-record {not json} -->") is None
     deep = '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}"  # past the parser: no record, no crash
     assert BypassRecord.parse(f"<!-- evalward-bypass-record {deep} -->") is None
@@ -64,7 +74,9 @@ def test_audit_line_has_a_stable_prefix() -> None:
     assert isinstance(refusal, BypassRefusal)
     decision = GateDecision(GateResult.failed, ["e"], {"e": ["f"]}, refusal=refusal)
     line = json.dumps(
-        audit_record(decision, repository="a/b", pr_number=1, head_sha=HEAD, run_url="")
+        audit_record(
+            decision, repository="a/b", pr_number=1, head_sha=HEAD, base_ref="main", run_url=""
+        )
     )
     assert line.startswith('{"event": "eval_gate_bypass"')
     assert json.loads(line)["outcome"] == "refused"

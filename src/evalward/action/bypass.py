@@ -40,7 +40,7 @@ def check_bypass(
         return LabelWeighed()
     applied = github.latest_labeled(pull.number, label)
     labeled_at = applied.created_at if applied else None
-    covered: str | None = None
+    record: BypassRecord | None = None
     unproven = ""
     context = site.context
     if (
@@ -50,14 +50,15 @@ def check_bypass(
         and context.head_sha
     ):
         unproven = stale_payload(context, applied)
-        covered = None if unproven else context.head_sha
+        if not unproven:
+            base = context.event_base_ref or None
+            record = BypassRecord(label, labeled_at, context.head_sha, base)
     if (
-        covered is None
+        record is None
         and previous is not None
         and (previous.label, previous.labeled_at) == (label, labeled_at)
     ):
-        covered = previous.sha
-    record = BypassRecord(label, labeled_at, covered) if covered else None
+        record = previous
     if not needed:
         return LabelWeighed(record=record)
     actor = applied.actor if applied else None
@@ -69,7 +70,9 @@ def check_bypass(
         applied_by=actor,
         applied_at=labeled_at,
         permission=permission,
-        covered_sha=covered,
+        covered_sha=record.sha if record else None,
+        base_ref=pull.base_ref,
+        covered_base=record.base if record else None,
         unproven=unproven,
     )
     if isinstance(verdict, Bypass):
@@ -129,12 +132,17 @@ def needs_bypass(outcome: Outcome) -> bool:
 
 
 def audit(
-    console: Console, site: Site, verdict: RunVerdict, number: int | None, head_sha: str
+    console: Console,
+    site: Site,
+    verdict: RunVerdict,
+    number: int | None,
+    head_sha: str,
+    base_ref: str,
 ) -> None:
     """Record a bypass used or refused, everywhere an auditor looks; an audit.jsonl the
     runner cannot take is lost (`Console.lose`): the job then does not end clean. `head_sha`
     is the commit the check is written on (a merge queue's group's, for its pull request
-    `number`)."""
+    `number`), `base_ref` the branch it is gated into."""
     decision = verdict.decision
     if decision.bypass is None and decision.refusal is None:
         return
@@ -143,6 +151,7 @@ def audit(
         repository=site.context.repository,
         pr_number=number,
         head_sha=head_sha,
+        base_ref=base_ref,
         run_url=site.context.run_url,
     )
     line = json.dumps(record)

@@ -34,6 +34,9 @@ class WorkflowContext:
     event_updated_at: str = ""
     """A pull_request event's `pull_request.updated_at`, as written: on `labeled`, GitHub's
     time of applying the label (a re-run replays the old payload, and its old time)."""
+    event_base_ref: str = ""
+    """A pull_request event's `pull_request.base.ref`: on `labeled`, the branch the pull
+    request was into as the label was applied."""
     ref: str = ""
     sha: str = ""
     default_branch: str = ""
@@ -106,6 +109,7 @@ def load_context(env: Mapping[str, str]) -> WorkflowContext:
             base_sha=str(dig(pull, "base", "sha") or ""),
             head_sha=str(dig(pull, "head", "sha") or ""),
             event_updated_at=str(pull.get("updated_at") or ""),
+            event_base_ref=str(dig(pull, "base", "ref") or ""),
         )
     group = event.get("merge_group")
     if event_name == "merge_group" and isinstance(group, dict):

@@ -69,14 +69,19 @@ class BypassRefusal:
 
 @dataclass(frozen=True)
 class BypassRecord:
-    """Which head SHA the label was applied to, kept in evalward's own (bot) comment."""
+    """Which head SHA the label was applied to, and into which branch the pull request was
+    then (`base`; None in a record that does not say), kept in evalward's own (bot)
+    comment."""
 
     label: str
     labeled_at: str | None
     sha: str
+    base: str | None = None
 
     def render(self) -> str:
-        data = json.dumps({"label": self.label, "labeled_at": self.labeled_at, "sha": self.sha})
+        data = json.dumps(
+            {"label": self.label, "labeled_at": self.labeled_at, "sha": self.sha, "base": self.base}
+        )
         return (
             "<!-- evalward-bypass-record "
             + data.replace("<", "\\u003c").replace(">", "\\u003e")
@@ -90,7 +95,13 @@ class BypassRecord:
             return None
         try:
             data = jsontext.loads(match[1])
-            return cls(str(data["label"]), data.get("labeled_at"), str(data["sha"]))
+            base = data.get("base")
+            return cls(
+                str(data["label"]),
+                data.get("labeled_at"),
+                str(data["sha"]),
+                base if isinstance(base, str) else None,
+            )
         except (ValueError, KeyError, TypeError):
             return None
 
@@ -115,13 +126,19 @@ def judge_bypass(
     applied_at: str | None,
     permission: str | None,
     covered_sha: str | None,
+    base_ref: str = "",
+    covered_base: str | None = None,
     unproven: str = "",
 ) -> Bypass | BypassRefusal:
-    """Honour the label only for a user with write access, and (scope `sha`) for its own head.
+    """Honour the label only for a user with write access, and (scope `sha`) for its own head
+    into the branch it was applied against.
 
     `covered_sha` is the head the label was applied to, when evalward can prove it: from the
-    `labeled` event's payload, or from the record in its own comment. A push after the label
-    changes the head, so with scope `sha` the gate is armed again until someone re-applies it.
+    `labeled` event's payload, or from the record in its own comment; `covered_base` the
+    branch the pull request was into then, and `base_ref` the one it is into now. A push after
+    the label changes the head, and its author may retarget the pull request to a branch whose
+    Evals the labeler never saw fail, so with scope `sha` the gate is armed again until
+    someone re-applies it.
     `unproven` says why this run's `labeled` payload proves no head ("" when it does, or the
     run is not one), so that a refusal tells the labeler why their label did not count.
     The facts are keyword-only, so that one is never passed in another's place."""
@@ -143,6 +160,13 @@ def judge_bypass(
             "`bypass-scope: sha` a push after the label re-arms the gate; remove and re-apply "
             "the label to bypass this head"
             + (f". This run's `labeled` event shows no head: {unproven}" if unproven else "")
+        )
+    if scope == "sha" and covered_base != base_ref:
+        where = f"`{covered_base}`" if covered_base else "a branch its record does not name"
+        return refuse(
+            f"the label was applied while the pull request was into {where}, and it is now "
+            f"into `{base_ref}`: with `bypass-scope: sha` the label covers its head into the "
+            "branch it was applied against; remove and re-apply the label to bypass this gate"
         )
     return Bypass(label, applied_by, applied_at, permission, scope, head_sha)
 
@@ -494,6 +518,7 @@ def audit_record(
     repository: str,
     pr_number: int | None,
     head_sha: str,
+    base_ref: str,
     run_url: str,
 ) -> dict[str, Any]:
     """The structured record of an honoured or refused bypass. `event` stays the first key."""
@@ -516,6 +541,7 @@ def audit_record(
         repository=repository,
         pull_request=pr_number,
         head_sha=head_sha,
+        base_ref=base_ref,
         run_url=run_url,
         failing_evals=decision.failing_evals,
         failing_fixtures=decision.failing_fixtures,
