@@ -463,7 +463,8 @@ def test_a_file_git_does_not_track_says_why_it_is_not_traced(
     (regression,) = results["attribution"]["regressions"]
     assert regression["result"] == "not attributable"
     assert "the working tree has files git does not track (notes.txt)" in regression["reason"]
-    assert "add them (or ignore them)" in stdout  # said in the comment's "Where it regressed"
+    # said in the comment's "Where it regressed"
+    assert "add them (or move them out of the repository)" in stdout
     assert results["attribution"]["spentModelCalls"] == 0
     assert len(model.requests) == results["run"]["spent"]["model_calls"]
 
@@ -667,6 +668,54 @@ def test_a_change_in_a_module_the_program_imports_is_traced_to_its_line(
     assert len(regression["hunks"]) == helpers + 1  # every hunk in some variant
     assert "agent/rules.py:4" in stdout
     assert (repo.path / "agent" / "__pycache__").is_dir()
+
+
+def test_a_file_git_ignores_beside_the_program_says_why_it_is_not_traced(
+    tmp_path: Path, model: ScriptedModelServer
+) -> None:
+    """The program clerk also reads `agent/local.txt` where there is one, a setting git
+    ignores, which says NEVER REFUND on this laptop; the branch only reworded its rules. The
+    run regresses by the setting, which no variant (a commit) holds: taken back, the rewording
+    "removed" the regression, and the gate's own runs "brought it back", so the line of the
+    rules was named as the cause. It is not attributable now, naming the setting; neither
+    Python's `__pycache__` beside the program nor an ignored folder outside what it watches
+    (a local `venv/`) is named."""
+    script(model)
+    repo = GitRepo(tmp_path / "repo")
+    reads_local = PROGRAM.replace(
+        "from rules import RULES\n",
+        "from rules import RULES\n"
+        "local = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'local.txt')\n"
+        "RULES += open(local).read() if os.path.exists(local) else ''\n",
+    )
+    repo.commit(
+        "the clerk, a program",
+        {
+            "agents.yaml": PROGRAM_SUITE,
+            "agent/main.py": reads_local,
+            "agent/rules.py": RULES,
+            ".gitignore": ".evalward/\nout/\n__pycache__/\nlocal.txt\nvenv/\n",
+        },
+    )
+    repo.git("branch", "-M", "main")
+    repo.branch("reworded")
+    repo.commit("reworded", {"agent/rules.py": RULES.replace("for orders", "for any order")})
+    (repo.path / "agent" / "local.txt").write_text(NEVER)
+    (repo.path / "agent" / "__pycache__").mkdir()
+    (repo.path / "agent" / "__pycache__" / "rules.cpython-311.pyc").write_bytes(b"")
+    (repo.path / "venv" / "bin").mkdir(parents=True)
+    (repo.path / "venv" / "bin" / "python").write_text("")
+
+    code, stdout, stderr, results = _run(repo, model)
+
+    assert code == 1, stdout + stderr
+    (regression,) = results["attribution"]["regressions"]
+    assert regression["result"] == "not attributable", regression
+    reason = regression["reason"]
+    assert "files git ignores among agent clerk's (agent/local.txt)" in reason, reason
+    assert "trace the change in a clean clone" in reason
+    assert "agent/local.txt" in stdout and "agent/rules.py:" not in stdout
+    assert results["attribution"]["spentModelCalls"] == 0
 
 
 def test_a_change_at_the_target_of_a_link_the_agent_s_watch_covers_is_traced_to_its_line(

@@ -55,6 +55,10 @@ file; one field of the agent's YAML; a file's new name (taken back, the file is 
 base's name again, with whatever the variant's text of it is)."""
 
 
+ProgramReach = Literal["none", "watched", "everything"]
+"""What an agent's programs may read of its checkout (`AgentFiles.programs`)."""
+
+
 @dataclass(frozen=True)
 class AgentFiles:
     """What an agent is made of: its name, the YAML file that defines it, the files it
@@ -66,6 +70,9 @@ class AgentFiles:
     definition: str
     files: tuple[str, ...] = ()
     watch: tuple[str, ...] = ()
+    programs: ProgramReach = "none"
+    """What a program of the agent may read from its checkout: nothing (it starts none),
+    what `watch` names, or everything (it names no `watch`)."""
     not_its_own: frozenset[str] = frozenset()
     """Files `watch` may cover that define other resources (Evals, fixtures, another agent):
     never the agent's hunks. Taken back, an Eval's change changes nothing where the base's
@@ -76,12 +83,37 @@ class AgentFiles:
     def of(cls, located: Located[Agent]) -> AgentFiles:
         """An agent's files as its loaded definition names them."""
         agent, named = located.resource.metadata.name, referenced_files(located)
-        watch = (*located.resource.spec.watch, *under_globs(named))
-        return cls(agent, located.file, tuple(named), watch)
+        spec = located.resource.spec
+        watch = (*spec.watch, *under_globs(named))
+        programs: ProgramReach = (
+            "none" if not spec.runs_programs else "watched" if spec.watch else "everything"
+        )
+        return cls(agent, located.file, tuple(named), watch, programs)
 
     def watches(self, path: str) -> bool:
         """Whether the change of `path` is the agent's through its `watch`."""
         return path not in self.not_its_own and any(glob_matches(path, g) for g in self.watch)
+
+    def programs_may_read(self, ignored: Iterable[str]) -> list[str]:
+        """Of the paths git ignores in the working tree (`Revisions.ignored`, a folder
+        once), those among the agent's files, which a program of it may read and no variant
+        holds: none where it starts no program; every one where it names no `watch`; else
+        those at or under what its globs may match. A `__pycache__` is passed over: Python's
+        cache of the sources beside it, read only while they are what it was made from."""
+        if self.programs == "none":
+            return []
+        folders = watched_folders(list(self.watch))
+
+        def among(path: str) -> bool:
+            if "__pycache__" in path.split("/"):
+                return False
+            if self.programs == "everything" or self.watches(path):
+                return True
+            return any(not f or f == path or path.startswith(f"{f}/") for f in folders) or any(
+                f.startswith(f"{path}/") for f in folders
+            )
+
+        return [path for path in ignored if among(path)]
 
 
 def targets_files(plan: Plan, resources: Mapping[Side, ResourceSet]) -> dict[str, AgentFiles]:

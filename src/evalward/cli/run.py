@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from evalward.cli._progress import ShownProgress
     from evalward.flows.session import RunVerdict
     from evalward.flows.shard import ShardSpec
-    from evalward.git import Git
     from evalward.host import Host
     from evalward.plan.run_setup import RunSetup
     from evalward.security import Redactor
@@ -148,7 +147,9 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         git=git,
         # what the working tree holds that no commit does, before a run writes in it
         revisions=Revisions(
-            args.base, untracked=_untracked(git, root, args) if args.base else None
+            args.base,
+            untracked=_others(git.untracked(), root, args) if args.base else None,
+            ignored=_others(sorted(git.ignored()), root, args) if args.base else None,
         ),
         providers=providers,
         env=env,
@@ -178,18 +179,19 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     return _report(args, kept, setup, verdict, started, out, redact=redact)
 
 
-def _untracked(git: Git, root: Path, args: argparse.Namespace) -> tuple[str, ...]:
-    """The files of the working tree git does not track (nor ignore) that the head's runs
-    may read, which attribution's variants (commits) cannot hold: not what this command
-    reads or writes itself, the mock script and what `--output-dir` holds (an earlier
-    run's files), which no agent is given."""
+def _others(listed: list[str], root: Path, args: argparse.Namespace) -> tuple[str, ...]:
+    """Of the paths of the working tree git does not track (`listed`: those it does not
+    ignore, or those it does), the ones the head's runs may read, which attribution's
+    variants (commits) cannot hold: not what this command reads or writes itself, the mock
+    script and what `--output-dir` holds (an earlier run's files), which no agent is
+    given."""
     from pathlib import Path
 
     given = [Path(p).resolve() for p in (args.mock_script, args.output_dir) if p]
     own = [p.relative_to(root).as_posix() for p in given if p.is_relative_to(root)]
     return tuple(
         path
-        for path in git.untracked()
+        for path in listed
         if not any(path == mine or path.startswith(f"{mine}/") for mine in own)
     )
 

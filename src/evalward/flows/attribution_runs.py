@@ -295,8 +295,9 @@ async def attribute_run(request: RunRequest, verdict: RunVerdict) -> RunAttribut
     found: list[Finding] = []
     causes: dict[str, frozenset[Hunk]] = {}  # per agent, its last regression's cause
     for regression in regressions:
-        if unbuildable:
-            found.append(Finding(regression, NotAttributable(unbuildable, ())))
+        why = unbuildable or ignored_beside(setup.revisions, outcome.evaluation, regression.agent)
+        if why:
+            found.append(Finding(regression, NotAttributable(why, ())))
             continue
         finding = await attribute_regression(
             request,
@@ -364,10 +365,37 @@ def head_commit(request: RunRequest) -> tuple[str, str]:
         shown += f" and {len(untracked) - 3} more" if len(untracked) > 3 else ""
         return "", (
             f"the working tree has files git does not track ({shown}), which no commit of "
-            "it holds, and the variants attribution runs are commits: add them (or ignore "
-            "them) and run again to trace the regression to its hunk"
+            "it holds, and the variants attribution runs are commits: add them (or move "
+            "them out of the repository) and run again to trace the regression to its hunk"
         )
     return git.working_tree_commit(git.resolve("HEAD")), ""
+
+
+def ignored_beside(revisions: Revisions, evaluation: Evaluation, agent: str) -> str:
+    """Why a regression of `agent` cannot be traced from a working tree whose files git
+    ignores a program of it may read (`AgentFiles.programs_may_read`; "" when it can): the
+    gate's runs read them, and the variants (commits) do not hold them, so a trial would
+    differ from the run in more than its hunks, and a regression one of them causes (a local
+    setting beside the code) would be laid on a hunk. A head that is a commit has none."""
+    files = evaluation.agent_files.get(agent)
+    if revisions.head is not None or not revisions.ignored or files is None:
+        return ""
+    listed = [p for p in revisions.ignored if p.split("/")[0] != EVALWARDS_OWN]
+    near = files.programs_may_read(listed)
+    if not near:
+        return ""
+    shown = ", ".join(map(printable, near[:3])) + (
+        f" and {len(near) - 3} more" if len(near) > 3 else ""
+    )
+    narrow = (
+        "; or name what its programs read in its `watch`" if files.programs == "everything" else ""
+    )
+    return (
+        f"the working tree has files git ignores among agent {agent}'s ({shown}), which its "
+        "programs may read and no commit holds, and the variants attribution runs are "
+        "commits: trace the change in a clean clone, or move them out of the repository and "
+        f"run again{narrow}"
+    )
 
 
 async def attribute_regression(

@@ -69,11 +69,14 @@ class Revisions:
     """What to compare. `head=None` means the working tree as it is on disk; `untracked`,
     then, the files of it git did not track (nor ignore) as the run began, which the head's
     runs may read and no commit holds (attribution's variants are commits): what the runs
-    leave there (a program's `__pycache__`, its logs) is not among them."""
+    leave there (a program's `__pycache__`, its logs) is not among them. `ignored`, the
+    paths of it git ignores as the run began (an ignored folder once): in no variant either,
+    and a program may read them."""
 
     base: str | None
     head: str | None = None
     untracked: tuple[str, ...] | None = None
+    ignored: tuple[str, ...] | None = None
 
 
 PlanShaper = Callable[[Plan, Mapping[Side, ResourceSet]], Plan]
