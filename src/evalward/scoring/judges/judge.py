@@ -149,10 +149,16 @@ def build_messages(case: JudgeCase) -> tuple[ChatMessage, ChatMessage]:
     return ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)
 
 
+_ESCAPED = {ord(c): f"\\u{ord(c):04x}" for c in "<>\ufe64\ufe65\uff1c\uff1e\u0085\u2028\u2029"}
+"""What the data never holds as itself: `<`, `>` and the characters Unicode's compatibility
+form makes them (`＜`, `﹤` …), and the line breaks JSON leaves raw (NEL, U+2028, U+2029), so
+that no line of it reads as a delimiter, written plainly or in look-alikes."""
+
+
 def encode_data(data: Any) -> str:
-    """JSON in which `<` and `>` only ever appear escaped, so the delimiters cannot occur."""
-    text = json.dumps(data, ensure_ascii=False, indent=1)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e")
+    """JSON in which the delimiters cannot occur, nor a line that reads as one
+    (`_ESCAPED`)."""
+    return json.dumps(data, ensure_ascii=False, indent=1).translate(_ESCAPED)
 
 
 def shown_text(step: Step) -> str:
