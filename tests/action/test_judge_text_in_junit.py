@@ -1,6 +1,7 @@
 """What a judge says about a head agent is untrusted text (the agent's own words steer it,
 and its cited quotes are taken from the agent's trace): in junit.xml, each character XML 1.0
-cannot hold is named (it was written raw).
+cannot hold is named (it was written raw), and so is each control the comment names (a
+bidirectional override showed a dashboard's reader the words in another order).
 
 A judge reply whose summary carries C0 controls (SOH, VT, ESC) and the noncharacters U+FFFE
 and U+FFFF, all illegal in XML 1.0, is written into the failing testcase's `message` attribute
@@ -25,7 +26,7 @@ from support.suite import provider_env
 
 pytestmark = pytest.mark.hostile
 
-CONTROLS = "bad\x01\x0b\x1b[31mred\x1b[0m\ufffe\uffff end"
+CONTROLS = "bad\x01\x0b\x1b[31mred\x1b[0m\ufffe\uffff \u202edne\u202c end"
 
 
 def judged_run(
@@ -68,3 +69,6 @@ def test_control_characters_in_a_judges_words_leave_junit_xml_well_formed(
     (greeting,) = (case for case in root.iter("testcase") if case.get("name") == "greeting")
     failure = greeting.find("failure")
     assert failure is not None and "red" in (failure.get("message") or ""), "the verdict is kept"
+    written = junit.decode()
+    assert "\u202e" not in written and "\u202c" not in written
+    assert "<U+202E>dne<U+202C>" in (failure.get("message") or "")

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from evalward.report.story import shown_run
 from evalward.rundata.results import EvalResult, FixtureResult, Status
+from evalward.text.escaping import reveal_controls
 from evalward.text.utf8 import cap_chars
 
 INDENT = "  "
@@ -31,8 +32,10 @@ dashboard refuses all of it."""
 
 
 def _xml(text: str) -> str:
-    """`text` with each character XML 1.0 cannot hold named (`<U+001B>`), as the comment does."""
-    return _NOT_XML.sub(lambda m: f"<U+{ord(m[0]):04X}>", text)
+    """`text` with each control (`reveal_controls`: a bidirectional override would show a
+    dashboard's reader text in another order) and each character XML 1.0 cannot hold named
+    (`<U+001B>`), as the comment does."""
+    return _NOT_XML.sub(lambda m: f"<U+{ord(m[0]):04X}>", reveal_controls(text))
 
 
 def junit_chunks(evals: list[EvalResult], private: set[tuple[str, str]]) -> Iterator[str]:
