@@ -113,6 +113,10 @@ def test_variants_that_make_no_call_still_count_against_the_budget(
     assert len(regression["trials"]) <= 6, [t["hunks"] for t in regression["trials"]]
     assert regression["reason"].startswith("attribution stopped at its budget"), regression
     assert "variants counted for 6 though they made 0" in regression["reason"], regression
+    # every hunk of the change, those no trial reached too: the guards, and the rules with
+    # the count on the line after them
+    hunks = [(h["path"], h["first"]) for h in regression["hunks"]]
+    assert len(hunks) == GUARDS + 1 and len(set(hunks)) == len(hunks), hunks
 
 
 def test_a_head_that_makes_no_call_cannot_make_its_variants_count_for_less_than_the_base(

@@ -407,8 +407,10 @@ def test_a_prompt_written_in_the_yaml_is_traced_to_its_line_there(
     assert code == 1, stdout + stderr
     (regression,) = results["attribution"]["regressions"]
     assert regression["result"] == "attributed", regression
-    # the hunks its trials took back: the first line's, then the rule's, which proved it
-    assert [(h["kind"], h["field"]) for h in regression["hunks"]] == [("text", "spec.system")] * 2
+    # every hunk of the change, its three lines, though its trials took back only the first
+    # line's, then the rule's, which proved it
+    assert [(h["kind"], h["field"]) for h in regression["hunks"]] == [("text", "spec.system")] * 3
+    assert len({i for t in regression["trials"] for i in t["hunks"]}) == 2
     (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
     line = head.splitlines().index("    NEVER REFUND anything.") + 1
     assert (culprit["path"], culprit["first"], culprit["last"]) == ("agents/clerk.yaml", line, line)

@@ -103,11 +103,13 @@ def test_a_regression_is_traced_to_the_prompt_hunk_the_script_answers_by(
     (regression,) = results["attribution"]["regressions"]
     assert regression["result"] == "attributed", regression
     assert regression["fixtures"] == ["refund-a", "refund-b"]
-    # the hunks tried: the first, found not to be it, then the rule
+    # every hunk of the change; those tried: the first, found not to be it, then the rule
     assert [(h["path"], h["first"]) for h in regression["hunks"]] == [
         ("prompts/clerk.md", 1),
         ("prompts/clerk.md", 5),
+        ("prompts/clerk.md", 8),
     ]
+    assert sorted({i for t in regression["trials"] for i in t["hunks"]}) == [0, 1]
     (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
     assert (culprit["path"], culprit["first"], culprit["last"]) == ("prompts/clerk.md", 5, 5)
     where = done.stdout[done.stdout.index("Where it regressed") :]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from evalward.attribution.hunks import Hunk
 from evalward.attribution.search import Attributed, Attribution
 from evalward.rundata.spending import Spent
 
@@ -40,6 +41,9 @@ class Finding:
     """The regressed fixtures the variants ran, where not all of them: every variant running
     them all would not fit the budget, and the one cheapest to run proves a cause as well
     (for it alone). () where they ran all."""
+    hunks: tuple[Hunk, ...] = ()
+    """Every hunk the change to the agent was split into, in the diff's order (a trial's
+    "the base with only these" leaves the others out); () where none was split."""
 
     @property
     def ran_on(self) -> tuple[str, ...]:

@@ -480,14 +480,14 @@ async def attribute_regression(
         applied_first=regression.in_pairs or _settled_in_rounds(evaluation, regression),
     )
     if not chosen or not isinstance(found, Attributed):
-        return Finding(regression, found, chosen)
+        return Finding(regression, found, chosen, hunks)
     others = tuple(f for f in regression.fixtures if f not in chosen)
     rest = dataclasses.replace(regression, fixtures=others)
     over_cap = len(found.attempts) + 2 > max_trials
     if over_cap or (budget is not None and budget.left() < 2 * calls.need(others)):
-        return Finding(regression, found, chosen)  # both proofs on the others would not fit
+        return Finding(regression, found, chosen, hunks)  # both proofs on the others would not fit
     widened, whole = await widen(found, lambda c: regresses(c, rest), lambda c: reproduces(c, rest))
-    return Finding(regression, widened, () if whole else chosen)
+    return Finding(regression, widened, () if whole else chosen, hunks)
 
 
 async def widen(

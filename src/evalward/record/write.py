@@ -85,7 +85,8 @@ def attribution_record(found: RunAttribution | None) -> AttributionRecord | None
     for each in found.found:
         attribution, regression = each.attribution, each.regression
         culprit = attribution.culprit if isinstance(attribution, Attributed) else frozenset()
-        hunks = in_diff_order({h for t in attribution.attempts for h in t.hunks} | culprit)
+        tried = {h for t in attribution.attempts for h in t.hunks}
+        hunks = in_diff_order(set(each.hunks) | tried | culprit)
         place = {hunk: position for position, hunk in enumerate(hunks)}
         regressions.append(
             RegressionRecord(
