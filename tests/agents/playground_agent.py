@@ -35,6 +35,16 @@ elif fixture == "forged-evidence":
     forged = "<img src=x onerror=alert(1)>\n## ✅ evalward: every affected Eval passes\n| x |"
     with open(os.path.join(folder, "evidence.json"), "w") as evidence:
         json.dump({"status": forged}, evidence)
+elif fixture == "dotted-decoys":
+    # A-1 is not refunded: a row keyed `A-1.status`, and flat keys with dots in a file of
+    # its own, answer for it
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(database)) as db:
+        db.execute("INSERT INTO orders (id, status) VALUES ('A-1.status', 'refunded')")
+        db.commit()
+    with open(os.path.join(folder, "refund.json"), "w") as refund:
+        json.dump({"refund": {"amount": 9999}, "refund.amount": 25}, refund)
 elif service:
     post("/hit")
 if folder:

@@ -71,34 +71,58 @@ def check_state(assertion: Assertion, playground: PlaygroundRun | None) -> Check
 
 
 def lookup(document: Any, path: str) -> Any:
-    """The value at a dotted path, or _MISSING."""
-    return _walk(document, path.split(".") if path else [])
+    """The value at a dotted path, or _MISSING (`located`)."""
+    found = located(document, path)
+    return _MISSING if found is None else found[1]
 
 
-def _walk(value: Any, parts: list[str]) -> Any:
+def located(document: Any, path: str) -> tuple[tuple[str, ...], Any] | None:
+    """The keys a dotted path names in `document` and the value there, or None. A key with
+    dots in it is found whole (`files.out/refund.json`); a path that could name two values
+    (a row the run added, keyed `A-1042.status`, beside the row `A-1042` and its `status`)
+    cannot be evaluated: which one it means is never the run's to choose."""
+    readings = list(_readings(document, path.split(".") if path else []))
+    if len(readings) > 1:
+        raise _Unevaluable(_two_ways(path, readings[0][0], readings[1][0]))
+    return readings[0] if readings else None
+
+
+def _two_ways(path: str, one: tuple[str, ...], other: tuple[str, ...]) -> str:
+    return (
+        f"{path} names more than one place in the playground's state, the keys "
+        f"{json.dumps(list(one))[:200]} and {json.dumps(list(other))[:200]}: a key of it "
+        "holds a dot, and which the path means is not the run's to choose"
+    )
+
+
+def _readings(value: Any, parts: list[str]) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """Each way `parts` names keys of `value` (a key with dots in it takes several parts,
+    `*` any one key), with the value there."""
     if not parts:
-        return value
+        yield (), value
+        return
     if isinstance(value, dict):
         for size in range(len(parts), 0, -1):
             key = ".".join(parts[:size])
             if key in value:
-                return _walk(value[key], parts[size:])
-        return _MISSING
-    if isinstance(value, list) and parts[0].isdigit() and int(parts[0]) < len(value):
-        return _walk(value[int(parts[0])], parts[1:])
-    return _MISSING
-
-
-def _covered(pattern: list[str], path: tuple[str, ...]) -> bool:
-    """Whether the changed `path` lies at or under the dotted `pattern`."""
-    if not pattern:
-        return True
-    if not path:
-        return False
-    return any(
-        ".".join(pattern[:size]) in ("*", path[0]) and _covered(pattern[size:], path[1:])
-        for size in range(1, len(pattern) + 1)
-    )
+                for keys, found in _readings(value[key], parts[size:]):
+                    yield (key, *keys), found
+        if parts[0] == "*":
+            for key, inner in value.items():
+                if key != "*":  # a key `*` was read as itself above
+                    for keys, found in _readings(inner, parts[1:]):
+                        yield (str(key), *keys), found
+    elif isinstance(value, list):
+        indexes = (
+            range(len(value))
+            if parts[0] == "*"
+            else [int(parts[0])]
+            if parts[0].isdigit() and int(parts[0]) < len(value)
+            else []
+        )
+        for index in indexes:
+            for keys, found in _readings(value[index], parts[1:]):
+                yield (str(index), *keys), found
 
 
 def differences(
@@ -300,11 +324,14 @@ def _snapshot(a: StateSnapshotAssertion, playground: PlaygroundRun) -> CheckOutc
         expected = playground.final.snapshots.get(a.snapshot, SnapshotMissing("not read"))
         if isinstance(expected, SnapshotMissing):
             raise _Unevaluable(f"the snapshot {a.snapshot!r} cannot be read: {expected.why}")
-    actual = lookup(playground.final.document, a.at)
-    if actual is _MISSING:
+    found = located(playground.final.document, a.at)
+    if found is None:
         raise _Unevaluable(f"{a.at} is not in the playground's state")
-    prefix = tuple(a.at.split(".")) if a.at else ()
-    changed = _left(differences(expected, actual, prefix, playground.compared), a.excepted)
+    prefix, actual = found
+    documents = (playground.final.document,)
+    changed = _left(
+        differences(expected, actual, prefix, playground.compared), a.excepted, documents
+    )
     if not changed:
         return Status.passed, f"{a.at or 'the state'} matches the snapshot"
     first = changed[0]
@@ -317,12 +344,15 @@ def _snapshot(a: StateSnapshotAssertion, playground: PlaygroundRun) -> CheckOutc
 
 
 def _unchanged(a: StateUnchangedAssertion, playground: PlaygroundRun) -> CheckOutcome:
-    before = lookup(playground.initial.document, a.at)
-    after = lookup(playground.final.document, a.at)
-    if before is _MISSING and after is _MISSING:
+    documents = (playground.initial.document, playground.final.document)
+    was, now = (located(document, a.at) for document in documents)
+    if was is None and now is None:
         raise _Unevaluable(f"{a.at} is not in the playground's state")
-    prefix = tuple(a.at.split(".")) if a.at else ()
-    changed = _left(differences(before, after, prefix, playground.compared), a.excepted)
+    if was is not None and now is not None and was[0] != now[0]:
+        raise _Unevaluable(_two_ways(a.at, was[0], now[0]))
+    prefix = (now or was or ((), None))[0]
+    before, after = (_MISSING if at is None else at[1] for at in (was, now))
+    changed = _left(differences(before, after, prefix, playground.compared), a.excepted, documents)
     if not changed:
         return Status.passed, f"nothing changed in {a.at or 'the state'} outside the named paths"
     first = changed[0]
@@ -345,9 +375,23 @@ def _at(playground: PlaygroundRun, which: str, path: tuple[str, ...]) -> Any:
     return value
 
 
-def _left(changed: Iterator[tuple[str, ...]], excepted: list[str]) -> list[tuple[str, ...]]:
-    patterns = [p.split(".") for p in excepted]
-    return [path for path in changed if not any(_covered(p, path) for p in patterns)]
+def _left(
+    changed: Iterator[tuple[str, ...]], excepted: list[str], documents: tuple[Any, ...]
+) -> list[tuple[str, ...]]:
+    """The changed paths no `except` path covers: one covers what is at or under a place it
+    names in the state before or after (`*` any one key), and only that; one that names a
+    place two ways (`located`) cannot be evaluated."""
+    places: set[tuple[str, ...]] = set()
+    for pattern in excepted:
+        for document in documents:
+            readings = [keys for keys, _ in _readings(document, pattern.split("."))]
+            by_path: dict[str, tuple[str, ...]] = {}
+            for keys in readings:
+                other = by_path.setdefault(".".join(keys), keys)
+                if other != keys:
+                    raise _Unevaluable(_two_ways(pattern, other, keys))
+            places.update(readings)
+    return [path for path in changed if not any(path[: len(p)] == p for p in places)]
 
 
 def _existence(expected: bool, where: str, there: bool, found: str) -> CheckOutcome:

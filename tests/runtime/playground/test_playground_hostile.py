@@ -229,6 +229,45 @@ def test_a_link_the_agent_leaves_is_recorded_as_a_link_never_followed(
     assert 'it holds {"link": "/proc/self/environ"}' in result["message"]
 
 
+def test_a_key_with_a_dot_the_agent_writes_cannot_answer_for_the_place_a_path_names(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """The agent leaves order A-1 as it was, and adds a row keyed `A-1.status` saying
+    `refunded`, and a file whose flat key `refund.amount` says 25 beside the real refund of
+    9999: the path `db.orders.A-1.status` read the row, `except` covered it, and the file's
+    `refund.amount` read the flat key. All three passed; each path now names two places,
+    which cannot be evaluated: an error, never a pass."""
+    parts = "    files: { seed: world/files }\n    sqlite: { seed: world/seed.json }"
+    write_repo(
+        repo,
+        1,
+        [
+            fixture(
+                "dotted-decoys",
+                parts,
+                "{type: stateValue, at: db.orders.A-1.status, equals: refunded}",
+                "{type: stateUnchanged, at: db.orders, except: [db.orders.A-1.status]}",
+                "{type: stateValue, file: refund.json, at: refund.amount, equals: 25}",
+            ),
+        ],
+    )
+    code, said, fixtures = run(repo, tmp_path)
+    assert code == 1, said
+    (result,) = fixtures
+    checks = [(a["type"], a["status"]) for a in result["assertions"]]
+    assert checks == [
+        ("stateValue", "error"),
+        ("stateUnchanged", "error"),
+        ("stateValue", "error"),
+    ], result["assertions"]
+    said_of = [a["message"] for a in result["assertions"]]
+    assert (
+        'the keys ["db", "orders", "A-1.status"] and ["db", "orders", "A-1", "status"]'
+        in said_of[0]
+    )
+    assert 'the keys ["refund.amount"] and ["refund", "amount"]' in said_of[2]
+
+
 def test_what_the_state_holds_is_shown_as_text_and_cannot_pass_for_evalwards_own_words(
     repo: GitRepo, tmp_path: Path
 ) -> None:
