@@ -45,6 +45,17 @@ elif fixture == "dotted-decoys":
         db.commit()
     with open(os.path.join(folder, "refund.json"), "w") as refund:
         json.dump({"refund": {"amount": 9999}, "refund.amount": 25}, refund)
+elif fixture in ("blob-tail", "labels-alike"):
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(database)) as db:
+        if fixture == "blob-tail":  # past the BLOB's first KB: the state kept only that
+            body = bytearray(db.execute("SELECT body FROM docs WHERE id = 1").fetchone()[0])
+            body[2000:2004] = b"EVIL"
+            db.execute("UPDATE docs SET body = ? WHERE id = 1", (bytes(body),))
+        else:  # the text '1' before the number 1: one label, the last row read kept
+            db.execute("INSERT INTO notes (rowid, id, v) VALUES (0, '1', 'added')")
+        db.commit()
 elif service:
     post("/hit")
 if folder:

@@ -268,6 +268,45 @@ def test_a_key_with_a_dot_the_agent_writes_cannot_answer_for_the_place_a_path_na
     assert 'the keys ["refund.amount"] and ["refund", "amount"]' in said_of[2]
 
 
+def test_a_blob_s_tail_and_a_row_of_another_key_type_are_seen(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """The agent writes past a BLOB's first KB, which was all the state kept of it, and adds
+    a row keyed by the text '1' read before the number 1's, whose one label kept only the
+    last row read: both left `stateUnchanged` passing. The BLOB is its size and hash past
+    its first KB (a change), and two rows of one label make the state unreadable (the run's
+    error)."""
+    parts = "    sqlite: { seed: world/blobs.sql }"
+    write_repo(
+        repo,
+        1,
+        [
+            fixture("blob-tail", parts, "{type: stateUnchanged, at: db.docs}"),
+            fixture("labels-alike", parts, "{type: stateUnchanged, at: db.notes}"),
+        ],
+    )
+    repo.commit(
+        "a database of BLOBs and notes",
+        {
+            "world/blobs.sql": (
+                "CREATE TABLE docs (id INTEGER PRIMARY KEY, body BLOB);\n"
+                "INSERT INTO docs VALUES (1, zeroblob(4000));\n"
+                "CREATE TABLE notes (id PRIMARY KEY, v);\n"
+                "INSERT INTO notes VALUES (1, 'number');\n"
+            )
+        },
+    )
+    code, said, fixtures = run(repo, tmp_path)
+    assert code == 1, said
+    by_name = {f["fixture"]: f for f in fixtures}
+    tail = by_name["blob-tail"]
+    assert tail["status"] == "fail", tail["message"]
+    assert "changed: db.docs.1.body" in tail["message"], tail["message"]
+    alike = by_name["labels-alike"]
+    assert alike["status"] == "error", alike["message"]
+    assert "its table 'notes' holds two rows labelled '1'" in error_of(alike)
+
+
 def test_what_the_state_holds_is_shown_as_text_and_cannot_pass_for_evalwards_own_words(
     repo: GitRepo, tmp_path: Path
 ) -> None:

@@ -10,6 +10,7 @@ naming the playground.
 from __future__ import annotations
 
 import base64
+import hashlib
 import os
 import shutil
 import sqlite3
@@ -27,6 +28,7 @@ from evalward.rundata.playground_state import PlaygroundState, QueryAnswer, deri
 from evalward.runtime.playground.base import STATE_CHARS, LivePlayground
 from evalward.runtime.playground.sqlite_changes import TemplatePages, apply, changes, index_template
 from evalward.runtime.playground.sqlite_seed import identifier
+from evalward.text.escaping import printable
 
 DB_LIMIT = 256 * 1024 * 1024
 IN_MEMORY_BYTES = 4 * 1024 * 1024
@@ -491,6 +493,12 @@ def _table(
         table: dict[str, Any] = {}
         for place, (found, *values) in enumerate(cursor):
             label = str(place) if found is None else str(found)
+            if label in table:  # 1 and '1', or a row without a key at place 3 and '3'
+                raise live.error(
+                    f"its table {name!r} holds two rows labelled {printable(label)[:80]!r} "
+                    "(keys of other types, or a row without one at that place): a state "
+                    "criterion could not tell them apart"
+                )
             table[label] = reading.take(name, label, columns, tuple(values))
     except sqlite3.DataError:
         raise live.error(
@@ -509,9 +517,16 @@ def _unreadable(exc: sqlite3.Error, otherwise: str) -> str:
     return otherwise
 
 
+BLOB_SHOWN = 1024
+"""A BLOB up to this many bytes is kept whole (`base64:…`); a longer one by its size and
+hash, so that a change anywhere in it is a change of the state."""
+
+
 def _json_value(value: Any) -> Any:
     if isinstance(value, bytes):
-        return "base64:" + base64.b64encode(value[:1024]).decode()
+        if len(value) > BLOB_SHOWN:
+            return {"bytes": len(value), "sha256": hashlib.sha256(value).hexdigest()}
+        return "base64:" + base64.b64encode(value).decode()
     return value
 
 
