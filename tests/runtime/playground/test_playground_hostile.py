@@ -307,6 +307,24 @@ def test_a_blob_s_tail_and_a_row_of_another_key_type_are_seen(
     assert "its table 'notes' holds two rows labelled '1'" in error_of(alike)
 
 
+def test_a_folder_of_files_past_what_its_state_reads_fails_its_run_saying_why(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """Sparse files cost the agent nothing to write and evalward their size to hash: 1,000
+    of 64 MiB took 84 s to read, past the folder's 60 s that only its listing counted. The
+    folder's state reads 1 GiB of its files at most: past it, the run's error."""
+    write_repo(
+        repo,
+        1,
+        [fixture("sparse-files", "    files: { seed: world/files }", "{type: stateUnchanged}")],
+    )
+    code, said, fixtures = run(repo, tmp_path)
+    assert code == 1, said
+    (result,) = fixtures
+    assert result["status"] == "error", result["message"]
+    assert "its files hold more than 1 GiB to read" in error_of(result)
+
+
 def test_what_the_state_holds_is_shown_as_text_and_cannot_pass_for_evalwards_own_words(
     repo: GitRepo, tmp_path: Path
 ) -> None:

@@ -32,6 +32,9 @@ FILE_TEXT_LIMIT = 256 * 1024
 """A file larger than this is recorded by its size and hash, not its text."""
 FILE_HASH_LIMIT = 64 * 1024 * 1024
 """A file larger than this is recorded by its size alone (it is not read)."""
+FOLDER_READ_LIMIT = 1024 * 1024 * 1024
+"""How many bytes of its files a folder's state reads at most: past it, the run's error
+(thousands of sparse files of 64 MiB cost the agent nothing to write, and minutes to hash)."""
 MAX_FILES = 5000
 FOLDER_BOUNDS = TreeBounds(depth=64, entries=4 * MAX_FILES, seconds=60.0)
 """How deep, how many entries (folders too) and how long its folder is read at most."""
@@ -71,7 +74,7 @@ def _files(live: LivePlayground, folder: Path) -> dict[str, Any]:
     """Each entry of the folder by its path: a file's text (or size and hash), a link's
     target; read within FOLDER_BOUNDS (a folder nested past them is the run's error)."""
     found: dict[str, Any] = {}
-    budget = STATE_LIMIT
+    budget, readable = STATE_LIMIT, FOLDER_READ_LIMIT
     try:
         for entry in walk(folder, FOLDER_BOUNDS, "its folder"):
             if entry.is_folder:
@@ -80,8 +83,16 @@ def _files(live: LivePlayground, folder: Path) -> dict[str, Any]:
                 continue
             if len(found) >= MAX_FILES:
                 raise live.error(f"its folder holds more than {MAX_FILES} files")
-            found[printable(entry.path)], used = _entry(entry.name, entry.folder_fd, budget)
+            kept, used = _entry(entry.name, entry.folder_fd, budget)
+            found[printable(entry.path)] = kept
             budget -= used  # never below 0: _entry keeps a file's text only within it
+            hashed = isinstance(kept, dict) and "sha256" in kept
+            readable -= kept["bytes"] if hashed else used  # what it read, text or hashed
+            if readable < 0:
+                raise live.error(
+                    f"its files hold more than {FOLDER_READ_LIMIT // 2**30} GiB to read "
+                    f"(at {printable(entry.path)})"
+                )
     except TreeError as exc:
         raise live.error(str(exc)) from None
     except OSError as exc:
@@ -90,6 +101,8 @@ def _files(live: LivePlayground, folder: Path) -> dict[str, Any]:
 
 
 def _entry(name: str, dir_fd: int, budget: int) -> tuple[Any, int]:
+    """What the state keeps of one entry, and how much of `budget` (the bytes of text the
+    state may hold) its text took."""
     info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     if stat.S_ISLNK(info.st_mode):
         return {"link": printable(os.readlink(name, dir_fd=dir_fd))}, 0
@@ -102,10 +115,17 @@ def _entry(name: str, dir_fd: int, budget: int) -> tuple[Any, int]:
     except OSError as exc:
         return {"unreadable": exc.strerror or str(exc)}, 0
     with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+        opened = os.fstat(handle.fileno())
+        if not stat.S_ISREG(opened.st_mode):
             return {"special": True}, 0
+        if opened.st_size > FILE_HASH_LIMIT:
+            return {"bytes": opened.st_size}, 0
+        # no further than its size as opened: a program the run left behind may grow it
+        # while it is read, a gigabyte at a time, and the read would never end
         digest, size, head = hashlib.sha256(), 0, b""
-        while chunk := handle.read(1024 * 1024):
+        while size < opened.st_size and (
+            chunk := handle.read(min(1024 * 1024, opened.st_size - size))
+        ):
             digest.update(chunk)
             if size < FILE_TEXT_LIMIT:
                 head += chunk[: FILE_TEXT_LIMIT - size]
