@@ -134,6 +134,19 @@ def test_a_path_that_is_not_there_names_the_nearest_key_where_it_leaves_the_stat
         assert message.endswith("the state held nothing (the path is not there)"), message
 
 
+def test_a_list_contains_its_items_not_what_an_item_s_text_holds() -> None:
+    """`tags` is ["refund", "vip"]: "vip" is an item of it, "vi" only part of one (an agent
+    that wrote "admin-request-denied" into `roles` held no role "admin")."""
+    status, message = check(
+        {"type": "stateValue", "file": "out/ticket.json", "at": "tags", "contains": "vi"}
+    )
+    assert status is Status.failed, message
+    assert (
+        message
+        == 'expected out/ticket.json at tags to contain "vi"; the state held ["refund", "vip"]'
+    )
+
+
 def test_json_equality_tells_a_boolean_from_a_number_and_a_number_from_its_text() -> None:
     for wrong in (True, "25", 26):
         status, _ = check({"type": "stateValue", "at": "db.refunds.1.amount", "equals": wrong})

@@ -219,10 +219,13 @@ def _nearest(document: Any, path: str) -> str:
 
 
 def _contains(actual: Any, expected: Any) -> bool:
+    """A substring of a text, an item of a list (a partial object of an object item), a
+    partial object of an object: a list's text item holds no item of it, so `roles`
+    ["viewer", "admin-request-denied"] does not contain "admin"."""
     if isinstance(actual, str):
         return isinstance(expected, str) and expected in actual
     if isinstance(actual, list):
-        return any(same(expected, item) or _contains(item, expected) for item in actual)
+        return any(_contains_or_same(item, expected) for item in actual)
     if isinstance(actual, dict) and isinstance(expected, dict):
         return all(k in actual and _contains_or_same(actual[k], v) for k, v in expected.items())
     return False
