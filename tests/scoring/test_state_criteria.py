@@ -199,6 +199,16 @@ def test_sql_rows_by_position_or_by_column_and_counts() -> None:
     status, message = check({"type": "sql", "query": "SELECT", "rows": [["A-1", 50]]}, run)
     assert status is Status.failed
     assert message == 'expected rows [["A-1", 50]]; the query returned [["A-1", 25.0]]'
+    # a row past those expected is shown with them, not cut to their number
+    extra = QueryAnswer(("order_id", "amount"), (("A-1", 25.0), ("A-1", 9999.0)))
+    status, message = check(
+        {"type": "sql", "query": "SELECT", "rows": [["A-1", 25]]},
+        playground(queries={"SELECT": extra}),
+    )
+    assert status is Status.failed
+    assert message == (
+        'expected rows [["A-1", 25]]; the query returned 2 rows: [["A-1", 25.0], ["A-1", 9999.0]]'
+    )
 
 
 @pytest.mark.parametrize(

@@ -285,10 +285,11 @@ def _sql(a: SqlAssertion, answer: QueryAnswer | None) -> CheckOutcome:
     ok = len(rows) == len(expected) and all(
         _row_matches(want, have) for want, have in zip(expected, got, strict=True)
     )
+    returned = shown(got) if len(rows) == len(expected) else f"{len(rows)} rows: {shown(rows)}"
     return pass_or_fail(
         ok,
         f"the query returned the {len(rows)} expected rows",
-        f"expected rows {shown(expected)}; the query returned {shown(got or rows)}",
+        f"expected rows {shown(expected)}; the query returned {returned}",
     )
 
 

@@ -221,7 +221,7 @@ def test_a_pull_request_cannot_change_the_seed_its_agent_is_judged_against(
     assert code == 1, said
     head = _fixture(results, "head")
     assert head["status"] == "fail", head
-    assert "the query returned []" in head["assertions"][0]["message"]  # type: ignore[index]
+    assert "the query returned 0 rows: []" in head["assertions"][0]["message"]  # type: ignore[index]
     assert '"refunds": {}' in head["playground"]["final"]  # type: ignore[index]
 
 
