@@ -243,6 +243,12 @@ def _file_content(path: str, playground: PlaygroundRun) -> Any:
     return files.get(path.strip("/"), _MISSING)
 
 
+def _a_file(content: Any) -> bool:
+    """Whether the folder's entry is a file the state read: its text, or its size (and
+    hash); not a link, a special file or one it could not read."""
+    return isinstance(content, str) or (isinstance(content, dict) and "bytes" in content)
+
+
 def _parsed_file(path: str, playground: PlaygroundRun) -> Any:
     content = _file_content(path, playground)
     if content is _MISSING:
@@ -303,6 +309,8 @@ def _file(a: FileStateAssertion, playground: PlaygroundRun) -> CheckOutcome:
     content = _file_content(a.path, playground)
     if a.exists is not None:
         there = content is not _MISSING
+        if a.exists and there and not _a_file(content):  # a link (never followed), a FIFO …
+            return Status.failed, f"expected {a.path} to exist as a file; it holds {shown(content)}"
         return _existence(a.exists, a.path, there, "it is there" if there else "it is not")
     if content is _MISSING:
         return Status.failed, f"{a.path} is not in the playground's folder"

@@ -216,6 +216,7 @@ def test_a_link_the_agent_leaves_is_recorded_as_a_link_never_followed(
                 "link-out",
                 "    files: { seed: world/files }",
                 '{type: fileState, path: notes.txt, contains: "PATH="}',
+                "{type: fileState, path: notes.txt, exists: true}",
             ),
         ],
     )
@@ -227,6 +228,12 @@ def test_a_link_the_agent_leaves_is_recorded_as_a_link_never_followed(
     assert final["files"]["notes.txt"] == {"link": "/proc/self/environ"}
     assert "PATH=" not in json.dumps(result["playground"])
     assert 'it holds {"link": "/proc/self/environ"}' in result["message"]
+    # a link that leads anywhere is no file the fixture asked for
+    exists = result["assertions"][1]
+    assert exists["status"] == "fail", exists
+    assert exists["message"] == (
+        'expected notes.txt to exist as a file; it holds {"link": "/proc/self/environ"}'
+    )
 
 
 def test_a_key_with_a_dot_the_agent_writes_cannot_answer_for_the_place_a_path_names(
