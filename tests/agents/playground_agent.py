@@ -56,6 +56,8 @@ elif fixture in ("blob-tail", "labels-alike"):
         else:  # the text '1' before the number 1: one label, the last row read kept
             db.execute("INSERT INTO notes (rowid, id, v) VALUES (0, '1', 'added')")
         db.commit()
+elif fixture == "wal-fifo":  # no write-ahead log: a FIFO where SQLite would look for one
+    os.mkfifo(database + "-wal")
 elif fixture == "sparse-files":  # 17 files of 64 MiB each that cost nothing to write
     for number in range(17):
         with open(os.path.join(folder, f"sparse-{number}.bin"), "wb") as sparse:

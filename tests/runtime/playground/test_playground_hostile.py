@@ -282,7 +282,7 @@ def test_a_blob_s_tail_and_a_row_of_another_key_type_are_seen(
     a row keyed by the text '1' read before the number 1's, whose one label kept only the
     last row read: both left `stateUnchanged` passing. The BLOB is its size and hash past
     its first KB (a change), and two rows of one label make the state unreadable (the run's
-    error)."""
+    error); so does a FIFO left as its write-ahead log, named as that."""
     parts = "    sqlite: { seed: world/blobs.sql }"
     write_repo(
         repo,
@@ -290,6 +290,7 @@ def test_a_blob_s_tail_and_a_row_of_another_key_type_are_seen(
         [
             fixture("blob-tail", parts, "{type: stateUnchanged, at: db.docs}"),
             fixture("labels-alike", parts, "{type: stateUnchanged, at: db.notes}"),
+            fixture("wal-fifo", parts, "{type: stateUnchanged, at: db.notes}"),
         ],
     )
     repo.commit(
@@ -312,6 +313,10 @@ def test_a_blob_s_tail_and_a_row_of_another_key_type_are_seen(
     alike = by_name["labels-alike"]
     assert alike["status"] == "error", alike["message"]
     assert "its table 'notes' holds two rows labelled '1'" in error_of(alike)
+    # a FIFO as its write-ahead log is named as that, not as the database
+    fifo = by_name["wal-fifo"]
+    assert fifo["status"] == "error", fifo["message"]
+    assert "write-ahead log (playground.sqlite-wal) is no longer a regular file" in error_of(fifo)
 
 
 def test_a_folder_of_files_past_what_its_state_reads_fails_its_run_saying_why(

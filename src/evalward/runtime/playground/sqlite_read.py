@@ -315,7 +315,9 @@ def _read_up_to(fd: int, limit: int, expected: int) -> bytes:
 
 def _copy_nofollow(live: LivePlayground, name: str, target: Path, *, required: bool) -> None:
     """Copy a file of the playground's folder, no link followed (one the agent turned into
-    a link leads nowhere), at most DB_LIMIT bytes."""
+    a link leads nowhere), at most DB_LIMIT bytes: the database, or (not `required`) its
+    write-ahead log, each named as itself where it is wrong."""
+    what = "its database" if required else f"its database's write-ahead log ({name})"
     try:
         folder = os.open(live.folder, FOLDER)
         try:
@@ -325,20 +327,20 @@ def _copy_nofollow(live: LivePlayground, name: str, target: Path, *, required: b
     except FileNotFoundError:
         if not required:
             return
-        raise live.error("its database is gone") from None
+        raise live.error(f"{what} is gone") from None
     except OSError as exc:
-        raise live.error(f"its database cannot be read: {exc.strerror or exc}") from None
+        raise live.error(f"{what} cannot be read: {exc.strerror or exc}") from None
     with os.fdopen(fd, "rb") as handle, target.open("wb") as out:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode):
-            raise live.error("its database is no longer a regular file")
+            raise live.error(f"{what} is no longer a regular file")
         if info.st_size > DB_LIMIT:
-            raise live.error(f"its database grew past {DB_LIMIT:,} bytes")
+            raise live.error(f"{what} grew past {DB_LIMIT:,} bytes")
         copied = 0
         while chunk := handle.read(1024 * 1024):
             copied += len(chunk)
             if copied > DB_LIMIT:
-                raise live.error(f"its database grew past {DB_LIMIT:,} bytes")
+                raise live.error(f"{what} grew past {DB_LIMIT:,} bytes")
             out.write(chunk)
 
 
