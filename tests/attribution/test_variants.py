@@ -183,7 +183,8 @@ def test_a_program_made_not_executable_is_one_hunk_taken_back_with_its_mode(
     repo: GitRepo,
 ) -> None:
     """The same text, no longer executable: the agent cannot start it. The change is a hunk
-    (it was none: the search had nothing to take back) with no line (the diff shows none)."""
+    of its mode (it was none: the search had nothing to take back) with no line (the diff
+    shows none), and taken back, the file is the base's, mode and all."""
     repo.write({"tools/run.sh": "echo\n"})
     (repo.path / "tools/run.sh").chmod(0o755)
     base = repo.commit("base", {"agents/support.yaml": BASE_AGENT})
@@ -192,7 +193,7 @@ def test_a_program_made_not_executable_is_one_hunk_taken_back_with_its_mode(
     files = AgentFiles("support", "agents/support.yaml", ("tools/run.sh",))
     change = Change(repo, Git(repo.path), base, head)
     hunks = split_change(change.git, base, head, files)
-    assert [(h.path, h.kind, h.first) for h in hunks] == [("tools/run.sh", "file", 0)]
+    assert [(h.path, h.kind, h.first) for h in hunks] == [("tools/run.sh", "mode", 0)]
     built = variant(change, *hunks, files=files)
     assert repo.git("diff", "--name-status", base, built) == ""
 

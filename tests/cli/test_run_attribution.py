@@ -380,6 +380,29 @@ def test_a_reply_only_init_s_pairwise_judge_finds_worse_is_traced_to_its_line(
     assert "`prompts/assistant.md:5` — taken back" in done.stdout
 
 
+def test_a_prompt_made_executable_beside_its_change_is_still_traced_to_its_line(
+    tmp_path: Path, model: ScriptedModelServer
+) -> None:
+    """The three-hunk change with `chmod +x prompts/clerk.md` beside it: the file was taken
+    back whole, mode and all, and named on no line, so a review comment had nowhere to go.
+    Its mode is a hunk of its own, and the rule's line is still the cause."""
+    script(model)
+    repo = _clerk(tmp_path / "repo")
+    (repo.path / "prompts" / "clerk.md").chmod(0o755)
+    repo.commit("the prompt, executable")
+
+    code, stdout, stderr, results = _run(repo, model)
+
+    assert code == 1, stdout + stderr
+    (regression,) = results["attribution"]["regressions"]
+    assert regression["result"] == "attributed", regression
+    kinds = [(h["kind"], h["first"]) for h in regression["hunks"]]
+    assert kinds[0] == ("mode", 0) and len(kinds) == 4, kinds
+    (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
+    assert (culprit["path"], culprit["kind"], culprit["first"]) == ("prompts/clerk.md", "text", 5)
+    assert "prompts/clerk.md:5" in stdout
+
+
 def test_a_prompt_written_in_the_yaml_is_traced_to_its_line_there(
     tmp_path: Path, model: ScriptedModelServer
 ) -> None:

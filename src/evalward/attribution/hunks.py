@@ -49,10 +49,11 @@ DIFF_CONTEXT = 3
 """The unchanged lines a pull request's diff shows either side of a change (git's default,
 GitHub's patches): changes further apart are separate blocks of the diff."""
 
-HunkKind = Literal["text", "file", "field", "rename"]
+HunkKind = Literal["text", "file", "field", "rename", "mode"]
 """A block of lines of a text file (or of a block of text in the agent's YAML); a whole
 file; one field of the agent's YAML; a file's new name (taken back, the file is at the
-base's name again, with whatever the variant's text of it is)."""
+base's name again, with whatever the variant's text of it is); a file's mode (taken back,
+whether it may be run is the base's, whatever its text)."""
 
 
 ProgramReach = Literal["none", "watched", "everything"]
@@ -189,6 +190,8 @@ class Hunk:
         what = f" ({self.field_name})" if self.field else ""
         if self.kind == "rename":
             what = f" (renamed from {self.renamed_from})"
+        if self.kind == "mode":
+            what = " (whether it may be run)"
         if not self.first:
             where = ""
         elif self.first == self.last:
@@ -248,9 +251,8 @@ def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hun
             # base had none at the name)
             hunks.append(_link(path, after, text_of(old_content), text_of(new_content)))
         elif old is not None and new is not None and old.executable != new.executable:
-            # a program made executable or not is taken back whole, mode and all; its diff
-            # shows its lines only where the text changed too, so the hunk names none
-            hunks.append(_whole(where, text_of(old_content), text_of(new_content), shown=False))
+            defines = agent.agent if path == agent.definition else None
+            hunks += _mode_changed(where, old_content, new_content, defines, blocks.get(path))
         elif path == agent.definition and old is not None and new is not None:
             hunks += _definition_hunks(
                 where, old_content, new_content, agent.agent, blocks.get(path)
@@ -281,6 +283,31 @@ def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hun
                 where, old_content, new_content, blocks.get(path), had=old is not None
             )
     return in_diff_order(hunks)
+
+
+def _mode_changed(
+    where: str,
+    old: bytes | None,
+    new: bytes | None,
+    defines: str | None,
+    blocks: list[Block] | None,
+) -> list[Hunk]:
+    """A file made executable or not: its mode, then its text's hunks (the agent's YAML by
+    field, where it `defines` that agent), each taken back alone, so that a mode
+    changed beside them cannot hide which line did it; a file that is not text on both
+    sides is taken back whole, mode and all, on no line."""
+    before, after = text_of(old), text_of(new)
+    if before is None or after is None:
+        return [_whole(where, before, after, shown=False)]
+    inner = (
+        _definition_hunks(where, old, new, defines, blocks)
+        if defines is not None
+        else _file_hunks(where, old, new, blocks)
+    )
+    return [
+        Hunk(where, 1, "mode", 0, 0),
+        *(dataclasses.replace(h, index=h.index + 1) for h in inner),
+    ]
 
 
 def _watched_through_links(

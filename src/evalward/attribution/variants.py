@@ -80,10 +80,10 @@ def build_variant(
                 files[named[where]], files[where] = files[where], None
                 where = named[where]
             if files[where] is not None and (
-                where in moved_back.values() or any(h.kind == "file" for h in hunks)
+                where in moved_back.values() or any(h.kind in ("file", "mode") for h in hunks)
             ):
                 # a file taken back whole is the base's, mode and all: a program the head
-                # deleted, or made not executable, runs again
+                # deleted, or made not executable, runs again; so is its mode taken back
                 modes[where] = "100755" if before.is_executable(where) else "100644"
         if definition is not None and definition.path in files:
             where = moved_back.get(definition.path, definition.path)
