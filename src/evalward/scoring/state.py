@@ -403,7 +403,9 @@ def _left(
                 if other != keys:
                     raise _Unevaluable(_two_ways(pattern, other, keys))
             places.update(readings)
-    return [path for path in changed if not any(path[: len(p)] == p for p in places)]
+    return [
+        path for path in changed if not any(path[:n] in places for n in range(1, len(path) + 1))
+    ]
 
 
 def _existence(expected: bool, where: str, there: bool, found: str) -> CheckOutcome:
