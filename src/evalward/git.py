@@ -44,7 +44,7 @@ KEPT_BLOB_BYTES = 1024 * 1024
 """A blob read this large at most is kept for the next read of it (`Git.blobs`)."""
 KEPT_BLOBS_BYTES = 32 * 1024 * 1024
 """Kept blobs' bytes at most, together, per `Git`."""
-_SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
+_SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 Block = tuple[int, int, int, int]
 """`(i1, i2, j1, j2)`: the old text's lines `i1:i2` (0-based, half-open) became the new

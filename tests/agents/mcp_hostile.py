@@ -11,6 +11,8 @@ library only, so it runs as any agent user. It speaks JSON-RPC lines itself:
 - big-schema: lists a tool whose input schema is 100 KB;
 - hang-call: lists its tool, never answers a call of it;
 - many-tools: lists 201 tools;
+- newline-name: lists its tool as `echo` and a line break, which reads as `echo` where it is
+  shown;
 - flood-call: answers a call with one line of 6 MiB;
 - endless-call: answers a call with 6 MiB and no end of line, then waits;
 - deep-call: answers a call with a result nested 100 deep;
@@ -74,6 +76,8 @@ def tools() -> list[dict[str, object]]:
         return [{**TOOL, "inputSchema": {"type": "object", "properties": props}}]
     if MODE == "many-tools":
         return [{**TOOL, "name": f"echo{n}"} for n in range(200)] + [TOOL]
+    if MODE == "newline-name":
+        return [{**TOOL, "name": "echo\n"}]
     if MODE == "bytes":
         return [{**TOOL, "description": f"Echo {BAD} \ud800."}]
     return [TOOL]

@@ -21,9 +21,9 @@ if TYPE_CHECKING:
     from evalward.git import Git
     from evalward.host import Host
 
-NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,60}[a-z0-9])?$")
-MODEL = re.compile(r"^(openai|anthropic)/[A-Za-z0-9._:-]{1,100}$")
-BRANCH = re.compile(r"^[A-Za-z0-9._/-]{1,200}$")
+NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,60}[a-z0-9])?\Z")
+MODEL = re.compile(r"^(openai|anthropic)/[A-Za-z0-9._:-]{1,100}\Z")
+BRANCH = re.compile(r"^[A-Za-z0-9._/-]{1,200}\Z")
 KEY_ENVS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 CONVERSATION_REPLIES = """\
   # the simulated customer of the conversation fixture (`purpose: user`): `contains` reads

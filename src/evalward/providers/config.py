@@ -35,7 +35,7 @@ Locate = Callable[[tuple[str | int, ...]], tuple[int | None, int | None]]
 BUILT_IN: tuple[str, ...] = ("openai", "anthropic")
 """The providers every run has, at their vendors' own URLs unless evalward.yaml moves them."""
 MOCK = "mock"
-NAMED = re.compile(r"^[a-z][a-z0-9-]{0,39}$")
+NAMED = re.compile(r"^[a-z][a-z0-9-]{0,39}\Z")
 """The name of a provider evalward.yaml adds (`ollama`, `azure`, `local-vllm`)."""
 
 

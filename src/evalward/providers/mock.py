@@ -171,7 +171,7 @@ class Defined:
 
 LISTED_NAMES = 10
 """The defined names a message lists at most."""
-_REPLAYED = re.compile(r"^(?:example|pair)-[1-9][0-9]*$")
+_REPLAYED = re.compile(r"^(?:example|pair)-[1-9][0-9]*\Z")
 """The fixture a JudgeCalibration's replay calls by (`example-1`, `pair-1`)."""
 
 

@@ -50,7 +50,7 @@ DEFAULT_PRICES: dict[str, Price] = {
 }
 
 
-SNAPSHOT = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|\d{8}|latest)$")
+SNAPSHOT = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|\d{8}|latest)\Z")
 """The end of a dated (or `-latest`) model id."""
 
 

@@ -24,7 +24,7 @@ _FIELDS: tuple[tuple[str, int, int, tuple[str, ...]], ...] = (
     ("month", 1, 12, _MONTHS),
     ("day-of-week", 0, 7, _WEEKDAYS),
 )
-_ITEM = re.compile(r"^(?P<range>\*|[0-9a-z]+(?:-[0-9a-z]+)?)(?:/(?P<step>[0-9]+))?$")
+_ITEM = re.compile(r"^(?P<range>\*|[0-9a-z]+(?:-[0-9a-z]+)?)(?:/(?P<step>[0-9]+))?\Z")
 EXAMPLE = '"0 9 * * *" (minute hour day-of-month month day-of-week)'
 
 

@@ -50,6 +50,7 @@ HOSTILE = {
     "wrong-id": ("", "initialize", "sent a reply for no request waiting (id 9999)"),
     "flood": ("", "tools/list", "wrote a message over 4 MiB"),
     "many-tools": ("", "tools/list", "listed over 200 tools"),
+    "newline-name": ("", "tools/list", "cannot be offered to a model as 'echo\\n'"),
     "deep-schema": ("", "tools/list", "the tool 'echo' has an input schema nested more than 32"),
     "big-schema": ("", "tools/list", "the tool 'echo' has an input schema of"),
     "hang-call": ("timeoutSeconds: 1", "tools/call 'echo'", "within 1 s"),

@@ -23,9 +23,9 @@ AZURE_CONFIG_KEYS = {"apiBaseUrl", "apiHost", "apiVersion", "deploymentName"}
 """What this module reads of an Azure provider's `config`."""
 DEFAULT_API_VERSION = "2024-12-01-preview"
 """The api-version promptfoo calls a chat or embeddings deployment with, unless told."""
-ENV_REFERENCE = re.compile(r"^\{\{\s*env\.(\w+)\s*\}\}$")
-HOST = re.compile(r"^[\w.:-]+$")
-URL = re.compile(r"^https?://[\w.:@%-]+(/[\w./%~-]*)?$")
+ENV_REFERENCE = re.compile(r"^\{\{\s*env\.(\w+)\s*\}\}\Z")
+HOST = re.compile(r"^[\w.:-]+\Z")
+URL = re.compile(r"^https?://[\w.:@%-]+(/[\w./%~-]*)?\Z")
 
 
 @dataclass

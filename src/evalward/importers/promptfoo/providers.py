@@ -36,7 +36,7 @@ OPENAI_COMPATIBLE = {
     "huggingface": ("https://router.huggingface.co/v1", "HF_TOKEN"),
 }
 """promptfoo providers whose vendors serve OpenAI's Chat Completions: their URL and key."""
-MODEL = re.compile(r"^[A-Za-z0-9._:/@-]{1,200}$")
+MODEL = re.compile(r"^[A-Za-z0-9._:/@-]{1,200}\Z")
 PER_MILLION = 1_000_000
 CONFIG_KEYS = {
     "temperature",

@@ -23,7 +23,7 @@ from evalward.importers.promptfoo.providers import PromptfooProvider
 from evalward.resources.common import API_VERSION
 from evalward.resources.models import KINDS
 
-PLAIN = re.compile(r"^[A-Za-z][\w .-]*$")
+PLAIN = re.compile(r"^[A-Za-z][\w .-]*\Z")
 """A text safe unquoted in a flow mapping: letters, digits, spaces, dots and dashes."""
 ResourceDocument = dict[str, Any]
 """An Agent, EvalFixture or Eval as the mapping written to its YAML file."""

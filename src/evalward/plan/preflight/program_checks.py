@@ -43,12 +43,12 @@ from evalward.resources.reading.locate import Locator
 from evalward.resources.reading.yamlsource import PathKey
 from evalward.resources.resource_set import Located
 
-INTERPRETER = re.compile(r"^(?:python[\d.]*|node|nodejs|bash|sh|zsh|ruby|perl|php|tsx|ts-node)$")
+INTERPRETER = re.compile(r"^(?:python[\d.]*|node|nodejs|bash|sh|zsh|ruby|perl|php|tsx|ts-node)\Z")
 """Programs whose first argument that is not an option is the script they run."""
 INLINE_CODE = frozenset({"-m", "-c", "-e", "-p", "--eval", "--print"})
 """Options after which an interpreter runs no script file (a module, code given inline)."""
-SCRIPT_SUFFIX = re.compile(r"\.(?:py|js|mjs|cjs|ts|mts|sh|bash|rb|pl|php)$")
-VENV_PYTHON = re.compile(r"^python(?:3(?:\.\d+)?)?$")
+SCRIPT_SUFFIX = re.compile(r"\.(?:py|js|mjs|cjs|ts|mts|sh|bash|rb|pl|php)\Z")
+VENV_PYTHON = re.compile(r"^python(?:3(?:\.\d+)?)?\Z")
 """The interpreter's names in a virtualenv's `bin` (`uv venv`): python, python3, python3.N."""
 
 NODE_IMAGE = "the action's `-node` image"

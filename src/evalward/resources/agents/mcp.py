@@ -13,7 +13,7 @@ from pydantic import Field, field_validator, model_validator
 from evalward.resources.agents.agent_runtime import argv_shorthand, check_env_names
 from evalward.resources.common import Model, repeated
 
-SERVER_NAME = r"^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_))*$"
+SERVER_NAME = r"^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_))*\Z"
 """A server's name: letters, digits, `-` and single `_` (`__` joins it to a tool's name)."""
 QUALIFIER = "__"
 """Between a server's name and its tool's: `orders__lookup_order`."""

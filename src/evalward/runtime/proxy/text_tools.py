@@ -31,7 +31,7 @@ from evalward.text import jsontext
 
 FINISH = "finish"
 _FIELD = re.compile(r"^\[\[ ## (\w+) ## \]\][ \t]*$", re.MULTILINE)
-_STEP_FIELD = re.compile(r"^(thought|tool_name|tool_args|observation)_(\d+)$")
+_STEP_FIELD = re.compile(r"^(thought|tool_name|tool_args|observation)_(\d+)\Z")
 
 
 @dataclass(frozen=True)

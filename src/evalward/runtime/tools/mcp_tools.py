@@ -24,7 +24,7 @@ from evalward.errors import McpFailure
 from evalward.resources.agents.mcp import QUALIFIER, McpServer
 from evalward.text import jsontext
 
-WIRE_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+WIRE_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}\Z")
 """A tool name OpenAI's and Anthropic's APIs both accept."""
 
 MAX_TOOLS = 200
