@@ -50,6 +50,18 @@ def run(assertion: dict[str, Any], trace: Trace) -> tuple[Status, str]:
         ({"type": "toolCalled", "tool": "a", "before": ["b"]}, ["a"], Status.passed),
         # ... but `a` itself must be called
         ({"type": "toolCalled", "tool": "a", "before": ["b"]}, [], Status.failed),
+        # ... a call of a `before` tool counts however it is named: a twin of it on another
+        # server (two qualified names the bare one could be) is no way round it
+        (
+            {"type": "toolCalled", "tool": "lookup", "before": ["refund"]},
+            ["orders__refund", "audit__refund", "orders__lookup"],
+            Status.failed,
+        ),
+        (
+            {"type": "toolCalled", "tool": "lookup", "before": ["refund"]},
+            ["orders__lookup", "orders__refund", "audit__refund"],
+            Status.passed,
+        ),
         # before several: a precedes the first call of every one of them
         ({"type": "toolCalled", "tool": "a", "before": ["b", "c"]}, ["c", "a", "b"], Status.failed),
         ({"type": "toolCalled", "tool": "a", "before": ["b", "c"]}, ["a", "c", "b"], Status.passed),

@@ -128,9 +128,13 @@ def _tool_called(a: ToolCalledAssertion, trace: Trace) -> CheckOutcome:
     if not positions:
         hint = _not_offered(trace, a.tool) or tool_names.hint(a.tool, calls)
         return Status.failed, f"{a.tool} was never called (calls: {_listing(calls)}){hint}"
+    # a call of a `before` tool fails the check however it is named: a qualified name two
+    # tools could be is each of them, as `toolNotCalled` counts it, so that a twin of the
+    # tool on another server does not make the call that came first no call of it
+    against = _calls(trace, *a.before, ambiguous=True)
     for position in positions:
         before_ok = all(
-            (first := _first(calls, other)) is None or position < first for other in a.before
+            (first := _first(against, other)) is None or position < first for other in a.before
         )
         after_ok = all(
             (first := _first(calls, other)) is not None and position > first for other in a.after
