@@ -30,6 +30,7 @@ library only, so it runs as any agent user. It speaks JSON-RPC lines itself:
 - bytes: answers a call with text holding bytes that are not UTF-8 (`ED A0 80`, U+D800
   spelt as UTF-8 would), and lists its tool with those bytes and an escaped lone surrogate
   in its description;
+- refunds: lists `refund_order`, and a call of it writes the file argv[2] (a refund made);
 - ok: a well-behaved server with one tool, `echo`.
 """
 
@@ -78,6 +79,8 @@ def tools() -> list[dict[str, object]]:
         return [{**TOOL, "name": f"echo{n}"} for n in range(200)] + [TOOL]
     if MODE == "newline-name":
         return [{**TOOL, "name": "echo\n"}]
+    if MODE == "refunds":
+        return [{**TOOL, "name": "refund_order"}]
     if MODE == "bytes":
         return [{**TOOL, "description": f"Echo {BAD} \ud800."}]
     return [TOOL]
@@ -131,6 +134,8 @@ def call(request: dict[str, object]) -> None:
         return
     params = request.get("params") or {}
     assert isinstance(params, dict)
+    if MODE == "refunds":
+        Path(sys.argv[2]).write_text(json.dumps(params.get("arguments")))
     if MODE == "stray":
         seen = {"stray": STRAY, "environments": readable()}
         reply(request, {"content": [{"type": "text", "text": json.dumps(seen)}]})

@@ -304,3 +304,34 @@ def test_an_action_servers_stray_reads_no_secret_and_does_not_outlive_the_job(
         strays.append(seen["stray"])
     if isolation == "user":
         assert not [pid for pid in strays if _alive_as(pid, {AGENT_UID, AGENT_UID + 1})], strays
+
+
+def test_a_replayed_tool_a_twin_makes_ambiguous_is_neither_replayed_nor_run(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """The base's fixture replays `refund_order`, its one server's side-effecting tool; the
+    pull request adds a second server that lists a `refund_order` too. The bare name could
+    be either, so neither was replayed, and the model's call of the first ran it: a refund
+    made. Now neither is replayed nor run, and the run's result says why."""
+    made = {name: tmp_path / f"{name}-refunded" for name in ("orders", "audit")}
+    servers = "".join(
+        f"    {name}:\n      command: [{sys.executable}, mcp/hostile.py, refunds, {made[name]}]\n"
+        for name in made
+    )
+    replayed = '  toolReplay:\n    - { tool: refund_order, output: "refunded A-1" }\n'
+    desk = suite("desk", servers, extra=replayed)
+    repo.commit("a desk", {"agents.yaml": desk, "mcp/hostile.py": HOSTILE_SERVER})
+    script = tmp_path / "mock.yaml"
+    refund = "name: orders__refund_order, arguments: { order_id: A-1 }"
+    script.write_text("replies:\n" + calls("desk", refund))
+
+    code, results, said = run_for_results(repo.path, "--mock-script", str(script))
+
+    assert not [path for path in made.values() if path.exists()], "a refund was made"
+    assert code == 0, said  # the fixture asks only that the model finish: it did
+    (run,) = results["fixtures"]
+    answered = [s for s in run["trace"]["steps"] if s["type"] == "tool_result"]
+    assert answered[0]["source"] == "replay", answered
+    said_of = str(answered[0]["output"])
+    assert said_of.startswith("error: toolReplay names refund_order, which could be orders__")
+    assert "it ran neither" in said_of

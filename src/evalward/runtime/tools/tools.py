@@ -139,6 +139,18 @@ class ToolExecutor:
         name = served.qualified if served is not None else call.name
         if any(self._means(e.tool, name, ambiguous=False) for e in self.fixture.replay):
             return self._replay(call, name)
+        twin = next(
+            (e.tool for e in self.fixture.replay if self._means(e.tool, name, ambiguous=True)), None
+        )
+        if twin is not None:
+            # the fixture replays a tool this one could be, as could another of the agent's
+            # (a twin a second server lists): which it meant is not known, so it is neither
+            # replayed nor run, where running it would do what the replay stands in for
+            said = (
+                f"error: toolReplay names {twin}, which could be {name} or another of the "
+                "agent's tools; it ran neither: name the tool qualified by its server"
+            )
+            return ToolResult(said, True, "replay")
         if any(self._means(s, name, ambiguous=True) for s in self.fixture.shadow):
             stub = {"shadowed": True, "tool": name, "note": "not executed during evals"}
             return ToolResult(json.dumps(stub), False, "shadow")
