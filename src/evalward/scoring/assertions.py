@@ -261,9 +261,19 @@ def _field_value(field: str, trace: Trace) -> Any:
     return value
 
 
+def _replies(trace: Trace) -> list[str]:
+    """The agent's reply to each turn of a conversation of several turns; [] for one run of
+    one turn (or a conversation read on one turn), whose reply is its final message."""
+    finals = [s for s in trace.steps if s.type is StepType.final and s.turn is not None]
+    return [s.content for s in finals] if len({s.turn for s in finals}) > 1 else []
+
+
 def _target_text(field: str | None, trace: Trace) -> str:
+    """What `contains`, `notContains` and `regex` read: the JSON value at `field` as text,
+    else the final message, or a conversation's every reply (a secret said on turn 1 is
+    said, however the last turn ends), each on lines of its own."""
     if field is None:
-        return trace.final_output
+        return "\n".join(_replies(trace)) or trace.final_output
     value = _field_value(field, trace)
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
@@ -277,14 +287,18 @@ def output_text(field: str | None, trace: Trace) -> str | CheckOutcome:
         return Status.error, str(exc)
 
 
-def _where(field: str | None) -> str:
-    return "the final message" if field is None else f"field {field!r}"
+def _where(field: str | None, trace: Trace | None = None) -> str:
+    if field is not None:
+        return f"field {field!r}"
+    return "the agent's replies" if trace is not None and _replies(trace) else "the final message"
 
 
 def _contains(a: ContainsAssertion, trace: Trace) -> CheckOutcome:
     text = _target_text(a.field, trace)
     return pass_or_fail(
-        a.value in text, f"contains {a.value!r}", f"{a.value!r} not found in {_where(a.field)}"
+        a.value in text,
+        f"contains {a.value!r}",
+        f"{a.value!r} not found in {_where(a.field, trace)}",
     )
 
 
@@ -293,7 +307,7 @@ def _not_contains(a: NotContainsAssertion, trace: Trace) -> CheckOutcome:
     return pass_or_fail(
         a.value not in text,
         f"does not contain {a.value!r}",
-        f"{a.value!r} found in {_where(a.field)}",
+        f"{a.value!r} found in {_where(a.field, trace)}",
     )
 
 
@@ -324,7 +338,7 @@ def _regex(a: RegexAssertion, trace: Trace, timeout: float) -> CheckOutcome:
     return pass_or_fail(
         match is not None,
         f"/{a.pattern}/ matched {cap_chars(match.group(0), 80)!r}" if match else "",
-        f"/{a.pattern}/ did not match {_where(a.field)}",
+        f"/{a.pattern}/ did not match {_where(a.field, trace)}",
     )
 
 
