@@ -5,7 +5,10 @@
 For every run of the airline Eval in evalward's results.json, the tool calls its trace
 records are replayed in a fresh tau2 airline environment, and the task's expected actions
 in another, as tau2's `EnvironmentEvaluator.calculate_reward` does; the run's reward is 1
-when the two databases hash the same (tau2's `get_db_hash`), else 0. Only the database part
+when the two databases hash the same (tau2's `get_db_hash`), else 0, and 0 whatever the
+database holds where the conversation did not end with the user or the agent stopping it
+(tau2's evaluator rewards no run cut off at its step limit: evalward's `turn limit`, an
+error or a timeout; `user done` and a `handoff` are the stops it weighs). Only the database part
 of tau2's reward is computed: it is the part the fixtures' state criteria stand for (tau2's
 `communicate_info` and `nl_assertions` are not what this example checks). Prints one line per
 run and exits 1 if evalward's verdict (pass) and the reward (1.0) disagree on any run.
@@ -26,6 +29,9 @@ from loguru import logger
 from tau2.domains.airline.environment import get_environment, get_tasks
 
 SERVER_PREFIX = "airline__"
+STOPPED = ("user done", "handoff")
+"""How a conversation ends that tau2's evaluator weighs: the user's stop, the agent's
+transfer to a human. One cut off (the step limit, an error) is rewarded 0."""
 
 
 def database_hash(calls: list[tuple[str, dict[str, Any]]]) -> str:
@@ -61,7 +67,9 @@ def main(paths: list[str]) -> int:
             if run["fixture"] not in gold:
                 expected = task.evaluation_criteria.actions or []
                 gold[run["fixture"]] = database_hash([(a.name, a.arguments) for a in expected])
-            reward = 1.0 if database_hash(agent_calls(run)) == gold[run["fixture"]] else 0.0
+            stopped = run.get("end_reason") in STOPPED
+            same = stopped and database_hash(agent_calls(run)) == gold[run["fixture"]]
+            reward = 1.0 if same else 0.0
             agrees = (run["status"] == "pass") == (reward == 1.0)
             runs += 1
             disagreements += not agrees

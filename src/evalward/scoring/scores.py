@@ -32,6 +32,7 @@ from evalward.providers.base import CallTally, RunLabels
 from evalward.resources import Eval, EvalFixture, Located
 from evalward.resources.checks.assertions import Assertion, JudgeAssertion
 from evalward.resources.common import Severity
+from evalward.resources.conversation import EndReason
 from evalward.resources.models import EvalFixtureSpec, ScoringConfig
 from evalward.rundata.playground_state import PlaygroundRun
 from evalward.rundata.results import (
@@ -61,6 +62,7 @@ from evalward.scoring.reps import (
 from evalward.scoring.run_verdict import decide_run
 from evalward.scoring.turns import turns_held
 from evalward.text.escaping import printable
+from evalward.text.utf8 import cap_chars
 
 ONLY_REPORTS = "every assertion only reports (e.g. a `latency` without `maxMs`)"
 """Why nothing gates an advisory Eval: only a check its definitions made reporting-only is
@@ -202,7 +204,8 @@ def _fixture_result(
 ) -> FixtureResult:
     spec = fixture.resource.spec
     score = weighted_mean(results)
-    status, message = fixture_status(results, trace)
+    user = spec.conversation.user if spec.conversation is not None else None
+    status, message = fixture_status(results, trace, user.satisfied_when if user else "")
     message = "; ".join(said for said in (message, truncation_note(trace)) if said)
     return FixtureResult(
         eval=run.eval,
@@ -235,7 +238,12 @@ def _gating(results: list[AssertionResult]) -> list[AssertionResult]:
     return [r for r in results if r.gates]
 
 
-def fixture_status(results: list[AssertionResult], trace: Trace) -> tuple[Status, str]:
+def fixture_status(
+    results: list[AssertionResult], trace: Trace, satisfied_when: str = ""
+) -> tuple[Status, str]:
+    """A run's status and why: its run ended short (timed out, an error), a check is an
+    error or failed, or (`satisfied_when`, its simulated user's) its conversation reached
+    its turn limit before the user was satisfied."""
     gating = _gating(results)
     errors = [r for r in gating if r.status is Status.error]
     failed = [r for r in gating if r.status is Status.failed]
@@ -246,12 +254,13 @@ def fixture_status(results: list[AssertionResult], trace: Trace) -> tuple[Status
         )
     if trace.error is not None:
         return Status.error, f"{RUN_FAILED}{trace.error}"
+    unmet = _goal_unmet(trace, satisfied_when)
     if errors:
         said = [f"{r.type}: error: {r.message}" for r in errors]
         said += [f"{r.type}: fail: {r.message}" for r in failed]
-        return Status.error, "; ".join(said)
-    if failed:
-        return Status.failed, "; ".join(f"{r.type}: {r.message}" for r in failed)
+        return Status.error, "; ".join([*said, *unmet])
+    if failed or unmet:
+        return Status.failed, "; ".join([*(f"{r.type}: {r.message}" for r in failed), *unmet])
     deferred = [r for r in results if r.deferred]
     if deferred:  # what passed so far says nothing while the judge is not asked
         return Status.skipped, f"{deferred[0].type}: {deferred[0].message}"
@@ -261,6 +270,21 @@ def fixture_status(results: list[AssertionResult], trace: Trace) -> tuple[Status
         skipped = [r.message for r in results if r.status is Status.skipped or r.advisory]
         return Status.skipped, "nothing was evaluated" + (f": {skipped[0]}" if skipped else "")
     return Status.passed, ""
+
+
+def _goal_unmet(trace: Trace, satisfied_when: str) -> list[str]:
+    """Why a conversation fails whatever its checks say: its simulated user says when it is
+    satisfied (`satisfiedWhen`), and it reached its turn limit with the user not done (an
+    agent that stalls, asking again each turn, leaves every check of what it did not do
+    passing); [] otherwise."""
+    if not satisfied_when or trace.end_reason != EndReason.turn_limit.value:
+        return []
+    turns = max((s.turn for s in trace.steps if s.turn is not None), default=0)
+    return [
+        f"the conversation reached its turn limit ({turns} turns) and the simulated user was "
+        f"never satisfied ({cap_chars(satisfied_when, 120)}); raise maxTurns if the agent "
+        "needs more turns"
+    ]
 
 
 def unavailable_only(results: list[AssertionResult], trace: Trace) -> bool:

@@ -210,11 +210,16 @@ def test_an_agent_that_shows_all_it_was_given_finds_no_persona_goal_or_hidden_fa
         assert "Refund order 12345" in given["stdin"]  # what the user said reaches it
         for secret in ("PERSONA-TEXT", "GOAL-TEXT", "HIDDEN-FACT", "SATISFIED-TEXT", KEY):
             assert secret not in shown
-    assert result["status"] == "pass", result["message"]
+    # at its turn limit the simulated user was not done: the goal was not met, a failure
+    assert result["status"] == "fail", result["message"]
+    assert (
+        "the conversation reached its turn limit (2 turns) and the simulated user was never "
+        "satisfied (SATISFIED-TEXT the refund has started)" in result["message"]
+    )
     # the simulated user was told all of it, and saw the agent's replies
     asked = [r for r in model.requests if r.get("model") == "gpt-user"]
     assert "HIDDEN-FACT" in json.dumps(asked[0]) and "GOAL-TEXT" in json.dumps(asked[0])
-    assert code == 0
+    assert code == 1
 
 
 FLOOD = """\

@@ -462,6 +462,70 @@ def test_a_text_check_of_a_conversation_reads_every_reply_and_equals_the_last(
     assert outcome["score"] == 0.75, outcome  # contains, regex and equals pass
 
 
+STALLING = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: { name: desk }
+spec:
+  models: [mock/agent]
+  tools:
+    - { name: issue_refund, description: Refund an order., mock: { output: done } }
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: { name: desk-eval }
+spec:
+  targetAgent: desk
+  fixtures: [refund-wanted]
+  simulatedUser: { model: mock/user }
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: { name: refund-wanted }
+spec:
+  targetAgent: desk
+  conversation:
+    user:
+      persona: A customer.
+      goal: Get a refund for order 12345.
+%s    maxTurns: 3
+  assertions:
+    - { type: toolNotCalled, tool: cancel_order }
+"""
+
+STALLING_MOCK = """\
+replies:
+  - match: { purpose: user }
+    always: { content: I want a refund for order 12345. }
+  - match: { agent: desk }
+    always: { content: Could you tell me a bit more about your situation? }
+"""
+
+
+@pytest.mark.parametrize("satisfied", [True, False], ids=["satisfiedWhen", "no satisfiedWhen"])
+def test_a_conversation_cut_off_at_its_turn_limit_fails_where_the_user_says_when_it_is_done(
+    repo: GitRepo, satisfied: bool
+) -> None:
+    """An agent that stalls, asking again each turn, never refunds and never does what the
+    fixture forbids: its only check passed, and so did the fixture, at the turn limit. Where
+    the user names `satisfiedWhen`, that limit means it never was: a failure, saying so."""
+    when = "      satisfiedWhen: the agent says the refund has started\n" if satisfied else ""
+    repo.commit("a stalling desk", {"evals.yaml": STALLING % when, "mock.yaml": STALLING_MOCK})
+    args = ("run", ".", "--mock-script", "mock.yaml", "--no-cache", "--no-history", "--json")
+    done = evalward(*args, cwd=repo.path)
+    (result,) = json.loads(done.stdout)["evals"]
+    (outcome,) = result["fixture_results"]
+    if not satisfied:  # the limit is the end it was given
+        assert done.returncode == 0, done.stdout + done.stderr
+        return
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert outcome["message"] == (
+        "the conversation reached its turn limit (3 turns) and the simulated user was never "
+        "satisfied (the agent says the refund has started); raise maxTurns if the agent needs "
+        "more turns"
+    )
+
+
 def test_the_judge_reads_the_numbered_conversation_and_cites_a_step_of_any_turn(
     repo: GitRepo, model: ScriptedModelServer
 ) -> None:
