@@ -338,3 +338,76 @@ def test_a_renamed_tool_is_not_hidden_behind_an_mcp_server_whose_tools_are_not_l
     assert "MCP servers 'extras' list their tools with no `tools.allow`" in said, said
     assert "'refund_order'" in said, said
     assert (run.returncode, run.outputs["result"]) == (1, "fail"), run.stdout + run.stderr
+
+
+DESK_SERVER = r"""
+import json, sys
+NAME = "%s"
+for line in sys.stdin:
+    asked = json.loads(line)
+    if "id" not in asked:
+        continue
+    result = {}
+    if asked.get("method") == "initialize":
+        result = {"protocolVersion": asked["params"]["protocolVersion"],
+                  "capabilities": {"tools": {}}, "serverInfo": {"name": "desk", "version": "1"}}
+    elif asked.get("method") == "tools/list":
+        result = {"tools": [{"name": NAME, "description": "Refund.",
+                             "inputSchema": {"type": "object"}}]}
+    elif asked.get("method") == "tools/call":
+        result = {"content": [{"type": "text", "text": "refunded"}]}
+    print(json.dumps({"jsonrpc": "2.0", "id": asked["id"], "result": result}), flush=True)
+"""
+"""An MCP server over stdio whose one tool's name is its NAME."""
+SERVED = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: { name: refunds }
+spec:
+  models: [openai/gpt-agent]
+  system: PROMPT
+  watch: [mcp/*.py]
+  mcpServers:
+    orders: { command: [/usr/bin/python3, mcp/desk.py] }
+"""
+
+
+def test_a_tool_renamed_inside_a_base_server_whose_tools_are_not_listed_is_no_way_round_its_guard(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """The base's agent takes its tools from a server that names no `tools.allow`; the pull
+    request renames the server's `refund_order` to `issue_refund` in the server's own code,
+    and refunds through it. What the base offers was not known before a run, so nothing was
+    said, and `toolNotCalled: refund_order` passed. Each side's runs now record what they
+    offered their model: the base's run offered `refund_order`, the head's did not, and the
+    guard fails, saying so."""
+    base = repo.commit(
+        "base",
+        {
+            "agents.yaml": SERVED.replace("PROMPT", "BASE-PROMPT"),
+            "mcp/desk.py": DESK_SERVER % "refund_order",
+            "evals.yaml": EVAL.format(guard=NOT_CALLED),
+        },
+    )
+    repo.branch("feature")
+    head = repo.commit(
+        "rename the server's tool",
+        {
+            "agents.yaml": SERVED.replace("PROMPT", "HEAD-PROMPT"),
+            "mcp/desk.py": DESK_SERVER % "issue_refund",
+        },
+    )
+    run = gate_pull(
+        github,
+        model,
+        (repo, base, head),
+        [text("It was refused, sorry.")],
+        [tool_call("issue_refund", {"id": "1"}), text("It was refused, sorry.")],
+    )
+
+    found = head_run(run)
+    said = json.dumps(found)
+    assert found["status"] == "fail", said
+    assert "offered its model the tool 'refund_order' in the base branch's run" in said, said
+    assert "offered it in none of its calls" in said, said
+    assert (run.returncode, run.outputs["result"]) == (1, "fail"), run.stdout + run.stderr

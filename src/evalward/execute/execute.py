@@ -516,19 +516,21 @@ class _Run:
         prices = self.providers.prices
         return budget_estimate(run, self.plan, self.resources, prices).agent_calls
 
-    def _program(self, side: Side, eval_name: str) -> bool:
-        """Whether the Eval's agent on `side` is a bring-your-own one (its runs record the
-        tools they offered their model)."""
+    def _offers_at_run(self, side: Side, eval_name: str) -> bool:
+        """Whether what the Eval's agent on `side` offers its model is known only from its
+        runs (they record it): a bring-your-own agent's, or a declarative one's whose MCP
+        servers list their tools with no `tools.allow`."""
         resources = self.checkouts[side].resources
         target = resources.evals[eval_name].resource.spec.target_agent
-        return resources.agents[target].resource.spec.runtime is not None
+        return agent_tools(resources.agents[target].resource.spec) is None
 
     def unoffered(self, run: PlannedRun, trace: Trace) -> tuple[RemovedTool, ...]:
         """A head run of a fixture the base gates with, where the Eval's agent is a
-        bring-your-own one on either side: the base's guards of tools the base side offers
-        and this run offered in none of its calls (`tool_refs.unoffered_tools`; a
-        declarative head offers what its definition names). The base's runs of the fixture
-        are done by then: each round's base turn comes first."""
+        bring-your-own one on either side, or the base's declarative one's MCP servers list
+        their tools with no `tools.allow`: the base's guards of tools the base side offers
+        and this run offered in none of its calls (`tool_refs.unoffered_tools`; a head offers
+        what its run recorded, else what its definition names). The base's runs of the
+        fixture are done by then: each round's base turn comes first."""
         checkout, base = self.checkouts[run.side], self.checkouts.get(Side.base)
         if run.side is not Side.head or base is None or run.fixture not in checkout.gate_fixtures:
             return ()
@@ -540,14 +542,17 @@ class _Run:
             return ()
         spec = base.resources.agents[target].resource.spec
         head_spec = checkout.resources.agents[head_target].resource.spec
-        listed = spec.runtime is None
+        known = agent_tools(spec)
+        listed = known is not None
         if listed and head_spec.runtime is None:
             return ()  # two definitions: `tool_refs.removed_tools`, before the runs
-        offered = (
-            agent_tools(spec) if listed else self.how.base_offered.get((run.eval, run.fixture))
-        )
+        offered = known if listed else self.how.base_offered.get((run.eval, run.fixture))
         head_offered = (
-            trace.offered_tools or [] if head_spec.runtime is not None else named_tools(head_spec)
+            trace.offered_tools
+            if trace.offered_tools is not None
+            else []
+            if head_spec.runtime is not None
+            else named_tools(head_spec)
         )
         fixture = checkout.resources.fixtures[run.fixture].resource.spec
         return unoffered_tools(target, fixture, (offered, listed), head_offered)
@@ -560,7 +565,9 @@ class _Run:
         if hit.trace is None:
             return True
         if run.side is Side.base:
-            return hit.trace.offered_tools is not None or not self._program(run.side, run.eval)
+            return hit.trace.offered_tools is not None or not self._offers_at_run(
+                run.side, run.eval
+            )
         return not self.unoffered(run, hit.trace)
 
     async def _score(

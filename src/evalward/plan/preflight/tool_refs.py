@@ -266,8 +266,9 @@ def gate_guards(
 ) -> tuple[dict[tuple[str, str], tuple[RemovedTool, ...]], frozenset[tuple[str, str]]]:
     """Of each (Eval, fixture) of the head's definitions whose fixture the base gates with
     (`gated`) and whose Eval's agent is on both sides: its `removed_tools` where it has any
-    (two declarative agents); and, where the agent is a bring-your-own one on either side and
-    a check passes without a call of a tool it names, the pair, whose head runs are held to
+    (two declarative agents); and, where the agent is a bring-your-own one on either side (or
+    the base's tools are not known before a run: MCP servers with no `tools.allow`) and a
+    check passes without a call of a tool it names, the pair, whose head runs are held to
     what the base side offers (`unoffered_tools`)."""
     removed: dict[tuple[str, str], tuple[RemovedTool, ...]] = {}
     offered: set[tuple[str, str]] = set()
@@ -277,7 +278,9 @@ def gate_guards(
         if head_agent is None or base_agent is None:
             continue
         on_head, on_base = head_agent.resource.spec, base_agent.resource.spec
-        program = on_head.runtime is not None or on_base.runtime is not None
+        # a program on either side, or a base whose tools are not known before a run (its
+        # MCP servers list theirs with no `tools.allow`): known from what its runs offered
+        program = on_head.runtime is not None or agent_tools(on_base) is None
         for fixture in head.fixtures_of(located.resource):
             key, spec = (eval_name, fixture.resource.metadata.name), fixture.resource.spec
             if key[1] not in gated:

@@ -63,6 +63,8 @@ async def continue_declarative(
     """The tool loop from `messages` (the history so far, which it extends) to the agent's
     answer: one run, or one turn of a conversation."""
     specs = executor.offered()
+    offered = trace.offered_tools if trace.offered_tools is not None else []
+    trace.offered_tools = [*offered, *(n for n in executor.offered_names() if n not in offered)]
     models = list(agent.spec.models)
     for number in range(agent.spec.max_turns):
         request = ChatRequest(

@@ -106,6 +106,11 @@ class ToolExecutor:
         served = [ToolSpec(t.offered, t.description, t.parameters) for t in self._served()]
         return (*own, *served)
 
+    def offered_names(self) -> list[str]:
+        """Every tool offered, by the name the trace records a call of it by (an MCP tool's
+        qualified): what a base fixture's guard of a renamed tool reads (`Trace.offered_tools`)."""
+        return [*self.tools, *(t.qualified for t in self._served())]
+
     def recorded(self, name: str) -> tuple[str, str | None]:
         """The name the trace records for a call of `name`, and the MCP server it goes to."""
         tool = self._mcp_tool(name)
