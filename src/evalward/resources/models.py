@@ -6,6 +6,7 @@ seed spells them. Unknown fields are errors so that a typo never silently disabl
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal
@@ -16,6 +17,7 @@ from evalward.resources.agents.agent import Agent
 from evalward.resources.calibration import JudgeCalibration
 from evalward.resources.checks.assertions import (
     Assertion,
+    AssertSetAssertion,
     ContainsAssertion,
     EqualsAssertion,
     JudgeAssertion,
@@ -212,7 +214,7 @@ class EvalFixtureSpec(Model):
             )
         if self.input is None and conversation is None:
             raise ValueError("a fixture needs `input` (one run) or `conversation` (several turns)")
-        for assertion in self.assertions:
+        for assertion in _and_members(self.assertions):
             if assertion.turn is None:
                 continue
             if conversation is None:
@@ -239,6 +241,15 @@ class EvalFixtureSpec(Model):
         """`every_assertion` with each group (`assertSet`) replaced by its members: every
         check that runs."""
         return flatten(self.every_assertion)
+
+
+def _and_members(assertions: list[Assertion]) -> Iterator[Assertion]:
+    """Each assertion, and each member of a group (`assertSet`) after it, at any depth: a
+    `turn:` a member gives is one the conversation must reach too."""
+    for assertion in assertions:
+        yield assertion
+        if isinstance(assertion, AssertSetAssertion):
+            yield from _and_members(assertion.assertions)
 
 
 class EvalFixture(Model):

@@ -340,6 +340,16 @@ def test_a_conversation_mistake_is_located(repo: GitRepo, tmp_path: Path) -> Non
     assert "either `turns` (a scripted user) or `user`" in done.stderr
     assert "agents.yaml:" in done.stderr
 
+    # a member of a group names a turn the conversation cannot reach: refused as one alone is
+    grouped = AGENT.replace(
+        "- { type: contains, value: reason, turn: 1 }",
+        "- { type: assertSet, assertions: [ { type: contains, value: reason, turn: 7 } ] }",
+    )
+    repo.commit("a group's member on turn 7", {"agents.yaml": grouped})
+    done = evalward("validate", ".", cwd=repo.path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "an assertion reads turn 7, and the conversation has at most 4" in done.stderr
+
     nobody = AGENT.replace("  simulatedUser: { model: openai/gpt-user }\n", "")
     repo.commit("no model plays the user", {"agents.yaml": nobody})
     for command in ("validate", "run"):
