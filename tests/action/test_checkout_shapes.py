@@ -30,6 +30,10 @@ def test_a_committed_file_where_the_output_folder_goes_fails_the_gate_with_the_r
     head = repo.commit("a file in the way", {committed: "not a folder\n"})
     github.pulls[7].head_sha = head
     script_model(model, head_greets_well=False)
+    # the comment an earlier head's gate wrote, a pass: it must not stand over this head
+    earlier = github.add_comment(
+        7, "<!-- evalward-comment:evals/gate -->\n## ✅ evalward: passed", author=github.login
+    )
 
     run = gate(repo, github, base, head, env, **{"output-dir": ".evalward/out"})
 
@@ -37,6 +41,11 @@ def test_a_committed_file_where_the_output_folder_goes_fails_the_gate_with_the_r
     assert f"action input `output-dir`: {committed} is a file in the checkout" in run.stderr
     assert run.outputs.get("result") != "pass"
     assert "internal error" not in run.stderr
+    (comment,) = github.comments_on(7)
+    assert comment["id"] == earlier["id"], comment  # the same comment, said again
+    body = comment["body"]
+    assert "## ⏹️ evalward: stopped before a decision" in body and "✅" not in body, body
+    assert f"{committed} is a file in the checkout" in body and f"head `{head[:12]}`" in body
 
 
 def test_an_output_folder_evalward_cannot_write_fails_before_any_run(

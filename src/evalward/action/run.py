@@ -42,7 +42,7 @@ from evalward.action.publish.outputs import (
 )
 from evalward.action.pull_request import gate, gate_group, gated_head, group_base, pull_request
 from evalward.action.route import Route, RouteKind, eval_schedules, route_event
-from evalward.action.settings import Settings
+from evalward.action.settings import CommentMode, Settings
 from evalward.action.trusted.base_cache import BaseCacheAsk, stamp
 from evalward.action.trusted.setup import CacheUse, decide_cache, fetched_cache, trusted_replies
 from evalward.action.trusted.trust import agent_sandbox, check_output_dir, trusted_inputs
@@ -53,6 +53,7 @@ from evalward.errors import (
     EXIT_INTERRUPTED,
     ConfigError,
     EvalwardError,
+    GitHubError,
     MissingSecretError,
     refusal_message,
     refused_write,
@@ -151,9 +152,14 @@ def _main(
         github = GitHubClient(context.api_url, token, context.repository)
     git = Git(context.workspace)
     site = Site(env, context, settings)
-    check_output_dir(git, context.workspace, site.output_dir)
-    parts = shard_parts(settings, context.workspace, git) if settings.merge else None
     pull = _pull(site, github, route)
+    try:
+        check_output_dir(git, context.workspace, site.output_dir)
+    except ConfigError as exc:
+        if pull is not None and github is not None:
+            _comment_stopped(site, github, pull, exc, Console(out, host.redactor(), outputs))
+        raise
+    parts = shard_parts(settings, context.workspace, git) if settings.merge else None
     # What the base decides (its provider settings, mock script, comment template) is read
     # from the commit the runs are compared with: the API's, not a replayed payload's older one.
     base_sha = pull.base_sha if pull is not None else context.base_sha or None
@@ -367,6 +373,24 @@ def _cache(
         context.api_url, token, context.repository, settings.base_cache, branch, base_sha or ""
     )
     return fetched_cache(settings, ask, private, git)
+
+
+def _comment_stopped(
+    site: Site, github: GitHubClient, pull: PullInfo, exc: ConfigError, console: Console
+) -> None:
+    """Say in the pull request's comment that its head stopped the gate before it ran (a
+    file it commits where the results go): the comment an earlier head's gate wrote, a pass
+    perhaps, must not stand over this one. The error itself still ends the run."""
+    if site.settings.comment is CommentMode.never:
+        return
+    said = render_stopped_early(str(exc), exc.exit_code, site.context.run_url, pull.head_sha)
+    try:
+        url = github.upsert_comment(
+            pull.number, site.marker, console.redact(f"{site.marker}\n{said}")
+        )
+        console.log(f"comment: {url}")
+    except GitHubError as failed:
+        console.log(command("warning", str(failed)))
 
 
 def _pull(site: Site, github: GitHubClient | None, route: Route) -> PullInfo | None:

@@ -453,10 +453,11 @@ def render_unloadable(
     return "\n".join(lines)
 
 
-def render_stopped_early(message: str, exit_code: int, run_url: str) -> str:
+def render_stopped_early(message: str, exit_code: int, run_url: str, head_sha: str = "") -> str:
     """The job summary of a run an error stopped before it wrote a decision (the pull request
-    GitHub's API would not give, an input that is wrong): what stopped it, in the words of
-    the error the log ends with."""
+    GitHub's API would not give, an input that is wrong), and the pull request's comment
+    where its head stopped it: what stopped it, in the words of the error the log ends
+    with."""
     lines = [
         "## ⏹️ evalward: stopped before a decision",
         "",
@@ -465,6 +466,7 @@ def render_stopped_early(message: str, exit_code: int, run_url: str) -> str:
         escaping.block(message),
         "",
         f"<sub>evalward {__version__}"
+        + (f" · head `{head_sha[:12]}`" if head_sha else "")
         + (f" · [workflow run]({run_url})" if run_url else "")
         + "</sub>",
         "",
