@@ -47,6 +47,13 @@ def test_a_committed_file_where_the_output_folder_goes_fails_the_gate_with_the_r
     assert "## ⏹️ evalward: stopped before a decision" in body and "✅" not in body, body
     assert f"{committed} is a file in the checkout" in body and f"head `{head[:12]}`" in body
 
+    # a run of this head after another was pushed leaves that one's comment to it
+    github.comments[earlier["id"]]["body"] = "<!-- evalward-comment:evals/gate -->\n## newer"
+    github.pulls[7].head_sha = base
+    late = gate(repo, github, base, head, env, **{"output-dir": ".evalward/out"})
+    assert late.returncode == 2, late.stdout + late.stderr
+    assert github.comments_on(7)[0]["body"].endswith("## newer")
+
 
 def test_an_output_folder_evalward_cannot_write_fails_before_any_run(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]

@@ -380,8 +380,10 @@ def _comment_stopped(
 ) -> None:
     """Say in the pull request's comment that its head stopped the gate before it ran (a
     file it commits where the results go): the comment an earlier head's gate wrote, a pass
-    perhaps, must not stand over this one. The error itself still ends the run."""
-    if site.settings.comment is CommentMode.never:
+    perhaps, must not stand over this one; a head pushed since speaks for itself. The error
+    itself still ends the run."""
+    moved_on = bool(site.context.head_sha) and site.context.head_sha != pull.head_sha
+    if site.settings.comment is CommentMode.never or moved_on:
         return
     said = render_stopped_early(str(exc), exc.exit_code, site.context.run_url, pull.head_sha)
     try:
