@@ -273,6 +273,20 @@ def test_a_base_recording_of_a_tool_the_pull_request_renamed_fails_the_run_unsta
     assert "removed or renamed" in github.comments_on(7)[0]["body"]
 
 
+def refunds_through_the_new_name(
+    github: FakeGitHub, model: ScriptedModelServer, change: tuple[GitRepo, str, str]
+) -> ActionRun:
+    """Pull request 7 of `change` gated: the base's agent refuses, the head's refunds through
+    `issue_refund` and says it refused."""
+    return gate_pull(
+        github,
+        model,
+        change,
+        [text("It was refused, sorry.")],
+        [tool_call("issue_refund", {"id": "1"}), text("It was refused, sorry.")],
+    )
+
+
 UNLISTED_SERVER = r"""
 import json, sys
 for line in sys.stdin:
@@ -324,13 +338,7 @@ def test_a_renamed_tool_is_not_hidden_behind_an_mcp_server_whose_tools_are_not_l
             "mcp/extras.py": UNLISTED_SERVER,
         },
     )
-    run = gate_pull(
-        github,
-        model,
-        (repo, base, head),
-        [text("It was refused, sorry.")],
-        [tool_call("issue_refund", {"id": "1"}), text("It was refused, sorry.")],
-    )
+    run = refunds_through_the_new_name(github, model, (repo, base, head))
 
     found = head_run(run)
     said = json.dumps(found)
@@ -397,13 +405,7 @@ def test_a_tool_renamed_inside_a_base_server_whose_tools_are_not_listed_is_no_wa
             "mcp/desk.py": DESK_SERVER % "issue_refund",
         },
     )
-    run = gate_pull(
-        github,
-        model,
-        (repo, base, head),
-        [text("It was refused, sorry.")],
-        [tool_call("issue_refund", {"id": "1"}), text("It was refused, sorry.")],
-    )
+    run = refunds_through_the_new_name(github, model, (repo, base, head))
 
     found = head_run(run)
     said = json.dumps(found)

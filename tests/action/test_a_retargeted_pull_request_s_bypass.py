@@ -9,18 +9,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from action.test_bypass_label_event import gate
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_script import text
 from fakes.model_server import ScriptedModelServer
-from support.actionrun import ActionRun, pull_request_event, run_action
+from support.actionrun import pull_request_event
 from support.documents import documents
 from support.gitrepo import GitRepo
 from support.greeter import greeter_agent, greeter_eval, greeting_fixture
-from support.suite import provider_env
 
 pytestmark = pytest.mark.hostile
 
@@ -43,19 +42,6 @@ spec:
   assertions:
     - { type: contains, value: Hello }
 """
-
-
-def gate(
-    repo: GitRepo, github: FakeGitHub, event: dict[str, Any], model: ScriptedModelServer, run: Path
-) -> ActionRun:
-    return run_action(
-        repo.path,
-        github,
-        event,
-        env=provider_env(model),
-        inputs={"check-run": "true"},
-        run_dir=run,
-    )
 
 
 def test_a_label_given_into_one_branch_does_not_bypass_the_gate_into_another(
