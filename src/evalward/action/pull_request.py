@@ -175,7 +175,7 @@ async def gate(job: Job, request: RunRequest) -> int:
         earlier=earlier,
     )
     if isinstance(failure, ResourceError) and not bypassed:
-        comment_unloadable(job, number, head_sha, failure)
+        comment_unloadable(job, pull, head_sha, failure)
     elif should_comment(job.site.settings.comment, verdict.decision, existing is not None):
         marked = f"{body}\n{UNRETIRED}"  # unless the comment is at GitHub's limit already
         fits = unretired and len(marked) <= MAX_COMMENT_CHARS
@@ -416,17 +416,28 @@ def _moved_on(job: Job, github: GitHubClient, number: int, head_sha: str) -> boo
 
 
 def _post_comment(job: Job, github: GitHubClient, pull: PullInfo, body: str) -> None:
-    """Post or update the comment; GitHub failing here costs a warning, never the decision."""
-    try:
-        url = github.upsert_comment(pull.number, job.site.marker, body)
-        job.console.log(f"comment: {url}")
+    """Post or update the gate's comment, and say where (`comment-url`)."""
+    url = say_in_comment(job.console, github, job.site.marker, pull, body)
+    if url is not None:
         job.console.output({"comment-url": url})
+
+
+def say_in_comment(
+    console: Console, github: GitHubClient, marker: str, pull: PullInfo, body: str
+) -> str | None:
+    """Post or update the pull request's comment (the one `marker` finds) with `body`, as
+    written; its URL. GitHub failing here costs a warning (None), never the decision."""
+    try:
+        url = github.upsert_comment(pull.number, marker, body)
     except GitHubError as exc:
         hint = " (a pull request from a fork gets a read-only token)" if pull.from_fork else ""
-        job.console.log(command("warning", f"{exc}{hint}"))
+        console.log(command("warning", f"{exc}{hint}"))
+        return None
+    console.log(f"comment: {url}")
+    return url
 
 
-def comment_unloadable(job: Job, number: int, head_sha: str, exc: ResourceError) -> None:
+def comment_unloadable(job: Job, pull: PullInfo, head_sha: str, exc: ResourceError) -> None:
     """Say in the pull request why nothing ran: its resources do not load. The error
     itself still ends the run (exit 2)."""
     problems = [problem.render() for problem in exc.problems]
@@ -438,11 +449,7 @@ def comment_unloadable(job: Job, number: int, head_sha: str, exc: ResourceError)
     job.console.output({"result": GateResult.failed.value})
     if job.clients.github is None or job.site.settings.comment is CommentMode.never:
         return
-    try:
-        url = job.clients.github.upsert_comment(number, job.site.marker, job.console.redact(body))
-        job.console.log(f"comment: {url}")
-    except GitHubError as exc2:
-        job.console.log(command("warning", str(exc2)))
+    say_in_comment(job.console, job.clients.github, job.site.marker, pull, job.console.redact(body))
 
 
 def should_comment(mode: CommentMode, decision: GateDecision, exists: bool) -> bool:

@@ -40,7 +40,14 @@ from evalward.action.publish.outputs import (
     record_scores,
     write_everything,
 )
-from evalward.action.pull_request import gate, gate_group, gated_head, group_base, pull_request
+from evalward.action.pull_request import (
+    gate,
+    gate_group,
+    gated_head,
+    group_base,
+    pull_request,
+    say_in_comment,
+)
 from evalward.action.route import Route, RouteKind, eval_schedules, route_event
 from evalward.action.settings import CommentMode, Settings
 from evalward.action.trusted.base_cache import BaseCacheAsk, stamp
@@ -53,7 +60,6 @@ from evalward.errors import (
     EXIT_INTERRUPTED,
     ConfigError,
     EvalwardError,
-    GitHubError,
     MissingSecretError,
     refusal_message,
     refused_write,
@@ -386,13 +392,7 @@ def _comment_stopped(
     if site.settings.comment is CommentMode.never or moved_on:
         return
     said = render_stopped_early(str(exc), exc.exit_code, site.context.run_url, pull.head_sha)
-    try:
-        url = github.upsert_comment(
-            pull.number, site.marker, console.redact(f"{site.marker}\n{said}")
-        )
-        console.log(f"comment: {url}")
-    except GitHubError as failed:
-        console.log(command("warning", str(failed)))
+    say_in_comment(console, github, site.marker, pull, console.redact(f"{site.marker}\n{said}"))
 
 
 def _pull(site: Site, github: GitHubClient | None, route: Route) -> PullInfo | None:
