@@ -361,12 +361,11 @@ def head_commit(request: RunRequest) -> tuple[str, str]:
     listed = git.untracked() if revisions.untracked is None else revisions.untracked
     untracked = [p for p in listed if p.split("/")[0] != EVALWARDS_OWN]
     if untracked:
-        shown = ", ".join(map(printable, untracked[:3]))
-        shown += f" and {len(untracked) - 3} more" if len(untracked) > 3 else ""
         return "", (
-            f"the working tree has files git does not track ({shown}), which no commit of "
-            "it holds, and the variants attribution runs are commits: add them (or move "
-            "them out of the repository) and run again to trace the regression to its hunk"
+            f"the working tree has files git does not track ({_first_paths(untracked)}), "
+            "which no commit of it holds, and the variants attribution runs are commits: add "
+            "them (or move them out of the repository) and run again to trace the regression "
+            "to its hunk"
         )
     return git.working_tree_commit(git.resolve("HEAD")), ""
 
@@ -384,18 +383,22 @@ def ignored_beside(revisions: Revisions, evaluation: Evaluation, agent: str) -> 
     near = files.programs_may_read(listed)
     if not near:
         return ""
-    shown = ", ".join(map(printable, near[:3])) + (
-        f" and {len(near) - 3} more" if len(near) > 3 else ""
-    )
     narrow = (
         "; or name what its programs read in its `watch`" if files.programs == "everything" else ""
     )
     return (
-        f"the working tree has files git ignores among agent {agent}'s ({shown}), which its "
-        "programs may read and no commit holds, and the variants attribution runs are "
-        "commits: trace the change in a clean clone, or move them out of the repository and "
-        f"run again{narrow}"
+        f"the working tree has files git ignores among agent {agent}'s ({_first_paths(near)}), "
+        "which its programs may read and no commit holds, and the variants attribution runs "
+        "are commits: trace the change in a clean clone, or move them out of the repository "
+        f"and run again{narrow}"
     )
+
+
+def _first_paths(paths: list[str]) -> str:
+    """The first three of `paths` and how many more: a name is anyone's bytes, said as
+    `printable` says it."""
+    more = f" and {len(paths) - 3} more" if len(paths) > 3 else ""
+    return ", ".join(map(printable, paths[:3])) + more
 
 
 async def attribute_regression(
