@@ -279,11 +279,10 @@ def _goal_unmet(trace: Trace, satisfied_when: str) -> list[str]:
     passing); [] otherwise."""
     if not satisfied_when or trace.end_reason != EndReason.turn_limit.value:
         return []
-    turns = max((s.turn for s in trace.steps if s.turn is not None), default=0)
     return [
-        f"the conversation reached its turn limit ({turns} turns) and the simulated user was "
-        f"never satisfied ({cap_chars(satisfied_when, 120)}); raise maxTurns if the agent "
-        "needs more turns"
+        f"the conversation reached its turn limit ({turns_held(trace)} turns) and the "
+        f"simulated user was never satisfied ({cap_chars(satisfied_when, 120)}); raise "
+        "maxTurns if the agent needs more turns"
     ]
 
 
