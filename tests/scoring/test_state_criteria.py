@@ -134,6 +134,14 @@ def test_a_path_that_is_not_there_names_the_nearest_key_where_it_leaves_the_stat
         assert message.endswith("the state held nothing (the path is not there)"), message
 
 
+def test_a_star_in_a_value_s_path_is_a_key_not_any_key() -> None:
+    """`*` stands for any one key in `except` lists alone: `db.refunds.*.amount` of a
+    `stateValue` names a row keyed `*`, which the state does not hold, not its one refund."""
+    status, message = check({"type": "stateValue", "at": "db.refunds.*.amount", "equals": 25})
+    assert status is Status.failed, message
+    assert "the state held nothing (the path is not there)" in message
+
+
 def test_a_list_contains_its_items_not_what_an_item_s_text_holds() -> None:
     """`tags` is ["refund", "vip"]: "vip" is an item of it, "vi" only part of one (an agent
     that wrote "admin-request-denied" into `roles` held no role "admin")."""

@@ -95,9 +95,11 @@ def _two_ways(path: str, one: tuple[str, ...], other: tuple[str, ...]) -> str:
     )
 
 
-def _readings(value: Any, parts: list[str]) -> Iterator[tuple[tuple[str, ...], Any]]:
-    """Each way `parts` names keys of `value` (a key with dots in it takes several parts,
-    `*` any one key), with the value there."""
+def _readings(
+    value: Any, parts: list[str], *, wild: bool = False
+) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """Each way `parts` names keys of `value` (a key with dots in it takes several parts;
+    with `wild`, as in `except` lists, `*` any one key), with the value there."""
     if not parts:
         yield (), value
         return
@@ -105,23 +107,23 @@ def _readings(value: Any, parts: list[str]) -> Iterator[tuple[tuple[str, ...], A
         for size in range(len(parts), 0, -1):
             key = ".".join(parts[:size])
             if key in value:
-                for keys, found in _readings(value[key], parts[size:]):
+                for keys, found in _readings(value[key], parts[size:], wild=wild):
                     yield (key, *keys), found
-        if parts[0] == "*":
+        if wild and parts[0] == "*":
             for key, inner in value.items():
                 if key != "*":  # a key `*` was read as itself above
-                    for keys, found in _readings(inner, parts[1:]):
+                    for keys, found in _readings(inner, parts[1:], wild=wild):
                         yield (str(key), *keys), found
     elif isinstance(value, list):
         indexes = (
             range(len(value))
-            if parts[0] == "*"
+            if wild and parts[0] == "*"
             else [int(parts[0])]
             if parts[0].isdigit() and int(parts[0]) < len(value)
             else []
         )
         for index in indexes:
-            for keys, found in _readings(value[index], parts[1:]):
+            for keys, found in _readings(value[index], parts[1:], wild=wild):
                 yield (str(index), *keys), found
 
 
@@ -396,7 +398,7 @@ def _left(
     places: set[tuple[str, ...]] = set()
     for pattern in excepted:
         for document in documents:
-            readings = [keys for keys, _ in _readings(document, pattern.split("."))]
+            readings = [keys for keys, _ in _readings(document, pattern.split("."), wild=True)]
             by_path: dict[str, tuple[str, ...]] = {}
             for keys in readings:
                 other = by_path.setdefault(".".join(keys), keys)
