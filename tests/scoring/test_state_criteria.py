@@ -101,6 +101,16 @@ def check(assertion: dict[str, Any], run: PlaygroundRun | None = None) -> tuple[
                 "B-2": {"id": "B-2", "status": "delivered"},
             },
         },
+        # an `except` path may name what only the snapshot holds
+        {
+            "type": "stateSnapshot",
+            "at": "db.orders",
+            "except": ["db.orders.*.updated_at", "db.orders.A-1.note"],
+            "value": {
+                "A-1": {"id": "A-1", "status": "refunded", "note": "kept by hand"},
+                "B-2": {"id": "B-2", "status": "delivered"},
+            },
+        },
     ],
 )
 def test_what_holds_passes(assertion: dict[str, Any]) -> None:

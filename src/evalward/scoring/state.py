@@ -342,7 +342,11 @@ def _snapshot(a: StateSnapshotAssertion, playground: PlaygroundRun) -> CheckOutc
     if found is None:
         raise _Unevaluable(f"{a.at} is not in the playground's state")
     prefix, actual = found
-    documents = (playground.final.document,)
+    # an `except` path names a place of the state, or of the snapshot where it stands
+    snapshot = expected
+    for key in reversed(prefix):
+        snapshot = {key: snapshot}
+    documents = (playground.final.document, snapshot)
     changed = _left(
         differences(expected, actual, prefix, playground.compared), a.excepted, documents
     )
