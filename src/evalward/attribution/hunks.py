@@ -110,8 +110,10 @@ class AgentFiles:
                 return False
             if self.programs == "everything" or self.watches(path):
                 return True
-            return any(not f or f == path or path.startswith(f"{f}/") for f in folders) or any(
-                f.startswith(f"{path}/") for f in folders
+            # at or under a folder a glob may match in, or a folder holding one
+            return any(
+                not f or f == path or path.startswith(f"{f}/") or f.startswith(f"{path}/")
+                for f in folders
             )
 
         return [path for path in ignored if among(path)]
