@@ -287,8 +287,9 @@ def refunds_through_the_new_name(
     )
 
 
-UNLISTED_SERVER = r"""
+STDIO_SERVER = r"""
 import json, sys
+NAMES = %s
 for line in sys.stdin:
     asked = json.loads(line)
     if "id" not in asked:
@@ -296,11 +297,16 @@ for line in sys.stdin:
     result = {}
     if asked.get("method") == "initialize":
         result = {"protocolVersion": asked["params"]["protocolVersion"],
-                  "capabilities": {"tools": {}}, "serverInfo": {"name": "extras", "version": "1"}}
+                  "capabilities": {"tools": {}}, "serverInfo": {"name": "desk", "version": "1"}}
     elif asked.get("method") == "tools/list":
-        result = {"tools": []}
+        result = {"tools": [{"name": name, "description": "Refund.",
+                             "inputSchema": {"type": "object"}} for name in NAMES]}
+    elif asked.get("method") == "tools/call":
+        result = {"content": [{"type": "text", "text": "refunded"}]}
     print(json.dumps({"jsonrpc": "2.0", "id": asked["id"], "result": result}), flush=True)
 """
+"""An MCP server over stdio that lists the tools NAMES names, each answering `refunded`."""
+UNLISTED_SERVER = STDIO_SERVER % "[]"
 """An MCP server over stdio that offers no tool: the agent names none of its tools."""
 WITH_UNLISTED = """  watch: [mcp/*.py]
   mcpServers:
@@ -348,25 +354,6 @@ def test_a_renamed_tool_is_not_hidden_behind_an_mcp_server_whose_tools_are_not_l
     assert (run.returncode, run.outputs["result"]) == (1, "fail"), run.stdout + run.stderr
 
 
-DESK_SERVER = r"""
-import json, sys
-NAME = "%s"
-for line in sys.stdin:
-    asked = json.loads(line)
-    if "id" not in asked:
-        continue
-    result = {}
-    if asked.get("method") == "initialize":
-        result = {"protocolVersion": asked["params"]["protocolVersion"],
-                  "capabilities": {"tools": {}}, "serverInfo": {"name": "desk", "version": "1"}}
-    elif asked.get("method") == "tools/list":
-        result = {"tools": [{"name": NAME, "description": "Refund.",
-                             "inputSchema": {"type": "object"}}]}
-    elif asked.get("method") == "tools/call":
-        result = {"content": [{"type": "text", "text": "refunded"}]}
-    print(json.dumps({"jsonrpc": "2.0", "id": asked["id"], "result": result}), flush=True)
-"""
-"""An MCP server over stdio whose one tool's name is its NAME."""
 SERVED = """\
 apiVersion: evalward.dev/v1
 kind: Agent
@@ -393,7 +380,7 @@ def test_a_tool_renamed_inside_a_base_server_whose_tools_are_not_listed_is_no_wa
         "base",
         {
             "agents.yaml": SERVED.replace("PROMPT", "BASE-PROMPT"),
-            "mcp/desk.py": DESK_SERVER % "refund_order",
+            "mcp/desk.py": STDIO_SERVER % '["refund_order"]',
             "evals.yaml": EVAL.format(guard=NOT_CALLED),
         },
     )
@@ -402,7 +389,7 @@ def test_a_tool_renamed_inside_a_base_server_whose_tools_are_not_listed_is_no_wa
         "rename the server's tool",
         {
             "agents.yaml": SERVED.replace("PROMPT", "HEAD-PROMPT"),
-            "mcp/desk.py": DESK_SERVER % "issue_refund",
+            "mcp/desk.py": STDIO_SERVER % '["issue_refund"]',
         },
     )
     run = refunds_through_the_new_name(github, model, (repo, base, head))
