@@ -328,27 +328,32 @@ def test_a_simulated_user_whose_model_has_no_key_is_refused_before_any_call(
     assert model.requests == []
 
 
+def _refused(repo: GitRepo, agents: str) -> str:
+    """What `evalward validate` says of `agents.yaml` committed as `agents`, which it
+    refuses (exit 2)."""
+    repo.commit("agents", {"agents.yaml": agents})
+    done = evalward("validate", ".", cwd=repo.path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    return done.stderr
+
+
 def test_a_conversation_mistake_is_located(repo: GitRepo, tmp_path: Path) -> None:
     broken = AGENT.replace("    maxTurns: 4\n", "    maxTurns: 4\n    turns: [{user: hi}]\n")
     broken = broken.replace(
         "- { type: contains, value: reason, turn: 1 }",
         "- { type: contains, value: reason, turn: 9 }",
     )
-    repo.commit("agent", {"agents.yaml": broken})
-    done = evalward("validate", ".", cwd=repo.path)
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert "either `turns` (a scripted user) or `user`" in done.stderr
-    assert "agents.yaml:" in done.stderr
+    said = _refused(repo, broken)
+    assert "either `turns` (a scripted user) or `user`" in said
+    assert "agents.yaml:" in said
 
     # a member of a group names a turn the conversation cannot reach: refused as one alone is
     grouped = AGENT.replace(
         "- { type: contains, value: reason, turn: 1 }",
         "- { type: assertSet, assertions: [ { type: contains, value: reason, turn: 7 } ] }",
     )
-    repo.commit("a group's member on turn 7", {"agents.yaml": grouped})
-    done = evalward("validate", ".", cwd=repo.path)
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert "an assertion reads turn 7, and the conversation has at most 4" in done.stderr
+    said = _refused(repo, grouped)
+    assert "an assertion reads turn 7, and the conversation has at most 4" in said
 
     nobody = AGENT.replace("  simulatedUser: { model: openai/gpt-user }\n", "")
     repo.commit("no model plays the user", {"agents.yaml": nobody})
