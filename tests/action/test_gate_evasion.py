@@ -176,6 +176,38 @@ def test_renaming_the_agent_with_every_target_fails_with_the_reason_and_the_labe
     assert renamed["total"] == 2, "the new Eval selects the fixtures by their head labels"
 
 
+def test_renaming_the_agent_in_its_file_and_copying_the_base_s_under_the_old_name_fails(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    # The broken agent keeps its file under a new name, and the base's agent, word for word,
+    # keeps the old name in another file: no Eval or fixture is edited, and the base's Eval
+    # would find its target, the copy, unchanged.
+    broken = SUPPORT_BOT.format(prompt=HEAD_PROMPT).replace(
+        "name: support-bot", "name: support-bot-2"
+    )
+    copy = SUPPORT_BOT.format(prompt=BASE_PROMPT)
+    base, head = hostile_pr(
+        repo, github, {"agents/support-bot.yaml": broken, "agents/legacy/support-bot.yaml": copy}
+    )
+    script_model(model, head_greets_well=False)
+
+    run = gate(repo, github, base, head, env)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.outputs["result"] == "fail"
+    why = (
+        "agent support-bot's file agents/support-bot.yaml now defines support-bot-2, and "
+        "support-bot is defined in agents/legacy/support-bot.yaml"
+    )
+    assert run.results()["notRun"] == {"support-bot-eval": why}
+    assert f"{why}; its Eval support-bot-eval did not run" in run.results()["reason"]
+    assert not model.requests, "nothing ran on the copy"
+    body = comment(github)
+    assert "### 🚫 Did not run" in body and why in body
+    assert "apply the bypass label" in body
+    assert "No semantic change" not in body
+
+
 @pytest.mark.parametrize(
     "config",
     ["exclude: ['evals/**']\n", "roots: [agents]\n"],

@@ -121,6 +121,95 @@ def test_a_deleted_agent_and_its_eval_are_reported_as_removed(repo: GitRepo) -> 
     assert "Eval alpha-eval removed" in changes.gate_changes
 
 
+def not_run_between(repo: GitRepo, base: str) -> tuple[ChangeSet, dict[str, str]]:
+    """The change from `base` to HEAD, and the Evals its plan (the base's gate) cannot run."""
+    git = Git(repo.path)
+    head = load_resources(repo.path)
+    with git.worktree(base) as base_root:
+        base_set = load_resources(base_root)
+        changes = detect_changes(git.changed_files(base, "HEAD"), head, base_set)
+        plan = build_plan(changes, gate_resources(head, base_set, GateConfig.base), base_set)
+    return changes, plan.not_run
+
+
+def test_an_agent_renamed_in_its_file_is_renamed_where_its_old_name_is_kept_elsewhere(
+    repo: GitRepo,
+) -> None:
+    base = base_repo(repo)
+    repo.branch("pr")
+    # git pairs agents/alpha.yaml with the file that now defines alpha-2; alpha's copy,
+    # written on one line, is a new file
+    repo.git("mv", "agents/alpha.yaml", "agents/alpha-2.yaml")
+    repo.commit(
+        "rename, keep a copy",
+        {
+            "agents/alpha-2.yaml": agent("alpha-2", system="system: Be brief."),
+            "agents/old/alpha.yaml": "{ apiVersion: evalward.dev/v1, kind: Agent, "
+            "metadata: { name: alpha }, spec: { models: [openai/gpt-test], "
+            "system: Be helpful., watch: [] } }\n",
+        },
+    )
+    changes, not_run = not_run_between(repo, base)
+    assert ("agents/alpha.yaml", "agents/alpha-2.yaml") in {
+        (c.old_path, c.path) for c in changes.changed_files
+    }
+    why = (
+        "agent alpha's file agents/alpha.yaml now defines alpha-2, and alpha is defined in "
+        "agents/old/alpha.yaml"
+    )
+    assert not_run == {"alpha-eval": why}
+    assert changes.affected_evals == {"alpha-eval": [why]}
+    assert changes.displaced_agents == {"alpha": why}
+    assert changes.cosmetic_agents == []
+
+
+def test_an_agent_the_base_had_elsewhere_taking_an_agent_s_file_is_its_rename(
+    repo: GitRepo,
+) -> None:
+    # gamma, which no Eval targets, takes alpha's file with a new prompt; alpha's copy goes
+    # where gamma was
+    base = base_repo(repo)
+    base = repo.commit("an agent with no Eval", {"agents/gamma.yaml": agent("gamma")})
+    repo.branch("pr")
+    repo.commit(
+        "swap",
+        {
+            "agents/alpha.yaml": agent("gamma", system="system: Be brief."),
+            "agents/gamma.yaml": agent("alpha"),
+        },
+    )
+    changes, not_run = not_run_between(repo, base)
+    why = (
+        "agent alpha's file agents/alpha.yaml now defines gamma, and alpha is defined in "
+        "agents/gamma.yaml"
+    )
+    assert not_run == {"alpha-eval": why}
+    assert changes.displaced_agents["alpha"] == why
+
+
+def test_a_new_agent_a_moved_agent_and_a_split_file_are_no_rename(repo: GitRepo) -> None:
+    base = base_repo(repo)
+    base = repo.commit(
+        "two agents in one file", {"agents/pair.yaml": agent("gamma") + "---\n" + agent("delta")}
+    )
+    repo.branch("pr")
+    repo.remove("agents/alpha.yaml")
+    repo.commit(
+        "add, move, split",
+        {
+            "agents/epsilon.yaml": agent("epsilon"),
+            "agents/moved/alpha.yaml": agent("alpha"),
+            "agents/pair.yaml": agent("gamma"),
+            "agents/delta.yaml": agent("delta"),
+        },
+    )
+    changes, not_run = not_run_between(repo, base)
+    assert changes.displaced_agents == {} and changes.renamed_agents == {}
+    assert changes.changed_agents == {"epsilon": ["new agent"]}
+    assert sorted(changes.cosmetic_agents) == ["alpha", "delta", "gamma"]
+    assert changes.affected_evals == {} and not_run == {}
+
+
 def test_a_changed_system_file_or_watched_path_changes_the_agent(repo: GitRepo) -> None:
     base = base_repo(repo)
     repo.branch("pr")

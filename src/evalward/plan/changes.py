@@ -6,6 +6,12 @@ it names mean other files (a `systemFile` relative to it). An agent also changes
 it references or a path its `watch` globs cover changes, or a `.gitattributes` above those
 files does (it decides what the checkout writes for them). A changed, added or removed
 fixture or Eval affects the Evals that select it.
+
+A base agent is also where it was defined: when its file (or git's rename of it) now defines
+an agent it did not define before, in its place, that agent is the base agent renamed, even
+where the head defines the old name in another file (a copy of the base's definition would
+otherwise stand in for the agent the pull request changed). Its Evals do not run, as where
+it is gone.
 """
 
 from __future__ import annotations
@@ -45,7 +51,10 @@ class ChangeSet:
     """Agents whose file changed with no semantic change (reformatting, comments)."""
     removed_agents: list[str] = field(default_factory=list)
     renamed_agents: dict[str, str] = field(default_factory=dict)
-    """Removed agent -> the new agent defined where it was (same file, or git's rename of it)."""
+    """Removed agent -> the agent defined in its place (same file, or git's rename of it)."""
+    displaced_agents: dict[str, str] = field(default_factory=dict)
+    """Agent the head defines in another file -> why its Evals do not run: the file that
+    defined it now defines another agent in its place, which is the base agent renamed."""
     affected_evals: dict[str, list[str]] = field(default_factory=dict)
     removed_evals: list[str] = field(default_factory=list)
     gate_changes: list[str] = field(default_factory=list)
@@ -62,7 +71,11 @@ class ChangeSet:
             reasons.append(reason)
 
     def why_gone(self, agent: str) -> str:
-        """Why the head has no agent of that name: the change renamed or removed it."""
+        """Why the head has no agent of that name (the change renamed or removed it), or why
+        the one it has is not the base's (its file now defines another agent)."""
+        displaced = self.displaced_agents.get(agent)
+        if displaced:
+            return displaced
         renamed = self.renamed_agents.get(agent)
         if renamed:
             return f"agent {agent} was renamed to {renamed}"
@@ -97,6 +110,10 @@ def detect_changes(
         for resources in definitions:
             for eval_def in resources.evals_targeting(name):
                 result.note_eval(eval_def.resource.metadata.name, result.why_gone(name))
+    for name, why in result.displaced_agents.items():
+        for resources in definitions:
+            for eval_def in resources.evals_targeting(name):
+                result.note_eval(eval_def.resource.metadata.name, why)
     return result
 
 
@@ -140,8 +157,12 @@ def _agents(
                 )
     if base is not None:
         result.removed_agents = sorted(set(base.agents) - set(head.agents))
-        result.renamed_agents = _renames(result.removed_agents, result.changed_files, head, base)
-    result.cosmetic_agents = [a for a in result.cosmetic_agents if a not in result.changed_agents]
+        _renames(result, head, base)
+    result.cosmetic_agents = [
+        a
+        for a in result.cosmetic_agents
+        if a not in result.changed_agents and a not in result.displaced_agents
+    ]
 
 
 def _definition(
@@ -245,19 +266,34 @@ def _reads_below(folder: str, located: Located[Agent], read: set[str]) -> bool:
     return may_cover(folder, located.resource.spec.watch)
 
 
-def _renames(
-    removed: list[str], changed: list[FileChange], head: ResourceSet, base: ResourceSet
-) -> dict[str, str]:
-    """Removed agents whose file (or git's rename of it) now defines a new agent."""
-    moved = {c.old_path: c.path for c in changed if c.old_path}
-    new = {name: a.file for name, a in head.agents.items() if name not in base.agents}
-    renames: dict[str, str] = {}
-    for name in removed:
-        file = base.agents[name].file
-        found = [n for n, where in sorted(new.items()) if where in (file, moved.get(file))]
-        if found:
-            renames[name] = found[0]
-    return renames
+def _renames(result: ChangeSet, head: ResourceSet, base: ResourceSet) -> None:
+    """The base agents whose file (the same path, or git's rename of it) no longer defines
+    them and now defines an agent it did not define on the base: that agent took its place,
+    so it is the base agent renamed. Where the head still defines the base agent's name, in
+    another file, that is not the base's agent but a copy of its name: its Evals do not run
+    on it (`displaced_agents`), as they do not run where it is gone (`renamed_agents`)."""
+    moved = {c.old_path: c.path for c in result.changed_files if c.old_path}
+    held: dict[str, set[str]] = {}
+    for name, located in base.agents.items():
+        held.setdefault(located.file, set()).add(name)
+    defines: dict[str, list[str]] = {}
+    for name, located in sorted(head.agents.items()):
+        defines.setdefault(located.file, []).append(name)
+    for name, before in sorted(base.agents.items()):
+        places = {before.file, moved.get(before.file, before.file)}
+        now = head.agents.get(name)
+        if now is not None and now.file in places:
+            continue
+        taken = sorted(n for p in places for n in defines.get(p, []) if n not in held[before.file])
+        if not taken:
+            continue
+        if now is None:
+            result.renamed_agents[name] = taken[0]
+        else:
+            result.displaced_agents[name] = (
+                f"agent {name}'s file {printable(before.file)} now defines {taken[0]}, and "
+                f"{name} is defined in {printable(now.file)}"
+            )
 
 
 def _gate_resources(result: ChangeSet, head: ResourceSet, base: ResourceSet) -> None:

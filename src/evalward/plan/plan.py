@@ -252,7 +252,7 @@ def build_plan(
             continue
         eval_def = located.resource
         target = eval_def.spec.target_agent
-        if target not in gate.agents:
+        if target not in gate.agents or target in changes.displaced_agents:
             plan.not_run[name] = changes.why_gone(target)
             continue
         plan.evals.append(name)
