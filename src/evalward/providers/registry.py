@@ -10,6 +10,7 @@ import dataclasses
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -395,7 +396,7 @@ def _provider(
     from, and what identifies where its replies come from (its endpoint)."""
     credentials = _credentials(name, settings, env)
     key_env, base_url = credentials.key_env, credentials.base_url
-    api_key = (env.get(key_env) or None) if key_env else None
+    api_key = provider_variable(env, key_env) if key_env else None
     client = HttpClient(
         timeout_seconds=settings.timeout_seconds,
         connect_timeout_seconds=min(10.0, settings.timeout_seconds),
@@ -451,23 +452,53 @@ def _credentials(name: str, settings: ProviderSettings, env: Mapping[str, str]) 
     if name not in _STANDARD:
         assert settings.base_url is not None, "the config requires a named provider's baseUrl"
         key_env = settings.api_key_env
-        has_key = bool(env.get(key_env)) if key_env else False
-        empty = key_env is not None and env.get(key_env) == ""
+        has_key = key_env is not None and provider_variable(env, key_env) is not None
+        empty = key_env is not None and key_env in env and not has_key
         return Credentials(
             key_env, has_key, settings.base_url, needs_key=key_env is not None, empty=empty
         )
     default_url, standard_key_env, url_env = _STANDARD[name]
     key_env = settings.api_key_env or standard_key_env
     base_url = settings.base_url or _env_url(env, url_env) or default_url
-    has_key = bool(env.get(key_env))
-    empty = env.get(key_env) == ""
+    has_key = provider_variable(env, key_env) is not None
+    empty = key_env in env and not has_key
     return Credentials(key_env, has_key, base_url, base_url == default_url, empty=empty)
+
+
+def provider_variable(env: Mapping[str, str], name: str) -> str | None:
+    """A provider's key or URL from the environment, None when it is unset or blank. One with
+    a control character or whitespace at an end (a secret pasted with its line break) is
+    refused, naming the variable and never its value: sent as it is, no request could carry
+    it, and the run would stop on every call as if the provider were down."""
+    value = env.get(name, "")
+    if not value.strip():
+        return None
+    flaw = _flaw(value)
+    if flaw is not None:
+        raise ConfigError(
+            f"{name} {flaw}, which a key or a URL never does (its value is not shown): set "
+            f"{name} again without it (a secret pasted with its line break keeps the line "
+            "break)"
+        )
+    return value
+
+
+def _flaw(value: str) -> str | None:
+    """What makes a provider variable's non-blank `value` unsendable, or None."""
+    if value.endswith(("\n", "\r")):
+        return "ends with a line break"
+    control = next((c for c in value if unicodedata.category(c) == "Cc"), None)
+    if control is not None:
+        return f"holds a control character (U+{ord(control):04X})"
+    if value.strip() != value:
+        return "begins or ends with whitespace"
+    return None
 
 
 def _env_url(env: Mapping[str, str], name: str) -> str | None:
     """A base URL from the environment, refused without its scheme as `baseUrl` is."""
-    value = env.get(name, "").strip()
-    if not value:
+    value = provider_variable(env, name)
+    if value is None:
         return None
     if not re.match(r"^https?://", value):
         raise ConfigError(
