@@ -1,7 +1,7 @@
 """A REPL command agent (`runtime.command.repl`) whose `tool_call` event carries arguments
 nested 900 deep. A command agent's events are held to `jsontext.AGENT_DEPTH` as they are
 read (`runtime/agents/command.py`), so that what a trace holds can be written again; a REPL
-agent's, read by `command_repl._event`, are not. Through `evalward run` on a real repository
+agent's, read by `command.stdout_event`, are too. Through `evalward run` on a real repository
 the run must end in a verdict or a run `error` with a reason, never an internal error
 (exit 4) as results.json is written."""
 

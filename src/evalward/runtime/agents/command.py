@@ -6,8 +6,9 @@ on stdout and on a pipe of their own whose path is `$EVALWARD_EVENTS`, applied a
 arrive so a timeout keeps what the agent did. Any other stdout text is the agent's answer
 when it gives no `final` event (`stdout: auto`, the default), so a plain program needs no
 adapter and a framework's own printing breaks nothing; so is a line that looks like an event
-but is one a model reply of the run held (a program printing its model's answer). stderr is
-kept (tail) for the report. On timeout the whole process group is killed.
+but is one a model reply of the run held (a program printing its model's answer). A line
+whose `type` is an event's misspelt (`tool-call`) is an error of the run (`stdout_event`).
+stderr is kept (tail) for the report. On timeout the whole process group is killed.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from evalward.runtime.agents.process import (
 )
 from evalward.runtime.isolation.sandbox import Sandbox
 from evalward.runtime.proxy import past_proxy
-from evalward.runtime.telemetry.protocol import EVENT_TYPES, apply_event
+from evalward.runtime.telemetry.protocol import EVENT_TYPES, apply_event, resembled_event
 from evalward.text import jsontext
 from evalward.text.utf8 import cap_chars
 
@@ -104,34 +105,54 @@ class CommandOutput:
             return
         if not line.strip():
             return
-        strict = channel == "events" or self.stdout == "events"
-        try:
-            event = jsontext.loads(line, max_depth=jsontext.AGENT_DEPTH)
-        except ValueError as exc:
-            if strict:
+        event: object
+        if channel == "events" or self.stdout == "events":
+            try:
+                event = jsontext.loads(line, max_depth=jsontext.AGENT_DEPTH)
+            except ValueError as exc:
                 self._broken(line, channel, exc)
                 return
-            event = None
-        if not strict and (
-            not (isinstance(event, dict) and event.get("type") in EVENT_TYPES)
-            or self.model_words.said(line)  # the model's words, printed: never the program's
-        ):
-            self.text += line
-            return
+        else:
+            event = stdout_event(line)
+            if event is None or self.model_words.said(line):  # the model's words: not events
+                self.text += line
+                return
         try:
             apply_event(self.trace, event)
         except ProtocolError as exc:
             self._broken(line, channel, exc)
 
     def _broken(self, line: bytes, channel: str, exc: Exception) -> None:
-        shown = cap_chars(line.decode("utf-8", errors="replace").strip(), 120)
-        self.problem.append(
-            f"{WHERE[channel]} line {self.lines[channel]} is not a trace event ({exc}): {shown!r}. "
-            "Write one JSON event per line, and logs to stderr."
-        )
+        self.problem.append(f"{WHERE[channel]} line {self.lines[channel]} {no_event(line, exc)}")
 
     def answer(self) -> str:
         return self.text.decode("utf-8", errors="replace").strip()
+
+
+def stdout_event(line: bytes) -> dict[str, Any] | None:
+    """A stdout line meant as a trace event: a JSON object whose `type` is an event's, or is
+    like one's (`tool-call`, `toolCall`: `resembled_event`), which `apply_event` refuses
+    naming the event it resembles, so a misspelt tool call is not text no guard sees. None
+    for text: no JSON object, or one whose `type` is like no event's (an agent may print
+    JSON of its own). A byte order mark may come before it."""
+    try:
+        event = jsontext.loads(line, max_depth=jsontext.AGENT_DEPTH)
+    except ValueError:
+        return None
+    if not isinstance(event, dict):
+        return None
+    kind = event.get("type")
+    return event if kind in EVENT_TYPES or resembled_event(kind) else None
+
+
+def no_event(line: bytes, exc: Exception) -> str:
+    """Why `line`, meant as a trace event, is none, shown cut (the rest of a sentence that
+    names where the line is)."""
+    shown = cap_chars(line.decode("utf-8", errors="replace").strip(), 120)
+    return (
+        f"is not a trace event ({exc}): {shown!r}. Write one JSON event per line, and logs "
+        "to stderr."
+    )
 
 
 class _EventsPipe:

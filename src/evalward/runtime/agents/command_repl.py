@@ -25,11 +25,12 @@ from evalward.runtime.agents.command import (
     MAX_TRACE_BYTES,
     ModelWords,
     command_argv,
+    no_event,
+    stdout_event,
     stop_agent,
 )
 from evalward.runtime.agents.process import Launch, limited_env, read_tail, spawn
-from evalward.runtime.telemetry.protocol import EVENT_TYPES, apply_event
-from evalward.text import jsontext
+from evalward.runtime.telemetry.protocol import apply_event
 
 
 class ReplSession:
@@ -49,6 +50,8 @@ class ReplSession:
         self.read_to = 0
         """Where in `pending` the lines not yet read begin (the text before it is read)."""
         self.received = 0
+        self.lines = 0
+        """The lines of stdout read so far, the session's (a line's number in errors)."""
         self._stderr: asyncio.Task[bytes] | None = None
 
     async def start(self, timeout: float) -> str:
@@ -126,7 +129,7 @@ class ReplSession:
         except TimeoutError:
             return f"within {timeout:g} s"
         except ProtocolError as exc:
-            return f"wrote a line that is no trace event: {exc}"
+            return str(exc)
 
     def _events(self, steps_before: int) -> bool:
         """Apply the lines of `pending` completed since the last look that are trace events
@@ -139,12 +142,17 @@ class ReplSession:
         text = bytearray()
         applied = False
         for line in bytes(self.pending[self.read_to : end]).split(b"\n")[:-1]:
-            event = _event(line)
+            self.lines += 1
+            event = stdout_event(line)  # read as a one-shot command agent's line is
             if event is None or self.model_words.said(line):
                 text += line + b"\n"
-            else:
+                continue
+            try:
                 apply_event(self.trace, event)
-                applied = True
+            except ProtocolError as exc:
+                where = f"wrote stdout line {self.lines}, which"
+                raise ProtocolError(f"{where} {no_event(line, exc)}") from None
+            applied = True
         self.pending[self.read_to : end] = text
         self.read_to += len(text)
         return applied and any(s.type is StepType.final for s in self.trace.steps[steps_before:])
@@ -157,14 +165,3 @@ class ReplSession:
             process.stdin.close()
         assert self._stderr is not None, "read from the start"
         await stop_agent(process, self._stderr, self.launch, self.trace)
-
-
-def _event(line: bytes) -> dict[str, Any] | None:
-    """A stdout line that is a trace event, else None (text of the reply): read as a
-    one-shot command agent's line is (`CommandOutput.take`), a byte order mark before it
-    and all."""
-    try:
-        event = jsontext.loads(line, max_depth=jsontext.AGENT_DEPTH)
-    except ValueError:
-        return None
-    return event if isinstance(event, dict) and event.get("type") in EVENT_TYPES else None

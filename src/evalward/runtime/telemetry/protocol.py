@@ -6,6 +6,7 @@ events, one JSON object each: assistant, tool_call, tool_result, usage, final, e
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 from collections.abc import Iterable, Mapping
@@ -47,14 +48,38 @@ def agent_request(
     return request
 
 
+RESEMBLANCE = 0.85
+"""How alike a `type` and an event type must be, folded (`_folded`), for the one to be taken
+for the other: `tool_cal`, `errors` are; `user` (like `usage`) and `message` are not, which
+an agent's own JSON often says."""
+
+
+def resembled_event(kind: object) -> str | None:
+    """The event type a `type` that is none stands for: the same spelt in another case or
+    with other separators (`tool-call`, `toolCall`, `Tool_Call`), or a letter or two off
+    (`tool_cal`); None for a type like no event's."""
+    if not isinstance(kind, str) or kind in EVENT_TYPES:
+        return None
+    folded = {_folded(event): event for event in EVENT_TYPES}
+    close = difflib.get_close_matches(_folded(kind), folded, n=1, cutoff=RESEMBLANCE)
+    return folded[close[0]] if close else None
+
+
+def _folded(kind: str) -> str:
+    """`kind` in lower case, its letters and digits alone."""
+    return "".join(c for c in kind.casefold() if c.isalnum())
+
+
 def apply_event(trace: Trace, event: object) -> None:
     """Append one event to the trace (a `usage` event adds to the latest step)."""
     if not isinstance(event, Mapping):
         raise ProtocolError(f"expected a JSON object with a `type`, got {short(event)}")
     kind = event.get("type")
     if kind not in EVENT_TYPES:
+        meant = resembled_event(kind)
+        hint = f" (did you mean {meant!r}?)" if meant else ""
         raise ProtocolError(
-            f"unknown event type {kind!r}; expected one of {', '.join(EVENT_TYPES)}"
+            f"unknown event type {kind!r}{hint}; expected one of {', '.join(EVENT_TYPES)}"
         )
     common = _timing_and_model(event)
     if kind == "usage":
