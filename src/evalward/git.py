@@ -221,6 +221,13 @@ class Git:
             return self.run(*staged), self.run(*others)
         return os.fsdecode(self._over(staged, folders)), os.fsdecode(self._over(others, folders))
 
+    def top(self) -> Path | None:
+        """The top of the git working tree the folder is in, as git finds it from any folder
+        inside it; None outside one (or in a `.git` folder, which has none). Only the line's
+        end is cut: a folder's name may end in a space."""
+        out = self.run("rev-parse", "--show-toplevel", check=False)
+        return Path(out.removesuffix("\n")) if out else None
+
     def is_top(self) -> bool:
         """Whether the folder is the top of a git working tree (not a folder inside one,
         which git would answer for with the tree above): no git process where there is no
@@ -228,10 +235,10 @@ class Git:
         if not (self.repo / ".git").exists():
             return False
         try:
-            top = self.run("rev-parse", "--show-toplevel", check=False).strip()
+            top = self.top()
         except GitError:
             return False
-        return bool(top) and Path(top).resolve() == self.repo.resolve()
+        return top is not None and top.resolve() == self.repo.resolve()
 
     def commit_of(self, ref: str) -> str | None:
         """The full SHA of a commit-ish; None when there is none (HEAD before a first commit).

@@ -19,8 +19,19 @@ pytestmark = pytest.mark.integration
 def test_the_root_is_a_folder(tmp_path: Path) -> None:
     assert repository(str(tmp_path)) == tmp_path.resolve()
     (tmp_path / "file").write_text("x", encoding="utf-8")
-    with pytest.raises(ConfigError, match="file: not a directory; give the repository root"):
+    with pytest.raises(ConfigError, match="file: not a directory; give a folder of the repo"):
         repository(str(tmp_path / "file"))
+
+
+def test_the_root_is_the_top_of_the_working_tree_a_folder_is_in(tmp_path: Path) -> None:
+    """As git finds it from a folder inside, a name that ends in a space or a line break
+    included (git ends the line it names the top with after it)."""
+    top = GitRepo(tmp_path / "a repo \n").path
+    inner = top / "agents" / "deeper"
+    inner.mkdir(parents=True)
+    assert repository(str(inner)) == top.resolve()
+    assert Git(inner).top() == top.resolve()
+    assert not Git(inner).is_top() and Git(top).is_top()
 
 
 def test_a_base_that_is_a_branch_tag_or_commit_is_taken(repo: GitRepo) -> None:

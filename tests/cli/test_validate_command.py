@@ -77,4 +77,7 @@ def test_a_path_that_is_not_a_folder_is_refused(
 ) -> None:
     file = started.path / "evalward.yaml"
     said = refused(capsys, "validate", str(file), host=quiet_host(started.path))
-    assert said == f"{file}: not a directory; give the repository root to validate"
+    assert (
+        said
+        == f"{file}: not a directory; give a folder of the repository (default: the current one)"
+    )

@@ -188,12 +188,14 @@ are named from this repository's root), and one with an AgentV suite."""
     ("suite", "loaded"), [("evalward's own", []), ("agentv", ["evalward.importers.agentv"])]
 )
 def test_the_agentv_importer_loads_only_for_a_repository_with_agentv_files(
-    suite: str, loaded: list[str]
+    suite: str, loaded: list[str], tmp_path: Path
 ) -> None:
     """AgentV's importer (five modules and the csv reader) is loaded by the first document
     evalward's own kinds do not claim: a repository of evalward's own resources never loads
-    it, one with an AgentV suite loads it and its tests become fixtures."""
-    printed = run_and_say_what_loaded("validate", str(SUITES[suite]))
+    it, one with an AgentV suite loads it and its tests become fixtures. Each is copied out
+    to be a repository of its own: inside this one, `validate` reads this one whole."""
+    shutil.copytree(SUITES[suite], tmp_path / "suite")
+    printed = run_and_say_what_loaded("validate", str(tmp_path / "suite"))
     assert printed[-1] == f"loaded: {loaded} exit: 0"
     assert any("fixtures" in line and line.endswith("OK") for line in printed)
 

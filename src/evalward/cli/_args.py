@@ -10,7 +10,11 @@ import os
 
 def add_root(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "path", nargs="?", default=".", type=nameable, help="repository root (default: .)"
+        "path",
+        nargs="?",
+        default=".",
+        type=nameable,
+        help="a folder of the repository: its git working tree is read from the top (default: .)",
     )
 
 

@@ -127,10 +127,20 @@ class Kept:
 
 
 def repository(path: str) -> Path:
-    root = Path(path)
-    if not root.is_dir():
-        raise ConfigError(f"{root}: not a directory; give the repository root")
-    return root.resolve()
+    """The top of the git working tree the folder `path` is in, as git takes it from any
+    folder inside one: the definitions, the paths they name and `--base`'s files are the
+    whole repository's, read from there. Outside a git repository, `path` itself."""
+    start = Path(path)
+    if not start.is_dir():
+        raise ConfigError(
+            f"{start}: not a directory; give a folder of the repository (default: the current one)"
+        )
+    here = start.resolve()
+    try:
+        top = Git(here).top()
+    except GitError:  # no git on this machine: the folder is the root
+        return here
+    return top.resolve() if top is not None else here
 
 
 def check_base(git: Git, base: str | None) -> None:

@@ -40,8 +40,8 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     1 (an Eval does not gate with a judge whose calibration misses examples)."""
     import asyncio
     import sys
-    from pathlib import Path
 
+    from evalward.cli._local import repository
     from evalward.definitions.loader import load_resources
     from evalward.errors import EXIT_EXTERNAL, EXIT_GATE_FAILED, EXIT_OK
     from evalward.providers.registry import build_providers, check_credentials, repo_providers
@@ -50,7 +50,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     from evalward.scoring.judges.pairwise_panel import calibrate_pairs, gates, render_pairs
 
     env = host.env
-    root = Path(args.path).resolve()
+    root = repository(args.path)
     resources = load_resources(root)
     host.started()
     located = resources.calibrations.get(args.name)

@@ -84,8 +84,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     if not config.is_file():
         raise ConfigError(f"{config}: no such file; give the promptfoo config to import")
     here = Path.cwd()
-    top = Git(here).run("rev-parse", "--show-toplevel", check=False).strip()
-    root = Path(top) if top else here
+    root = Git(here).top() or here
     conversion = convert(
         config,
         root=root if config.resolve().is_relative_to(root) else config.resolve().parent,

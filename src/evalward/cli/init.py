@@ -103,8 +103,8 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     if not start.is_dir():
         raise ConfigError(f"{start}: not a directory; give the repository to write into")
     git = Git(start.resolve())
-    top = git.run("rev-parse", "--show-toplevel", check=False).strip()
-    root = Path(top) if top else start.resolve()
+    top = git.top()
+    root = top or start.resolve()
     agent: str = args.agent
     model: str = args.model
     key_env = KEY_ENVS[model.partition("/")[0]]

@@ -57,6 +57,7 @@ def register(commands: Any) -> None:
 def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     from pathlib import Path
 
+    from evalward.cli._local import repository
     from evalward.definitions.loader import load_what_loads
     from evalward.errors import EXIT_OK, ConfigError, ResourceError
     from evalward.plan.preflight.preflight import TreeCheck, tree_problems
@@ -66,15 +67,13 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     from evalward.resources.reading.repo_config import load_config
 
     host.started()  # no run follows: nothing here lives long enough to be worth the pause
-    root = Path(args.path)
-    if not root.is_dir():
-        raise ConfigError(f"{root}: not a directory; give the repository root to validate")
-    resources, problems = load_what_loads(root.resolve())
+    root = repository(args.path)
+    resources, problems = load_what_loads(root)
     try:
-        settings = repo_providers(root.resolve())
+        settings = repo_providers(root)
     except ResourceError as exc:
         problems += exc.problems
-        names = _declared(root.resolve())
+        names = _declared(root)
     else:
         names = settings.names
         listed = _ask(resources, settings, host, out) if args.ask_providers else None
@@ -100,7 +99,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         print(line, file=out)
     if not (resources.agents or resources.fixtures or resources.evals or resources.calibrations):
         raise ConfigError(
-            f"{root}: no evalward resource found in {load_config(root.resolve()).searched()}: "
+            f"{root}: no evalward resource found in {load_config(root).searched()}: "
             "no YAML document has `apiVersion: evalward.dev/v1` and no file is an AgentV eval "
             "file; give the repository root, or fix `roots` in evalward.yaml"
         )
