@@ -181,6 +181,26 @@ def test_merge_into_a_file_is_refused(started: GitRepo) -> None:
     assert (started.path / "notes.txt").read_text() == "mine\n"
 
 
+@pytest.mark.parametrize(
+    ("flag", "said"),
+    [
+        ("--json", "no results to print (the part's runs go to shard-1-of-2.json in"),
+        ("--allow-incomplete", "no gate for it to let pass (`evalward merge` gates the parts)"),
+    ],
+)
+def test_a_part_refuses_what_only_a_report_or_a_gate_reads_before_it_runs(
+    started: GitRepo, flag: str, said: str
+) -> None:
+    """A part neither reports nor gates: --json printed the part's file name, not JSON, and
+    --allow-incomplete let nothing pass."""
+    done = evalward("run", "--mock-script", MOCK, "--shard", "1/2", flag, cwd=started.path)
+
+    refused(done, f"{flag} with --shard: --shard 1/2 runs one part of the plan", said)
+    assert done.stdout == ""
+    assert "runs planned" not in done.stderr
+    assert not (started.path / ".evalward" / "shards").exists()
+
+
 @pytest.mark.parametrize("name", ["results.json", "comment.md"])
 def test_a_folder_where_a_run_writes_one_of_its_files_is_refused_before_the_run(
     started: GitRepo, name: str

@@ -112,6 +112,8 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     env = host.env
     root = repository(args.path)
     spec = shard.ShardSpec.parse(args.shard, "--shard") if args.shard else None
+    if spec is not None:
+        _refuse_what_a_part_ignores(args, spec)
     _refuse_files_in_the_way(root, part_folder=spec is not None and not args.output_dir)
     kept = Kept.at(root, sys.stderr)
     providers = build_providers(
@@ -194,6 +196,25 @@ def _others(listed: list[str], root: Path, args: argparse.Namespace) -> tuple[st
         for path in listed
         if not any(path == mine or path.startswith(f"{mine}/") for mine in own)
     )
+
+
+def _refuse_what_a_part_ignores(args: argparse.Namespace, spec: ShardSpec) -> None:
+    """`--json` and `--allow-incomplete` are of the report and the gate, which a part has
+    neither of: refused, not ignored (a part's stdout was its file's name, not JSON)."""
+    from evalward.errors import ConfigError
+
+    part = f"--shard {spec} runs one part of the plan, which neither reports nor gates"
+    if args.json:
+        raise ConfigError(
+            f"--json with --shard: {part}, so there are no results to print (the part's runs "
+            f"go to {spec.file_name} in --output-dir, default .evalward/shards); leave out "
+            "--json, and give it to `evalward merge`, which prints the whole run's results"
+        )
+    if args.allow_incomplete:
+        raise ConfigError(
+            f"--allow-incomplete with --shard: {part}, so there is no gate for it to let "
+            "pass (`evalward merge` gates the parts); leave out --allow-incomplete"
+        )
 
 
 def _refuse_files_in_the_way(root: Path, *, part_folder: bool) -> None:
