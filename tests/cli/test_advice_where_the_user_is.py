@@ -124,6 +124,31 @@ def test_the_next_local_run_writes_an_ignored_status_file_anew(started: GitRepo)
     assert json.loads(path.read_text(encoding="utf-8"))["lastResult"] == "Pass"  # as docs say
 
 
+def test_a_file_where_the_status_folder_goes_is_said_with_the_fix_a_laptop_has(
+    started: GitRepo,
+) -> None:
+    """Not the action's: its advice was to point the cache elsewhere, a setting `evalward
+    run` does not have."""
+    stray = started.path / ".evalward" / "status"
+    stray.parent.mkdir()
+    stray.write_text("mine\n", encoding="utf-8")
+    fix = "move the file away or delete it (the folder is made when missing)"
+
+    ran = evalward("run", "--mock-script", MOCK, "--output-dir", "out", cwd=started.path)
+    shown = evalward("status", "--local", cwd=started.path)
+
+    assert ran.returncode == 0, ran.stderr
+    assert _said_once(ran.stderr, "status was not written") == (
+        "evalward: the Evals' status was not written: .evalward/status is a file, where "
+        f"evalward keeps the Evals' status (.evalward/status) in a folder; {fix}"
+    )
+    assert _said_once(shown.stderr, "not read") == (
+        "evalward: .evalward/status not read: .evalward/status is a file, where evalward keeps "
+        f"local runs' status (.evalward/status) in a folder; {fix}"
+    )
+    assert stray.read_text(encoding="utf-8") == "mine\n"
+
+
 # --- --base in a clone whose history is cut short -------------------------------------------
 
 

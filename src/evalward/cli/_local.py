@@ -72,18 +72,36 @@ def _known(option: str, names: tuple[str, ...], defined: Mapping[str, Any]) -> N
             )
 
 
-def distrusted(root: Path, directory: Path, *, in_the_way: bool = True) -> str | None:
-    """Why a store under `directory` cannot be trusted, as the action decides for a cache
-    (`trust.untrusted_cache`); outside a git repository, only a symbolic link on the way
-    counts."""
+def distrusted(
+    root: Path, directory: Path, *, what: str = "", in_the_way: bool = True
+) -> str | None:
+    """Why a store under `directory` (`what` it keeps) cannot be trusted, as the action
+    decides for a cache (`trust.untrusted_cache`); but a file where its folder goes is said
+    with the command line's fix, as the action's (another `cache-dir`) is no setting here.
+    Outside a git repository, only a symbolic link or such a file on the way counts."""
     from evalward.action.trusted.trust import untrusted_cache
-    from evalward.files.inside import link_on_the_way
+    from evalward.files.inside import file_on_the_way, link_on_the_way
+    from evalward.resources.reading.discover import relative
+    from evalward.text.escaping import printable
 
+    link = link_on_the_way(root, directory)
+    blocked = file_on_the_way(root, directory) if in_the_way and link is None else None
+    if blocked is not None:
+        shown = printable(relative(directory, root))
+        return file_in_the_way(printable(relative(blocked, root)), what or shown)
     try:
         return untrusted_cache(Git(root), root, directory, in_the_way=in_the_way)
     except GitError:
-        link = link_on_the_way(root, directory)
         return f"{link} is a symbolic link" if link is not None else None
+
+
+def file_in_the_way(place: str, what: str) -> str:
+    """A file at `place`, where evalward keeps `what` in a folder, and how to clear it: a
+    run's refusal and a store that is neither read nor written say it alike."""
+    return (
+        f"{place} is a file, where evalward keeps {what} in a folder; move the file away or "
+        "delete it (the folder is made when missing)"
+    )
 
 
 @dataclass(frozen=True)
@@ -102,7 +120,7 @@ class Kept:
     @classmethod
     def at(cls, root: Path, err: TextIO) -> Kept:
         """`root`'s, said to `err` when nothing is kept there."""
-        why = distrusted(root, root / KEPT)
+        why = distrusted(root, root / KEPT, what=f"its result cache and history ({KEPT})")
         if why:
             print(
                 f"evalward: warning: {KEPT}/ is neither read nor written (no result cache, "

@@ -221,6 +221,7 @@ def _refuse_files_in_the_way(root: Path, *, part_folder: bool) -> None:
     """A file where evalward keeps its result cache (or, `part_folder`, a part's default
     folder) is refused before the run, as one where `--output-dir` goes is: met after the
     runs, it would cost them."""
+    from evalward.cli._local import file_in_the_way
     from evalward.errors import ConfigError
     from evalward.report.files import not_a_folder
 
@@ -231,10 +232,7 @@ def _refuse_files_in_the_way(root: Path, *, part_folder: bool) -> None:
     for folder, what in places.items():
         place = not_a_folder(folder)
         if place is not None:
-            raise ConfigError(
-                f"{place} is a file, where evalward keeps {what} in a folder; move the file "
-                "away (the folder is made when missing)"
-            )
+            raise ConfigError(file_in_the_way(str(place), what))
 
 
 async def _run(setup: RunSetup, progress: ShownProgress) -> tuple[RunVerdict, list[str]]:

@@ -78,14 +78,17 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     root = repository(args.path)
     resources = load_resources(root)
     cache = root / args.cache_dir  # an absolute --cache-dir stays as it is
-    local = ("local", root / LOCAL_STATUS_DIR, root / LOCAL_STATUS_DIR)
-    stores = [local] if args.local else [("default-branch", cache, cache / STATUS_DIR), local]
+    # each store: its kind, the folder whose trust decides, the status folder, what it is
+    local = ("local", root / LOCAL_STATUS_DIR, root / LOCAL_STATUS_DIR, "local runs' status")
+    branch = ("default-branch", cache, cache / STATUS_DIR, "the result cache")
+    stores = [local] if args.local else [branch, local]
     source: str | None = None
     directory: Path | None = None
     rows = status_rows(resources, None)
     notes: list[str] = []
-    for kind, trusted_root, folder in stores:
-        distrust = distrusted(root, trusted_root)
+    for kind, trusted_root, folder, what in stores:
+        shown = f"{what} ({relative(trusted_root, root)})"
+        distrust = distrusted(root, trusted_root, what=shown)
         if distrust:
             notes.append(f"{relative(folder, root)} not read: {distrust}")
             continue
@@ -188,7 +191,7 @@ def record_local(
     from evalward.past.status_run import RunSource, StatusRun
 
     directory = root / LOCAL_STATUS_DIR
-    distrust = distrusted(root, directory)
+    distrust = distrusted(root, directory, what=f"the Evals' status ({LOCAL_STATUS_DIR})")
     if distrust:
         print(f"evalward: the Evals' status was not written: {distrust}", file=err)
         return
