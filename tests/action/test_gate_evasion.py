@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from evalward.plan.prepare import BASE_FIRST
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import ScriptedModelServer, text
 from support.actionrun import (
@@ -705,6 +706,11 @@ def test_a_base_that_does_not_load_fails_the_gate_instead_of_using_the_prs_defin
     assert "colour" in run.stderr
     body = comment(github)
     assert "the resources of the base branch" in body and "do not load" in body
+    # the way on, in the command line's first words (`prepare.BASE_FIRST`), then the bypass
+    way = f"{BASE_FIRST}, or have someone with write access apply the "
+    label = "label to merge this pull request as it is (the bypass, audited)."
+    assert f"{way}`force-eval-bypass` {label}" in run.stderr
+    assert f"{way}\\`force-eval-bypass\\` {label}" in body
     assert model.requests == []
 
 

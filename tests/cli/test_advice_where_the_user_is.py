@@ -9,6 +9,7 @@ import subprocess
 
 import pytest
 
+from evalward.plan.prepare import BASE_FIRST
 from support.clirun import evalward, initialised
 from support.gitrepo import GitRepo
 
@@ -206,6 +207,29 @@ def test_base_with_no_commit_in_common_is_a_mistake_in_the_command(started: GitR
         "so there is no merge base to compare with; give the branch HEAD was made from, or "
         "leave out --base to run every Eval"
     )
+
+
+def test_a_branch_that_mends_a_broken_base_is_told_the_way_on(started: GitRepo) -> None:
+    """The base branch's definitions gate, so a branch that mends them cannot be compared
+    with it: said after the problems, with what works from here, and that does work."""
+    evals = started.path / "evals" / "assistant.yaml"
+    good = evals.read_text(encoding="utf-8")
+    started.commit("A broken Eval", {"evals/assistant.yaml": good + "  oops: [\n"})
+    started.branch("mend")
+    started.commit("Mend the Eval", {"evals/assistant.yaml": good})
+
+    done = evalward("run", "--base", "main", "--mock-script", MOCK, cwd=started.path)
+
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert lines[0].startswith("evalward: 1 problem in evalward resources of the base branch")
+    assert lines[1].startswith("evalward:   evals/assistant.yaml:")
+    assert lines[2:] == [
+        f"evalward: {BASE_FIRST}, or leave out --base to check this branch alone (every Eval, "
+        "no baseline)."
+    ]
+    alone = evalward("run", "--mock-script", MOCK, "--output-dir", "out", cwd=started.path)
+    assert alone.returncode == 0, alone.stderr
 
 
 # --- a provider key that is not there -------------------------------------------------------

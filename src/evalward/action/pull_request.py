@@ -441,7 +441,7 @@ def comment_unloadable(job: Job, pull: PullInfo, head_sha: str, exc: ResourceErr
     """Say in the pull request why nothing ran: its resources do not load. The error
     itself still ends the run (exit 2)."""
     problems = [problem.render() for problem in exc.problems]
-    said = (job.site.marker, problems, head_sha, job.site.context.run_url, exc.source)
+    said = (job.site.marker, problems, head_sha, job.site.context.run_url, exc.source, exc.after)
     body = render_unloadable(*said)
     add_summary(
         job.console, job.site.env, render_unloadable(*said, limit=SUMMARY_LIMIT, measure=utf8.size)

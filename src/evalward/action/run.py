@@ -208,6 +208,10 @@ def _main(
             select=select,
             started=host.started,
             sandbox_setup=sandbox_setup(site, cache, console.log),
+            unloadable_base=(
+                f"have someone with write access apply the `{settings.bypass_label}` label to "
+                "merge this pull request as it is (the bypass, audited)"
+            ),
         )
         progress = LoggedProgress(log=console.log, cache_dir=cache.fetched or settings.cache_dir)
         request = RunRequest(setup, progress, parts)

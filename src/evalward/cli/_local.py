@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 
 KEPT = ".evalward"
 """The folder of the repository where `evalward run` keeps what outlives a run."""
+WITHOUT_BASE = "leave out --base to check this branch alone (every Eval, no baseline)"
+"""The command line's other way on when the base branch's definitions do not load
+(`RunSetup.unloadable_base`)."""
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     from pathlib import Path
 
     from evalward.cli._emit import Output, emit
-    from evalward.cli._local import Selection, repository
+    from evalward.cli._local import WITHOUT_BASE, Selection, repository
     from evalward.flows import session
     from evalward.flows.shard_signature import KEY_ENV, check_key
     from evalward.git import Git
@@ -59,6 +59,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         env,
         shape=Selection.of(args).apply,
         started=host.started,
+        unloadable_base=WITHOUT_BASE,
     )
     parts = ShardParts(tuple(Path(p) for p in args.parts), key)
     outcome = asyncio.run(session.run(RunRequest(setup, RunProgress(), parts)))

@@ -102,7 +102,7 @@ def _paired_base_runs(
 def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     import json
 
-    from evalward.cli._local import Selection, check_base, repository
+    from evalward.cli._local import WITHOUT_BASE, Selection, check_base, repository
     from evalward.errors import EXIT_OK
     from evalward.git import Git
     from evalward.plan.prepare import prepare_change
@@ -123,6 +123,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         env,
         shape=Selection.of(args).apply,
         started=host.started,
+        unloadable_base=WITHOUT_BASE,
     )
     with prepare_change(setup) as prepared:
         plan, changes = prepared.plan, prepared.changes

@@ -97,7 +97,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     import sys
     from pathlib import Path
 
-    from evalward.cli._local import Kept, Selection, check_base, repository
+    from evalward.cli._local import WITHOUT_BASE, Kept, Selection, check_base, repository
     from evalward.cli._progress import ProgressBar, ShownProgress
     from evalward.errors import MissingSecretError
     from evalward.flows import shard
@@ -158,6 +158,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         options=options,
         shape=Selection.of(args).apply,
         started=host.started,
+        unloadable_base=WITHOUT_BASE,
     )
     progress = ShownProgress(bar=ProgressBar(sys.stderr))
     started = dt.datetime.now(dt.UTC)

@@ -82,7 +82,7 @@ def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
         if setup.started is not None:
             setup.started()
         index = FileIndex(head_root)  # one reading of the head's tree: changes and cache keys
-        bases = _Bases(git, stack, head, head_root, config, from_base)
+        bases = _Bases(git, stack, head, head_root, config, from_base, setup.unloadable_base)
         if tip is not None and merge_base is not None:
             bases.load(revisions.head, tip, merge_base, index)
         changes = detect_changes(bases.changed, head, bases.base, bases.gating, index)
@@ -162,6 +162,8 @@ class _Bases:
     head_root: Path
     config: RepoConfig | None
     from_base: bool
+    instead: str
+    """What else to do when the base branch's definitions do not load (`_unloadable`)."""
     changed: list[FileChange] = field(default_factory=list)
     base: ResourceSet | None = None
     root: Path | None = None
@@ -236,7 +238,7 @@ class _Bases:
             self.base, self.root, self.whole = loaded.resources, loaded.root, loaded.whole
         except ResourceError as exc:
             if self.from_base:
-                raise _unloadable(exc, merge_base) from None
+                raise _unloadable(exc, merge_base, self.instead) from None
             self.notes.append(
                 f"the base branch's resources do not load, so there is no baseline: "
                 f"{exc.problems[0].render()}"
@@ -251,7 +253,7 @@ class _Bases:
         try:
             self.gating = load_base(git, tip, self.head, differs, self.stack, config).resources
         except ResourceError as exc:
-            raise _unloadable(exc, tip) from None
+            raise _unloadable(exc, tip, self.instead) from None
 
 
 def behind_tip(
@@ -391,9 +393,19 @@ def config_at(git: Git, commit: str) -> RepoConfig:
     return parse_config(RepoFiles.at_commit(git, commit).contents([CONFIG_FILE]).get(CONFIG_FILE))
 
 
-def _unloadable(exc: ResourceError, commit: str) -> ResourceError:
-    """The base branch's definitions decide what gates; when they do not load, nothing can."""
-    return ResourceError(exc.problems, source=f"the base branch ({commit[:12]})")
+BASE_FIRST = (
+    "The base branch's definitions decide the gate, so nothing can gate until they load: fix "
+    "them on the base branch first"
+)
+"""The way on when the base branch's definitions do not load, for every front end: a change
+that mends them is gated by them too. Each adds its own other way (`RunSetup.unloadable_base`)."""
+
+
+def _unloadable(exc: ResourceError, commit: str, instead: str) -> ResourceError:
+    """The base branch's definitions decide what gates; when they do not load, nothing can:
+    the problems, then what to do (`BASE_FIRST`, or `instead`)."""
+    way = f"{BASE_FIRST}, or {instead}." if instead else f"{BASE_FIRST}."
+    return ResourceError(exc.problems, source=f"the base branch ({commit[:12]})", after=(way,))
 
 
 @contextmanager

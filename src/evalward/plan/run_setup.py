@@ -114,6 +114,10 @@ class RunSetup:
     sandbox_setup: SandboxSetup | None = None
     """How `options.sandbox` is readied before a program from a checkout starts
     (`sandbox_ready.ready`, by the session); None: as it was given."""
+    unloadable_base: str = ""
+    """The front end's other way on when the base branch's definitions do not load, said
+    after fixing them there (`prepare.BASE_FIRST`): the command line's run without --base,
+    the action's bypass label. Empty: fixing them is all that is said."""
 
     def shaped(self, shaper: PlanShaper) -> RunSetup:
         """The same set-up, its plan also shaped by `shaper` (a shard's split), after."""

@@ -405,12 +405,14 @@ def render_unloadable(
     head_sha: str,
     run_url: str,
     source: str = "",
+    after: tuple[str, ...] = (),
     *,
     limit: int = MAX_COMMENT_CHARS,
     measure: Callable[[str], int] = len,
 ) -> str:
     """The comment when resources do not load — the pull request's, or (`source`) the base
-    branch's whose definitions gate: nothing ran, and the gate fails until they load; every
+    branch's whose definitions gate, with what to do then (`after`: `prepare.BASE_FIRST`
+    and the bypass): nothing ran, and the gate fails until they load; every
     problem is listed (file:line: what is wrong), of the first `UNLOADABLE_SHOWN` as many as
     fit `limit` as `measure` counts it (the job summary's bytes, the comment's characters): a
     problem quotes what the pull request wrote, escaping can make each character of it
@@ -425,9 +427,10 @@ def render_unloadable(
         + "</sub>",
         "",
     ]
+    way = [escaping.inline(line, limit=1000) for line in after]
     # what is not a problem's line takes less than `UNLOADABLE_ROOM`: the heading, the
     # count, the line saying what was cut and the foot
-    room = limit - measure("\n".join([marker, heading, *foot])) - UNLOADABLE_ROOM
+    room = limit - measure("\n".join([marker, heading, *way, *foot])) - UNLOADABLE_ROOM
     shown: list[str] = []
     for problem in problems[:UNLOADABLE_SHOWN]:
         line = f"- {escaping.inline(problem, limit=500)}"
@@ -448,6 +451,7 @@ def render_unloadable(
         "",
         *shown,
         *([f"- … and {cut:,} more, cut to fit GitHub's size limit: {said}."] if cut else []),
+        *(["", *way] if way else []),
         *foot,
     ]
     return "\n".join(lines)
