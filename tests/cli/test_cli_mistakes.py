@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from subprocess import CompletedProcess
 
@@ -18,6 +19,7 @@ from evalward.resources.checks.assertions import JsonSchemaAssertion
 from evalward.rundata.results import Status
 from evalward.rundata.trace import StepType, Trace
 from evalward.scoring.assertions import check
+from fakes.http import LoopbackServer, Request, Response
 from support.clirun import evalward
 from support.gitrepo import GitRepo
 
@@ -347,6 +349,85 @@ def test_an_output_nested_deeper_than_a_recursive_schema_can_follow_fails_its_as
 
     assert status is Status.failed
     assert "nested too deeply to check against the schema" in message
+
+
+# --- a JSON Schema's $ref ------------------------------------------------------------------
+
+
+@pytest.fixture
+def schema_host() -> Iterator[tuple[str, list[Request]]]:
+    """A loopback server that serves a schema every value passes, and the requests it got: a
+    `$ref` to it, were it followed, would let whoever runs it choose the verdict."""
+    asked: list[Request] = []
+
+    def serve(request: Request) -> Response:
+        asked.append(request)
+        return Response(body={})
+
+    server = LoopbackServer(serve)
+    try:
+        yield server.url, asked
+    finally:
+        server.close()
+
+
+def _at(text: str, marker: str) -> str:
+    """`line:column` of `marker`'s first character in `text` (1-based, as messages say)."""
+    before = text[: text.index(marker)]
+    return f"{before.count(chr(10)) + 1}:{len(before) - before.rfind(chr(10))}"
+
+
+@pytest.mark.parametrize("where", ["jsonSchema", "tool"])
+@pytest.mark.parametrize(
+    "ref", ["#/defs/nope", "#/$ref", "{url}/s.json", "file://{repo}/evals/s.json"]
+)
+def test_a_schema_ref_to_no_schema_within_it_is_refused_at_its_line_and_never_fetched(
+    started: GitRepo, schema_host: tuple[str, list[Request]], where: str, ref: str
+) -> None:
+    url, asked = schema_host
+    ref = ref.format(url=url, repo=started.path)
+    if where == "jsonSchema":
+        path, old = "evals/assistant.yaml", "- { type: contains, value: shipped }"
+        new, marker = f'- {{ type: jsonSchema, schema: {{ $ref: "{ref}" }} }}', "schema: {"
+        mock = (started.path / MOCK).read_text()
+        mock = mock.replace("content: Order 12345 has shipped.", """content: '{"a": 1}'""")
+        started.commit("the agent answers JSON", {MOCK: mock})
+    else:
+        path, old = "agents/assistant.yaml", "properties: { order_id: { type: string } }"
+        new, marker = f'properties: {{ order_id: {{ $ref: "{ref}" }} }}', "parameters:"
+    text = (started.path / path).read_text().replace(old, new)
+    started.commit(f"a $ref to {ref}", {path: text, "evals/s.json": "{}"})
+
+    for command in (["validate"], ["run", "--mock-script", MOCK, "--output-dir", "out"]):
+        done = evalward(*command, cwd=started.path)
+
+        refused(
+            done,
+            f"{path}:{_at(text, marker)}: ",
+            f"$ref {ref!r} ",
+            "expected a $ref to a part of the schema, such as '#/$defs/name'",
+        )
+    assert asked == []
+
+
+@pytest.mark.parametrize("ref", ["#/defs/nope", "{url}/s.json"])
+def test_a_schema_ref_to_no_schema_within_it_past_the_load_check_is_an_error_unfetched(
+    schema_host: tuple[str, list[Request]], ref: str
+) -> None:
+    """A schema that reached scoring without the load check (which refuses it) does not make
+    the check pass, fail on a traceback, or fetch what it names."""
+    url, asked = schema_host
+    ref = ref.format(url=url)
+    trace = Trace()
+    trace.add(StepType.final, content='{"a": 1}')
+    schema = {"properties": {"a": {"$ref": ref}}}
+    assertion = JsonSchemaAssertion.model_construct(type="jsonSchema", json_schema=schema)
+
+    status, message = check(assertion, trace)
+
+    assert status is Status.error, message
+    assert "expected a $ref to a part of the schema" in message, message
+    assert asked == []
 
 
 # --- evalward.yaml ------------------------------------------------------------------------

@@ -261,11 +261,13 @@ def test_text_assertions(assertion: dict[str, Any], final: str, expected: Status
 
 
 SCHEMA = {
+    "$id": "https://orders.example/order.json",  # its $refs resolve within it, never fetched
     "type": "object",
     "required": ["order_id", "status"],
-    "properties": {
-        "order_id": {"type": "string"},
-        "status": {"enum": ["shipped", "pending"]},
+    "properties": {"order_id": {"$ref": "#order-id"}, "status": {"$ref": "status.json"}},
+    "$defs": {
+        "order_id": {"$anchor": "order-id", "type": "string"},
+        "status": {"$id": "status.json", "enum": ["shipped", "pending"]},
     },
 }
 

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from enum import StrEnum
-from typing import Annotated, Any, TypeGuard
+from typing import TYPE_CHECKING, Annotated, Any, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
 from pydantic.alias_generators import to_camel
 from pydantic_core import CoreSchema
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
+    from referencing import Registry, Resource
+    from referencing.exceptions import Unresolvable
 
 API_VERSION = "evalward.dev/v1"
 API_VERSIONS = (API_VERSION, "pai.io/v1")
@@ -58,18 +63,122 @@ def is_number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+_REF_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")
+"""The keywords by which one part of a JSON Schema stands for another."""
+
+_REF_WITHIN = (
+    "expected a $ref to a part of the schema, such as '#/$defs/name' "
+    "(evalward fetches no URL or file)"
+)
+"""What a schema's `$ref` may point to, said where one that does not is refused."""
+
+
 def valid_json_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """`schema` when it is a JSON Schema (of the draft its `$schema` names, else 2020-12);
-    else a ValueError saying where it is not one."""
+    """`schema` when it is a JSON Schema (of the draft its `$schema` names, else 2020-12) whose
+    every `$ref` leads to a schema within it; else a ValueError saying where it is not one. A
+    `$ref` to a URL or a file would make the verdict whatever that address serves when scored,
+    and one to a value that is no schema (a `const`) would stop scoring with a traceback."""
     import jsonschema  # on use: it costs ~60 ms of start-up, and most suites have none
 
-    validator = jsonschema.validators.validator_for(schema, jsonschema.Draft202012Validator)
+    problem = _schema_problem(schema, jsonschema.Draft202012Validator)
+    if problem is None:
+        draft = jsonschema.validators.validator_for(schema, jsonschema.Draft202012Validator)
+        problem = _first_unresolved_ref(schema, draft)
+    if problem is not None:
+        raise ValueError(problem)
+    return schema
+
+
+def _schema_problem(contents: Any, default: type[Validator]) -> str | None:
+    """Where `contents` is no JSON Schema (of the draft its `$schema` names, else `default`'s),
+    and why; None when it is one."""
+    import jsonschema
+
+    # a `$schema` that is no string names no draft (check_schema says so) and breaks the look-up
+    named = isinstance(contents, dict) and isinstance(contents.get("$schema", ""), str)
+    draft = jsonschema.validators.validator_for(contents if named else {}, default)
     try:
-        validator.check_schema(schema)
+        draft.check_schema(contents)
     except jsonschema.SchemaError as exc:
         where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
-        raise ValueError(f"invalid JSON Schema at {where}: {exc.message}") from None
-    return schema
+        return f"invalid JSON Schema at {where}: {exc.message}"
+    return None
+
+
+def json_schema_validator(schema: dict[str, Any]) -> Validator:
+    """A validator of `schema` whose `$ref`s resolve within it alone: one that points
+    elsewhere raises `referencing.exceptions.Unresolvable` as it is followed, where jsonschema
+    would fetch the URL."""
+    import jsonschema  # on use: it costs ~60 ms of start-up, and most suites have none
+
+    validator_class = jsonschema.validators.validator_for(schema, jsonschema.Draft202012Validator)
+    return validator_class(schema, registry=_closed_registry())
+
+
+def _closed_registry() -> Registry[Any]:
+    """A registry that retrieves nothing: a schema's `$ref` finds only what the schema holds."""
+    from referencing import Registry
+    from referencing.exceptions import NoSuchResource
+
+    def retrieve_nothing(uri: str) -> Resource[Any]:
+        raise NoSuchResource(uri)
+
+    return Registry(retrieve=retrieve_nothing)  # type: ignore[call-arg]
+
+
+def _first_unresolved_ref(schema: dict[str, Any], draft: type[Validator]) -> str | None:
+    """What the first `$ref` of `schema` (or of a part a `$ref` leads to) that does not lead
+    to a schema within it is and why, else None. Each part is walked once, as its draft reads
+    it: a `$ref` in `const` or `examples` is data, not a reference."""
+    from referencing import Resource
+    from referencing.exceptions import Unresolvable
+    from referencing.jsonschema import DRAFT202012
+
+    specification = DRAFT202012.detect(schema)
+    root = specification.create_resource(schema)
+    base = root.id() or ""
+    # crawled once: each lookup of an unknown address would crawl the whole schema again
+    registry = _closed_registry().with_resource(base, root).crawl()
+    todo = [(root, registry.resolver(base))]
+    seen: set[int] = set()
+    while todo:
+        resource, resolver = todo.pop()
+        if id(resource.contents) in seen:
+            continue
+        seen.add(id(resource.contents))
+        for keyword in _REF_KEYWORDS:
+            ref = resource.contents.get(keyword) if isinstance(resource.contents, dict) else None
+            if not isinstance(ref, str):
+                continue
+            said = f"{keyword} {ref!r}"
+            try:
+                resolved = resolver.lookup(ref)
+            except Unresolvable as exc:
+                return unresolved_ref(exc, said)
+            problem = _schema_problem(resolved.contents, draft)
+            if problem is not None:
+                return f"{said} leads to a value that is no schema ({problem}): {_REF_WITHIN}"
+            target = Resource.from_contents(resolved.contents, default_specification=specification)
+            todo.append((target, resolved.resolver))
+        todo.extend((sub, resolver.in_subresource(sub)) for sub in resource.subresources())
+    return None
+
+
+def unresolved_ref(exc: Unresolvable, written: str | None = None) -> str:
+    """Which `$ref` did not resolve and why, in a user's words, and what it may be instead:
+    `written` is the keyword and the reference as the schema holds them (else the place the
+    reference led to names it)."""
+    from referencing.exceptions import NoSuchAnchor, PointerToNowhere, Unresolvable
+
+    if isinstance(exc.__cause__, Unresolvable):  # jsonschema wraps what referencing raised
+        exc = exc.__cause__
+    if isinstance(exc, PointerToNowhere):
+        said, why = f"$ref to '#{exc.ref}'", "leads to nothing in the schema"
+    elif isinstance(exc, NoSuchAnchor):
+        said, why = f"$ref to '#{exc.anchor}'", "leads to no anchor of the schema"
+    else:
+        said, why = f"$ref {exc.ref!r}", "points outside the schema"
+    return f"{written or said} {why}: {_REF_WITHIN}"
 
 
 def _strict_numbers(schema: object) -> None:

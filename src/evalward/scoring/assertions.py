@@ -35,6 +35,7 @@ from evalward.resources.checks.assertions import (
     TrajectoryAssertion,
     TrajectoryMode,
 )
+from evalward.resources.common import json_schema_validator, unresolved_ref
 from evalward.rundata.playground_state import same
 from evalward.rundata.results import Status
 from evalward.rundata.trace import StepType, Trace
@@ -352,17 +353,15 @@ def _json_schema(a: JsonSchemaAssertion, trace: Trace) -> CheckOutcome:
             return Status.failed, f"the final message is not JSON ({exc})"
     else:
         value = _field_value(a.field, trace)
-    import jsonschema  # on use: it costs ~60 ms of start-up, and most suites have none
+    from referencing.exceptions import Unresolvable  # on use, as jsonschema is
 
-    validator_class = jsonschema.validators.validator_for(
-        a.json_schema, jsonschema.Draft202012Validator
-    )
+    validator = json_schema_validator(a.json_schema)
     try:
-        errors = sorted(
-            validator_class(a.json_schema).iter_errors(value), key=lambda e: list(e.absolute_path)
-        )
+        errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
     except RecursionError:  # a recursive schema follows the agent's nesting down
         return Status.failed, f"{_where(a.field)} is nested too deeply to check against the schema"
+    except Unresolvable as exc:  # refused at load; a schema built otherwise is refused here
+        raise _Unevaluable(unresolved_ref(exc)) from None
     if not errors:
         return Status.passed, f"{_where(a.field)} validates against the schema"
     first = errors[0]

@@ -70,7 +70,10 @@ class Tool(Model):
     name: str | None = Field(default=None, pattern=r"^[a-zA-Z0-9_-]{1,64}$")
     type: str | None = None
     description: str = ""
-    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    parameters: dict[str, Any] = Field(
+        default_factory=lambda: {"type": "object", "properties": {}},
+        description="The JSON Schema of its arguments; a `$ref` resolves within it (`#/$defs/x`).",
+    )
     enabled: bool = True
     mock: ToolMock | None = None
     command: ToolCommand | None = None

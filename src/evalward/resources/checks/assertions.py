@@ -79,7 +79,10 @@ class JsonSchemaAssertion(AssertionBase):
     """The final message (or the JSON value at `field`) parses as JSON and validates."""
 
     type: Literal["jsonSchema"]
-    json_schema: dict[str, Any] = Field(alias="schema")
+    json_schema: dict[str, Any] = Field(
+        alias="schema",
+        description="A JSON Schema; a `$ref` resolves within it (`#/$defs/x`), not a URL or file.",
+    )
     field: str | None = None
 
     _valid_schema = field_validator("json_schema")(valid_json_schema)
