@@ -32,7 +32,7 @@ from evalward.files.inside import leads_outside, mode_of
 from evalward.resources.checks.code_scorer_files import FileTexts, InlinePlaces, embed_scorers
 from evalward.resources.common import API_VERSIONS
 from evalward.resources.models import KINDS, Eval, EvalFixture
-from evalward.resources.reading.discover import discover, relative
+from evalward.resources.reading.discover import YAML_SUFFIXES, discover, relative
 from evalward.resources.reading.problems import did_you_mean, located_messages, render_path
 from evalward.resources.reading.repo_config import CONFIG_FILE, RepoConfig, load_config
 from evalward.resources.reading.shared_sets import share_field_sets
@@ -252,18 +252,39 @@ class _Run:
         try:
             documents = load_documents(text)
         except YamlSyntaxError as exc:
+            if not path.name.endswith(YAML_SUFFIXES) and "evalward.dev/" not in text:
+                return  # `*.YAML`, read only to refuse its name: another tool's, maybe
             self.problems.append(Problem(rel, exc.line, exc.column, "", str(exc)))
             self.result.unparsed.append(rel)
             self.claimed.add(path)
+            return
+        if not path.name.endswith(YAML_SUFFIXES):
+            self._refuse_suffix(path, rel, documents)
             return
         self._texts[rel] = text
         for index, document in enumerate(documents):
             if self._load_document(document, index, rel):
                 self.claimed.add(path)
 
+    def _refuse_suffix(self, path: Path, rel: str, documents: list[Document]) -> None:
+        """A file named `*.YAML` (a suffix in other case) that holds a document of ours: the
+        docs and every other reader of definitions (the base's overlay, the plan's watched
+        paths) take only `*.yaml` / `*.yml`, so it is refused, never passed over."""
+        if any(_declares_ours(document.data) for document in documents):
+            name = Path(rel).name
+            stem, suffix = name.rsplit(".", 1)
+            why = (
+                f"evalward reads resources only from files named *.yaml or *.yml, in lower "
+                f"case; rename it to '{printable(f'{stem}.{suffix.lower()}')}'"
+            )
+            self.problems.append(Problem(rel, None, None, "", why))
+            self.claimed.add(path)
+
     def _read(self, path: Path, rel: str) -> str | None:
         refused = ""
-        if path.is_symlink() and leads_outside(self.root, path):
+        if path.is_symlink() and path.is_dir():
+            refused = self._linked_folder(path)
+        elif path.is_symlink() and leads_outside(self.root, path):
             refused = (
                 "the file is a symbolic link to a file outside the repository; a resource "
                 "must be a file of the repository (replace the link with the file)"
@@ -288,6 +309,29 @@ class _Run:
             self.problems.append(Problem(rel, None, None, "", f"cannot read file: {exc.strerror}"))
             return None
         return self._decoded(rel, content, size, start)
+
+    def _linked_folder(self, path: Path) -> str:
+        """Why a symbolic link to a folder under a root whose files are read at no path of
+        their own (`discover`) is refused: git holds the link, not those files, so they are
+        no definitions of the commit, and passing over them would drop their resources."""
+        written = printable(path.readlink().as_posix())
+        target = path.resolve()
+        real_root = self.root.resolve()
+        if not target.is_relative_to(real_root):
+            return (
+                f"a symbolic link to the folder '{written}', outside the repository: evalward "
+                "reads only the repository's own files, so none under it is read; move the "
+                "files into the repository in place of the link, or, if it holds no "
+                "resources, list it under `exclude` in evalward.yaml"
+            )
+        inside = printable(target.relative_to(real_root).as_posix())
+        return (
+            f"a symbolic link to the folder '{inside}', which no root of evalward.yaml holds: "
+            "evalward reads each file at its own path under `roots` (git keeps a link as a "
+            f"link), so none under it is read; list '{inside}' under `roots` in "
+            "evalward.yaml, or move its files here in place of the link (a folder of no "
+            "resources: list the link under `exclude`)"
+        )
 
     def load_files(self, paths: list[Path]) -> bool:
         """Load the definition files `paths`; on a commit side, read from its objects at once
@@ -527,6 +571,16 @@ def _beyond_bounds(sizes: dict[str, int], where: str) -> Problem | None:
         "keep large data out of the definitions (a playground's seed, a prompt's file)"
     )
     return Problem(CONFIG_FILE, None, None, "roots", why)
+
+
+def _declares_ours(data: object) -> bool:
+    """Whether a document says it is evalward's: by its `apiVersion` or its `kind`."""
+    if not isinstance(data, dict):
+        return False
+    version, kind = data.get("apiVersion"), data.get("kind")
+    return (isinstance(version, str) and version.startswith("evalward.dev/")) or (
+        version in API_VERSIONS or (isinstance(kind, str) and kind in KINDS)
+    )
 
 
 def _maybe_ours(text: str) -> bool:

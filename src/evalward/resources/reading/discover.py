@@ -1,5 +1,10 @@
 """Which files of a tree may hold resources: every `*.yaml` / `*.yml` under the configured
-roots, less the built-in excludes and `evalward.yaml`'s `exclude` globs."""
+roots, less the built-in excludes and `evalward.yaml`'s `exclude` globs.
+
+Two more paths are found so that the load can refuse them rather than pass over them: a name
+that ends `.YAML` or `.Yml` (evalward reads only the lower-case suffixes), and a symbolic link
+to a folder that the walk would not read otherwise (git holds a link as a link, so the files
+it leads to are no files of the commit under that path)."""
 
 from __future__ import annotations
 
@@ -28,17 +33,18 @@ DEFAULT_EXCLUDES = frozenset(
 )
 
 
+YAML_SUFFIXES = (".yaml", ".yml")
+"""The names of the files evalward reads resources from, as they must end: in lower case."""
+
+
 def discover(root: Path, config: RepoConfig) -> Iterator[Path]:
-    """Every `*.yaml` / `*.yml` under the configured roots, minus the excludes."""
+    """Every `*.yaml` / `*.yml` under the configured roots, minus the excludes; and each
+    file whose suffix is those in other case, and each link to a folder not read at its own
+    path (`unread_link`), for the load to refuse."""
     excludes = config.exclude
+    starts = _starts(root, config)
     seen: set[Path] = set()
-    for sub in config.roots:
-        try:
-            start = (root / sub).resolve() if sub != "." else root
-        except (OSError, RuntimeError):
-            continue  # links that loop: reported by the load
-        if not start.resolve().is_relative_to(root.resolve()):
-            continue  # a link out of the repository: reported by the load
+    for start in starts:
         for dirpath, dirnames, filenames in os.walk(start):
             base = Path(dirpath)
             dirnames[:] = sorted(
@@ -46,10 +52,14 @@ def discover(root: Path, config: RepoConfig) -> Iterator[Path]:
                 for d in dirnames
                 if d not in DEFAULT_EXCLUDES and not excluded(base / d, root, excludes)
             )
+            for name in dirnames:
+                if unread_link(base / name, root, starts, excludes) and base / name not in seen:
+                    seen.add(base / name)
+                    yield base / name
             # Only a YAML file's name becomes a Path: the other files of a large repository
             # cost one string test each.
             for name in filenames:
-                if not name.endswith((".yaml", ".yml")):
+                if not name.endswith(YAML_SUFFIXES) and not name.lower().endswith(YAML_SUFFIXES):
                     continue
                 path = base / name
                 if path in seen or (base == root and name == CONFIG_FILE):
@@ -57,6 +67,47 @@ def discover(root: Path, config: RepoConfig) -> Iterator[Path]:
                 if not excluded(path, root, excludes):
                     seen.add(path)
                     yield path
+
+
+def _starts(root: Path, config: RepoConfig) -> list[Path]:
+    """The folders the roots name, links resolved, that are inside the repository (the load
+    reports the others)."""
+    starts: list[Path] = []
+    for sub in config.roots:
+        try:
+            start = (root / sub).resolve() if sub != "." else root
+            if start.resolve().is_relative_to(root.resolve()):
+                starts.append(start)
+        except (OSError, RuntimeError):
+            continue  # links that loop: reported by the load
+    return starts
+
+
+def unread_link(path: Path, root: Path, starts: list[Path], excludes: list[str]) -> bool:
+    """Whether `path` is a symbolic link to a folder whose files the walk reads at no path of
+    their own: its target is outside the repository, outside every root, or excluded. A link
+    to a folder the roots hold anyway adds nothing, and is no loss."""
+    if not path.is_symlink():
+        return False
+    try:
+        target = path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return False  # leads nowhere: os.walk lists it as a file, not a folder
+    if not target.is_dir():
+        return False
+    real_root = root.resolve()
+    if not target.is_relative_to(real_root):
+        return True
+    under = [start.resolve() for start in starts if target.is_relative_to(start.resolve())]
+    if not under:
+        return True
+    inside = target.relative_to(real_root)
+    walked = [real_root / Path(*inside.parts[:n]) for n in range(1, len(inside.parts) + 1)]
+    return any(
+        folder.name in DEFAULT_EXCLUDES or excluded(folder, real_root, excludes)
+        for folder in walked
+        if any(folder.is_relative_to(start) and folder != start for start in under)
+    )
 
 
 def excluded(path: Path, root: Path, patterns: list[str]) -> bool:

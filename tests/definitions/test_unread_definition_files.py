@@ -1,0 +1,122 @@
+"""Files under a root that evalward does not read as definitions are refused, never passed
+over: a symbolic link to a folder whose files no root holds (git keeps the link, not those
+files), and a file named `*.YAML` or `*.YML` that holds a document of evalward's. The same
+on the working tree (`evalward validate`, `evalward run`) and on a commit (the action)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from fakes.github_api import FakeGitHub
+from fakes.model_server import ScriptedModelServer
+from support.actionrun import gate_pull_request
+from support.clirun import evalward
+from support.gitrepo import GitRepo
+from support.suite import GREETING_FIXTURE, make_pr
+
+pytestmark = pytest.mark.e2e
+
+ROOTS = "roots: [agents, evals]\n"
+PLANTED = GREETING_FIXTURE.replace("name: greeting", "name: planted")
+LINKED = (
+    "evals/shared: a symbolic link to the folder 'shared', which no root of evalward.yaml "
+    "holds: evalward reads each file at its own path under `roots` (git keeps a link as a "
+    "link), so none under it is read; list 'shared' under `roots` in evalward.yaml, or move "
+    "its files here in place of the link (a folder of no resources: list the link under "
+    "`exclude`)"
+)
+
+
+def _with_roots(repo: GitRepo, github: FakeGitHub) -> str:
+    """make_pr's change on a repository whose evalward.yaml lists its roots: the head."""
+    make_pr(repo, github)
+    return repo.commit("roots", {"evalward.yaml": ROOTS})
+
+
+def test_a_link_to_a_folder_no_root_holds_is_refused_by_validate_and_run(
+    repo: GitRepo, github: FakeGitHub
+) -> None:
+    _with_roots(repo, github)
+    repo.write({"shared/planted.yaml": PLANTED})
+    os.symlink("../shared", repo.path / "evals" / "shared")
+    repo.commit("fixtures shared through a link")
+
+    for argv in (("validate",), ("run", "--no-history", "--no-cache")):
+        done = evalward(*argv, cwd=repo.path)
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert f"evalward:   {LINKED}\n" in done.stderr
+        assert "Traceback" not in done.stderr
+
+
+def test_a_link_to_a_folder_outside_the_repository_is_refused(
+    repo: GitRepo, github: FakeGitHub, tmp_path: Path
+) -> None:
+    _with_roots(repo, github)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "planted.yaml").write_text(PLANTED)
+    os.symlink(outside, repo.path / "evals" / "elsewhere")
+    repo.commit("fixtures from outside")
+
+    done = evalward("validate", cwd=repo.path)
+
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert (
+        f"evals/elsewhere: a symbolic link to the folder '{outside}', outside the repository: "
+        "evalward reads only the repository's own files, so none under it is read; move the "
+        "files into the repository in place of the link, or, if it holds no resources, list it "
+        "under `exclude` in evalward.yaml"
+    ) in done.stderr
+
+
+def test_a_link_to_a_folder_the_roots_hold_is_read_at_its_own_path(
+    repo: GitRepo, github: FakeGitHub
+) -> None:
+    _with_roots(repo, github)
+    os.symlink("fixtures", repo.path / "evals" / "latest")
+    repo.commit("a name for the latest fixtures")
+
+    done = evalward("validate", cwd=repo.path)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 agents, 3 fixtures, 2 evals OK" in done.stdout
+
+
+def test_the_gate_refuses_a_pull_request_that_links_a_folder_in(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    base = _with_roots(repo, github)
+    repo.write({"shared/planted.yaml": PLANTED})
+    os.symlink("../shared", repo.path / "evals" / "shared")
+    head = repo.commit("fixtures shared through a link")
+
+    run = gate_pull_request(repo, github, base, head, env)
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert LINKED in run.stderr
+    assert run.outputs["result"] == "fail"
+
+
+def test_a_yaml_file_named_in_upper_case_is_refused_when_it_is_evalwards(
+    repo: GitRepo, github: FakeGitHub
+) -> None:
+    _with_roots(repo, github)
+    repo.commit(
+        "an upper-case fixture and another tool's file",
+        {
+            "evals/Planted.YAML": PLANTED,
+            "evals/Other.YML": "kind: Deployment\nspec: {replicas: [\n",  # not ours, broken
+        },
+    )
+
+    done = evalward("validate", cwd=repo.path)
+
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert (
+        "evals/Planted.YAML: evalward reads resources only from files named *.yaml or *.yml, "
+        "in lower case; rename it to 'Planted.yaml'"
+    ) in done.stderr
+    assert "Other.YML" not in done.stderr
