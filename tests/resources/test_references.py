@@ -114,3 +114,65 @@ def test_a_system_file_that_is_not_there_and_a_program_outside_are_refused(
             "on PATH by its name",
         ),
     ]
+
+
+OTHER_BOT = AGENT.replace("name: support-bot", "name: other-bot")
+
+
+def test_an_eval_that_selects_a_fixture_for_another_agent_is_refused_at_its_selector(
+    tmp_path: Path,
+) -> None:
+    """A run would run the fixture with the Eval's agent while its tool names are read as
+    the other agent's: the Eval's selector is where the mistake is told, with the fixture's
+    place and what to write."""
+    other = FIXTURE.replace("targetAgent: support-bot", "targetAgent: other-bot")
+    repo = GitRepo(tmp_path)
+    repo.commit(
+        "a fixture for another agent",
+        {
+            "prompts/bot.md": "You are Jane.\n",
+            "agents.yaml": "---\n".join([AGENT, OTHER_BOT]),
+            "evals/order-status.yaml": other,
+            "evals/bot.yaml": EVAL,
+        },
+    )
+    _, problems = load_what_loads(tmp_path)
+    assert [p.render() for p in problems] == [
+        "evals/bot.yaml:6:22: spec.fixtureSelector.matchLabels: Eval 'bot-eval' (agent "
+        "support-bot) selects fixture 'order-status' (evals/order-status.yaml:1), whose "
+        "targetAgent is other-bot: an Eval runs every fixture it selects with its own agent; "
+        "give the fixture the labels of its own agent's Eval (or list it there), or "
+        "`targetAgent: support-bot` if it is written for support-bot"
+    ]
+
+
+def test_a_fixture_listed_by_an_eval_of_another_agent_is_refused_at_its_entry(
+    tmp_path: Path,
+) -> None:
+    other = FIXTURE.replace("targetAgent: support-bot", "targetAgent: other-bot").replace(
+        "labels: { agent: support-bot }", "labels: { agent: other-bot }"
+    )
+    listing = EVAL.replace(
+        "fixtureSelector: { matchLabels: { agent: support-bot } }", "fixtures: [order-status]"
+    )
+    reported = checked(tmp_path, {"suite.yaml": "---\n".join([AGENT, OTHER_BOT, other, listing])})
+    ((name, where, message),) = reported
+    assert (name, where) == ("bot-eval", ("spec", "fixtures", 0))
+    assert message.startswith(
+        "Eval 'bot-eval' (agent support-bot) selects fixture 'order-status' (suite.yaml:11), "
+        "whose targetAgent is other-bot"
+    )
+
+
+def test_an_agentv_test_of_the_default_target_runs_with_the_agent_of_the_eval_that_selects_it(
+    tmp_path: Path,
+) -> None:
+    agentv = (
+        "evalcases:\n  - id: status\n    expected_outcome: Gives the status.\n"
+        "    input: Where is my order?\n"
+    )
+    selecting = EVAL.replace("{ agent: support-bot }", "{ agent: default }")
+    assert (
+        checked(tmp_path, {"suite.yaml": "---\n".join([AGENT, selecting]), "a.eval.yaml": agentv})
+        == []
+    )

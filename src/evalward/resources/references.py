@@ -219,6 +219,7 @@ def check_references(
                 end, follows = result.unresolved(kind, wanted, tables[kind])
                 report(located, at, f"Eval {name!r} {said} {wanted!r}{end}", consequence=follows)
         selected = result.fixtures_of(located.resource)
+        _check_selected_targets(name, located, selected, result, report)
         if not selected and all(f in result.fixtures for f in spec.fixtures):
             _no_fixture(name, located, result, report)
         elif spec.fixture_selector is not None and spec.fixture_selector.match_labels:
@@ -279,6 +280,62 @@ def _check_fixture_targets(result: ResourceSet, report: ProblemReporter) -> None
             + ("" if follows else "; name an Agent's metadata.name"),
             consequence=follows,
         )
+
+
+def _check_selected_targets(
+    name: str,
+    located: Located[Any],
+    selected: list[Located[EvalFixture]],
+    result: ResourceSet,
+    report: ProblemReporter,
+) -> None:
+    """Each fixture an Eval selects is for the Eval's agent. A run runs it with the Eval's
+    `targetAgent`, while its tool names are checked against its own `targetAgent`: one
+    written for another agent would run against the wrong one, its checks read for neither.
+    An AgentV test of AgentV's default target is for whichever Eval's agent selects it. A
+    fixture or an Eval whose agent is not defined is refused at its `targetAgent`. Reported at
+    the selector, or at the list entry that names the fixture."""
+    spec = located.resource.spec
+    agent = spec.target_agent
+    if agent not in result.agents:
+        return  # refused at the Eval's targetAgent
+    other = [
+        f
+        for f in selected
+        if (target := f.resource.spec.target_agent) != agent
+        and target in result.agents
+        and not (f.file in result.agentv_files and target == AGENTV_DEFAULT_TARGET)
+    ]
+    if not other:
+        return
+    listed = {fixture: index for index, fixture in enumerate(spec.fixtures)}
+    first = other[0].resource.metadata.name
+    at: PathKey = (
+        ("spec", "fixtures", listed[first])
+        if first in listed
+        else ("spec", "fixtureSelector", "matchLabels")
+    )
+    if len(other) == 1:
+        target = other[0].resource.spec.target_agent
+        found = (
+            f"fixture {first!r} ({other[0].file}:{other[0].line}), whose targetAgent is {target}"
+        )
+    else:
+        found = (
+            f"{len(other)} fixtures whose targetAgent is another agent: "
+            + ", ".join(
+                f"{f.resource.metadata.name!r} ({f.resource.spec.target_agent}, {f.file}:{f.line})"
+                for f in other[:SHOWN]
+            )
+            + (f" and {len(other) - SHOWN} more" if len(other) > SHOWN else "")
+        )
+    report(
+        located,
+        at,
+        f"Eval {name!r} (agent {agent}) selects {found}: an Eval runs every fixture it "
+        f"selects with its own agent; give the fixture the labels of its own agent's Eval "
+        f"(or list it there), or `targetAgent: {agent}` if it is written for {agent}",
+    )
 
 
 def _no_fixture(
