@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from evalward.definitions.loader import load_what_loads
+from evalward.files.committed import RepoFiles
+from evalward.git import Git
 from evalward.resources.reading.yamlsource import PathKey
 from evalward.resources.references import FROM_ROOT, check_references
 from support.gitrepo import GitRepo
@@ -176,3 +178,38 @@ def test_an_agentv_test_of_the_default_target_runs_with_the_agent_of_the_eval_th
         checked(tmp_path, {"suite.yaml": "---\n".join([AGENT, selecting]), "a.eval.yaml": agentv})
         == []
     )
+
+
+@pytest.mark.parametrize(
+    ("script", "first_line", "example"),
+    [
+        ("tools/t.sh", "#!/bin/sh", ", e.g. `[sh, ./tools/t.sh]`"),
+        ("tools/serve", "#!/usr/bin/env -S node --no-warnings", ", e.g. `[node, ./tools/serve]`"),
+        ("tools/agent.py", "import sys", ", e.g. `[python3, ./tools/agent.py]`"),
+        ("tools/agent", "echo hi", ""),
+    ],
+)
+@pytest.mark.parametrize("side", ["working tree", "commit"])
+def test_a_program_that_is_not_executable_is_shown_run_by_the_interpreter_it_names(
+    tmp_path: Path, script: str, first_line: str, example: str, side: str
+) -> None:
+    """The example is the script's own interpreter, from its committed `#!` line or else its
+    extension; a script that says neither gets no example, not a wrong one."""
+    repo = GitRepo(tmp_path)
+    agent = AGENT.replace(
+        "spec: { models: [openai/gpt-4.1-mini], systemFile: prompts/bot.md }",
+        f"spec:\n  runtime:\n    command: {{ run: [./{script}] }}",
+    )
+    head = repo.commit(
+        "an agent whose program is not executable",
+        {
+            script: f"{first_line}\necho '{{}}'\n",
+            "suite.yaml": "---\n".join([agent, FIXTURE, EVAL]),
+        },
+    )
+    door = RepoFiles.at_commit(Git(tmp_path), head) if side == "commit" else None
+    _, problems = load_what_loads(tmp_path, door=door)
+    assert [p.message for p in problems] == [
+        f"the program './{script}' is not executable; `chmod +x ./{script}` (and commit it), "
+        f"or run it through its interpreter{example}"
+    ]

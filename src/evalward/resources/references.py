@@ -6,6 +6,7 @@ evalward.yaml's `defaults.targetAgent` names is one of the tree's, else a warnin
 from __future__ import annotations
 
 import posixpath
+import re
 from typing import Any
 
 from evalward.errors import NotCommitted, OutsideRepository, Problem
@@ -180,12 +181,45 @@ def _check_program(
         report(located, at, f"the program {program!r} {why}")
         return
     if not executable:
+        interpreter = _interpreter(files, program)
+        example = f", e.g. `[{interpreter}, {program}]`" if interpreter else ""
         report(
             located,
             at,
             f"the program {program!r} is not executable; `chmod +x {program}` (and commit "
-            f"it), or run it through its interpreter, e.g. `[python3, {program}]`",
+            f"it), or run it through its interpreter{example}",
         )
+
+
+INTERPRETERS = {
+    ".py": "python3",
+    ".sh": "sh",
+    ".bash": "bash",
+    ".js": "node",
+    ".mjs": "node",
+    ".cjs": "node",
+    ".rb": "ruby",
+    ".pl": "perl",
+}
+"""The interpreter a script's name says it is for, when its first line names none."""
+_INTERPRETER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
+
+
+def _interpreter(files: RepoFiles, program: str) -> str:
+    """The interpreter the script `program` names on its `#!` line (`#!/bin/sh`: `sh`;
+    `#!/usr/bin/env python3`: `python3`), else the one its extension says; "" when neither
+    says one, so that no example names the wrong one."""
+    try:
+        first = files.start(program, 256).split(b"\n", 1)[0].decode("utf-8")
+    except (NotCommitted, OSError, UnicodeDecodeError):
+        first = ""
+    if first.startswith("#!"):
+        words = first[2:].split()
+        if words and posixpath.basename(words[0]) == "env":
+            words = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
+        name = posixpath.basename(words[0]) if words else ""
+        return name if _INTERPRETER_NAME.fullmatch(name) else ""
+    return INTERPRETERS.get(posixpath.splitext(program)[1], "")
 
 
 def check_references(
