@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
 from pydantic.alias_generators import to_camel
-from pydantic_core import CoreSchema
+from pydantic_core import CoreSchema, PydanticCustomError
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -38,6 +38,17 @@ class NamesRepoFile:
 
 RepoPath = Annotated[str, NamesRepoFile()]
 """A repository path a definition names (see `NamesRepoFile`)."""
+
+
+AT_FIELD = "at_field"
+"""The type of a validation error a validator of a whole object raises about one field in it
+(`error_at`): the problem is told at that field's line (resources/reading/problems.py)."""
+
+
+def error_at(path: tuple[str | int, ...], message: str) -> PydanticCustomError:
+    """An error a validator of a whole object raises about the field at `path` (YAML keys,
+    from the object): pydantic would place it at the object's first line."""
+    return PydanticCustomError(AT_FIELD, "{message}", {"message": message, "at": path})
 
 
 def repeated(items: list[str]) -> str:

@@ -33,6 +33,7 @@ from evalward.resources.common import (
     Metadata,
     Model,
     Severity,
+    error_at,
     repeated,
 )
 from evalward.resources.conversation import Conversation, SimulatedUserDefaults
@@ -214,19 +215,21 @@ class EvalFixtureSpec(Model):
             )
         if self.input is None and conversation is None:
             raise ValueError("a fixture needs `input` (one run) or `conversation` (several turns)")
-        for assertion in _and_members(self.assertions):
+        for at, assertion in _and_members(self.assertions, ("assertions",)):
             if assertion.turn is None:
                 continue
             if conversation is None:
-                raise ValueError(
-                    f"an assertion has `turn: {assertion.turn}`, but the fixture holds no "
-                    "conversation; leave `turn` out"
+                raise error_at(
+                    (*at, "turn"),
+                    f"the assertion has `turn: {assertion.turn}`, but the fixture holds no "
+                    "conversation; leave `turn` out",
                 )
             if assertion.turn > conversation.turn_limit:
-                raise ValueError(
-                    f"an assertion reads turn {assertion.turn}, and the conversation has at "
+                raise error_at(
+                    (*at, "turn"),
+                    f"the assertion reads turn {assertion.turn}, and the conversation has at "
                     f"most {conversation.turn_limit}; give a turn from 1 to "
-                    f"{conversation.turn_limit}"
+                    f"{conversation.turn_limit}",
                 )
         return self
 
@@ -243,13 +246,16 @@ class EvalFixtureSpec(Model):
         return flatten(self.every_assertion)
 
 
-def _and_members(assertions: list[Assertion]) -> Iterator[Assertion]:
-    """Each assertion, and each member of a group (`assertSet`) after it, at any depth: a
-    `turn:` a member gives is one the conversation must reach too."""
-    for assertion in assertions:
-        yield assertion
+def _and_members(
+    assertions: list[Assertion], at: tuple[str | int, ...]
+) -> Iterator[tuple[tuple[str | int, ...], Assertion]]:
+    """Each assertion of the list at `at`, and each member of a group (`assertSet`) after
+    it, at any depth, with where it is: a `turn:` a member gives is one the conversation
+    must reach too."""
+    for index, assertion in enumerate(assertions):
+        yield (*at, index), assertion
         if isinstance(assertion, AssertSetAssertion):
-            yield from _and_members(assertion.assertions)
+            yield from _and_members(assertion.assertions, (*at, index, "assertions"))
 
 
 class EvalFixture(Model):

@@ -353,7 +353,21 @@ def test_a_conversation_mistake_is_located(repo: GitRepo, tmp_path: Path) -> Non
         "- { type: assertSet, assertions: [ { type: contains, value: reason, turn: 7 } ] }",
     )
     said = _refused(repo, grouped)
-    assert "an assertion reads turn 7, and the conversation has at most 4" in said
+    assert (
+        "agents.yaml:58:73: spec.assertions[1].assertions[0].turn: the assertion reads turn 7, "
+        "and the conversation has at most 4; give a turn from 1 to 4"
+    ) in said
+
+    # one alone: told at its own `turn`, its index in the path
+    beyond = AGENT.replace(
+        "- { type: toolCalled, tool: lookup_order, turn: 2 }",
+        "- { type: toolCalled, tool: lookup_order, turn: 5 }",
+    )
+    said = _refused(repo, beyond)
+    assert (
+        "agents.yaml:41:47: spec.assertions[1].turn: the assertion reads turn 5, and the "
+        "conversation has at most 2" in said
+    )
 
     nobody = AGENT.replace("  simulatedUser: { model: openai/gpt-user }\n", "")
     repo.commit("no model plays the user", {"agents.yaml": nobody})

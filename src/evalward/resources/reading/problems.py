@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from evalward.errors import Problem
-from evalward.resources.common import NAME_PATTERN
+from evalward.resources.common import AT_FIELD, NAME_PATTERN
 from evalward.resources.reading.yamlsource import Document, PathKey
 
 
@@ -103,6 +103,8 @@ def _misspelt_required(merged: dict[PathKey, list[dict[str, Any]]]) -> dict[Path
 def _yaml_loc(error: Any, data: Any) -> PathKey:
     """pydantic's `loc` minus the parts that are union branch tags, not YAML keys."""
     raw: tuple[str | int, ...] = tuple(error["loc"])
+    if error["type"] == AT_FIELD:  # `error_at`: the field inside the object it names
+        raw += tuple(error["ctx"]["at"])
     loc: list[str | int] = []
     current = data
     for index, part in enumerate(raw):
@@ -157,6 +159,8 @@ def _message(errors: list[dict[str, Any]], loc: PathKey, model: type[BaseModel],
         return f"expected at least {minimum} item{'s' if minimum != 1 else ''}; found none"
     if kind == "string_too_short":
         return f"expected a non-empty string; found {found(value)}"
+    if kind == AT_FIELD:
+        return str(first["ctx"]["message"])
     if kind == "value_error":
         return str(first["msg"]).removeprefix("Value error, ")
     if kind == "list_type" and isinstance(value, str):
