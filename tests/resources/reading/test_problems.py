@@ -4,8 +4,16 @@ short rendering of what was found, and the nearest valid name."""
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
-from evalward.resources.reading.problems import did_you_mean, found, render_path
+from evalward.resources.models import Eval
+from evalward.resources.reading.problems import (
+    did_you_mean,
+    found,
+    located_messages,
+    render_path,
+)
+from evalward.resources.reading.yamlsource import PathKey
 
 pytestmark = pytest.mark.unit
 
@@ -43,3 +51,39 @@ def test_the_nearest_name_is_suggested_only_when_it_is_near() -> None:
     assert did_you_mean("contain", names) == " (did you mean 'contains'?)"
     assert did_you_mean("toolcalled", names) == " (did you mean 'toolCalled'?)"
     assert did_you_mean("zzz", names) == ""
+
+
+def _told(data: dict[str, object]) -> list[tuple[PathKey, str]]:
+    with pytest.raises(ValidationError) as raised:
+        Eval.model_validate(data)
+    return located_messages(raised.value, data, Eval)
+
+
+EVAL_DATA: dict[str, object] = {
+    "apiVersion": "evalward.dev/v1",
+    "kind": "Eval",
+    "metadata": {"name": "bot-eval"},
+}
+
+
+def test_a_field_of_a_block_written_beside_it_is_told_where_it_belongs() -> None:
+    spec = {"targetAgent": "bot", "fixtures": ["a"], "repsPerFixture": 3, "execution": {}}
+    assert _told({**EVAL_DATA, "spec": spec}) == [
+        (
+            ("spec", "repsPerFixture"),
+            "unknown field 'repsPerFixture' here: it belongs in the `execution` block "
+            "(spec.execution.repsPerFixture)",
+        )
+    ]
+
+
+def test_a_field_of_no_block_keeps_the_nearest_name_and_the_fields_of_its_place() -> None:
+    spec = {"targetAgent": "bot", "fixtures": ["a"], "fixture": "b", "nothing": 1}
+    assert _told({**EVAL_DATA, "spec": spec}) == [
+        (("spec", "fixture"), "unknown field 'fixture' (did you mean 'fixtures'?)"),
+        (
+            ("spec", "nothing"),
+            "unknown field 'nothing'; expected one of: execution, fixtureSelector, fixtures, "
+            "judge, playground, schedule, scoring, simulatedUser, targetAgent, visibility",
+        ),
+    ]

@@ -125,6 +125,12 @@ def _message(errors: list[dict[str, Any]], loc: PathKey, model: type[BaseModel],
     value = first.get("input")
     if kind == "extra_forbidden":
         name = str(loc[-1]) if loc else "?"
+        home = _block_holding(model, loc, data)
+        if home is not None:
+            return (
+                f"unknown field {name!r} here: it belongs in the `{home}` block "
+                f"({render_path((*loc[:-1], home, name))})"
+            )
         siblings = siblings_of(model, loc, data)
         hint = did_you_mean(name, siblings)
         if not hint and siblings:
@@ -193,7 +199,41 @@ def _expectation(message: str) -> str:
 
 
 def siblings_of(model: type[BaseModel], loc: PathKey, data: Any) -> list[str]:
-    """Valid field names at the level of `loc`'s last part, for did-you-mean.
+    """Valid field names at the level of `loc`'s last part, for did-you-mean."""
+    chosen = _model_at(model, loc, data)
+    return [] if chosen is None else [f.alias or n for n, f in chosen.model_fields.items()]
+
+
+def _block_holding(model: type[BaseModel], loc: PathKey, data: Any) -> str | None:
+    """The field at the level of `loc`'s last part that holds one object (a block, not a
+    list or mapping) of which that last part is a field: `execution` for `repsPerFixture`
+    written beside it under `spec`. None when no block has it."""
+    if not loc:
+        return None
+    chosen = _model_at(model, loc, data)
+    if chosen is None:
+        return None
+    for name, field_info in chosen.model_fields.items():
+        block = _block_model(field_info.annotation)
+        if block is not None and loc[-1] in {f.alias or n for n, f in block.model_fields.items()}:
+            return field_info.alias or name
+    return None
+
+
+def _block_model(annotation: object) -> type[BaseModel] | None:
+    """The model a field holds one object of (`ExecutionConfig`, maybe optional); None for a
+    list, a mapping, a union of several models or a plain value."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    union = typing.get_origin(annotation) is typing.Union or isinstance(annotation, types.UnionType)
+    if not union:
+        return None
+    args = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
+    return _block_model(args[0]) if len(args) == 1 else None
+
+
+def _model_at(model: type[BaseModel], loc: PathKey, data: Any) -> type[BaseModel] | None:
+    """The model of the object `loc`'s last part is in.
 
     Walks the models along the path; where a field holds a union of models (assertions), the
     one whose `type` literal matches the document's `type` is taken.
@@ -211,10 +251,7 @@ def siblings_of(model: type[BaseModel], loc: PathKey, data: Any) -> list[str]:
         field_info = next((f for n, f in fields if (f.alias or n) == part), None)
         candidates = _models_in(field_info.annotation) if field_info is not None else []
         keyed = field_info is not None and _keyed(field_info.annotation)
-    chosen = _pick(candidates, data)
-    if chosen is None:
-        return []
-    return [f.alias or n for n, f in chosen.model_fields.items()]
+    return _pick(candidates, data)
 
 
 def _child(data: Any, part: str | int) -> Any:
