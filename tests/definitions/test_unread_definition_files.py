@@ -1,7 +1,8 @@
 """Files under a root that evalward does not read as definitions are refused, never passed
 over: a symbolic link to a folder whose files no root holds (git keeps the link, not those
-files), and a file named `*.YAML` or `*.YML` that holds a document of evalward's. The same
-on the working tree (`evalward validate`, `evalward run`) and on a commit (the action)."""
+files), a file named `*.YAML` or `*.YML` that holds a document of evalward's, and a document
+whose `apiVersion` or `kind` is written in other case. The same on the working tree
+(`evalward validate`, `evalward run`) and on a commit (the action)."""
 
 from __future__ import annotations
 
@@ -120,3 +121,37 @@ def test_a_yaml_file_named_in_upper_case_is_refused_when_it_is_evalwards(
         "in lower case; rename it to 'Planted.yaml'"
     ) in done.stderr
     assert "Other.YML" not in done.stderr
+
+
+def test_apiversion_and_kind_written_in_other_case_are_told_their_spelling(
+    repo: GitRepo, github: FakeGitHub
+) -> None:
+    """A document whose `apiVersion` or `kind` is written in other case: with both, no file
+    under `agents` was evalward's and the fixture's agent was not defined; with one, the
+    other was said to be missing."""
+    _with_roots(repo, github)
+    agent = (repo.path / "agents" / "math-tutor.yaml").read_text()
+    repo.commit(
+        "keys in other case",
+        {
+            "agents/support-bot.yaml": (repo.path / "agents" / "support-bot.yaml")
+            .read_text()
+            .replace("apiVersion:", "apiversion:")
+            .replace("kind: Agent", "Kind: Agent"),
+            "agents/math-tutor.yaml": agent.replace("apiVersion:", "APIVERSION:", 1),
+        },
+    )
+
+    done = evalward("validate", cwd=repo.path)
+
+    assert done.returncode == 2, done.stdout + done.stderr
+    said = done.stderr.splitlines()
+    assert said[1:4] == [
+        "evalward:   agents/math-tutor.yaml:1:1: APIVERSION: unknown field 'APIVERSION' (did "
+        "you mean 'apiVersion'?): keys are case-sensitive",
+        "evalward:   agents/support-bot.yaml:1:1: apiversion: unknown field 'apiversion' (did "
+        "you mean 'apiVersion'?): keys are case-sensitive",
+        "evalward:   agents/support-bot.yaml:2:1: Kind: unknown field 'Kind' (did you mean "
+        "'kind'?): keys are case-sensitive",
+    ]
+    assert "holds no evalward resource" not in done.stderr

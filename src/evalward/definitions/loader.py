@@ -385,6 +385,8 @@ class _Run:
         data = document.data
         if not isinstance(data, dict):
             return False
+        if slips := _case_slips(data):
+            return self._refuse_slips(document, index, rel, slips)
         version = data.get("apiVersion")
         kind = data.get("kind")
         ours = isinstance(version, str) and version.startswith("evalward.dev/")
@@ -415,6 +417,24 @@ class _Run:
             if agentv.unnamed_suite(data, rel):
                 self.problem(rel, index, document.start_line, ("tests",), UNNAMED, warning=True)
         return False
+
+    def _refuse_slips(
+        self, document: Document, index: int, rel: str, slips: dict[str, str]
+    ) -> bool:
+        """A document with `apiVersion` or `kind` written in other case (`apiversion:`,
+        `Kind:`, `slips`: each key as written, and as it is spelt): when spelt right it would
+        be evalward's, each key is refused with its spelling; else it is not ours."""
+        spelt = {slips.get(key, key): value for key, value in document.data.items()}
+        if not _declares_ours(spelt):
+            return False
+        told = len(self.problems)
+        for written, key in slips.items():
+            message = (
+                f"unknown field {written!r}{did_you_mean(written, [key])}: keys are case-sensitive"
+            )
+            self.problem(rel, index, document.start_line, (written,), message)
+        self.result.note_not_loaded(spelt, rel, self.problems[told:])
+        return True
 
     def _validate(self, document: Document, index: int, rel: str) -> BaseModel | None:
         data = document.data
@@ -573,6 +593,19 @@ def _beyond_bounds(sizes: dict[str, int], where: str) -> Problem | None:
     return Problem(CONFIG_FILE, None, None, "roots", why)
 
 
+def _case_slips(data: dict[Any, Any]) -> dict[str, str]:
+    """Each key of a document that is `apiVersion` or `kind` in other case, where the key
+    itself is missing, with the key it means."""
+    slips: dict[str, str] = {}
+    for key in ("apiVersion", "kind"):
+        if key in data:
+            continue
+        written = next((k for k in data if isinstance(k, str) and k.lower() == key.lower()), None)
+        if written is not None:
+            slips[written] = key
+    return slips
+
+
 def _declares_ours(data: object) -> bool:
     """Whether a document says it is evalward's: by its `apiVersion` or its `kind`."""
     if not isinstance(data, dict):
@@ -584,10 +617,12 @@ def _declares_ours(data: object) -> bool:
 
 
 def _maybe_ours(text: str) -> bool:
-    """A cheap look at a file's text before parsing it: could a document in it be ours?"""
-    return any(
-        word in text for word in ("apiVersion", "kind", "evalcases:", "eval_cases:", "tests:")
-    )
+    """A cheap look at a file's text before parsing it: could a document in it be ours? In
+    any case: a key in other case (`apiversion:`) is told (`_case_slips`), not passed over."""
+    if any(word in text for word in ("apiVersion", "kind", "evalcases:", "eval_cases:", "tests:")):
+        return True
+    lowered = text.lower()
+    return "apiversion" in lowered or "kind" in lowered
 
 
 def _unsupported_version(version: object, kind: str | None) -> str:

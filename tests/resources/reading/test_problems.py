@@ -53,6 +53,11 @@ def test_the_nearest_name_is_suggested_only_when_it_is_near() -> None:
     assert did_you_mean("zzz", names) == ""
 
 
+def test_a_name_in_other_case_is_suggested_however_far_difflib_finds_it() -> None:
+    assert did_you_mean("APIVERSION", ["apiVersion"]) == " (did you mean 'apiVersion'?)"
+    assert did_you_mean("Kind", ["kind", "kinds"]) == " (did you mean 'kind'?)"
+
+
 def _told(data: dict[str, object]) -> list[tuple[PathKey, str]]:
     with pytest.raises(ValidationError) as raised:
         Eval.model_validate(data)

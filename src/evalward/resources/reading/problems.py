@@ -22,7 +22,11 @@ from evalward.resources.reading.yamlsource import Document, PathKey
 
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str:
-    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    """The nearest of `candidates` to `word`, as a hint; one that differs only in case first
+    (`APIVERSION`, which difflib, comparing case, finds far from `apiVersion`)."""
+    listed = list(candidates)
+    close = [c for c in listed if c.lower() == word.lower() and c != word]
+    close = close or difflib.get_close_matches(word, listed, n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
