@@ -85,7 +85,7 @@ def test_a_name_that_cannot_be_shown_is_shown_escaped_in_the_problems_it_has(
 
     assert run.returncode == 2, run.stdout + run.stderr
     assert '"evals/caf\\xe9\\n\\u202e.yaml":' in run.stderr
-    assert "duplicate EvalFixture 'greeting': also defined at \"evals/a\\nb.yaml\":1" in run.stderr
+    assert "duplicate EvalFixture 'greeting': also defined at \"evals/a\\nb.yaml\":4" in run.stderr
     body = comment(github)
     assert "this pull request's resources do not load" in body
     assert "caf\\\\xe9" in body and "\u202e" not in body

@@ -533,10 +533,19 @@ class _Run:
                 located.line,
                 (*at, "id") if at else ("metadata", "name"),
                 f"duplicate {resource.kind} {name!r}: also defined at "
-                f"{printable(first.file)}:{first.line}",
+                f"{printable(first.file)}:{self._name_line(first)}",
             )
             return
         table[name] = located
+
+    def _name_line(self, located: Located[Any]) -> int:
+        """The line of a resource's `metadata.name`, where a duplicate of it is pointed to;
+        its own line for an AgentV test (its `id`'s line already) or one of a file this
+        load did not parse (an unchanged file `load_changed_resources` keeps)."""
+        if located.file in self.result.agentv_files or located.file not in self._texts:
+            return located.line
+        document = self.marked(located.file, located.document)
+        return document.locate(("metadata", "name"))[0] if document is not None else located.line
 
     def located_field(
         self,

@@ -538,12 +538,12 @@ CASES: list[tuple[str, dict[str, str], str | tuple[str, ...]]] = [
     (
         "duplicate-fixture",
         {"a.yaml": AGENT, "f.yaml": FIXTURE, "g.yaml": FIXTURE},
-        "g.yaml:4:3: metadata.name: duplicate EvalFixture 'fx': also defined at f.yaml:1",
+        "g.yaml:4:3: metadata.name: duplicate EvalFixture 'fx': also defined at f.yaml:4",
     ),
     (
         "duplicate-in-one-file",
         {"a.yaml": AGENT + "---\n" + AGENT},
-        "a.yaml:9:12: metadata.name: duplicate Agent 'bot': also defined at a.yaml:1",
+        "a.yaml:9:12: metadata.name: duplicate Agent 'bot': also defined at a.yaml:3",
     ),
     (
         "calibration-missing-examples",
