@@ -9,6 +9,8 @@ command run in a long-lived process (the tests) never freezes what it built.
 
 The command tells the host the variables the providers read keys from (`note_key_envs`), so
 that the top-level error handler, which runs after the command unwound, still redacts them.
+The redactor it makes (`redactor`) also hides them in every text evalward cuts short from
+then on (`text/cuts.py`), before the cut.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from evalward.security import Redactor
+from evalward.text.cuts import hide_before_cuts
 
 YOUNG_COLLECTION_EVERY = 10_000
 """Objects made (net) between two collections of the youngest generation once the run is
@@ -62,8 +65,11 @@ class Host:
         self.key_envs.update(names)
 
     def redactor(self) -> Redactor:
-        """Every secret of the environment, and the keys noted so far."""
-        return Redactor.from_env(self.env, self.key_envs)
+        """Every secret of the environment, and the keys noted so far; lent to every cut of a
+        text from outside from now on, which hides them before it cuts (`text/cuts.py`)."""
+        redact = Redactor.from_env(self.env, self.key_envs)
+        hide_before_cuts(redact)
+        return redact
 
 
 def _freeze_survivors(phase: str, info: Mapping[str, int]) -> None:

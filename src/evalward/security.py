@@ -16,12 +16,16 @@ encoded in base64 and base64url (with or without padding, alone or inside a long
 hex (lower and upper case) and percent-encoding (`quote`, `quote_plus`, upper or lower hex
 digits) — each of those escaped once more; and in a text holding a zero-width space, with one
 between any two of its characters, as markdown's escapes put one where the text before the
-secret decides (`GH` before `-7342…`); and where a text was cut short (it then ends `…`),
-the start of any form the cut fell in, from its first `CUT_SHOWN` characters, and where a
-text goes on after a cut (`…` then its last lines), the end of any form that cut fell in.
+secret decides (`GH` before `-7342…`).
+
+What a cut shows of a secret is no form of it: where evalward cuts a text from outside short,
+the secrets are hidden before the cut (`text/cuts.py`, lent this redactor by the entry point),
+never looked for after it. Starring whatever stands before a cut's `…` and starts a secret
+would tell a pull request's agent that wrote a guess and `…` of its own whether the guess is
+right: redaction says only whether a whole form of a secret is there.
 Not covered: encodings of an encoding (base64 of hex), other character sets than UTF-8,
-base64 wrapped over lines, a cut that writes no `…` beside it, and a secret shorter than
-`_MIN_SECRET_LENGTH` (too likely to be ordinary text).
+base64 wrapped over lines, and a secret shorter than `_MIN_SECRET_LENGTH` (too likely to be
+ordinary text).
 """
 
 from __future__ import annotations
@@ -54,17 +58,6 @@ action/settings.py: `fail`, `skip`). Taken for a secret, the word would be starr
 it stands in what evalward writes (`ignore` in "is *** by git"), and a mistyped value in the
 message that refuses it ("got '***'")."""
 _MIN_SECRET_LENGTH = 6
-CUT_MARKS = ("…", "\\u2026")
-"""What a text cut short ends with (`text/escaping.py`, and every other cut of a text from
-outside), as written and as JSON in ASCII writes it."""
-CUT_SHOWN = 4
-"""The fewest characters of a form cut short that redaction looks for before a cut mark:
-fewer tell next to nothing of a secret, and would star ordinary words."""
-_CUT_BREAKS = ("\n", "\\n", "%0A")
-"""What may stand between a cut text and its mark: a line break, as written, in JSON and in
-a workflow command."""
-_CUT_AFTER = 16
-"""Characters past a form's end a cut's mark and its line break may take."""
 REDACTED = "***"
 _STREAM_BATCH = 64 * 1024
 
@@ -86,9 +79,8 @@ class Redactor:
         values = {s for s in _pieces(secrets) if len(s) >= _MIN_SECRET_LENGTH}
         self._forms = {form for s in values for form in _forms(s)}
         self._pattern = re.compile(_trie_pattern(self._forms)) if self._forms else None
-        # a zero-width space may stand between two characters of a form (`_read_through`),
-        # and a cut one is followed by its mark (`_cut_spans`)
-        self._longest = max((2 * len(form) + _CUT_AFTER for form in self._forms), default=0)
+        # a zero-width space may stand between two characters of a form (`_read_through`)
+        self._longest = max((2 * len(form) for form in self._forms), default=0)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], key_envs: Iterable[str] = ()) -> Redactor:
@@ -100,64 +92,11 @@ class Redactor:
     def __call__(self, text: str) -> str:
         if self._pattern is None:
             return text
-        if not any(mark in text for mark in CUT_MARKS):
-            return self._pattern_for(text).sub(REDACTED, text)
-        out: list[str] = []
-        position = 0
-        for start, end in self._spans(text):
-            out += (text[position:start], REDACTED)
-            position = end
-        out.append(text[position:])
-        return "".join(out)
+        return self._pattern_for(text).sub(REDACTED, text)
 
-    def _spans(self, text: str) -> list[tuple[int, int]]:
-        """Where `text` holds a form of a secret (`_pattern_for`) or the start of one cut
-        short (`_cut_spans`), in order, those that overlap joined."""
-        found = [match.span() for match in self._pattern_for(text).finditer(text)]
-        if any(mark in text for mark in CUT_MARKS):
-            found = sorted(found + self._cut_spans(text))
-        joined: list[tuple[int, int]] = []
-        for start, end in found:
-            if joined and start < joined[-1][1]:
-                joined[-1] = (joined[-1][0], max(end, joined[-1][1]))
-            else:
-                joined.append((start, end))
-        return joined
-
-    def _cut_spans(self, text: str) -> list[tuple[int, int]]:
-        """Each part of a form (at least `CUT_SHOWN` characters of it) beside a cut mark, read
-        through zero-width spaces (`_read_through`): a text cut short ends `…` (`\\u2026` in
-        JSON), and the start of a secret the cut fell in stands before the mark, written as
-        no form of it; a text cut to its first and last lines shows after the mark the end
-        of a secret the second cut fell in."""
-        spans = []
-        window = self._longest
-        for mark in CUT_MARKS:
-            at = text.find(mark)
-            while at != -1:
-                end = at
-                for line_break in _CUT_BREAKS:  # a block is cut "\n… [truncated]"
-                    if text.endswith(line_break, 0, at):
-                        end = at - len(line_break)
-                        break
-                if shown := _cut_part(text[max(0, end - window) : end][::-1], self._starts):
-                    spans.append((end - shown, end))
-                begin = at + len(mark)
-                if shown := _cut_part(text[begin : begin + window], self._ends):
-                    spans.append((begin, begin + shown))
-                at = text.find(mark, at + len(mark))
-        return spans
-
-    @cached_property
-    def _starts(self) -> dict[str, set[str]]:
-        """Every start of a form, written backwards (`_cut_spans` reads back from a mark),
-        by `_cut_pieces`. Made on the first text that has a cut mark."""
-        return _cut_pieces(form.replace(ZERO_WIDTH, "")[::-1] for form in self._forms)
-
-    @cached_property
-    def _ends(self) -> dict[str, set[str]]:
-        """Every end of a form, by `_cut_pieces`: what `_cut_spans` reads on from a mark."""
-        return _cut_pieces(form.replace(ZERO_WIDTH, "") for form in self._forms)
+    def _spans(self, text: str) -> Iterator[tuple[int, int]]:
+        """Where `text` holds a form of a secret (`_pattern_for`), in order."""
+        return (match.span() for match in self._pattern_for(text).finditer(text))
 
     def _pattern_for(self, text: str) -> re.Pattern[str]:
         """The forms as they are, or, in a text that holds a zero-width space, read through
@@ -320,26 +259,3 @@ def _forms(secret: str) -> set[str]:
     escaped = once | {escape(form) for form in once for escape in escapes}
     encoded = _encodings(secret)
     return escaped | encoded | {escape(form) for form in encoded for escape in escapes}
-
-
-def _cut_pieces(forms: Iterable[str]) -> dict[str, set[str]]:
-    """Every end of each of `forms`, from `CUT_SHOWN` characters to all but its first, by its
-    first `CUT_SHOWN` characters."""
-    pieces: dict[str, set[str]] = {}
-    for form in set(forms):
-        for length in range(CUT_SHOWN, len(form)):
-            pieces.setdefault(form[-length:][:CUT_SHOWN], set()).add(form[-length:])
-    return pieces
-
-
-def _cut_part(text: str, pieces: dict[str, set[str]]) -> int:
-    """How many characters `text` starts with that are the longest of `pieces` (0: none),
-    read through zero-width spaces: the part of a form cut off at its other end. Before a
-    cut mark the text and the pieces are both written backwards."""
-    kept = text.replace(ZERO_WIDTH, "")
-    shown = max((len(p) for p in pieces.get(kept[:CUT_SHOWN], ()) if kept.startswith(p)), default=0)
-    end = 0
-    while shown:  # on over `shown` characters, and the spaces among them
-        shown -= text[end] != ZERO_WIDTH
-        end += 1
-    return end

@@ -505,7 +505,7 @@ def test_a_secret_a_cut_falls_in_is_redacted_everywhere(
     assert run.returncode == 1, run.stderr
     assert model.requests_mentioning("EVALWARD-DATA"), "the judge never ran"
     written = everything_written(run, github)
-    assert "w w ***…" in written["comment 0"], "the cut quote is shown, its secret starred"
+    assert "w w *** and" in written["comment 0"], "the cut quote is shown, its secret starred"
     assert not (leaks := leaked(written)), f"a part of the key leaks into {sorted(leaks)}"
 
 
@@ -515,7 +515,7 @@ def test_a_secret_junit_xml_s_cut_falls_in_is_redacted(
     """junit.xml's failure message is the run's message cut at 500 characters, and it was
     cut with no mark: a judge's summary that put the key across the cut wrote its first 20
     characters, `sk-proj-A1b2C3d4E5f6`, in the file, a form redaction does not look for
-    without a `…` after it. The cut ends `…`, and what it shows of the key is starred."""
+    without a `…` after it. The key is starred in the whole message before it is cut."""
     base, head = judged_greeting(repo, github)
     said = "w " * 224 + CUT_KEY + " and more words after it" * 3  # the key from character 480
     judge_and_agent_say(model, said)
@@ -530,7 +530,7 @@ def test_a_secret_junit_xml_s_cut_falls_in_is_redacted(
 
     assert run.returncode == 1, run.stderr
     written = everything_written(run, github)
-    assert "w w ***…" in written["junit.xml"], "the cut message is shown, its secret starred"
+    assert "w w *** and" in written["junit.xml"], "the cut message is shown, its secret starred"
     assert not (leaks := leaked(written)), f"a part of the key leaks into {sorted(leaks)}"
 
 
@@ -540,8 +540,8 @@ def test_a_secret_a_regex_s_shown_match_is_cut_in_is_redacted(
     """A regex assertion that matches says what it matched, cut at 80 characters, and it
     was cut with no mark: a pattern of the pull request's own (`Hello.*`) that matched up
     to a key the agent wrote showed the key's first 13 characters in every report, a form
-    redaction does not look for without a `…` after it. The cut ends `…`, and what it
-    shows of the key is starred."""
+    redaction does not look for without a `…` after it. The key is starred in the whole
+    match before it is cut."""
     base, _ = make_pr(repo, github)
     matched = (repo.path / "evals/fixtures/greeting.yaml").read_text() + (
         '    - { type: regex, pattern: "Hello.*" }\n'
@@ -555,7 +555,7 @@ def test_a_secret_a_regex_s_shown_match_is_cut_in_is_redacted(
 
     written = everything_written(run, github)
     shown = json.loads(written["results.json"])["fixtures"]
-    assert "w w ***…'" in json.dumps(shown, ensure_ascii=False), "the match, its key starred"
+    assert "w w *** and" in json.dumps(shown, ensure_ascii=False), "the match, its key starred"
     assert not (leaks := leaked(written)), f"a part of the key leaks into {sorted(leaks)}"
 
 
@@ -565,9 +565,8 @@ def test_a_secret_a_cut_of_the_judge_s_verdict_falls_in_is_redacted(
     """The judge's verdict is capped as it is stored: its summary at 3 KB and its advice at
     1 KB (cut with ` … [truncated]`, a space before the mark), a violation's rule at 200
     characters and its quote at 500 (cut with no mark). A verdict that put the key across
-    each cut wrote its first 16 to 20 characters in results.json and report.html, forms
-    redaction looks for only right before a cut's mark. Each cut ends `…`, and what it shows
-    of the key is starred."""
+    each cut wrote its first 16 to 20 characters in results.json and report.html, which
+    no form of the key matches. The key is starred in each whole text before it is cut."""
     base, head = judged_greeting(repo, github)
     tail = " and more words after it"
     verdict = {
@@ -619,9 +618,9 @@ def test_a_secret_a_cut_of_a_scorer_s_words_falls_in_is_redacted(
     """A script scorer's words are cut as its failure's reason: its stderr to its first
     and last 300 characters (` … ` between them), its stdout at 500 characters (no mark).
     A scorer of the pull request's own that printed the key the agent said across a cut
-    wrote the key's first (or last) 20 characters in every report, forms redaction looks
-    for only right before a cut's mark. Each cut is marked `…` right where it falls, and
-    what a cut shows of the key, on either side of its mark, is starred."""
+    wrote the key's first (or last) 20 characters in every report, which no form of the
+    key matches. The key is starred in the whole of its words before either
+    cut."""
     base, _ = make_pr(repo, github)
     scored = (repo.path / "evals/fixtures/greeting.yaml").read_text() + (
         "    - { type: code, language: python, protocol: script, file: scorers/says.py }\n"
@@ -668,7 +667,7 @@ def test_a_secret_a_cut_of_an_agent_s_broken_line_falls_in_is_redacted(
     """A line of an agent's that is no trace event is shown in the run's error cut at 120
     characters, and it was cut with no mark: an agent that printed the key its model said
     across the cut wrote the key's first 22 characters in every report. The cut ends `…`,
-    and what it shows of the key is starred."""
+    and the key is starred in the whole line before it is cut."""
     python, isolation = agent_python()
     suite = one_agent_suite(
         "teller",

@@ -213,5 +213,5 @@ class StatusRun:
 
 
 def _cut(text: str, limit: int) -> str:
-    text = utf8.writable(text)  # a lone surrogate cannot be written: U+FFFD, as everywhere
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    # a lone surrogate cannot be written: U+FFFD, as everywhere
+    return utf8.cap_chars(utf8.writable(text), limit)

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from evalward.errors import ProviderError
+from evalward.text.utf8 import cap_chars
 
 T = TypeVar("T")
 
@@ -32,7 +33,7 @@ def shown(value: object) -> str:
         text = json.dumps(value, ensure_ascii=False, default=repr)
     except (TypeError, ValueError):
         text = repr(value)
-    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 1] + "…"
+    return cap_chars(text, SHOWN_CHARS)
 
 
 class WireReader:

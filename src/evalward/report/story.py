@@ -40,6 +40,7 @@ from evalward.rundata.sequential_record import FIXTURE_TEST, POOLED_TEST, Fixtur
 from evalward.rundata.spool import TraceSource
 from evalward.rundata.trace import Step, StepType, Trace
 from evalward.text.numbers import delta_text, seconds_text
+from evalward.text.utf8 import cap_chars
 from evalward.verdict.compare import EvalComparison, FixtureComparison
 
 Piece = tuple[str, bool]
@@ -359,7 +360,7 @@ def _violation(run: FixtureResult) -> tuple[tuple[Piece, ...], int | None] | Non
     where = f"step {chosen.evidence_step}" if chosen.evidence_step is not None else "no step"
     text = f"judge: {where} · {chosen.severity} · {chosen.rule}"
     if chosen.quote:
-        quote = chosen.quote if len(chosen.quote) <= QUOTE_LIMIT else chosen.quote[:119] + "…"
+        quote = cap_chars(chosen.quote, QUOTE_LIMIT)
         text += f" — “{quote}”"
     if not chosen.supported:
         text += " (unsupported by the trace)"

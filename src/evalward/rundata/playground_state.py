@@ -19,6 +19,8 @@ from pydantic import Field
 
 from evalward.rundata.record_model import RecordModel
 from evalward.text import line_diff
+from evalward.text.cuts import hidden
+from evalward.text.utf8 import cap_chars
 
 RECORD_LIMIT = 16 * 1024
 """Characters of the final state a run record keeps, like the agent's output."""
@@ -163,9 +165,7 @@ def _hunk(
                 said = [("-", line) for line in was[i1:i2]] + [("+", line) for line in now[j1:j2]]
             for op, line in said:
                 text = indent + line
-                if len(text) > CHANGE_LINE_LIMIT:
-                    text = text[:CHANGE_LINE_LIMIT] + "…"
-                lines.append([op, text])
+                lines.append([op, cap_chars(text, CHANGE_LINE_LIMIT + 1)])
 
 
 def _inner(text: str) -> list[str]:
@@ -493,4 +493,4 @@ def bounded_json(
     the text of a kept document's record, once made, is made again by no later run
     (`KeptPairs.made_past`)."""
     text, over = _made_past(_chunks(value), limit) if kept is None else kept.made_past(value, limit)
-    return (text[:limit] + "\n…", True) if over else (text, False)
+    return (hidden(text)[:limit] + "\n…", True) if over else (text, False)

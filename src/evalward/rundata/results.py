@@ -17,6 +17,7 @@ from evalward.rundata.record_model import RecordModel
 from evalward.rundata.sequential_record import SequentialRecord
 from evalward.rundata.trace import Trace, Usage
 from evalward.text import utf8
+from evalward.text.cuts import hidden
 
 OUTPUT_CAP_BYTES = 8 * 1024
 """Seed 003: output captured per fixture is capped at 8 KiB in the status."""
@@ -488,7 +489,9 @@ def cap_output(text: str, limit: int = OUTPUT_CAP_BYTES) -> str:
     """An agent's answer as a fixture's result keeps it: its first `limit` bytes of UTF-8,
     a lone surrogate (which no entry point should have let through) written as U+FFFD."""
     text = utf8.writable(text)
-    raw = text.encode("utf-8")
-    if len(raw) <= limit:
+    if len(text.encode("utf-8")) <= limit:
         return text
+    raw = hidden(text).encode("utf-8")
+    if len(raw) <= limit:
+        return raw.decode("utf-8")
     return raw[:limit].decode("utf-8", errors="ignore") + "\n… [truncated]"

@@ -117,7 +117,7 @@ def _listing(calls: list[str]) -> str:
 
 def _short(value: Any, limit: int = 80) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+    return repr(cap_chars(text, limit))
 
 
 # --- tool calls ----------------------------------------------------------------------------

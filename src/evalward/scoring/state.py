@@ -33,6 +33,7 @@ from evalward.rundata.playground_state import (
 from evalward.rundata.results import Status
 from evalward.scoring.assertions import REGEX_TIMEOUT_SECONDS, CheckOutcome, pass_or_fail
 from evalward.text import jsontext
+from evalward.text.utf8 import cap_chars
 
 MAX_LISTED = 5
 
@@ -156,7 +157,7 @@ def shown(value: Any, limit: int = 120) -> str:
     if value is _MISSING:
         return "nothing (the path is not there)"
     text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return cap_chars(text, limit)
 
 
 def _listing(paths: list[tuple[str, ...]]) -> str:

@@ -41,6 +41,7 @@ from functools import cache
 from itertools import chain
 
 from evalward.errors import printable as printable
+from evalward.text.cuts import hidden
 
 UNSHOWABLE = "backslashreplace"
 """How a character UTF-8 cannot hold is written: a file name's byte that is not UTF-8 (a
@@ -159,7 +160,11 @@ def reveal_controls(text: str) -> str:
 
 
 def _one_line(text: object, limit: int) -> str:
+    """`text` on one line in at most `limit` characters, its secrets hidden before a cut
+    (`cuts.hidden`)."""
     value = " ".join(str(text).split())
+    if len(value) > limit:
+        value = " ".join(hidden(value).split())
     return value[: limit - 1] + "…" if len(value) > limit else value
 
 
@@ -209,7 +214,11 @@ def terminal_block(text: object, limit: int = 4000) -> str:
 
 
 def _cut(text: object, limit: int) -> str:
+    """`text` in at most `limit` characters and a line that says it was cut, its secrets
+    hidden before the cut (`cuts.hidden`)."""
     value = str(text)
+    if len(value) > limit:
+        value = hidden(value)
     return value[:limit] + "\n… [truncated]" if len(value) > limit else value
 
 

@@ -62,6 +62,7 @@ from evalward.rundata.pairwise_record import (
 )
 from evalward.rundata.sides import Side
 from evalward.text.numbers import bound_text
+from evalward.text.utf8 import cap_chars
 from evalward.verdict.sequential import Settled, Sprt
 
 ABOUT_AS_LONG = 0.1
@@ -300,7 +301,7 @@ def cited(pairs: Sequence[PairRecord]) -> str:
 
 def _quote(step: CitedStep) -> str:
     quote = " ".join(step.quote.split())
-    quote = quote if len(quote) <= 120 else quote[:117] + "…"
+    quote = cap_chars(quote, 118)
     return f"{step.side} step {step.step} “{quote}”"
 
 

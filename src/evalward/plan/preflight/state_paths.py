@@ -28,6 +28,7 @@ from evalward.resources.checks.state_assertions import (
 from evalward.resources.reading.problems import did_you_mean
 from evalward.resources.reading.yamlsource import PathKey
 from evalward.runtime.playground.sqlite_seed import parse_yaml
+from evalward.text.utf8 import cap_chars
 
 LISTED_NAMES = 8
 """Names listed when none is close to the one a path gives."""
@@ -106,7 +107,7 @@ def _held(path: str, state: Any, told: str = "the provisioned state") -> str | N
             return None
         else:
             shown = json.dumps(node, ensure_ascii=False, default=str)
-            shown = shown if len(shown) <= 40 else shown[:39] + "…"
+            shown = cap_chars(shown, 40)
             return f"{told} holds {shown} at {'.'.join(walked)!r}, which has no key {parts[0]!r}"
     return None
 

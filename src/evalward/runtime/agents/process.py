@@ -26,6 +26,7 @@ from evalward.files.inside import program_path
 from evalward.runtime.isolation.agent_users import AgentUser
 from evalward.runtime.isolation.sandbox import Sandbox
 from evalward.security import looks_secret
+from evalward.text.cuts import hidden
 
 BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "SYSTEMROOT")
 """Always passed through. Anything else (API keys included) only when listed in `env`."""
@@ -232,7 +233,7 @@ async def kill_group(
 
 def tail(data: bytes, limit: int = 4000) -> str:
     text = data.decode("utf-8", errors="replace")
-    return text if len(text) <= limit else "…" + text[-limit:]
+    return text if len(text) <= limit else "…" + hidden(text)[-limit:]
 
 
 async def last_stderr_line(stderr: asyncio.Task[bytes], grace: float) -> str:

@@ -14,6 +14,7 @@ from evalward.rundata.trace import ModelCall, Usage
 from evalward.runtime.proxy.grants import Grant
 from evalward.runtime.proxy.wire.base import Api
 from evalward.runtime.proxy.wire.problems import WireProblem, error_body
+from evalward.text.utf8 import cap_chars
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -49,8 +50,9 @@ def answer_json(
 
 
 def clipped(text: str, limit: int) -> str:
-    """`text`, cut to `limit` characters and an ellipsis when it is longer."""
-    return text if len(text) <= limit else text[:limit] + "…"
+    """`text`, cut to `limit` characters and an ellipsis when it is longer, its secrets
+    hidden before the cut (`cap_chars`)."""
+    return cap_chars(text, limit + 1)
 
 
 def problem(api: Api, kind: WireProblem, message: str) -> web.Response:

@@ -26,6 +26,7 @@ from evalward.resources.checks.code_scorer import CodeAssertion
 from evalward.rundata.results import Status
 from evalward.scoring.judges.panel import JudgeOutcome
 from evalward.text import jsontext
+from evalward.text.cuts import hidden
 from evalward.text.numbers import side_text
 from evalward.text.utf8 import cap_chars
 
@@ -174,7 +175,7 @@ def _failed_exit(out: str, err: str, code: int) -> JudgeOutcome:
             "verdict with exit code 0, an exit-code grader prints no JSON verdict"
         )
     if err.strip():
-        said = err.strip()
+        said = hidden(err.strip())  # before either cut
         said = said if len(said) <= 600 else f"{said[:300]}… …{said[-300:]}"
         return error_verdict(f"the script failed (exit code {code}): {said}")
     return _decided(False, 0.0, cap_chars(out, 500) or f"the script exited {code}")

@@ -35,6 +35,7 @@ from evalward.providers.registry import Providers
 from evalward.rundata.results import JudgeVerdict, Violation
 from evalward.rundata.trace import Step, StepType, Trace
 from evalward.text import jsontext
+from evalward.text.cuts import hidden
 from evalward.text.utf8 import cap_chars
 
 JUDGE_TIMEOUT_SECONDS = 60.0
@@ -248,6 +249,10 @@ async def ask_with_repair(
 
 
 def _cap_chars(text: str, limit: int) -> str:
+    """`text` in `limit` characters and how many more were cut, its secrets hidden first."""
+    if len(text) <= limit:
+        return text
+    text = hidden(text)
     return text if len(text) <= limit else text[:limit] + f" … [{len(text) - limit} chars cut]"
 
 
@@ -365,8 +370,10 @@ def unsupported_reason(trace: Trace, step: int, quote: str, whole: str) -> str:
 def cap_bytes(text: str, limit: int) -> str:
     """`text` in at most `limit` bytes of UTF-8, its cut marked `…` right where it falls:
     redaction finds the start of a secret a cut shows only right before its mark."""
-    raw = text.encode("utf-8")
-    if len(raw) <= limit:
+    if len(text.encode("utf-8")) <= limit:
         return text
+    raw = hidden(text).encode("utf-8")
+    if len(raw) <= limit:
+        return raw.decode("utf-8")
     marker = "… [truncated]"
     return raw[: limit - len(marker.encode())].decode("utf-8", errors="ignore") + marker
