@@ -8,7 +8,10 @@ The secrets are the values of the environment variables evalward knows to hold o
   input whose name says it is secret, and `GITHUB_TOKEN` (not `on-missing-secrets`, whose value
   is one of a few words: `NEVER_SECRET`);
 - every variable the provider settings name as a key (`apiKeyEnv` in evalward.yaml, or the
-  defaults `OPENAI_API_KEY` and `ANTHROPIC_API_KEY`), whatever it is called.
+  defaults `OPENAI_API_KEY` and `ANTHROPIC_API_KEY`), whatever it is called;
+- the login of every URL in any variable (`HTTPS_PROXY=http://user:password@proxy`,
+  `UV_EXTRA_INDEX_URL=https://__token__:TOKEN@host/simple`): `user:password` and the
+  password alone, as written and percent-decoded (`logins`).
 
 A secret is redacted in each form it can take on its way out (`_forms`): as it is; escaped
 for JSON, HTML/XML, GitHub markdown, the terminal and workflow commands, once or twice; and
@@ -58,6 +61,9 @@ action/settings.py: `fail`, `skip`). Taken for a secret, the word would be starr
 it stands in what evalward writes (`ignore` in "is *** by git"), and a mistyped value in the
 message that refuses it ("got '***'")."""
 _MIN_SECRET_LENGTH = 6
+_URL_LOGIN = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://([^/?#\s]*)@")
+"""A URL's login (its userinfo): what stands between `scheme://` and the last `@` before its
+host ends, where a browser and curl read it."""
 REDACTED = "***"
 _STREAM_BATCH = 64 * 1024
 
@@ -87,7 +93,8 @@ class Redactor:
         """The secrets of `env`: secret-looking names, and `key_envs` (the variables the
         provider settings read keys from) whatever their names."""
         named = set(key_envs)
-        return cls(value for name, value in env.items() if name in named or looks_secret(name))
+        named_secret = (value for name, value in env.items() if name in named or looks_secret(name))
+        return cls([*named_secret, *(login for value in env.values() for login in logins(value))])
 
     def __call__(self, text: str) -> str:
         if self._pattern is None:
@@ -155,6 +162,21 @@ class Redactor:
         end = max(position, settled)
         out.append(text[position:end])
         return "".join(out), text[end:]
+
+
+def logins(value: str) -> list[str]:
+    """The secrets of each URL's login in `value`: `user:password`, the password alone, a
+    login with no `:` (a token given as the user), each as written and percent-decoded."""
+    found: list[str] = []
+    for login in _URL_LOGIN.findall(value):
+        password = login.partition(":")[2]
+        found += {login, urllib.parse.unquote(login), password, urllib.parse.unquote(password)}
+    return [secret for secret in found if secret]
+
+
+def without_logins(value: str) -> str:
+    """`value` with the login of each URL in it left out (`http://proxy:3128`)."""
+    return _URL_LOGIN.sub(lambda match: match[0][: match.start(1) - match.start()], value)
 
 
 def _trie_pattern(forms: Iterable[str], gap: str = "") -> str:

@@ -40,6 +40,34 @@ def test_secret_names_include_the_hyphenated_token_input_and_the_configured_key_
     assert "named-by-apiKeyEnv" in Redactor.from_env(env)(text), "only when configured"
 
 
+def test_the_login_of_a_url_in_any_variable_is_secret() -> None:
+    """A proxy's or an index's URL may carry a login (`user:password@`) in a variable whose
+    name says nothing secret: the login is secret, and so is its password alone, as written
+    and percent-decoded; a password shorter than any secret is left, as a short secret is."""
+    redact = Redactor.from_env(
+        {
+            "HTTPS_PROXY": "http://ci-bot:Pr0xyPassw0rd-4242@proxy.corp:3128",
+            "UV_EXTRA_INDEX_URL": "https://__token__:IndexTok3n-777777@pypi.corp/simple",
+            "npm_config_registry": "https://npmTok3nAsUser@npm.corp/",
+            "PIP_INDEX_URL": "https://bob:p%40ss%3Aw0rd@pip.corp/simple",
+            "ALL_PROXY": "socks5://amy:short@socks.corp:1080",
+            "HOME": "/home/runner",
+        }
+    )
+
+    said = (
+        "proxy http://ci-bot:Pr0xyPassw0rd-4242@proxy.corp:3128 refused Pr0xyPassw0rd-4242; "
+        "index IndexTok3n-777777, npm npmTok3nAsUser, pip p@ss:w0rd and p%40ss%3Aw0rd; "
+        "amy:short, short, /home/runner"
+    )
+    assert redact(said) == (
+        f"proxy http://{REDACTED}@proxy.corp:3128 refused {REDACTED}; "
+        f"index {REDACTED}, npm {REDACTED}, pip {REDACTED} and {REDACTED}; "
+        f"{REDACTED}, short, /home/runner"
+    )
+    assert redact("https://pypi.corp/simple and ci-bot") == "https://pypi.corp/simple and ci-bot"
+
+
 def b64_inside(secret: str, before: bytes, after: bytes, urlsafe: bool) -> str:
     encode = base64.urlsafe_b64encode if urlsafe else base64.b64encode
     return encode(before + secret.encode() + after).decode()

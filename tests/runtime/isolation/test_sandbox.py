@@ -22,7 +22,7 @@ from evalward.git import Git
 from evalward.plan.run_setup import Revisions, RunOptions, RunSetup
 from evalward.providers.registry import Providers, build_providers
 from evalward.resources.agents.agent import AgentSpec
-from evalward.runtime.agents.process import limited_env
+from evalward.runtime.agents.process import limited_env, logins_withheld
 from evalward.runtime.agents.resolved_agent import ResolvedAgent
 from evalward.runtime.agents.runner import AgentRunner
 from evalward.runtime.isolation.agent_users import AGENT_USER, AgentUser
@@ -74,6 +74,36 @@ def test_in_the_action_no_credential_or_runner_plumbing_gets_through_but_injecte
         "DATA_DIR": "/home/runner/work/_temp/data",  # RUNNER_TEMP's value is no credential
         **proxy,
     }
+
+
+def test_in_the_action_a_url_is_passed_without_its_login() -> None:
+    """A proxy's or an index's URL the workflow gives with a login reaches an agent or an
+    installer without it: the password is a credential, whatever the variable's name."""
+    workflow = {
+        "PATH": "/usr/bin:/bin",
+        "HTTPS_PROXY": "http://ci-bot:Pr0xyPassw0rd-4242@proxy.corp:3128",
+        "UV_EXTRA_INDEX_URL": "https://__token__:IndexTok3n-777777@pypi.corp/simple",
+        "npm_config_registry": "https://npmTok3nAsUser@npm.corp/",
+        "NO_PROXY": "localhost,127.0.0.1",
+    }
+    listed = [name for name in workflow if name != "PATH"]
+
+    env = limited_env(workflow, listed, sandbox=Sandbox(None))
+
+    assert env == {
+        "PATH": "/usr/bin:/bin",
+        "HTTPS_PROXY": "http://proxy.corp:3128",
+        "UV_EXTRA_INDEX_URL": "https://pypi.corp/simple",
+        "npm_config_registry": "https://npm.corp/",
+        "NO_PROXY": "localhost,127.0.0.1",
+    }
+    assert logins_withheld(workflow, listed, sandbox=Sandbox(None)) == (
+        "HTTPS_PROXY",
+        "UV_EXTRA_INDEX_URL",
+        "npm_config_registry",
+    )
+    assert limited_env(workflow, listed) == workflow, "the command line's user's own"
+    assert logins_withheld(workflow, listed, sandbox=None) == ()
 
 
 def test_without_root_the_user_switch_is_unavailable_unless_turned_off() -> None:

@@ -25,7 +25,7 @@ from evalward.errors import AgentRunError, OutsideRepository
 from evalward.files.inside import program_path
 from evalward.runtime.isolation.agent_users import AgentUser
 from evalward.runtime.isolation.sandbox import Sandbox
-from evalward.security import looks_secret
+from evalward.security import logins, looks_secret, without_logins
 from evalward.text.cuts import hidden
 
 BASE_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "SYSTEMROOT")
@@ -77,8 +77,10 @@ def limited_env(
     what evalward injects (always passed, never filtered). Without a sandbox (the command
     line): `BASE_ENV` and the allowed names. In a sandbox (the action) the environment starts
     from scratch: `SCRATCH_ENV` and the allowed names, minus every name that is the runner's
-    plumbing or looks like a credential and every value that contains a credential's value;
-    `spawn` adds HOME and TMPDIR. A real provider key never gets through, even when listed.
+    plumbing or looks like a credential and every value that contains a credential's value,
+    and each URL without its login (`http://proxy:3128` of `http://user:password@proxy:3128`:
+    `logins_withheld`); `spawn` adds HOME and TMPDIR. A real provider key never gets through,
+    even when listed.
     """
     if sandbox is None:
         out = {name: env[name] for name in (*BASE_ENV, *allow) if name in env}
@@ -89,7 +91,7 @@ def limited_env(
             if credential_name(name) and len(value.strip()) >= _MIN_SECRET_LENGTH
         ]
         out = {
-            name: env[name]
+            name: without_logins(env[name])
             for name in (*SCRATCH_ENV, *allow)
             if name in env
             and not withheld_name(name)
@@ -103,6 +105,17 @@ def limited_env(
             value = f"{value}{os.pathsep}{kept}"  # evalward's start-up guard first
         out[name] = value
     return out
+
+
+def logins_withheld(
+    env: Mapping[str, str], allow: Sequence[str], *, sandbox: Sandbox | None
+) -> tuple[str, ...]:
+    """The names of `limited_env`'s variables whose URLs it passes without their logins: a
+    program of the pull request's never holds the workflow's password for a proxy or index."""
+    if sandbox is None:
+        return ()
+    given = limited_env(env, allow, sandbox=sandbox)
+    return tuple(name for name in allow if name in given and logins(env[name]))
 
 
 def withheld_name(name: str) -> bool:

@@ -23,7 +23,7 @@ from evalward.runtime.agents.conversation import end_cut_short
 from evalward.runtime.agents.kinds.base import FixtureRun as FixtureRun
 from evalward.runtime.agents.kinds.base import KindSetup, RunPlace
 from evalward.runtime.agents.kinds.registry import kind_of
-from evalward.runtime.agents.process import DEFAULT_KILL_GRACE, Launch, limited_env
+from evalward.runtime.agents.process import DEFAULT_KILL_GRACE, Launch, limited_env, logins_withheld
 from evalward.runtime.agents.resolved_agent import ResolvedAgent
 from evalward.runtime.environments.environment import EnvironmentRequest, installer_env_names
 from evalward.runtime.environments.environment_limits import EnvironmentLimits
@@ -90,6 +90,7 @@ class AgentRunner:
                     not_copied=sandbox.not_copied,
                     user=sandbox.user,
                     env=limited_env(self.env, names, sandbox=sandbox),
+                    logins_withheld=logins_withheld(self.env, names, sandbox=sandbox),
                     limits=self.environment_limits,
                     files=sandbox.files_of(self.agent.root),
                 )

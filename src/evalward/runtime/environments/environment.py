@@ -172,7 +172,12 @@ class EnvironmentStore:
             probe = self._scratch(request.user, "probe")
             try:
                 installer = Installer(
-                    request.user, request.env, probe, self.limits_of(request), self.sessions
+                    request.user,
+                    request.env,
+                    probe,
+                    self.limits_of(request),
+                    self.sessions,
+                    logins_withheld=request.logins_withheld,
                 )
                 folder = request.source / _folder(spec.python)
                 uv_version = (await installer.check([uv_bin, "--version"], folder)).strip()
@@ -320,7 +325,13 @@ class EnvironmentStore:
                 os.chown(path, user.uid, user.gid, follow_symlinks=False)
         stop_config(build)
         installer = Installer(
-            user, request.env, home, self.limits_of(request), self.sessions, watched=build
+            user,
+            request.env,
+            home,
+            self.limits_of(request),
+            self.sessions,
+            watched=build,
+            logins_withheld=request.logins_withheld,
         )
         if spec.python is not None:
             interpreter = material["python"]["interpreter"]

@@ -56,7 +56,8 @@ NETWORK_ENV = (
     "npm_config_registry",
 )
 """What the workflow's environment may tell an installer about the network (a proxy, a CA
-bundle, a package mirror); credentials are still withheld (`process.limited_env`)."""
+bundle, a package mirror); credentials are still withheld (`process.limited_env`), a URL's
+login too: an installer reaches a proxy or an index only where the runner needs none."""
 
 UNTRUSTED_TLS = re.compile(
     r"invalid peer certificate|UnknownIssuer|CERTIFICATE_VERIFY_FAILED|"
@@ -70,6 +71,16 @@ UNTRUSTED_TLS_HINT = (
     "CA bundle (PEM) in SSL_CERT_FILE, or NODE_EXTRA_CA_CERTS for npm, in the workflow's env; "
     'the installer is given them: docs/agent-protocols.md, "Dependencies: environment")'
 )
+
+LOGINS_WITHHELD_HINT = (
+    "\n(the workflow's {names} gave a URL with a login (`user:password@`), and evalward hands "
+    "no credential to the pull request's code: the installer was given the URL without it. A "
+    "proxy or package index the install needs must let the runner in without a login (by its "
+    "address or its network); a private index that needs a token is not supported "
+    '(docs/agent-protocols.md, "Dependencies: environment"))'
+)
+"""Why an install may have failed that was given a proxy's or an index's URL without the
+login the workflow's variable held (`process.logins_withheld`)."""
 
 CONFIG_STOP = "uv.toml"
 """The empty uv configuration at the top of a build folder (`stop_config`)."""
@@ -94,7 +105,9 @@ class Installer:
     `home`, all of them within the time `limits` allow from now (its source says whose bound
     it is). With a `watched` folder, a command that makes it go over a cap of `limits` is
     ended then, not at the end of its time (`install_watch`: HOME, when it is a child of
-    `watched`, holds caches, bounded apart from what the environment keeps)."""
+    `watched`, holds caches, bounded apart from what the environment keeps). A command
+    that fails names `logins_withheld`, the variables whose URLs `env` holds without their
+    logins (`process.logins_withheld`)."""
 
     def __init__(
         self,
@@ -104,8 +117,11 @@ class Installer:
         limits: EnvironmentLimits,
         sessions: Sessions,
         watched: Path | None = None,
+        *,
+        logins_withheld: Sequence[str] = (),
     ) -> None:
         self.user = user
+        self.logins_withheld = tuple(logins_withheld)
         scratch = home.name if watched is not None and home.parent == watched else None
         self.bounds = (watched, scratch, limits) if watched is not None else None
         self.env = {
@@ -204,8 +220,15 @@ class Installer:
                 f"`{command}` failed (exit {done.code}): "
                 + ("\n".join(said).strip() or "it printed nothing")
                 + (UNTRUSTED_TLS_HINT if UNTRUSTED_TLS.search(done.output) else "")
+                + self._logins_hint()
             )
         return done.output
+
+    def _logins_hint(self) -> str:
+        """Why an install that needed a login the workflow gave may have failed."""
+        if not self.logins_withheld:
+            return ""
+        return LOGINS_WITHHELD_HINT.format(names=", ".join(self.logins_withheld))
 
     def _shown(self, argv: Sequence[str]) -> list[str]:
         """A command as a message shows it: programs by name, paths in the folder being

@@ -86,6 +86,9 @@ class EnvironmentRequest:
     user: AgentUser | None
     env: Mapping[str, str]
     """The installer's environment, already without secrets (`process.limited_env`)."""
+    logins_withheld: tuple[str, ...] = ()
+    """The variables of `env` whose URLs lost their logins (`process.logins_withheld`): a
+    failed install names them."""
     limits: EnvironmentLimits | None = None
     """The bounds of its install (`environment_limits.side_limits`; None: its own and the
     store's)."""

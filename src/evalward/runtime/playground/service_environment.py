@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalward.resources.agents.agent import AgentEnvironment
-from evalward.runtime.agents.process import limited_env
+from evalward.runtime.agents.process import limited_env, logins_withheld
 from evalward.runtime.environments.environment import EnvironmentRequest, installer_env_names
 from evalward.runtime.environments.environment_limits import side_limits
 from evalward.runtime.isolation.sandbox import Packages, Sandbox
@@ -65,7 +65,8 @@ class ServiceEnvironments:
     ) -> Packages:
         store = sandbox.environments
         assert store is not None, "asked only with a store"
-        installer_env = limited_env(env, installer_env_names(frozenset()), sandbox=sandbox)
+        names = installer_env_names(frozenset())
+        installer_env = limited_env(env, names, sandbox=sandbox)
         store.check(spec, installer_env)
         request = EnvironmentRequest(
             agent=label,
@@ -76,6 +77,7 @@ class ServiceEnvironments:
             not_copied=sandbox.not_copied,
             user=sandbox.user,
             env=installer_env,
+            logins_withheld=logins_withheld(env, names, sandbox=sandbox),
             files=sandbox.files_of(world),
             limits=side_limits(
                 label, spec, None, judged=True, inputs=store.limits, inputs_only=True

@@ -32,7 +32,7 @@ from pathlib import Path
 from evalward.errors import AgentRunError, ConfigError, ScorerEnvironmentError
 from evalward.resources.agents.agent import AgentEnvironment
 from evalward.resources.checks.code_scorer import CodeAssertion
-from evalward.runtime.agents.process import limited_env
+from evalward.runtime.agents.process import limited_env, logins_withheld
 from evalward.runtime.environments.environment import EnvironmentRequest, installer_env_names
 from evalward.runtime.environments.environment_limits import side_limits
 from evalward.runtime.isolation.sandbox import Packages, Sandbox
@@ -97,7 +97,8 @@ class ScorerEnvironments:
         store = sandbox.environments
         if store is None:
             raise AgentRunError("this run builds no environments")
-        env = limited_env(self.env, installer_env_names(frozenset()), sandbox=sandbox)
+        names = installer_env_names(frozenset())
+        env = limited_env(self.env, names, sandbox=sandbox)
         store.check(spec, env)
         tree = await asyncio.to_thread(_write_files, sandbox.root, files)
         name = f"code scorers ({_named(spec)})"
@@ -110,6 +111,7 @@ class ScorerEnvironments:
             not_copied=frozenset(),
             user=sandbox.user,
             env=env,
+            logins_withheld=logins_withheld(self.env, names, sandbox=sandbox),
             limits=side_limits(
                 name, spec, None, judged=True, inputs=store.limits, inputs_only=True
             ),
