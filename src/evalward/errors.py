@@ -73,6 +73,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evalward.text.cuts import cap_chars
+
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1
 EXIT_CONFIG = 2
@@ -233,7 +235,7 @@ class DuplicateKey(EvalwardError, ValueError):
     """An object that gives one key twice."""
 
     def __init__(self, key: str) -> None:
-        super().__init__(f"the key `{key[:80]}` is given twice in one object")
+        super().__init__(f"the key `{cap_chars(key, 80)}` is given twice in one object")
         self.key = key
 
 

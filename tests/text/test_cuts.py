@@ -12,9 +12,8 @@ from evalward.host import Host
 from evalward.rundata.results import cap_output
 from evalward.scoring.judges.judge import cap_bytes
 from evalward.security import REDACTED
-from evalward.text.cuts import hidden, hide_before_cuts
+from evalward.text.cuts import cap_chars, hidden, hide_before_cuts
 from evalward.text.escaping import block, code_span, inline, terminal_block, terminal_inline
-from evalward.text.utf8 import cap_chars
 
 pytestmark = pytest.mark.unit
 

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from evalward.action.context import dig
 from evalward.errors import GitHubError
 from evalward.text import utf8
+from evalward.text.cuts import cap_chars
 from evalward.text.escaping import printable
-from evalward.text.utf8 import cap_chars
 
 if TYPE_CHECKING:
     from github import GithubException

@@ -58,7 +58,7 @@ from evalward.rundata.sequential_record import (
 )
 from evalward.rundata.sides import Side
 from evalward.rundata.spending import Budget, Spent
-from evalward.text.utf8 import cap_chars
+from evalward.text.cuts import cap_chars
 from evalward.verdict.adaptive import SequentialVerdict
 from evalward.verdict.compare import Change, EvalComparison
 from evalward.verdict.gate import GateResult

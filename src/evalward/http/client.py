@@ -33,6 +33,7 @@ from evalward import __version__
 from evalward.errors import HttpFailure, HttpTimeout
 from evalward.http import aio
 from evalward.text import jsontext
+from evalward.text.cuts import cap_chars
 
 if TYPE_CHECKING:
     import aiohttp
@@ -67,8 +68,8 @@ class Reply:
         return jsontext.loads(self.body)
 
     def text(self, limit: int) -> str:
-        """The first `limit` characters of the body, for error messages."""
-        return self.body[: limit * 4].decode("utf-8", "replace")[:limit]
+        """The first `limit` characters of the body, for error messages (`cap_chars`)."""
+        return cap_chars(self.body[: limit * 4].decode("utf-8", "replace"), limit)
 
 
 def encode_json(payload: Any) -> bytes:

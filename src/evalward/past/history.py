@@ -31,6 +31,7 @@ from evalward.errors import UnsafeFile, printable, why_refused
 from evalward.files.safe_files import read_text
 from evalward.rundata.results import EvalResult
 from evalward.text import jsontext
+from evalward.text.cuts import cap_chars
 from evalward.text.numbers import delta_text
 
 HISTORY_DIR = Path(".evalward") / "history"
@@ -132,7 +133,7 @@ def _record_one(
             "rep": f.rep,
             "status": f.status.value,
             "score": f.score,
-            "output": f.output[:OUTPUT_CHARS],
+            "output": cap_chars(f.output, OUTPUT_CHARS),
         }
         for f in result.fixtures
     ]

@@ -28,6 +28,7 @@ from evalward.past.status import (
 )
 from evalward.rundata.results import EvalResult
 from evalward.text import utf8
+from evalward.text.cuts import cap_chars
 
 
 @dataclass(frozen=True)
@@ -148,7 +149,7 @@ class StatusRun:
         if self.store is None:
             return
         record = self.previous_of(name) or EvalStatus(name=name, target_agent=agent)
-        interrupted = self._attempt().model_copy(update={"reason": reason[:500]})
+        interrupted = self._attempt().model_copy(update={"reason": cap_chars(reason, 500)})
         update = {"phase": record.finished_phase, "running": None, "interrupted": interrupted}
         self.store.write(record.model_copy(update=update))
 
@@ -214,4 +215,4 @@ class StatusRun:
 
 def _cut(text: str, limit: int) -> str:
     # a lone surrogate cannot be written: U+FFFD, as everywhere
-    return utf8.cap_chars(utf8.writable(text), limit)
+    return cap_chars(utf8.writable(text), limit)

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from evalward.errors import ProviderError
-from evalward.text.utf8 import cap_chars
+from evalward.text.cuts import cap_chars
 
 T = TypeVar("T")
 

@@ -23,7 +23,7 @@ from evalward.errors import (
     ProviderUnavailable,
 )
 from evalward.http.client import HttpClient, Reply, StreamingReply
-from evalward.text.utf8 import cap_chars
+from evalward.text.cuts import cap_chars
 
 T = TypeVar("T")
 

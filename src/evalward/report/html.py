@@ -41,9 +41,9 @@ from evalward.rundata.results import EvalResult, FixtureResult
 from evalward.rundata.spool import TraceSource
 from evalward.rundata.trace import Trace
 from evalward.security import Redact
+from evalward.text.cuts import cap_chars
 from evalward.text.escaping import reveal_bidi, reveal_marks
 from evalward.text.numbers import delta_text
-from evalward.text.utf8 import cap_chars
 from evalward.verdict.compare import EvalComparison, compare
 
 ASSETS = Path(__file__).parent / "assets"

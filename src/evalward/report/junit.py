@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 from evalward.report.story import shown_run
 from evalward.rundata.results import EvalResult, FixtureResult, Status
+from evalward.text.cuts import cap_chars
 from evalward.text.escaping import reveal_controls
-from evalward.text.utf8 import cap_chars
 
 INDENT = "  "
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")

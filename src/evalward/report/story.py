@@ -39,8 +39,8 @@ from evalward.rundata.results import RUN_FAILED, FixtureOutcome, FixtureResult, 
 from evalward.rundata.sequential_record import FIXTURE_TEST, POOLED_TEST, FixtureVerdictRecord
 from evalward.rundata.spool import TraceSource
 from evalward.rundata.trace import Step, StepType, Trace
+from evalward.text.cuts import cap_chars
 from evalward.text.numbers import delta_text, seconds_text
-from evalward.text.utf8 import cap_chars
 from evalward.verdict.compare import EvalComparison, FixtureComparison
 
 Piece = tuple[str, bool]

@@ -19,8 +19,7 @@ from pydantic import Field
 
 from evalward.rundata.record_model import RecordModel
 from evalward.text import line_diff
-from evalward.text.cuts import hidden
-from evalward.text.utf8 import cap_chars
+from evalward.text.cuts import cap_chars, hidden
 
 RECORD_LIMIT = 16 * 1024
 """Characters of the final state a run record keeps, like the agent's output."""

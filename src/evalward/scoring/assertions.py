@@ -41,8 +41,8 @@ from evalward.rundata.results import Status
 from evalward.rundata.trace import StepType, Trace
 from evalward.scoring.reps import TOLERANCE
 from evalward.text import jsontext, tool_names
+from evalward.text.cuts import cap_chars
 from evalward.text.numbers import side_text
-from evalward.text.utf8 import cap_chars
 
 CheckOutcome = tuple[Status, str]
 """A deterministic check's status and the message that says why (assertions and state

@@ -61,8 +61,8 @@ from evalward.scoring.reps import (
 )
 from evalward.scoring.run_verdict import decide_run
 from evalward.scoring.turns import turns_held
+from evalward.text.cuts import cap_chars
 from evalward.text.escaping import printable
-from evalward.text.utf8 import cap_chars
 
 ONLY_REPORTS = "every assertion only reports (e.g. a `latency` without `maxMs`)"
 """Why nothing gates an advisory Eval: only a check its definitions made reporting-only is

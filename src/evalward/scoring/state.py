@@ -33,7 +33,7 @@ from evalward.rundata.playground_state import (
 from evalward.rundata.results import Status
 from evalward.scoring.assertions import REGEX_TIMEOUT_SECONDS, CheckOutcome, pass_or_fail
 from evalward.text import jsontext
-from evalward.text.utf8 import cap_chars
+from evalward.text.cuts import cap_chars
 
 MAX_LISTED = 5
 

@@ -6,7 +6,7 @@ and redacting the written text whole (`security.Redactor`) cannot find it. Starr
 the fact, whatever stands before a cut's `…` and starts a secret would not do either: a pull
 request's agent can write a guess and `…` of its own, and the one guess starred would be the
 right one, a character of the key a run. So the process's redactor is lent here once it is
-made (`host.Host.redactor`), and every cut of a text from outside (`utf8.cap_chars`,
+made (`host.Host.redactor`), and every cut of a text from outside (`cap_chars`,
 `escaping.inline`, `escaping.block`, …) hides the secrets of the whole text before it cuts:
 a cut shows no part of a secret, and what is shown never depends on a guess being right.
 """
@@ -32,3 +32,13 @@ def hide_before_cuts(redact: Callable[[str], str]) -> None:
 def hidden(text: str) -> str:
     """`text` with the process's secrets hidden: call it on the whole text, before a cut."""
     return _hide[0](text)
+
+
+def cap_chars(text: str, limit: int) -> str:
+    """`text` in at most `limit` characters, its cut marked `…`: a text from outside may hold
+    a secret where the cut falls, so a text too long has its secrets hidden before it is cut
+    (`hidden`)."""
+    if len(text) <= limit:
+        return text
+    text = hidden(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

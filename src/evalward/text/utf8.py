@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from evalward.text.cuts import hidden
 from evalward.text.escaping import UNSHOWABLE
 
 
@@ -57,13 +56,3 @@ def start_within(text: str, room: int, measure: Callable[[str], int]) -> int:
         else:
             high = middle - 1
     return low
-
-
-def cap_chars(text: str, limit: int) -> str:
-    """`text` in at most `limit` characters, its cut marked `…`: a text from outside may hold
-    a secret where the cut falls, so a text too long has its secrets hidden before it is cut
-    (`cuts.hidden`)."""
-    if len(text) <= limit:
-        return text
-    text = hidden(text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -61,8 +61,8 @@ from evalward.rundata.pairwise_record import (
     PreferenceVerdict,
 )
 from evalward.rundata.sides import Side
+from evalward.text.cuts import cap_chars
 from evalward.text.numbers import bound_text
-from evalward.text.utf8 import cap_chars
 from evalward.verdict.sequential import Settled, Sprt
 
 ABOUT_AS_LONG = 0.1

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from evalward.errors import DuplicateKey
 from evalward.resources.checks.code_scorer import CodeAssertion
 from evalward.scoring.code.code_verdicts import script_verdict
+from evalward.security import Redactor
+from evalward.text.cuts import hide_before_cuts
 
 pytestmark = pytest.mark.unit
 
@@ -70,3 +73,22 @@ def test_a_score_just_below_its_threshold_is_never_written_at_it() -> None:
     answer = {"stdout": '{"score": 0.8999999}', "stderr": "", "exit": 0, "truncated": False}
     found = script_verdict(grader, answer)
     assert (found.status.value, found.message) == ("fail", "score 0.8999999, not ≥ 0.9")
+
+
+def test_a_key_given_twice_is_quoted_cut_with_its_secrets_hidden() -> None:
+    """A key of the script's JSON given twice is quoted in the error at 80 characters: it
+    was cut with no mark and not hidden first, so a key holding the job's secret across the
+    cut showed the secret's first 20 characters, which no form of the secret matches."""
+    secret = "sk-proj-Q7xWm2Lk9PzR4tYb8NcVd1Hs"
+    key = "x" * 60 + secret
+    hide_before_cuts(Redactor([secret]))
+    try:
+        _, _, said = read(f'{{"{key}": 1, "{key}": 2}}')
+        parsed = str(DuplicateKey(key))
+    finally:
+        hide_before_cuts(str)
+
+    assert f"`{'x' * 60}***` twice" in said, said
+    assert f"`{'x' * 60}***` is given twice" in parsed, parsed
+    long = "y" * 100
+    assert f"`{'y' * 79}…` twice" in read(f'{{"{long}": 1, "{long}": 2}}')[2]

@@ -31,7 +31,7 @@ from evalward.errors import GitHubError, printable
 from evalward.files.unzip import unzip
 from evalward.git import Git
 from evalward.http.client import HttpClient, Reply
-from evalward.text.utf8 import cap_chars
+from evalward.text.cuts import cap_chars
 
 API_VERSION = "2022-11-28"
 MAX_ARCHIVE_BYTES = 256 * 1024 * 1024

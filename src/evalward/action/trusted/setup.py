@@ -20,7 +20,7 @@ from evalward.git import Git
 from evalward.plan.result_cache import ResultCache
 from evalward.providers.config import ProvidersConfig
 from evalward.rundata.cache_mode import CacheMode
-from evalward.text.utf8 import cap_chars
+from evalward.text.cuts import cap_chars
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from evalward.resources.checks.state_assertions import (
 from evalward.resources.reading.problems import did_you_mean
 from evalward.resources.reading.yamlsource import PathKey
 from evalward.runtime.playground.sqlite_seed import parse_yaml
-from evalward.text.utf8 import cap_chars
+from evalward.text.cuts import cap_chars
 
 LISTED_NAMES = 8
 """Names listed when none is close to the one a path gives."""

@@ -38,7 +38,7 @@ from evalward.runtime.isolation.sandbox import Sandbox
 from evalward.runtime.proxy import past_proxy
 from evalward.runtime.telemetry.protocol import EVENT_TYPES, apply_event, resembled_event
 from evalward.text import jsontext
-from evalward.text.utf8 import cap_chars
+from evalward.text.cuts import cap_chars
 
 MAX_TRACE_BYTES = 32 * 1024 * 1024
 """Most an agent may write in one run (events and text): one that floods is stopped."""

@@ -28,6 +28,7 @@ from evalward.rundata.playground_state import PlaygroundState, QueryAnswer, deri
 from evalward.runtime.playground.base import STATE_CHARS, LivePlayground
 from evalward.runtime.playground.sqlite_changes import TemplatePages, apply, changes, index_template
 from evalward.runtime.playground.sqlite_seed import identifier
+from evalward.text.cuts import cap_chars
 from evalward.text.escaping import printable
 
 DB_LIMIT = 256 * 1024 * 1024
@@ -496,8 +497,9 @@ def _table(
         for place, (found, *values) in enumerate(cursor):
             label = str(place) if found is None else str(found)
             if label in table:  # 1 and '1', or a row without a key at place 3 and '3'
+                shown = cap_chars(printable(label), 80)
                 raise live.error(
-                    f"its table {name!r} holds two rows labelled {printable(label)[:80]!r} "
+                    f"its table {name!r} holds two rows labelled {shown!r} "
                     "(keys of other types, or a row without one at that place): a state "
                     "criterion could not tell them apart"
                 )

@@ -30,6 +30,7 @@ from evalward.http.client import Reply
 from evalward.rundata.playground_state import Derived, json_size, same
 from evalward.runtime.playground.base import STATE_LIMIT, LivePlayground
 from evalward.text import jsontext
+from evalward.text.cuts import cap_chars
 
 IM = "json-patch"
 """The instance-manipulation evalward asks for (`A-IM`) and reads (`IM`)."""
@@ -52,7 +53,7 @@ def patched(live: LivePlayground, where: str, held: tuple[str, Any, int], reply:
     headers, body = reply.headers, reply.body
     used = [value.strip().lower() for value in headers.get("im", "").split(",") if value.strip()]
     if used != [IM]:
-        shown = printable(headers.get("im", ""))[:_SHOWN] or "none"
+        shown = cap_chars(printable(headers.get("im", "")), _SHOWN) or "none"
         raise live.error(f"{where} answered 226 IM Used with IM {shown!r}, not {IM!r}")
     delta_base = headers.get("delta-base")
     if delta_base is not None and delta_base != sent:
@@ -199,10 +200,10 @@ class _Patching:
         if isinstance(operation, dict):
             op, path = operation.get("op"), operation.get("path")
             if isinstance(op, str) and isinstance(path, str):
-                what = f" ({printable(op)[:20]} {printable(path)[:_SHOWN]})"
+                what = f" ({cap_chars(printable(op), 20)} {cap_chars(printable(path), _SHOWN)})"
         return self.live.error(
             f"{self.where} answered a delta whose operation {index}{what} does not apply: "
-            f"{printable(why)[:_SHOWN]}"
+            f"{cap_chars(printable(why), _SHOWN)}"
         )
 
 

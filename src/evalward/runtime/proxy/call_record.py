@@ -14,7 +14,7 @@ from evalward.rundata.trace import ModelCall, Usage
 from evalward.runtime.proxy.grants import Grant
 from evalward.runtime.proxy.wire.base import Api
 from evalward.runtime.proxy.wire.problems import WireProblem, error_body
-from evalward.text.utf8 import cap_chars
+from evalward.text.cuts import cap_chars
 
 if TYPE_CHECKING:
     from aiohttp import web

@@ -19,7 +19,7 @@ from evalward.providers.registry import MeteredProvider, Providers
 from evalward.resources.common import is_number
 from evalward.runtime.proxy.wire import embeddings as embeddings_wire
 from evalward.runtime.proxy.wire.routes import WireRoute, route_of
-from evalward.text.utf8 import cap_chars
+from evalward.text.cuts import cap_chars
 
 ROUTE = "/v1/embeddings"
 """The model proxy's embeddings route: where these calls go upstream, and how."""

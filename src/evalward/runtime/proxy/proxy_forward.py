@@ -39,7 +39,7 @@ from evalward.runtime.proxy.wire.routes import WireRoute
 from evalward.runtime.proxy.wire.unreported import DeltaTally, turn_tokens, unreported
 from evalward.security import Redactor
 from evalward.text import jsontext
-from evalward.text.utf8 import cap_chars
+from evalward.text.cuts import cap_chars
 
 if TYPE_CHECKING:
     from aiohttp import web

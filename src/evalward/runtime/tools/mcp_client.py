@@ -38,8 +38,8 @@ from evalward.runtime.tools.mcp_tools import (
     offered_tools,
 )
 from evalward.runtime.tools.mcp_wire import Guard, Streams, http_transport, stdio_transport
+from evalward.text.cuts import cap_chars
 from evalward.text.escaping import printable
-from evalward.text.utf8 import cap_chars
 
 T = TypeVar("T")
 

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 from evalward.errors import McpFailure
 from evalward.resources.agents.mcp import QUALIFIER, McpServer
 from evalward.text import jsontext
+from evalward.text.cuts import cap_chars
 
 WIRE_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}\Z")
 """A tool name OpenAI's and Anthropic's APIs both accept."""
@@ -107,7 +108,7 @@ def admitted(name: str, spec: McpServer, listed: Sequence[ListedTool]) -> list[L
 
 def check_listed(server: str, tool: ListedTool) -> None:
     """A tool the model may be offered: its schema an object within the bounds."""
-    where = f"MCP server {server!r}, answering tools/list: the tool {tool.name[:80]!r}"
+    where = f"MCP server {server!r}, answering tools/list: the tool {cap_chars(tool.name, 80)!r}"
     if len(tool.description) > MAX_DESCRIPTION_CHARS:
         raise McpFailure(f"{where} has a description over {MAX_DESCRIPTION_CHARS} characters")
     try:
@@ -138,11 +139,11 @@ def offered_tools(
             clash = count[tool.name] > 1 or tool.name in own
             name = f"{server}{QUALIFIER}{tool.name}" if clash else tool.name
             if not WIRE_NAME.match(name):
+                shown = cap_chars(tool.name, 80)
                 raise McpFailure(
-                    f"MCP server {server!r}, answering tools/list: the tool {tool.name[:80]!r} "
-                    f"cannot be offered to a model as {name[:80]!r} (a name is 1 to 64 letters, "
-                    "digits, `_` and `-`); "
-                    f"leave it out with `tools.deny: [{tool.name[:80]}]`"
+                    f"MCP server {server!r}, answering tools/list: the tool {shown!r} cannot be "
+                    f"offered to a model as {cap_chars(name, 80)!r} (a name is 1 to 64 letters, "
+                    f"digits, `_` and `-`); leave it out with `tools.deny: [{shown}]`"
                 )
             if name in own:
                 raise McpFailure(

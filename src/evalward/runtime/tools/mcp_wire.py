@@ -45,8 +45,8 @@ from evalward.resources.agents.mcp import McpCommand
 from evalward.runtime.agents.process import Launch, kill_group, limited_env, read_tail, spawn
 from evalward.runtime.agents.process import tail as tail_text
 from evalward.text import jsontext
+from evalward.text.cuts import cap_chars
 from evalward.text.escaping import printable
-from evalward.text.utf8 import cap_chars
 
 MESSAGE_BYTES = 4 * 1024 * 1024
 """Largest message a server may send (a line on stdio, a JSON reply or an event on HTTP)."""
@@ -125,7 +125,7 @@ class Guard:
         if isinstance(message, JSONRPCResponse | JSONRPCError):
             key = (type(message.id), message.id)
             if key not in self.waiting:
-                shown = printable(repr(message.id)[:40])
+                shown = printable(cap_chars(repr(message.id), 40))
                 what = "an error" if isinstance(message, JSONRPCError) else "a reply"
                 self.fail(f"sent {what} for no request waiting (id {shown})")
                 return False
@@ -143,8 +143,8 @@ def asked(request: JSONRPCRequest) -> str:
     if request.method == "tools/call" and isinstance(request.params, dict):
         tool = request.params.get("name")
         if isinstance(tool, str):
-            return f"tools/call {printable(tool[:80])!r}"
-    return printable(request.method[:80])
+            return f"tools/call {printable(cap_chars(tool, 80))!r}"
+    return printable(cap_chars(request.method, 80))
 
 
 def parse_message(line: bytes, guard: Guard) -> JSONRPCMessage | None:
@@ -152,7 +152,7 @@ def parse_message(line: bytes, guard: Guard) -> JSONRPCMessage | None:
     try:
         data = jsontext.loads(line)
     except (ValueError, UnicodeDecodeError) as exc:
-        shown = printable(line[:80].decode("utf-8", "replace"))
+        shown = printable(cap_chars(line.decode("utf-8", "replace"), 80))
         guard.fail(f"wrote a line that is not JSON ({exc}): {shown}")
         return None
     try:
@@ -375,7 +375,9 @@ class _CountedTransport(httpx2.AsyncBaseTransport):
         encoding = response.headers.get("content-encoding", "identity").strip().lower()
         if encoding not in ("", "identity"):
             await response.aclose()
-            self.guard.fail(f"answered with a compressed reply ({printable(encoding)[:40]})")
+            self.guard.fail(
+                f"answered with a compressed reply ({cap_chars(printable(encoding), 40)})"
+            )
             return httpx2.Response(502, request=request)  # the SDK fails the call with it
         single = response.headers.get("content-type", "").lower().startswith("application/json")
         assert isinstance(response.stream, httpx2.AsyncByteStream)

@@ -42,7 +42,7 @@ from evalward.scoring.code.code_verdicts import (
 from evalward.scoring.code.scorer_environments import ScorerEnvironments
 from evalward.scoring.judges.panel import JudgeOutcome
 from evalward.text import jsontext
-from evalward.text.utf8 import cap_chars
+from evalward.text.cuts import cap_chars
 
 MAX_ANSWER_BYTES = 1024 * 1024
 """The most a scorer may write on its stdout (its answer); more is an error."""

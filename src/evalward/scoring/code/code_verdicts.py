@@ -26,9 +26,8 @@ from evalward.resources.checks.code_scorer import CodeAssertion
 from evalward.rundata.results import Status
 from evalward.scoring.judges.panel import JudgeOutcome
 from evalward.text import jsontext
-from evalward.text.cuts import hidden
+from evalward.text.cuts import cap_chars, hidden
 from evalward.text.numbers import side_text
-from evalward.text.utf8 import cap_chars
 
 SCRIPT_THRESHOLD = 0.8
 """AgentV's: a script grader's score passes at 0.8 or above unless it says otherwise."""
@@ -143,7 +142,7 @@ def script_verdict(assertion: CodeAssertion, value: Any) -> JudgeOutcome:
         found = jsontext.loads(out, max_depth=jsontext.AGENT_DEPTH, unique_keys=True)
     except DuplicateKey as exc:
         return error_verdict(
-            f"the script's JSON verdict is ambiguous: it gives `{exc.key[:80]}` twice"
+            f"the script's JSON verdict is ambiguous: it gives `{cap_chars(exc.key, 80)}` twice"
         )
     except ValueError:
         found = None

@@ -35,8 +35,7 @@ from evalward.providers.registry import Providers
 from evalward.rundata.results import JudgeVerdict, Violation
 from evalward.rundata.trace import Step, StepType, Trace
 from evalward.text import jsontext
-from evalward.text.cuts import hidden
-from evalward.text.utf8 import cap_chars
+from evalward.text.cuts import cap_chars, hidden
 
 JUDGE_TIMEOUT_SECONDS = 60.0
 SUMMARY_CAP_BYTES = 3 * 1024

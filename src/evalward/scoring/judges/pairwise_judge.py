@@ -40,7 +40,7 @@ from evalward.scoring.judges.judge import (
     shown_text,
     unsupported_reason,
 )
-from evalward.text.utf8 import cap_chars
+from evalward.text.cuts import cap_chars
 
 REASON_CAP_BYTES = 1024
 SHOWN_CAP_BYTES = 2048

@@ -29,6 +29,7 @@ from evalward.providers.base import (
 )
 from evalward.providers.reply_fields import LenientReader
 from evalward.rundata.trace import Usage
+from evalward.text.cuts import cap_chars
 
 Api = Literal["openai", "anthropic", "gemini"]
 """The provider whose key and base URL serve a route, and whose error shape it answers in."""
@@ -271,5 +272,9 @@ def unread_parts(
 ) -> tuple[str, ...]:
     """`Turn.unread`: each type of `parts` not among the `read` ones, once, as a reply's
     `noun` ("a `mcp_call` item")."""
-    said = (f"a `{str(p.get('type'))[:60]}` {noun}" for p in parts if p.get("type") not in read)
+    said = (
+        f"a `{cap_chars(str(p.get('type')), 60)}` {noun}"
+        for p in parts
+        if p.get("type") not in read
+    )
     return tuple(dict.fromkeys(said))

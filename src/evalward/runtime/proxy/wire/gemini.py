@@ -50,6 +50,7 @@ from evalward.runtime.proxy.wire.base import (
     mapping,
 )
 from evalward.runtime.proxy.wire.walk import walk
+from evalward.text.cuts import cap_chars
 
 SNAKE_CASE = {
     "generation_config": "generationConfig",
@@ -116,7 +117,9 @@ class GenerateContent:
                 "what it costs; send the contents themselves"
             )
         for index, tool in enumerate(items(body.get("tools"))):
-            other = next((str(key)[:60] for key in tool if key != "functionDeclarations"), None)
+            other = next(
+                (cap_chars(str(key), 60) for key in tool if key != "functionDeclarations"), None
+            )
             if other is not None:
                 return (
                     f"evalward's model proxy does not serve tools[{index}].{other}: the provider "
@@ -127,7 +130,7 @@ class GenerateContent:
         if "candidateCount" in config and not _one(config["candidateCount"]):
             return (
                 "evalward's model proxy serves one candidate, not candidateCount "
-                f"{json.dumps(config['candidateCount'])[:60]}: the agent could act on a "
+                f"{cap_chars(json.dumps(config['candidateCount']), 60)}: the agent could act on a "
                 "candidate the run's trace does not read, and each is billed up to "
                 "maxOutputTokens; leave candidateCount out (or write it as the number 1)"
             )
@@ -141,7 +144,7 @@ class GenerateContent:
         unread: list[str] = [f"{len(candidates)} candidates"] if len(candidates) > 1 else []
         content = mapping(candidates[0].get("content")) if candidates else {}
         for part in items(content.get("parts")):
-            other = next((str(key)[:60] for key in part if key not in READ_PARTS), None)
+            other = next((cap_chars(str(key), 60) for key in part if key not in READ_PARTS), None)
             if other is not None and f"a `{other}` part" not in unread:
                 unread.append(f"a `{other}` part")
         return Turn(said.content, said.tool_calls, said.stop_reason, tuple(unread))
@@ -245,7 +248,7 @@ def unbounded_part(body: Mapping[str, Any]) -> str | None:
             return "a `fileData` part, a file the provider reads by its URI"
         data = value.get("inlineData", value.get("inline_data"))
         if data is not None:
-            kind = str(mapping(data).get("mimeType", mapping(data).get("mime_type")))[:60]
+            kind = cap_chars(str(mapping(data).get("mimeType", mapping(data).get("mime_type"))), 60)
             return f"an `inlineData` part of type {kind!r}, read by its pixels, pages or seconds"
     return None
 

@@ -48,6 +48,7 @@ from evalward.runtime.proxy.wire.base import (
     unread_parts,
 )
 from evalward.text import jsontext
+from evalward.text.cuts import cap_chars
 
 CLIENT_TOOLS = ("bash_", "text_editor_", "computer_", "memory_")
 """Anthropic's tools the agent runs itself (a `type` per version): their calls come back as
@@ -129,9 +130,10 @@ class Messages(TypedEvents):
             if kind in (None, "custom") or client:
                 continue
             return (
-                f"evalward's model proxy does not serve tools[{index}], a `{str(kind)[:60]}` "
-                "tool: the provider calls it itself, and evalward does not read those calls as "
-                "the run's tool calls; offer what it does as a tool the agent runs"
+                f"evalward's model proxy does not serve tools[{index}], a "
+                f"`{cap_chars(str(kind), 60)}` tool: the provider calls it itself, and evalward "
+                "does not read those calls as the run's tool calls; offer what it does as a tool "
+                "the agent runs"
             )
         return None
 

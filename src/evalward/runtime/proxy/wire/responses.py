@@ -47,6 +47,7 @@ from evalward.runtime.proxy.wire.base import (
     tool_spec,
     unread_parts,
 )
+from evalward.text.cuts import cap_chars
 
 FINAL_EVENTS = ("response.completed", "response.incomplete", "response.failed")
 READ_TOOLS = ("function", "custom", "namespace")
@@ -130,10 +131,10 @@ class Responses(TypedEvents):
             if tool.get("type") not in READ_TOOLS:
                 return (
                     f"evalward's model proxy does not serve tools[{index}], a "
-                    f"`{str(tool.get('type'))[:60]}` tool: it reads function and custom tools' "
-                    "calls as the run's tool calls, and this tool's would go unseen (the "
-                    "provider makes them itself, or the reply holds them as items of their "
-                    "own); offer what it does as a function tool the agent runs"
+                    f"`{cap_chars(str(tool.get('type')), 60)}` tool: it reads function and "
+                    "custom tools' calls as the run's tool calls, and this tool's would go "
+                    "unseen (the provider makes them itself, or the reply holds them as items "
+                    "of their own); offer what it does as a function tool the agent runs"
                 )
         return None
 

@@ -34,6 +34,7 @@ from evalward.rundata.trace import Usage
 from evalward.runtime.proxy.wire import gemini
 from evalward.runtime.proxy.wire.base import Kind
 from evalward.runtime.proxy.wire.walk import walk
+from evalward.text.cuts import cap_chars
 
 IMAGE_TOKENS = 6_000
 """The most one image is counted as by any priced model (OpenAI's largest, about 2,500 at
@@ -81,7 +82,7 @@ def dearer_tier(kind: Kind, body: Mapping[str, Any]) -> str | None:
     tier = body.get("service_tier")
     if kind not in (Kind.chat, Kind.responses) or tier is None or tier in STANDARD_TIERS:
         return None
-    return str(tier)[:40]
+    return cap_chars(str(tier), 40)
 
 
 def _caches(body: Mapping[str, Any]) -> bool:
