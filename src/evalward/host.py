@@ -9,8 +9,10 @@ command run in a long-lived process (the tests) never freezes what it built.
 
 The command tells the host the variables the providers read keys from (`note_key_envs`), so
 that the top-level error handler, which runs after the command unwound, still redacts them.
-The redactor it makes (`redactor`) also hides them in every text evalward cuts short from
-then on (`text/cuts.py`), before the cut.
+A host made lends its redactor to every cut of a text evalward makes from then on
+(`text/cuts.py`): the secrets are hidden before the cut, from the first one, whatever
+command runs. The redactor is made on the first text that needs it, and again once more
+keys are noted.
 """
 
 from __future__ import annotations
@@ -37,6 +39,10 @@ class Host:
     """The environment the process started with: every command reads this copy."""
     key_envs: set[str] = field(default_factory=set)
     _paused: bool = False
+    _redact: Redactor | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        hide_before_cuts(self.hidden)
 
     @classmethod
     def of_process(cls, env: Mapping[str, str] | None = None) -> Host:
@@ -63,13 +69,17 @@ class Host:
     def note_key_envs(self, names: Iterable[str]) -> None:
         """The variables the providers read keys from: secrets whatever their names."""
         self.key_envs.update(names)
+        self._redact = None
 
     def redactor(self) -> Redactor:
-        """Every secret of the environment, and the keys noted so far; lent to every cut of a
-        text from outside from now on, which hides them before it cuts (`text/cuts.py`)."""
-        redact = Redactor.from_env(self.env, self.key_envs)
-        hide_before_cuts(redact)
-        return redact
+        """Every secret of the environment, and the keys noted so far."""
+        if self._redact is None:
+            self._redact = Redactor.from_env(self.env, self.key_envs)
+        return self._redact
+
+    def hidden(self, text: str) -> str:
+        """`text` with every secret hidden (`redactor`): what a cut is lent."""
+        return self.redactor()(text)
 
 
 def _freeze_survivors(phase: str, info: Mapping[str, int]) -> None:

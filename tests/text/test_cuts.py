@@ -24,7 +24,7 @@ KEY = "sk-proj-A1b2C3d4E5f6G7h8"
 def lent() -> Iterator[None]:
     """The cuts of this process hide `KEY`, as the entry point's host lends its redactor;
     nothing is hidden again after the test."""
-    Host({"OPENAI_API_KEY": KEY}).redactor()
+    Host({"OPENAI_API_KEY": KEY})
     yield
     hide_before_cuts(str)
 
@@ -69,3 +69,18 @@ def test_a_text_that_fits_is_left_whole_for_the_writer_to_redact() -> None:
 def test_without_a_redactor_lent_a_cut_only_cuts() -> None:
     hide_before_cuts(str)
     assert cap_chars("w" * 50 + KEY, 60) == ("w" * 50 + KEY)[:59] + "…"
+
+
+def test_a_host_lends_its_secrets_from_the_start_and_the_keys_it_notes_later() -> None:
+    """Every cut a command makes hides the secrets, from the host's start on (a GitHub
+    answer that stops the action before its providers are read), and a key whose variable
+    the providers name once they are read (`apiKeyEnv`) from then on."""
+    other = "acme-llm-key-0123456789"
+    host = Host({"OPENAI_API_KEY": KEY, "ACME_LLM": other})
+    try:
+        assert cap_chars("w" * 50 + KEY, 60) == "w" * 50 + REDACTED
+        assert other[:9] in cap_chars("w" * 50 + other, 60), "not a secret by its name"
+        host.note_key_envs(["ACME_LLM"])
+        assert cap_chars("w" * 50 + other, 60) == "w" * 50 + REDACTED
+    finally:
+        hide_before_cuts(str)

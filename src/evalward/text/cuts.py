@@ -5,8 +5,8 @@ installer printed): what it shows, the secret's first characters, is no form of 
 and redacting the written text whole (`security.Redactor`) cannot find it. Starring, after
 the fact, whatever stands before a cut's `…` and starts a secret would not do either: a pull
 request's agent can write a guess and `…` of its own, and the one guess starred would be the
-right one, a character of the key a run. So the process's redactor is lent here once it is
-made (`host.Host.redactor`), and every cut of a text from outside (`cap_chars`,
+right one, a character of the key a run. So the process's redactor is lent here as the
+process's host is made (`host.Host`), and every cut of a text from outside (`cap_chars`,
 `escaping.inline`, `escaping.block`, …) hides the secrets of the whole text before it cuts:
 a cut shows no part of a secret, and what is shown never depends on a guess being right.
 """
