@@ -221,6 +221,31 @@ def test_example_workflows_are_valid_and_use_only_real_inputs(workflow: Path) ->
                 assert set(step.get("with", {})) <= inputs
 
 
+INIT_WORKFLOW = ROOT / "src" / "evalward" / "cli" / "init_files" / "workflow.yml"
+
+
+@pytest.mark.parametrize("workflow", [*EXAMPLE_WORKFLOWS, INIT_WORKFLOW], ids=lambda p: p.name)
+def test_a_cache_is_restored_and_saved_on_push_alone_and_pull_requests_read_the_artifact(
+    workflow: Path,
+) -> None:
+    """A pull request's own cache scope is one a workflow it adds can save into (and delete
+    again before its last commit): a gate reads the base branch's results only from the
+    artifact push runs upload (`base-cache`), never from a cache restored on its event."""
+    document = yaml.safe_load(workflow.read_text())
+    for job in document["jobs"].values():
+        cached = [s for s in job["steps"] if s.get("uses", "").startswith("actions/cache")]
+        if not cached:
+            continue
+        assert all("github.event_name == 'push'" in s.get("if", "") for s in cached), workflow
+        assert "push" in document[True]  # PyYAML reads the key `on` as True
+        assert document["permissions"]["actions"] == "read"
+        gate = next(s for s in job["steps"] if s["uses"].startswith("evalward/evalward@"))
+        name = gate["with"]["base-cache"]
+        (upload,) = [s for s in job["steps"] if s.get("with", {}).get("name") == name]
+        assert upload["if"] == "always() && github.event_name == 'push'"
+        assert upload["with"]["include-hidden-files"] is True
+
+
 def test_a_release_pushes_the_image_with_its_provenance() -> None:
     release = yaml.safe_load((ROOT / ".github" / "workflows" / "release.yml").read_text())
     assert release[True]["push"]["tags"] == ["v*"]  # PyYAML reads the key `on` as True
