@@ -246,6 +246,32 @@ def test_a_cache_is_restored_and_saved_on_push_alone_and_pull_requests_read_the_
         assert upload["with"]["include-hidden-files"] is True
 
 
+@pytest.mark.parametrize("workflow", [*EXAMPLE_WORKFLOWS, INIT_WORKFLOW], ids=lambda p: p.name)
+def test_every_job_that_comments_uploads_the_report_the_comment_links_to(workflow: Path) -> None:
+    """The comment says "Full report: report.html in the workflow run's artifacts": every job
+    whose evalward step comments (all but a shard) uploads `.evalward/out`, failing or not."""
+    document = yaml.safe_load(workflow.read_text())
+    for name, job in document["jobs"].items():
+        steps = job["steps"]
+        gates = [
+            s
+            for s in steps
+            if str(s.get("uses", "")).startswith(("evalward/evalward@", "docker://"))
+            and "shard" not in (s.get("with") or {})
+        ]
+        if not gates:
+            continue
+        uploads = [
+            s
+            for s in steps
+            if str(s.get("uses", "")).startswith("actions/upload-artifact@")
+            and s["with"].get("path") == ".evalward/out"
+        ]
+        assert uploads, f"{workflow.name}: job {name} does not upload .evalward/out"
+        (upload,) = uploads
+        assert upload["if"] == "always()" and upload["with"]["include-hidden-files"] is True
+
+
 def test_a_release_pushes_the_image_with_its_provenance() -> None:
     release = yaml.safe_load((ROOT / ".github" / "workflows" / "release.yml").read_text())
     assert release[True]["push"]["tags"] == ["v*"]  # PyYAML reads the key `on` as True
@@ -267,6 +293,17 @@ def test_a_sharded_gate_job_runs_after_a_failing_shard() -> None:
     workflow = yaml.safe_load((ROOT / "examples" / "workflows" / "sharded.yml").read_text())
     merge = next(job for job in workflow["jobs"].values() if job.get("needs"))
     assert "!cancelled()" in merge["if"]
+
+
+def test_a_sharded_merge_has_the_key_and_the_time_attribution_needs() -> None:
+    """Once the merge has decided, attribution runs the head's variants of what regressed,
+    calling the model: without the provider key it says "not attributable" every time."""
+    workflow = yaml.safe_load((ROOT / "examples" / "workflows" / "sharded.yml").read_text())
+    shard, merge = (workflow["jobs"][name] for name in ("shard", "gate"))
+    run = next(s for s in shard["steps"] if s["uses"].startswith("evalward/evalward@"))
+    merging = next(s for s in merge["steps"] if "merge" in s.get("with", {}))
+    assert merging["env"] == run["env"]
+    assert merge["timeout-minutes"] >= shard["timeout-minutes"]
 
 
 def test_the_programs_validate_says_the_image_has_are_the_dockerfiles() -> None:
