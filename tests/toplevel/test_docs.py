@@ -115,3 +115,18 @@ def test_every_page_and_example_workflow_uses_the_action_at_the_major_tag_a_rele
         if major != tag
     }
     assert not used, sorted(used)
+
+
+def test_readme_s_workflow_is_the_one_init_writes(tmp_path: Path) -> None:
+    """The README shows the workflow `evalward init` writes (OPENAI_API_KEY, `main`): the
+    docs rely on what it holds (its concurrency group, base-cache, the pinned actions), so
+    the two cannot drift apart."""
+    from support.clirun import evalward
+
+    assert evalward("init", cwd=tmp_path).returncode == 0
+    written = (tmp_path / ".github" / "workflows" / "evals.yml").read_text()
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("\n## Use it in a workflow\n") :]
+    shown = re.search(r"```yaml\n(.*?)```\n", section, re.S)
+    assert shown, "README's workflow section has no yaml block"
+    assert shown[1] == written
