@@ -76,7 +76,7 @@ def fetched_cache(settings: Settings, ask: BaseCacheAsk, private: Path, git: Git
             f"action input `base-cache`: expected {ask.expected}, not found ("
             f"{cap_chars(printable(said), 600)}). The workspace's `cache-dir` is not read on "
             "a pull request's gate with this input, so every run is made. Upload "
-            "the cache on push (`actions/upload-artifact@v4` with `name: "
+            "the cache on push (`actions/upload-artifact@v7` with `name: "
             f"{printable(ask.name)}`, `path: {printable(settings.cache_dir)}`, `if: always()`) "
             "and give the job `permissions: actions: read`; check out with `fetch-depth: 0`, "
             "whose history says which commits the base branch has been at"
