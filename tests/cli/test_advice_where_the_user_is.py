@@ -232,6 +232,34 @@ def test_a_branch_that_mends_a_broken_base_is_told_the_way_on(started: GitRepo) 
     assert alone.returncode == 0, alone.stderr
 
 
+def test_a_seed_the_branch_commits_for_the_base_s_playground_says_to_land_it_there_first(
+    started: GitRepo,
+) -> None:
+    """The base branch's playground is made from its own tree, so a seed only the branch
+    commits is missing there: said as that, not as a file to commit (it is committed)."""
+    evals = started.path / "evals" / "assistant.yaml"
+    seeded = evals.read_text(encoding="utf-8").replace(
+        "  targetAgent: assistant\n  fixtureSelector",
+        "  targetAgent: assistant\n  playground: { files: { seed: world/files } }\n"
+        "  fixtureSelector",
+        1,
+    )
+    started.commit("A playground", {"evals/assistant.yaml": seeded})
+    started.branch("seed")
+    prompt = (started.path / "prompts" / "assistant.md").read_text(encoding="utf-8")
+    started.commit(
+        "Its seed", {"world/files/a.txt": "a\n", "prompts/assistant.md": prompt + "Be brief.\n"}
+    )
+
+    done = evalward("run", "--base", "main", "--mock-script", MOCK, cwd=started.path)
+
+    assert done.returncode == 2, done.stderr
+    line = _said_once(done.stderr, "spec.playground.files.seed")
+    assert "the seed 'world/files' is committed on this branch but not on the base branch" in line
+    assert line.endswith("commit the seed to the base branch first"), line
+    assert "commit it, or name a committed file" not in line
+
+
 # --- a provider key that is not there -------------------------------------------------------
 
 

@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalward.errors import Problem, ResourceError
+from evalward.errors import NotCommitted, Problem, ResourceError
+from evalward.files.committed import RepoFiles
 from evalward.plan.plan import Checkout, Plan, PlannedRun
 from evalward.plan.playgrounds import missing_seeds, state_without_playground
 from evalward.plan.preflight.program_checks import (
@@ -174,6 +175,26 @@ def refuse_plan(
             found = checks.static.warnings + absent + stale + _unknown_models(tree, providers)
             warnings = sorted(dict.fromkeys(found), key=Problem.order)
     return warnings
+
+
+def _placed(door: RepoFiles, seed: str) -> bool:
+    """Whether `seed` is a file or folder `door`'s side may read."""
+    try:
+        door.place(seed)
+    except NotCommitted:
+        return False
+    return True
+
+
+def _only_this_branch_s(base: str) -> str:
+    """Why a seed the pull request commits is missing all the same: the playground is the
+    base branch's, and what to do (committing it again on the branch would change nothing)."""
+    return (
+        f"is committed on this branch but not on the base branch ({base}), and under "
+        "`gate-config: base` the playground is made from the base branch's tree, so that a "
+        "pull request cannot change the world its agents are judged in: commit the seed to "
+        "the base branch first"
+    )
 
 
 def _unknown_models(tree: ResourceSet, providers: Providers) -> list[Problem]:
@@ -381,9 +402,13 @@ class _Checks:
             self.add(
                 owner,
                 ("spec", "playground", kind, "seed"),
-                f"playground {source.name!r}: the seed {seed!r} {why} (seeds are read from "
-                "the tree the playground is made from: the base branch's, under "
-                "`gate-config: base`)",
+                f"playground {source.name!r}: the seed {seed!r} "
+                + (
+                    _only_this_branch_s(source.door.describe())
+                    if source.door is not checkout.files and _placed(checkout.files, seed)
+                    else f"{why} (seeds are read from the tree the playground is made from: "
+                    "the base branch's, under `gate-config: base`)"
+                ),
             )
         service = source.spec.service
         if programs and service is not None:
