@@ -65,6 +65,26 @@ def test_a_history_of_another_shape_is_said_to_be_one(started: GitRepo) -> None:
     assert "(JSON, but no `history` list); set aside as assistant-eval.json.unreadable" in line
 
 
+@pytest.mark.parametrize("fixture", [["a"], {"a": 1}, 7], ids=["list", "object", "number"])
+def test_a_history_whose_last_run_names_no_fixture_is_set_aside_and_the_run_reported(
+    started: GitRepo, fixture: object
+) -> None:
+    """A hand-edited history whose last set's run names its fixture with no name costs the
+    history alone: the run's files are written and it exits as its verdict says."""
+    history = started.path / ".evalward" / "history" / "assistant-eval.json"
+    history.parent.mkdir(parents=True)
+    last = {"averageScores": {"score": 0.5}, "runs": [{"fixture": fixture}]}
+    history.write_text(json.dumps({"name": "assistant-eval", "history": [last]}), "utf-8")
+
+    done = evalward("run", "--mock-script", MOCK, "--output-dir", "out", cwd=started.path)
+
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    line = _said_once(done.stderr, ".unreadable")
+    assert "a run whose `fixture` is not a name); set aside as" in line
+    assert (started.path / "out" / "results.json").is_file()
+
+
 # --- evalward status on a status file it cannot read ----------------------------------------
 
 

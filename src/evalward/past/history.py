@@ -234,18 +234,23 @@ def _not_history(data: object) -> str | None:
     if not isinstance(sets, list):
         return "JSON, but no `history` list"
     if sets and not _is_set(sets[-1]):
-        return "JSON, but its last set has no `averageScores` object or a run without `fixture`"
+        return (
+            "JSON, but its last set has no `averageScores` object or a run whose `fixture` is "
+            "not a name"
+        )
     return None
 
 
 def _is_set(entry: object) -> bool:
     """Whether `entry` is a set as `record` reads the last one: its scores, and its runs'
-    fixtures (a hand-edited file may hold anything; the trend chart reads every set on its
-    own terms)."""
+    fixtures, each a name (a hand-edited file may hold anything: a list there could not be
+    compared with this run's; the trend chart reads every set on its own terms)."""
     if not isinstance(entry, dict) or not isinstance(entry.get("averageScores"), dict):
         return False
     runs = entry.get("runs", [])
-    return isinstance(runs, list) and all(isinstance(r, dict) and "fixture" in r for r in runs)
+    return isinstance(runs, list) and all(
+        isinstance(r, dict) and isinstance(r.get("fixture"), str) for r in runs
+    )
 
 
 def read_object(path: Path, *, finite: bool = True) -> dict[str, Any]:
