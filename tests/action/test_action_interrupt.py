@@ -111,6 +111,52 @@ def test_a_signal_once_every_run_is_done_still_writes_everything_and_ends_130(
     assert "cancelled after 4 of 4 runs" in json.dumps(github.comments_on(7)[0]["body"])
 
 
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [("POST", "/issues/7/comments"), ("POST", "/check-runs")],
+    ids=["posting the comment", "creating the check run"],
+)
+def test_a_signal_once_the_decision_is_written_keeps_it_and_says_why_the_job_ends_130(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    method: str,
+    path: str,
+) -> None:
+    """Once results.json holds the decision, a signal ends the job with 130 as any does, the
+    publishing finished: the records keep the decision they hold, and the log says why the
+    job's exit is not the decision's."""
+    base, head = make_pr(repo, github)
+    event = pull_request_event(github.repository, 7, base, head)
+    inputs = {"cache": "off", "check-run": "true", "comment": "always"}
+    launch = prepare(repo.path, github, event, env=env, inputs=inputs)
+    script_model(model, head_greets_well=True)
+    started: list[subprocess.Popen[str]] = []
+    sent: list[str] = []
+    answer = github.server.handler
+
+    def signal_on_publishing(request: Request) -> Response:
+        if request.method == method and request.path.endswith(path) and not sent:
+            sent.append(request.path)
+            started[0].send_signal(signal.SIGTERM)
+        return answer(request)
+
+    github.server.handler = signal_on_publishing
+
+    run = _run(repo, launch, started)
+
+    said = run.stdout + run.stderr
+    assert sent and run.returncode == 130, said
+    assert "Traceback" not in said and "internal error" not in said, said
+    assert run.results()["result"] == "pass"
+    assert run.outputs["result"] == "pass"
+    assert (
+        "::error::interrupted (SIGINT or SIGTERM: Ctrl-C, or a cancelled job) once the decision "
+        "was written: it stands as written (pass), and the job exits 130"
+    ) in said
+
+
 IGNORING_SIGINT = (
     sys.executable,
     "-c",

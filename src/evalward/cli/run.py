@@ -358,4 +358,7 @@ def _report(
         print(f"evalward: {line}", file=sys.stderr)
     if outcome.failure is not None:
         raise outcome.failure  # reported, and exits, as ever: its files are written
+    late = verdict.signalled_late()
+    if late:
+        print(f"evalward: {late}", file=sys.stderr)
     return outcome.progress.exit_code(code)

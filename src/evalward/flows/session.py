@@ -132,6 +132,18 @@ class RunVerdict:
     def evaluation(self) -> Evaluation:
         return self.outcome.evaluation
 
+    def signalled_late(self) -> str:
+        """Why the exit is 130 though the decision is not a cancellation: the signal came
+        once it was written (`interrupt._while_writing`), so the records keep it, and this
+        says so; "" when no signal came, or one cancelled the run before its decision."""
+        if not self.outcome.progress.cancelled or self.decision.interrupted:
+            return ""
+        return (
+            "interrupted (SIGINT or SIGTERM: Ctrl-C, or a cancelled job) once the decision "
+            f"was written: it stands as written ({self.decision.result.value}), and the job "
+            "exits 130"
+        )
+
     def exit_code(self) -> int:
         """The decision's exit code (130 once cancelled); the error that stopped the run is
         raised again instead, its files written, unless the bypass label was honoured."""

@@ -200,4 +200,7 @@ def conclude(console: Console, verdict: RunVerdict) -> int:
     if decision.result is GateResult.unavailable:
         console.log(command("error", decision.reason, title="evalward: provider unavailable"))
     console.log(f"evalward: {decision.result.value} — {decision.reason}")
+    late = verdict.signalled_late()
+    if late:
+        console.log(command("error", late))
     return console.exit_code(verdict.exit_code())
