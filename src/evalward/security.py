@@ -64,6 +64,13 @@ _MIN_SECRET_LENGTH = 6
 _URL_LOGIN = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://([^/?#\s]*)@")
 """A URL's login (its userinfo): what stands between `scheme://` and the last `@` before its
 host ends, where a browser and curl read it."""
+_NETWORK_LOGIN = re.compile(r"(?i)(?:^|(?<=[\s,]))(?:[a-z][a-z0-9+.-]*://)?([^\s,]*)@")
+"""A proxy's or an index's login, as the tools that read those variables take it: with no
+scheme too (`user:password@proxy:3128`, which curl, pip and uv read as `http://`), and up to
+the last `@` of the address, a raw `#`, `/` or `?` in the password included."""
+_NETWORK_NAMES = re.compile(r"(?i)(?:^|_)PROXY\Z|INDEX|REGISTRY")
+"""The variables that name a proxy or a package index (`HTTPS_PROXY`, `UV_EXTRA_INDEX_URL`,
+`npm_config_registry`): their logins are read as `_NETWORK_LOGIN` says."""
 REDACTED = "***"
 _STREAM_BATCH = 64 * 1024
 
@@ -94,7 +101,12 @@ class Redactor:
         provider settings read keys from) whatever their names."""
         named = set(key_envs)
         named_secret = (value for name, value in env.items() if name in named or looks_secret(name))
-        return cls([*named_secret, *(login for value in env.values() for login in logins(value))])
+        return cls(
+            [
+                *named_secret,
+                *(found for name, value in env.items() for found in logins(value, name)),
+            ]
+        )
 
     def __call__(self, text: str) -> str:
         if self._pattern is None:
@@ -164,19 +176,29 @@ class Redactor:
         return "".join(out), text[end:]
 
 
-def logins(value: str) -> list[str]:
-    """The secrets of each URL's login in `value`: `user:password`, the password alone, a
-    login with no `:` (a token given as the user), each as written and percent-decoded."""
+def logins(value: str, name: str = "") -> list[str]:
+    """The secrets of each URL's login in `value` (of the variable `name`: a proxy's or an
+    index's are read as their tools read them, `_login_pattern`): `user:password`, the
+    password alone, a login with no `:` (a token given as the user), each as written and
+    percent-decoded."""
     found: list[str] = []
-    for login in _URL_LOGIN.findall(value):
+    for login in _login_pattern(name).findall(value):
         password = login.partition(":")[2]
         found += {login, urllib.parse.unquote(login), password, urllib.parse.unquote(password)}
     return [secret for secret in found if secret]
 
 
-def without_logins(value: str) -> str:
-    """`value` with the login of each URL in it left out (`http://proxy:3128`)."""
-    return _URL_LOGIN.sub(lambda match: match[0][: match.start(1) - match.start()], value)
+def without_logins(value: str, name: str = "") -> str:
+    """`value` (of the variable `name`) with the login of each URL in it left out
+    (`http://proxy:3128`)."""
+    pattern = _login_pattern(name)
+    return pattern.sub(lambda match: match[0][: match.start(1) - match.start()], value)
+
+
+def _login_pattern(name: str) -> re.Pattern[str]:
+    """How the logins of the variable `name` are found: a proxy's or an index's as the tools
+    that read it take them (`_NETWORK_LOGIN`), any other's in URLs with their scheme."""
+    return _NETWORK_LOGIN if _NETWORK_NAMES.search(name) else _URL_LOGIN
 
 
 def _trie_pattern(forms: Iterable[str], gap: str = "") -> str:

@@ -28,6 +28,7 @@ from evalward.runtime.agents.runner import AgentRunner
 from evalward.runtime.isolation.agent_users import AGENT_USER, AgentUser
 from evalward.runtime.isolation.sandbox import Sandbox
 from evalward.runtime.isolation.workspace_guard import protect
+from evalward.security import Redactor
 from runtime.agents.test_byo_agents import fixture_run
 from support.agentuser import AGENT_UID, agent_user
 from support.gitrepo import GitRepo
@@ -104,6 +105,37 @@ def test_in_the_action_a_url_is_passed_without_its_login() -> None:
     )
     assert limited_env(workflow, listed) == workflow, "the command line's user's own"
     assert logins_withheld(workflow, listed, sandbox=None) == ()
+
+
+PASSWORD = "Pr0xyPassw0rd-4242"
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "given"),
+    [
+        ("HTTPS_PROXY", f"ci-bot:{PASSWORD}@proxy.corp:3128", "proxy.corp:3128"),
+        ("https_proxy", f"http://ci-bot:{PASSWORD}#x@proxy.corp:3128", "http://proxy.corp:3128"),
+        ("ALL_PROXY", f"socks5h://ci-bot:{PASSWORD}/x@[::1]:1080", "socks5h://[::1]:1080"),
+        (
+            "UV_INDEX",
+            f"https://a:{PASSWORD}?@pypi.corp/simple https://pypi.org/simple",
+            "https://pypi.corp/simple https://pypi.org/simple",
+        ),
+    ],
+    ids=["no scheme", "a raw #", "a raw / behind SOCKS", "a raw ? among two indexes"],
+)
+def test_a_proxy_s_or_an_index_s_login_is_read_as_their_tools_read_it(
+    name: str, value: str, given: str
+) -> None:
+    """curl, pip and uv take a proxy with no scheme as `http://`, and a login up to the
+    address's last `@`: that login reaches no sandboxed program and is a secret."""
+    workflow = {"PATH": "/bin", name: value}
+
+    env = limited_env(workflow, [name], sandbox=Sandbox(None))
+
+    assert env[name] == given
+    assert logins_withheld(workflow, [name], sandbox=Sandbox(None)) == (name,)
+    assert PASSWORD not in Redactor.from_env(workflow)(f"the install printed {value}")
 
 
 def test_without_root_the_user_switch_is_unavailable_unless_turned_off() -> None:

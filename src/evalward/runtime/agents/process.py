@@ -91,7 +91,7 @@ def limited_env(
             if credential_name(name) and len(value.strip()) >= _MIN_SECRET_LENGTH
         ]
         out = {
-            name: without_logins(env[name])
+            name: without_logins(env[name], name)
             for name in (*SCRATCH_ENV, *allow)
             if name in env
             and not withheld_name(name)
@@ -115,7 +115,7 @@ def logins_withheld(
     if sandbox is None:
         return ()
     given = limited_env(env, allow, sandbox=sandbox)
-    return tuple(name for name in allow if name in given and logins(env[name]))
+    return tuple(name for name in allow if name in given and logins(env[name], name))
 
 
 def withheld_name(name: str) -> bool:
