@@ -187,6 +187,18 @@ def test_an_agent_the_base_had_elsewhere_taking_an_agent_s_file_is_its_rename(
     assert changes.displaced_agents["alpha"] == why
 
 
+def test_two_agents_that_trade_files_unchanged_are_no_rename(repo: GitRepo) -> None:
+    base = base_repo(repo)
+    base = repo.commit("an agent with no Eval", {"agents/gamma.yaml": agent("gamma")})
+    repo.branch("pr")
+    repo.commit(
+        "trade files", {"agents/alpha.yaml": agent("gamma"), "agents/gamma.yaml": agent("alpha")}
+    )
+    changes, not_run = not_run_between(repo, base)
+    assert not_run == {}
+    assert changes.displaced_agents == {} and changes.renamed_agents == {}
+
+
 def test_a_new_agent_a_moved_agent_and_a_split_file_are_no_rename(repo: GitRepo) -> None:
     base = base_repo(repo)
     base = repo.commit(

@@ -268,10 +268,12 @@ def _reads_below(folder: str, located: Located[Agent], read: set[str]) -> bool:
 
 def _renames(result: ChangeSet, head: ResourceSet, base: ResourceSet) -> None:
     """The base agents whose file (the same path, or git's rename of it) no longer defines
-    them and now defines an agent it did not define on the base: that agent took its place,
-    so it is the base agent renamed. Where the head still defines the base agent's name, in
-    another file, that is not the base's agent but a copy of its name: its Evals do not run
-    on it (`displaced_agents`), as they do not run where it is gone (`renamed_agents`)."""
+    them and now defines an agent it did not define on the base, a new one or one the change
+    changed: that agent took its place, so it is the base agent renamed (two agents that
+    trade files unchanged took no one's place). Where the head still defines the base
+    agent's name, in another file, that is not the base's agent but a copy of its name: its
+    Evals do not run on it (`displaced_agents`), as they do not run where it is gone
+    (`renamed_agents`)."""
     moved = {c.old_path: c.path for c in result.changed_files if c.old_path}
     held: dict[str, set[str]] = {}
     for name, located in base.agents.items():
@@ -284,7 +286,12 @@ def _renames(result: ChangeSet, head: ResourceSet, base: ResourceSet) -> None:
         now = head.agents.get(name)
         if now is not None and now.file in places:
             continue
-        taken = sorted(n for p in places for n in defines.get(p, []) if n not in held[before.file])
+        taken = sorted(
+            n
+            for p in places
+            for n in defines.get(p, [])
+            if n not in held[before.file] and (n not in base.agents or n in result.changed_agents)
+        )
         if not taken:
             continue
         if now is None:
