@@ -7,7 +7,8 @@ arrive so a timeout keeps what the agent did. Any other stdout text is the agent
 when it gives no `final` event (`stdout: auto`, the default), so a plain program needs no
 adapter and a framework's own printing breaks nothing; so is a line that looks like an event
 but is one a model reply of the run held (a program printing its model's answer). A line
-whose `type` is an event's misspelt (`tool-call`) is an error of the run (`stdout_event`).
+whose `type` is an event's spelt otherwise (`toolCall`) and that carries the event's fields
+is an error of the run (`stdout_event`).
 stderr is kept (tail) for the report. On timeout the whole process group is killed.
 """
 
@@ -36,7 +37,7 @@ from evalward.runtime.agents.process import (
 )
 from evalward.runtime.isolation.sandbox import Sandbox
 from evalward.runtime.proxy import past_proxy
-from evalward.runtime.telemetry.protocol import EVENT_TYPES, apply_event, resembled_event
+from evalward.runtime.telemetry.protocol import EVENT_TYPES, apply_event, misspelt_event
 from evalward.text import jsontext
 from evalward.text.cuts import cap_chars
 
@@ -131,18 +132,17 @@ class CommandOutput:
 
 def stdout_event(line: bytes) -> dict[str, Any] | None:
     """A stdout line meant as a trace event: a JSON object whose `type` is an event's, or is
-    like one's (`tool-call`, `toolCall`: `resembled_event`), which `apply_event` refuses
-    naming the event it resembles, so a misspelt tool call is not text no guard sees. None
-    for text: no JSON object, or one whose `type` is like no event's (an agent may print
-    JSON of its own). A byte order mark may come before it."""
+    one's spelt otherwise with that event's fields (`misspelt_event`), which `apply_event`
+    refuses naming the event, so a misspelt tool call is not text no guard sees. None for
+    text: no JSON object, or one shaped like no event (an agent may print JSON of its own,
+    or its framework's stream parts). A byte order mark may come before it."""
     try:
         event = jsontext.loads(line, max_depth=jsontext.AGENT_DEPTH)
     except ValueError:
         return None
     if not isinstance(event, dict):
         return None
-    kind = event.get("type")
-    return event if kind in EVENT_TYPES or resembled_event(kind) else None
+    return event if event.get("type") in EVENT_TYPES or misspelt_event(event) else None
 
 
 def no_event(line: bytes, exc: Exception) -> str:

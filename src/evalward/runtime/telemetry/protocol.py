@@ -65,6 +65,33 @@ def resembled_event(kind: object) -> str | None:
     return folded[close[0]] if close else None
 
 
+EVENT_FIELDS: dict[str, tuple[str, ...]] = {
+    "assistant": ("content", "message"),
+    "final": ("content", "message"),
+    "error": ("content", "message"),
+    "tool_call": ("tool", "name"),
+    "tool_result": ("tool", "name"),
+    "usage": ("input_tokens", "output_tokens", "cost_usd"),
+}
+"""The fields, one of which an event of each type carries: a tool's name (`apply_event`
+refuses a tool event without it), the text, the counts."""
+
+
+def misspelt_event(event: Mapping[str, Any]) -> str | None:
+    """The event type a JSON object is meant as though its `type` is none: that type spelt in
+    another case or with other separators (`tool-call`, `toolCall`, `TOOL_CALL`), and the
+    object carrying one of that event's fields (`EVENT_FIELDS`). None otherwise: a
+    framework's own part, such as the Vercel AI SDK's `{"type": "tool-call", "toolName": …}`,
+    is shaped like no event."""
+    kind = event.get("type")
+    if not isinstance(kind, str) or kind in EVENT_TYPES:
+        return None
+    meant = next((e for e in EVENT_TYPES if _folded(e) == _folded(kind)), None)
+    if meant is None or not any(key in event for key in EVENT_FIELDS[meant]):
+        return None
+    return meant
+
+
 def _folded(kind: str) -> str:
     """`kind` in lower case, its letters and digits alone."""
     return "".join(c for c in kind.casefold() if c.isalnum())
