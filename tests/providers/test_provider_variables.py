@@ -1,6 +1,8 @@
 """A provider variable pasted badly (a key with its line break) is a configuration error
-before any run, naming the variable and never its value, through `evalward run` and the
-action: not four attempts and "provider unavailable", as if the provider were down."""
+before any run that uses the provider, naming the variable and never its value, through
+`evalward run`, `evalward validate --ask-providers` and the action: not four attempts and
+"provider unavailable", as if the provider were down. A provider the run does not use is not
+asked about its variables."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from fakes.model_server import ScriptedModelServer
 from support.actionrun import pull_request_event, run_action
 from support.clirun import evalward, initialised
 from support.gitrepo import GitRepo
-from support.suite import make_pr
+from support.suite import make_pr, script_model
 
 pytestmark = pytest.mark.e2e
 
@@ -122,7 +124,62 @@ def test_the_action_refuses_a_key_with_a_line_break_in_its_log_and_summary(
 
     assert run.returncode == 2, run.stdout + run.stderr
     said = f"OPENAI_API_KEY ends with a line break, {FIX.format(name='OPENAI_API_KEY')}"
-    assert said in run.stderr and said in run.summary, run.stderr
+    assert said in run.stderr, run.stderr
+    assert said.replace("_", "\\_") in run.summary, run.summary  # Markdown's, as it is written
     assert run.outputs["result"] == "incomplete"
     assert "Zq8" not in run.stdout + run.stderr + run.summary
     assert model.requests == []
+
+
+def test_a_flawed_key_of_a_provider_the_run_does_not_use_stops_nothing(repo: GitRepo) -> None:
+    started = initialised(repo)  # its agent and judges are OpenAI's
+
+    done = evalward(
+        "run", "--no-cache", "--output-dir", "out", "--mock-script", "evals/mock-replies.yaml",
+        cwd=started.path, ANTHROPIC_API_KEY=f"{KEY} ", ANTHROPIC_BASE_URL="https://x.test\n",
+    )  # fmt: skip
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "ANTHROPIC" not in done.stdout + done.stderr
+    assert "Zq8" not in done.stdout + done.stderr
+    assert (started.path / "out").is_dir()
+
+
+def test_the_action_runs_past_a_flawed_key_of_a_provider_it_does_not_use(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    base, head = make_pr(repo, github)
+    script_model(model, head_greets_well=True)
+    flawed = {**env, "ANTHROPIC_API_KEY": f"{KEY}\n"}
+
+    run = run_action(
+        repo.path, github, pull_request_event(github.repository, 7, base, head), env=flawed
+    )
+
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "ANTHROPIC_API_KEY" not in run.stdout + run.stderr + run.summary
+    assert model.requests != []
+
+
+def test_validate_asks_no_provider_whose_key_the_definitions_use_is_flawed(
+    repo: GitRepo, model: ScriptedModelServer
+) -> None:
+    started = initialised(repo)
+    urls = {"OPENAI_BASE_URL": model.base_url, "ANTHROPIC_BASE_URL": model.anthropic_url}
+
+    used = evalward(
+        "validate", ".", "--ask-providers", cwd=started.path, **urls, OPENAI_API_KEY=f"{KEY}\n"
+    )
+
+    assert used.returncode == 2, used.stdout + used.stderr
+    _refused_once(used.stderr, "OPENAI_API_KEY", "ends with a line break")
+    assert model.targets == []
+
+    unused = evalward(
+        "validate", ".", "--ask-providers", cwd=started.path, **urls,
+        OPENAI_API_KEY=KEY, ANTHROPIC_API_KEY=f"{KEY}\n",
+    )  # fmt: skip
+
+    assert unused.returncode == 0, unused.stdout + unused.stderr
+    assert "ANTHROPIC" not in unused.stdout + unused.stderr
+    assert [t.split("?")[0] for t in model.targets] == ["GET /v1/models"]  # OpenAI alone

@@ -119,15 +119,17 @@ def _ask(
 
     from evalward.providers.known_models import model_references
     from evalward.providers.model_lists import ask_providers
-    from evalward.providers.registry import build_providers
+    from evalward.providers.registry import build_providers, check_variables
 
-    used = {model_id.partition("/")[0] for _, _, model_id in model_references(resources)}
+    model_ids = [model_id for _, _, model_id in model_references(resources)]
+    used = {model_id.partition("/")[0] for model_id in model_ids}
     providers = build_providers(host.env, config=settings)
     host.note_key_envs(providers.key_envs)
     asked = sorted(used & set(providers.by_name) - {"mock"})
 
     async def ask() -> dict[str, frozenset[str]]:
         try:
+            check_variables(model_ids, providers)  # refused as a run refuses it, unasked
             lists = await ask_providers(providers, asked)
         finally:
             await providers.aclose()

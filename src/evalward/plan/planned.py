@@ -18,7 +18,7 @@ from evalward.plan.prepare import Prepared, prepare_change
 from evalward.plan.progress import RunProgress
 from evalward.plan.request import RunRequest
 from evalward.plan.run_context import RunContext
-from evalward.providers.registry import check_credentials
+from evalward.providers.registry import check_credentials, check_variables
 from evalward.rundata.sides import Side
 from evalward.rundata.spending import Estimate
 
@@ -78,6 +78,8 @@ def _planned(prepared: Prepared, context: RunContext, progress: RunProgress) -> 
     if cached is not None:
         plan.reused = sum(cached(run) for run in plan.runs)
     progress.evals = {side: resources.evals for side, resources in context.resources.items()}
+    # set, but no request could carry it: said before any plan, as no secret is missing
+    check_variables(planned_models(plan, context.checkouts), context.providers)
     progress.on_plan(plan)
     _check_keys(context)
     return Planned(prepared.changes, context, progress, tuple(notes), trimmed)

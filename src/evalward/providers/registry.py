@@ -209,6 +209,10 @@ class Credentials:
     vendor's URL, or one evalward.yaml adds whose `apiKeyEnv` it names."""
     empty: bool = False
     """The key's variable is set, to nothing (a fork's secret often is)."""
+    flaw: str | None = None
+    """Why its key or URL variable cannot be sent (`provider_variable`), said only when a run
+    uses the provider (`check_variables`): an unused provider's variable is none of its
+    business."""
 
 
 @dataclass
@@ -396,7 +400,7 @@ def _provider(
     from, and what identifies where its replies come from (its endpoint)."""
     credentials = _credentials(name, settings, env)
     key_env, base_url = credentials.key_env, credentials.base_url
-    api_key = provider_variable(env, key_env) if key_env else None
+    api_key = provider_variable(env, key_env) if key_env and credentials.flaw is None else None
     client = HttpClient(
         timeout_seconds=settings.timeout_seconds,
         connect_timeout_seconds=min(10.0, settings.timeout_seconds),
@@ -446,6 +450,18 @@ def _provider(
 
 
 def _credentials(name: str, settings: ProviderSettings, env: Mapping[str, str]) -> Credentials:
+    """Where provider `name` listens and reads its key (`_read_credentials`); with a key or URL
+    variable it refuses, its `flaw`, kept for a run that uses it (`check_variables`)."""
+    try:
+        return _read_credentials(name, settings, env)
+    except ConfigError as exc:
+        default_url, standard_key_env, _ = _STANDARD.get(name, ("", None, ""))
+        key_env = settings.api_key_env or standard_key_env
+        base_url = settings.base_url or default_url
+        return Credentials(key_env, False, base_url, needs_key=True, flaw=str(exc))
+
+
+def _read_credentials(name: str, settings: ProviderSettings, env: Mapping[str, str]) -> Credentials:
     """Where provider `name` listens and reads its key: a built-in one from its settings, else
     the variables its vendor's SDK reads, else its vendor's URL; one evalward.yaml adds from
     its `baseUrl` and `apiKeyEnv` alone (no key without one)."""
@@ -513,8 +529,21 @@ def repo_providers(root: Path) -> ProvidersConfig:
     return from_repo_config(load_config(root))
 
 
+def check_variables(model_ids: Iterable[str], providers: Providers) -> None:
+    """Fail before any run when a provider the plan needs has a key or URL variable no request
+    could carry (`Credentials.flaw`); a provider it does not use, or a mock run, is not asked."""
+    if providers.override is not None:
+        return
+    for model_id in model_ids:
+        creds = providers.credentials.get(model_id.partition("/")[0])
+        if creds is not None and creds.flaw is not None:
+            raise ConfigError(creds.flaw)
+
+
 def check_credentials(model_ids: list[str], providers: Providers) -> None:
-    """Fail before any run when a provider the plan needs has no credentials."""
+    """Fail before any run when a provider the plan needs has no credentials, or credentials
+    it cannot send (`check_variables`)."""
+    check_variables(model_ids, providers)
     if providers.override is not None:
         return
     for model_id in model_ids:
