@@ -410,6 +410,71 @@ def test_a_schema_ref_to_no_schema_within_it_is_refused_at_its_line_and_never_fe
     assert asked == []
 
 
+def _with_schema(started: GitRepo, schema: str) -> str:
+    """Commit a jsonSchema assertion of `schema` (YAML flow) and an agent that answers a JSON
+    object; the Eval file's text."""
+    mock = (started.path / MOCK).read_text()
+    mock = mock.replace("content: Order 12345 has shipped.", """content: '{"a": 1}'""")
+    text = (started.path / "evals/assistant.yaml").read_text()
+    text = text.replace(
+        "- { type: contains, value: shipped }", f"- {{ type: jsonSchema, schema: {schema} }}"
+    )
+    started.commit("a jsonSchema assertion", {MOCK: mock, "evals/assistant.yaml": text})
+    return text
+
+
+DRAFT3 = '"$schema": "http://json-schema.org/draft-03/schema#"'
+
+
+def test_a_draft_03_schema_that_extends_one_schema_loads_and_scores(started: GitRepo) -> None:
+    """draft-03 allows `extends` a schema or a list of them; jsonschema checks either."""
+    _with_schema(started, f"{{ {DRAFT3}, extends: {{ type: object }} }}")
+
+    assert evalward("validate", cwd=started.path).returncode == 0
+    done = evalward("run", "--mock-script", MOCK, "--output-dir", "out", cwd=started.path)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_schema_whose_refs_cannot_be_read_is_refused_at_its_line(started: GitRepo) -> None:
+    """An `id` that is no address, where draft-03 checks none, leaves its $refs unreadable."""
+    text = _with_schema(started, f"{{ {DRAFT3}, definitions: {{ a: {{ id: [] }} }} }}")
+
+    done = evalward("validate", cwd=started.path)
+
+    refused(
+        done,
+        f"evals/assistant.yaml:{_at(text, 'schema: {')}: ",
+        "the schema could not be read for its $refs",
+        "does not have the shape draft 03 gives that part",
+    )
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        '{ "$ref": "#" }',
+        '{ "$schema": "https://json-schema.org/draft/2019-09/schema", "$recursiveRef": "#" }',
+        '{ "$defs": { a: { "$ref": "#/$defs/b" }, b: { "$ref": "#/$defs/a" } }, '
+        '"$ref": "#/$defs/a" }',
+    ],
+    ids=["ref", "recursiveRef", "two"],
+)
+def test_a_schema_ref_that_leads_back_to_itself_is_refused_at_its_line(
+    started: GitRepo, schema: str
+) -> None:
+    """Checked, it would check the value against itself until nested too deeply."""
+    text = _with_schema(started, schema)
+
+    done = evalward("validate", cwd=started.path)
+
+    refused(
+        done,
+        f"evals/assistant.yaml:{_at(text, 'schema: {')}: ",
+        "leads back to itself before any of the value is checked",
+    )
+
+
 @pytest.mark.parametrize("ref", ["#/defs/nope", "{url}/s.json"])
 def test_a_schema_ref_to_no_schema_within_it_past_the_load_check_is_an_error_unfetched(
     schema_host: tuple[str, list[Request]], ref: str

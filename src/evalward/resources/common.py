@@ -12,7 +12,7 @@ from pydantic_core import CoreSchema, PydanticCustomError
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
-    from referencing import Registry, Resource
+    from referencing import Registry, Resource, Specification
     from referencing.exceptions import Unresolvable
 
 API_VERSION = "evalward.dev/v1"
@@ -94,7 +94,14 @@ def valid_json_schema(schema: dict[str, Any]) -> dict[str, Any]:
     problem = _schema_problem(schema, jsonschema.Draft202012Validator)
     if problem is None:
         draft = jsonschema.validators.validator_for(schema, jsonschema.Draft202012Validator)
-        problem = _first_unresolved_ref(schema, draft)
+        try:
+            problem = _first_unresolved_ref(schema, draft)
+        except Exception:  # referencing assumes each part has its draft's shape; says nothing
+            problem = (
+                "the schema could not be read for its $refs: a part of it does not have the "
+                f"shape {_draft_name(schema)} gives that part; write each keyword as that "
+                "draft says (or name another draft in $schema)"
+            )
     if problem is not None:
         raise ValueError(problem)
     return schema
@@ -137,21 +144,56 @@ def _closed_registry() -> Registry[Any]:
     return Registry(retrieve=retrieve_nothing)  # type: ignore[call-arg]
 
 
+def _draft_name(schema: dict[str, Any]) -> str:
+    """The draft `schema`'s `$schema` names, in words (2020-12 when it names none)."""
+    from referencing.jsonschema import DRAFT202012
+
+    return "draft " + DRAFT202012.detect(schema).name.removeprefix("draft").lstrip("-")
+
+
+def _draft3_extends_either(contents: Any) -> Iterable[Any]:
+    """The parts of a draft-03 schema that are schemas, its `extends` a schema or a list of
+    them, as draft-03 allows (referencing reads only a list, and fails on one schema)."""
+    from referencing.jsonschema import DRAFT3
+
+    if isinstance(contents, dict) and isinstance(contents.get("extends"), dict):
+        yield contents["extends"]
+        contents = {key: value for key, value in contents.items() if key != "extends"}
+    yield from DRAFT3.subresources_of(contents)
+
+
+def _specification_of(schema: dict[str, Any]) -> Specification[Any]:
+    """How the draft `schema`'s `$schema` names finds its parts and addresses."""
+    from referencing import Specification
+    from referencing.jsonschema import DRAFT3, DRAFT202012
+
+    specification = DRAFT202012.detect(schema)
+    if specification is not DRAFT3:
+        return specification
+    return Specification(  # type: ignore[call-arg]  # an attrs class mypy reads no fields of
+        name=DRAFT3.name,
+        id_of=DRAFT3.id_of,
+        subresources_of=_draft3_extends_either,
+        maybe_in_subresource=DRAFT3.maybe_in_subresource,
+        anchors_in=lambda _, contents: DRAFT3.anchors_in(contents),
+    )
+
+
 def _first_unresolved_ref(schema: dict[str, Any], draft: type[Validator]) -> str | None:
     """What the first `$ref` of `schema` (or of a part a `$ref` leads to) that does not lead
     to a schema within it is and why, else None. Each part is walked once, as its draft reads
     it: a `$ref` in `const` or `examples` is data, not a reference."""
     from referencing import Resource
     from referencing.exceptions import Unresolvable
-    from referencing.jsonschema import DRAFT202012
 
-    specification = DRAFT202012.detect(schema)
+    specification = _specification_of(schema)
     root = specification.create_resource(schema)
     base = root.id() or ""
     # crawled once: each lookup of an unknown address would crawl the whole schema again
     registry = _closed_registry().with_resource(base, root).crawl()
     todo = [(root, registry.resolver(base))]
     seen: set[int] = set()
+    leads: dict[int, list[tuple[str, int]]] = {}
     while todo:
         resource, resolver = todo.pop()
         if id(resource.contents) in seen:
@@ -169,9 +211,34 @@ def _first_unresolved_ref(schema: dict[str, Any], draft: type[Validator]) -> str
             problem = _schema_problem(resolved.contents, draft)
             if problem is not None:
                 return f"{said} leads to a value that is no schema ({problem}): {_REF_WITHIN}"
+            if keyword == "$ref" or resource.contents is schema:  # else its target is dynamic
+                leads.setdefault(id(resource.contents), []).append((said, id(resolved.contents)))
             target = Resource.from_contents(resolved.contents, default_specification=specification)
             todo.append((target, resolved.resolver))
         todo.extend((sub, resolver.in_subresource(sub)) for sub in resource.subresources())
+    return _ref_loop(leads)
+
+
+def _ref_loop(leads: dict[int, list[tuple[str, int]]]) -> str | None:
+    """The first reference whose chain of references (`leads`: each part's references and the
+    parts they lead to) comes back to where it started, and why that is refused; else None.
+    Such a schema checks a value against itself before any of the value is checked, so no
+    check of it would end: each would fail as nested too deeply."""
+    for start, refs in leads.items():
+        for said, first in refs:
+            chain, reached = [first], {first}
+            while chain:
+                here = chain.pop()
+                if here == start:
+                    return (
+                        f"{said} leads back to itself before any of the value is checked, so "
+                        "checking a value against it would never end: point it to a part "
+                        "that checks something, such as '#/$defs/name'"
+                    )
+                for _, there in leads.get(here, []):
+                    if there not in reached:
+                        reached.add(there)
+                        chain.append(there)
     return None
 
 
