@@ -1,8 +1,9 @@
 """Files under a root that evalward does not read as definitions are refused, never passed
 over: a symbolic link to a folder whose files no root holds (git keeps the link, not those
-files), a file named `*.YAML` or `*.YML` that holds a document of evalward's, and a document
-whose `apiVersion` or `kind` is written in other case. The same on the working tree
-(`evalward validate`, `evalward run`) and on a commit (the action)."""
+files) when a file under it is evalward's, a file named `*.YAML` or `*.YML` that holds a
+document of evalward's, and a document whose `apiVersion` or `kind` is written in other
+case. The same on the working tree (`evalward validate`, `evalward run`) and on a commit
+(the action)."""
 
 from __future__ import annotations
 
@@ -24,10 +25,9 @@ ROOTS = "roots: [agents, evals]\n"
 PLANTED = GREETING_FIXTURE.replace("name: greeting", "name: planted")
 LINKED = (
     "evals/shared: a symbolic link to the folder 'shared', which no root of evalward.yaml "
-    "holds: evalward reads each file at its own path under `roots` (git keeps a link as a "
-    "link), so none under it is read; list 'shared' under `roots` in evalward.yaml, or move "
-    "its files here in place of the link (a folder of no resources: list the link under "
-    "`exclude`)"
+    "holds, and its file 'planted.yaml' is an evalward resource: evalward reads each file at "
+    "its own path under `roots` (git keeps a link as a link), so none under it is read; list "
+    "'shared' under `roots` in evalward.yaml, or move its files here in place of the link"
 )
 
 
@@ -66,11 +66,71 @@ def test_a_link_to_a_folder_outside_the_repository_is_refused(
 
     assert done.returncode == 2, done.stdout + done.stderr
     assert (
-        f"evals/elsewhere: a symbolic link to the folder '{outside}', outside the repository: "
-        "evalward reads only the repository's own files, so none under it is read; move the "
-        "files into the repository in place of the link, or, if it holds no resources, list it "
-        "under `exclude` in evalward.yaml"
+        f"evals/elsewhere: a symbolic link to the folder '{outside}', outside the repository, "
+        "and its file 'planted.yaml' is an evalward resource: evalward reads only the "
+        "repository's own files, so none under it is read; move the files into the repository "
+        "in place of the link"
     ) in done.stderr
+
+
+@pytest.mark.parametrize("where", ["excluded", "node_modules", "outside", "rootless"])
+def test_a_link_to_a_folder_of_no_resources_is_passed_over(
+    repo: GitRepo, github: FakeGitHub, tmp_path: Path, where: str
+) -> None:
+    """Docs, a package's files: nothing under the link would be a definition, so nothing is
+    lost (a committed link into node_modules failed every pull request of the branch)."""
+    _with_roots(repo, github)
+    config, target = {
+        "excluded": ("exclude: ['vendor/**']\n", "../vendor/docs"),
+        "node_modules": ("exclude: []\n", "../node_modules/pkg"),
+        "outside": (ROOTS, str(tmp_path / "outside")),
+        "rootless": (ROOTS, "../vendor/docs"),
+    }[where]
+    folder = (repo.path / "evals" / target).resolve()
+    repo.write({"evalward.yaml": config})
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "readme.md").write_text("# docs\n")
+    (folder / "config.yaml").write_text("kind: Deployment\nspec: {replicas: 1}\n")  # not ours
+    os.symlink(target, repo.path / "evals" / "vendor-docs")
+    repo.commit("docs linked in", {})
+
+    done = evalward("validate", cwd=repo.path)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "vendor-docs" not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("exclude", ["vendor/**", "node_modules"])
+def test_a_link_to_an_excluded_folder_that_holds_a_resource_is_refused_naming_the_exclude(
+    repo: GitRepo, github: FakeGitHub, exclude: str
+) -> None:
+    _with_roots(repo, github)
+    folder = "vendor/docs" if exclude == "vendor/**" else "node_modules/pkg"
+    config = f"exclude: ['{exclude}']\n" if exclude == "vendor/**" else "exclude: []\n"
+    repo.write({"evalward.yaml": config, f"{folder}/readme.md": "# docs\n"})
+    repo.write({f"{folder}/deep/planted.yaml": PLANTED})
+    os.symlink(f"../{folder}", repo.path / "evals" / "vendor-docs")
+    repo.commit("fixtures linked in from an excluded folder", {})
+
+    done = evalward("validate", cwd=repo.path)
+
+    assert done.returncode == 2, done.stdout + done.stderr
+    if exclude == "vendor/**":
+        said = (
+            "evals/vendor-docs: a symbolic link to the folder 'vendor/docs', which `exclude` in "
+            "evalward.yaml leaves out ('vendor/**'), and its file 'deep/planted.yaml' is an "
+            "evalward resource: git keeps a link as a link, so none under it is read; narrow "
+            "`exclude` so that it leaves 'vendor/docs' in, or move its files here in place of "
+            "the link"
+        )
+    else:
+        said = (
+            "evals/vendor-docs: a symbolic link to the folder 'node_modules/pkg', under "
+            "'node_modules', which evalward never reads, and its file 'deep/planted.yaml' is an "
+            "evalward resource"
+        )
+    assert said in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_a_link_to_a_folder_the_roots_hold_is_read_at_its_own_path(

@@ -32,7 +32,13 @@ from evalward.files.inside import leads_outside, mode_of
 from evalward.resources.checks.code_scorer_files import FileTexts, InlinePlaces, embed_scorers
 from evalward.resources.common import API_VERSIONS
 from evalward.resources.models import KINDS, Eval, EvalFixture
-from evalward.resources.reading.discover import YAML_SUFFIXES, discover, relative
+from evalward.resources.reading.discover import (
+    YAML_SUFFIXES,
+    discover,
+    relative,
+    unread_link_in,
+    yaml_files_under,
+)
 from evalward.resources.reading.problems import did_you_mean, located_messages, render_path
 from evalward.resources.reading.repo_config import CONFIG_FILE, RepoConfig, load_config
 from evalward.resources.reading.shared_sets import share_field_sets
@@ -284,6 +290,8 @@ class _Run:
         refused = ""
         if path.is_symlink() and path.is_dir():
             refused = self._linked_folder(path)
+            if not refused:
+                return None  # holds no resource of ours: as any folder `discover` passes over
         elif path.is_symlink() and leads_outside(self.root, path):
             refused = (
                 "the file is a symbolic link to a file outside the repository; a resource "
@@ -312,25 +320,44 @@ class _Run:
 
     def _linked_folder(self, path: Path) -> str:
         """Why a symbolic link to a folder under a root whose files are read at no path of
-        their own (`discover`) is refused: git holds the link, not those files, so they are
-        no definitions of the commit, and passing over them would drop their resources."""
-        written = printable(path.readlink().as_posix())
-        target = path.resolve()
+        their own (`discover`) is refused when a file under it is a resource of ours: git
+        holds the link, not those files, so they are no definitions of the commit, and passing
+        over them would drop their resources. "" when it is no such link or holds none."""
+        unread = unread_link_in(path, self.root, self.config)
+        found = None if unread is None else _first_resource_under(unread.target)
+        if unread is None or found is None:
+            return ""
         real_root = self.root.resolve()
-        if not target.is_relative_to(real_root):
+        holds = f"its file '{printable(found.relative_to(unread.target).as_posix())}'"
+        if unread.reason == "outside":
+            written = printable(path.readlink().as_posix())
             return (
-                f"a symbolic link to the folder '{written}', outside the repository: evalward "
-                "reads only the repository's own files, so none under it is read; move the "
-                "files into the repository in place of the link, or, if it holds no "
-                "resources, list it under `exclude` in evalward.yaml"
+                f"a symbolic link to the folder '{written}', outside the repository, and "
+                f"{holds} is an evalward resource: evalward reads only the repository's own "
+                "files, so none under it is read; move the files into the repository in "
+                "place of the link"
             )
-        inside = printable(target.relative_to(real_root).as_posix())
+        inside = printable(unread.target.relative_to(real_root).as_posix())
+        if unread.reason == "rootless":
+            return (
+                f"a symbolic link to the folder '{inside}', which no root of evalward.yaml "
+                f"holds, and {holds} is an evalward resource: evalward reads each file at its "
+                "own path under `roots` (git keeps a link as a link), so none under it is "
+                f"read; list '{inside}' under `roots` in evalward.yaml, or move its files "
+                "here in place of the link"
+            )
+        if unread.builtin:
+            return (
+                f"a symbolic link to the folder '{inside}', under '{printable(unread.by)}', "
+                f"which evalward never reads, and {holds} is an evalward resource: git keeps "
+                "a link as a link, so none under it is read; move its files here in place of "
+                "the link"
+            )
         return (
-            f"a symbolic link to the folder '{inside}', which no root of evalward.yaml holds: "
-            "evalward reads each file at its own path under `roots` (git keeps a link as a "
-            f"link), so none under it is read; list '{inside}' under `roots` in "
-            "evalward.yaml, or move its files here in place of the link (a folder of no "
-            "resources: list the link under `exclude`)"
+            f"a symbolic link to the folder '{inside}', which `exclude` in evalward.yaml "
+            f"leaves out ('{printable(unread.by)}'), and {holds} is an evalward resource: git "
+            "keeps a link as a link, so none under it is read; narrow `exclude` so that it "
+            f"leaves '{inside}' in, or move its files here in place of the link"
         )
 
     def load_files(self, paths: list[Path]) -> bool:
@@ -613,6 +640,21 @@ def _case_slips(data: dict[Any, Any]) -> dict[str, str]:
         if written is not None:
             slips[written] = key
     return slips
+
+
+def _first_resource_under(folder: Path) -> Path | None:
+    """The first YAML file under `folder` (`yaml_files_under`, within the bounds of a load)
+    that holds a document declaring itself evalward's (`_declares_ours`), else None."""
+    for path in yaml_files_under(folder, MAX_DEFINITION_FILES):
+        try:
+            if path.stat().st_size > MAX_FILE_BYTES or not path.is_file():
+                continue
+            text = path.read_bytes().decode("utf-8")
+            if _maybe_ours(text) and any(_declares_ours(d.data) for d in load_documents(text)):
+                return path
+        except (OSError, UnicodeDecodeError, YamlSyntaxError):
+            continue  # unreadable or not YAML: no resource of ours
+    return None
 
 
 def _declares_ours(data: object) -> bool:

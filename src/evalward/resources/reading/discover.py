@@ -4,14 +4,17 @@ roots, less the built-in excludes and `evalward.yaml`'s `exclude` globs.
 Two more paths are found so that the load can refuse them rather than pass over them: a name
 that ends `.YAML` or `.Yml` (evalward reads only the lower-case suffixes), and a symbolic link
 to a folder that the walk would not read otherwise (git holds a link as a link, so the files
-it leads to are no files of the commit under that path)."""
+it leads to are no files of the commit under that path), which the load refuses when a file
+under it is evalward's."""
 
 from __future__ import annotations
 
 import fnmatch
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from evalward.resources.reading.repo_config import CONFIG_FILE, RepoConfig
 
@@ -83,40 +86,94 @@ def _starts(root: Path, config: RepoConfig) -> list[Path]:
     return starts
 
 
+@dataclass(frozen=True)
+class UnreadLink:
+    """Why the folder a symbolic link leads to (`target`, resolved) is read at no path of its
+    own: it is `outside` the repository, under no root (`rootless`), or `excluded`, by the
+    `exclude` glob or built-in exclude `by` (`builtin` for one of `DEFAULT_EXCLUDES`)."""
+
+    target: Path
+    reason: Literal["outside", "rootless", "excluded"]
+    by: str = ""
+    builtin: bool = False
+
+
 def unread_link(path: Path, root: Path, starts: list[Path], excludes: list[str]) -> bool:
     """Whether `path` is a symbolic link to a folder whose files the walk reads at no path of
-    their own: its target is outside the repository, outside every root, or excluded. A link
-    to a folder the roots hold anyway adds nothing, and is no loss."""
+    their own (`why_unread_link`)."""
+    return why_unread_link(path, root, starts, excludes) is not None
+
+
+def unread_link_in(path: Path, root: Path, config: RepoConfig) -> UnreadLink | None:
+    """`why_unread_link` under `config`'s roots and excludes."""
+    return why_unread_link(path, root, _starts(root, config), config.exclude)
+
+
+def why_unread_link(
+    path: Path, root: Path, starts: list[Path], excludes: list[str]
+) -> UnreadLink | None:
+    """Why `path`, a symbolic link to a folder, leads to files the walk reads at no path of
+    their own; None when it is no such link. A link to a folder the roots hold anyway adds
+    nothing, and is no loss."""
     if not path.is_symlink():
-        return False
+        return None
     try:
         target = path.resolve(strict=True)
     except (OSError, RuntimeError):
-        return False  # leads nowhere: os.walk lists it as a file, not a folder
+        return None  # leads nowhere: os.walk lists it as a file, not a folder
     if not target.is_dir():
-        return False
+        return None
     real_root = root.resolve()
     if not target.is_relative_to(real_root):
-        return True
+        return UnreadLink(target, "outside")
     under = [start.resolve() for start in starts if target.is_relative_to(start.resolve())]
     if not under:
-        return True
+        return UnreadLink(target, "rootless")
     inside = target.relative_to(real_root)
     walked = [real_root / Path(*inside.parts[:n]) for n in range(1, len(inside.parts) + 1)]
-    return any(
-        folder.name in DEFAULT_EXCLUDES or excluded(folder, real_root, excludes)
-        for folder in walked
-        if any(folder.is_relative_to(start) and folder != start for start in under)
-    )
+    for folder in walked:
+        if not any(folder.is_relative_to(start) and folder != start for start in under):
+            continue
+        if folder.name in DEFAULT_EXCLUDES:
+            return UnreadLink(target, "excluded", folder.name, builtin=True)
+        pattern = excluding(folder, real_root, excludes)
+        if pattern is not None:
+            return UnreadLink(target, "excluded", pattern)
+    return None
+
+
+def yaml_files_under(folder: Path, most: int) -> Iterator[Path]:
+    """At most `most` files under `folder` named as YAML (in any case), in the order the walk
+    reads them, less the built-in excludes' folders; links under it are not followed."""
+    count = 0
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if d not in DEFAULT_EXCLUDES)
+        for name in sorted(filenames):
+            if name.lower().endswith(YAML_SUFFIXES):
+                if count >= most:
+                    return
+                count += 1
+                yield Path(dirpath) / name
 
 
 def excluded(path: Path, root: Path, patterns: list[str]) -> bool:
+    return excluding(path, root, patterns) is not None
+
+
+def excluding(path: Path, root: Path, patterns: list[str]) -> str | None:
+    """The first of `exclude`'s globs (`patterns`) that leaves `path` out, else None."""
     if not patterns:
-        return False
+        return None
     rel = relative(path, root)
-    return any(
-        fnmatch.fnmatchcase(rel, p) or fnmatch.fnmatchcase(path.name, p) or rel.startswith(p + "/")
-        for p in patterns
+    return next(
+        (
+            p
+            for p in patterns
+            if fnmatch.fnmatchcase(rel, p)
+            or fnmatch.fnmatchcase(path.name, p)
+            or rel.startswith(p + "/")
+        ),
+        None,
     )
 
 
