@@ -142,18 +142,31 @@ def why_unread_link(
     return None
 
 
+LINKED_WALK_ENTRIES = 100_000
+"""Entries at most that the look under a linked folder meets (as the digest of a commit's
+folder counts them): a link to `/` is not walked whole."""
+
+LINKED_WALK_DEPTH = 128
+"""Folders deep that the look under a linked folder goes."""
+
+
 def yaml_files_under(folder: Path, most: int) -> Iterator[Path]:
     """At most `most` files under `folder` named as YAML (in any case), in the order the walk
-    reads them, less the built-in excludes' folders; links under it are not followed."""
-    count = 0
+    reads them, less the built-in excludes' folders, within `LINKED_WALK_ENTRIES` and
+    `LINKED_WALK_DEPTH`; links under it are not followed."""
+    count, met = 0, 0
     for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames[:] = sorted(d for d in dirnames if d not in DEFAULT_EXCLUDES)
+        met += len(dirnames) + len(filenames)
+        deep = len(Path(dirpath).relative_to(folder).parts) >= LINKED_WALK_DEPTH
+        dirnames[:] = [] if deep else sorted(d for d in dirnames if d not in DEFAULT_EXCLUDES)
         for name in sorted(filenames):
             if name.lower().endswith(YAML_SUFFIXES):
                 if count >= most:
                     return
                 count += 1
                 yield Path(dirpath) / name
+        if met >= LINKED_WALK_ENTRIES:
+            return
 
 
 def excluded(path: Path, root: Path, patterns: list[str]) -> bool:
