@@ -857,7 +857,10 @@ class Git:
         reading them fails as it would in a whole checkout. Each path is looked up alone
         (`entry`), so the cost follows the paths, not the size of the tree."""
         cleaned = [posixpath.normpath(asked.lstrip("/")) for asked in paths]
-        self.prefetch(commit, cleaned)
+        # the folders on each path's way too, which following its links reads: a listing
+        # (`under`) knows the files, not the folders above them, and one folder each was
+        # asked alone
+        self.prefetch(commit, [*cleaned, *_on_the_way(cleaned)])
         wanted: set[str] = set()
         for clean in cleaned:
             if clean != "." and self.entry(commit, clean) is not None:
@@ -885,6 +888,17 @@ class Git:
             if batch:
                 listed = b"\0".join(os.fsencode(p) for p in batch)
                 into._raw(_checkout_from_stdin(commit), listed)
+
+
+def _on_the_way(paths: Iterable[str]) -> set[str]:
+    """The folders above each of the tree paths `paths`, the root left out."""
+    folders: set[str] = set()
+    for path in paths:
+        folder = posixpath.dirname(path)
+        while folder and folder not in folders:
+            folders.add(folder)
+            folder = posixpath.dirname(folder)
+    return folders
 
 
 def _listed(answer: bytes) -> dict[str, TreeEntry]:

@@ -409,3 +409,52 @@ def test_a_run_asks_git_as_often_for_forty_agents_as_for_two(
         assert f"{agents}/{agents} fixtures pass on head" in done.stdout, done.stdout
         runs[agents] = len(log.read_text().splitlines())
     assert runs[40] == runs[2], runs
+
+
+WATCHING = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: {{ name: bot-{n} }}
+spec:
+  models: [openai/gpt-test]
+  systemFile: prompts/bot-{n}.md
+  watch: ["src/pkg-{n}/**"]
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: {{ name: bot-{n}-eval }}
+spec:
+  targetAgent: bot-{n}
+  fixtures: [hello-{n}]
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: hello-{n} }}
+spec:
+  targetAgent: bot-{n}
+  input: {{ type: prompt, payload: {{ prompt: "Say hello, {n}" }} }}
+  assertions: [{{ type: contains, value: hello }}]
+"""
+
+
+def test_a_plan_asks_git_as_often_for_forty_agents_the_base_has_as_for_two(
+    tmp_path: Path,
+) -> None:
+    """`evalward plan --base main` where the base already has every Agent, each with a
+    `systemFile` and folders it `watch`es: the base's prompts are measured for the estimate,
+    and the watched folders listed, in one git call for all the agents, not one each."""
+    runs = {}
+    for agents in (2, 40):
+        repo = GitRepo(tmp_path / f"repo-{agents}")
+        suite = "---\n".join(WATCHING.format(n=n) for n in range(agents))
+        code = {f"src/pkg-{n}/tool.py": f"N = {n}\n" for n in range(agents)}
+        prompts = {f"prompts/bot-{n}.md": f"You greet, {n}." for n in range(agents)}
+        repo.commit("agents", {"evals.yaml": suite, **code, **prompts})
+        repo.branch("change")
+        repo.commit("warmer", {path: text + " Warmly." for path, text in prompts.items()})
+        path, log = _logging_git(tmp_path / f"git-{agents}")
+        done = evalward("plan", "--base", "main", cwd=repo.path, PATH=path, OPENAI_API_KEY="k")
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert f"bot-{agents - 1}-eval" in done.stdout, done.stdout
+        runs[agents] = len(log.read_text().splitlines())
+    assert runs[40] == runs[2], runs

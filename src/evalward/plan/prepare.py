@@ -361,6 +361,8 @@ def _where_changes_count(
     named = {CONFIG_FILE, *head.definition_files()}
     read: set[str] = set().union(*head.reads.values())
     folders: set[str] = set()
+    # every agent's watched folders listed in one git call, not one each
+    index.prefetch(glob for located in head.agents.values() for glob in read_globs(located, index))
     for located in head.agents.values():
         watched = watched_folders(read_globs(located, index))
         if "" in watched:

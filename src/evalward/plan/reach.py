@@ -99,7 +99,25 @@ def reach_of_each(
         located_eval = resources.evals.get(run.eval)
         if located_eval is not None:
             by_agent.setdefault(located_eval.resource.spec.target_agent, []).append(run)
-    return {name: agents_reach(resources, own, listing) for name, own in by_agent.items()}
+    listed = _listed_once(resources, by_agent, listing)
+    return {name: agents_reach(resources, own, listed) for name, own in by_agent.items()}
+
+
+def _listed_once(resources: ResourceSet, agents: Iterable[str], listing: ListFiles) -> ListFiles:
+    """`listing` asked once, of every one of `agents`' watched folders (the root, where one
+    imports from it): each agent's reach then reads its own folders of that answer, where a
+    git call each made a thousand agents' plan start a thousand git processes."""
+    located = [resources.agents[name] for name in agents if name in resources.agents]
+    watched = [glob for agent in located for glob in agent.resource.spec.watch]
+    folders = watched_folders(watched) if watched else []
+    if any(imports_from_root(agent.resource.spec) for agent in located):
+        folders.append("")
+    ordered = sorted(listing(folders)) if folders else []
+
+    def within(asked: list[str]) -> list[str]:
+        return sorted({p for folder in asked for p in paths_under(ordered, folder.strip("/"))})
+
+    return within
 
 
 def agents_reach(resources: ResourceSet, runs: Iterable[PlannedRun], listing: ListFiles) -> Reach:

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from evalward.errors import NotCommitted, Problem
 from evalward.files.committed import RepoFiles
+from evalward.files.inside import reference_candidates
 from evalward.resources.models import KINDS, Agent, Eval, EvalFixture, JudgeCalibration
 from evalward.resources.reading.problems import did_you_mean
 from evalward.resources.reading.yamlsource import PathKey
@@ -171,8 +172,18 @@ class ResourceSet:
         return self._system_sizes.get(agent, 0)
 
     def _measure_systems(self) -> None:
-        """`system_size` of every Agent not measured yet."""
+        """`system_size` of every Agent not measured yet: git is asked of every one's
+        `systemFile` at once (a base commit's thousand agents asked one by one started two
+        thousand git processes)."""
         files: dict[str, str] = {}
+        wanted = {
+            candidate
+            for name, located in self.agents.items()
+            if name not in self._system_sizes and located.resource.spec.system_file
+            for candidate in reference_candidates(located.file, located.resource.spec.system_file)
+        }
+        if wanted:
+            self.files.prefetch(sorted(wanted))
         for name, located in self.agents.items():
             spec = located.resource.spec
             if name in self._system_sizes:
