@@ -411,30 +411,11 @@ def test_a_run_asks_git_as_often_for_forty_agents_as_for_two(
     assert runs[40] == runs[2], runs
 
 
-WATCHING = """\
-apiVersion: evalward.dev/v1
-kind: Agent
-metadata: {{ name: bot-{n} }}
-spec:
-  models: [openai/gpt-test]
-  systemFile: prompts/bot-{n}.md
-  watch: ["src/pkg-{n}/**"]
----
-apiVersion: evalward.dev/v1
-kind: Eval
-metadata: {{ name: bot-{n}-eval }}
-spec:
-  targetAgent: bot-{n}
-  fixtures: [hello-{n}]
----
-apiVersion: evalward.dev/v1
-kind: EvalFixture
-metadata: {{ name: hello-{n} }}
-spec:
-  targetAgent: bot-{n}
-  input: {{ type: prompt, payload: {{ prompt: "Say hello, {n}" }} }}
-  assertions: [{{ type: contains, value: hello }}]
-"""
+WATCHING = AGENT.replace(
+    "  systemFile: prompts/bot-{n}.md\n",
+    '  systemFile: prompts/bot-{n}.md\n  watch: ["src/pkg-{n}/**"]\n',
+)
+"""`AGENT`, watching a folder of code of its own."""
 
 
 def test_a_plan_asks_git_as_often_for_forty_agents_the_base_has_as_for_two(
