@@ -60,9 +60,8 @@ def resembled_event(kind: object) -> str | None:
     (`tool_cal`); None for a type like no event's."""
     if not isinstance(kind, str) or kind in EVENT_TYPES:
         return None
-    folded = {_folded(event): event for event in EVENT_TYPES}
-    close = difflib.get_close_matches(_folded(kind), folded, n=1, cutoff=RESEMBLANCE)
-    return folded[close[0]] if close else None
+    close = difflib.get_close_matches(_folded(kind), _FOLDED, n=1, cutoff=RESEMBLANCE)
+    return _FOLDED[close[0]] if close else None
 
 
 EVENT_FIELDS: dict[str, tuple[str, ...]] = {
@@ -86,7 +85,7 @@ def misspelt_event(event: Mapping[str, Any]) -> str | None:
     kind = event.get("type")
     if not isinstance(kind, str) or kind in EVENT_TYPES:
         return None
-    meant = next((e for e in EVENT_TYPES if _folded(e) == _folded(kind)), None)
+    meant = _FOLDED.get(_folded(kind))
     if meant is None or not any(key in event for key in EVENT_FIELDS[meant]):
         return None
     return meant
@@ -95,6 +94,11 @@ def misspelt_event(event: Mapping[str, Any]) -> str | None:
 def _folded(kind: str) -> str:
     """`kind` in lower case, its letters and digits alone."""
     return "".join(c for c in kind.casefold() if c.isalnum())
+
+
+_FOLDED = {_folded(event): event for event in EVENT_TYPES}
+"""Each event type by its folded form (`_folded`): what a `type` spelt otherwise is matched
+against, made once rather than at each line an agent prints."""
 
 
 def apply_event(trace: Trace, event: object) -> None:
