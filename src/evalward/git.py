@@ -860,7 +860,7 @@ class Git:
         # the folders on each path's way too, which following its links reads: a listing
         # (`under`) knows the files, not the folders above them, and one folder each was
         # asked alone
-        self.prefetch(commit, [*cleaned, *_on_the_way(cleaned)])
+        self.prefetch(commit, [*cleaned, *(f for c in cleaned for f in folders_of(c))])
         wanted: set[str] = set()
         for clean in cleaned:
             if clean != "." and self.entry(commit, clean) is not None:
@@ -890,15 +890,11 @@ class Git:
                 into._raw(_checkout_from_stdin(commit), listed)
 
 
-def _on_the_way(paths: Iterable[str]) -> set[str]:
-    """The folders above each of the tree paths `paths`, the root left out."""
-    folders: set[str] = set()
-    for path in paths:
-        folder = posixpath.dirname(path)
-        while folder and folder not in folders:
-            folders.add(folder)
-            folder = posixpath.dirname(folder)
-    return folders
+def folders_of(path: str) -> set[str]:
+    """The folders the repository path `path` is in (`a/b/c`: `a` and `a/b`; `a/b/`: those
+    and `a/b` itself)."""
+    parts = path.split("/")
+    return {"/".join(parts[:index]) for index in range(1, len(parts))}
 
 
 def _listed(answer: bytes) -> dict[str, TreeEntry]:

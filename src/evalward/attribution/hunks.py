@@ -38,8 +38,8 @@ from evalward.attribution.fields import (
 )
 from evalward.errors import NotCommitted
 from evalward.files.committed import MAX_SYSTEM_BYTES, RepoFiles
-from evalward.files.inside import folders_of, glob_matches, watched_folders
-from evalward.git import Block, FileChange, Git, TreeEntry
+from evalward.files.inside import glob_matches, watched_folders
+from evalward.git import Block, FileChange, Git, TreeEntry, folders_of
 from evalward.plan.fingerprint import referenced_files, under_globs
 from evalward.plan.plan import Plan, head_targets
 from evalward.resources import Agent, Located, ResourceSet

@@ -40,10 +40,10 @@ from evalward.errors import (
     printable,
 )
 from evalward.files.committable import WorkingTreeAnswers
-from evalward.files.inside import folders_of, mode_of, reference_candidates, repo_path
+from evalward.files.inside import mode_of, reference_candidates, repo_path
 from evalward.files.safe_files import blob_id, blob_id_of, read_regular
 from evalward.files.trees import TreeBounds, copy_tree, remove_tree, walk
-from evalward.git import LINK_MODE, Git, TreeEntry
+from evalward.git import LINK_MODE, Git, TreeEntry, folders_of
 
 
 @dataclass(frozen=True)

@@ -33,13 +33,6 @@ NAME_MAX = 255
 """The longest name of a file or folder Linux's file systems hold, in bytes."""
 
 
-def folders_of(path: str) -> set[str]:
-    """The folders the repository path `path` is in (`a/b/c`: `a` and `a/b`; `a/b/`: those
-    and `a/b` itself)."""
-    parts = path.split("/")
-    return {"/".join(parts[:index]) for index in range(1, len(parts))}
-
-
 def overlong_name(path: str) -> str | None:
     """The first name of `path` longer than a file system holds (`NAME_MAX` bytes), else
     None. The machine refuses to look such a path up (ENAMETOOLONG), where a missing file is

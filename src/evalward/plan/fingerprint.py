@@ -36,7 +36,6 @@ from typing import Any
 
 from evalward.errors import GitError
 from evalward.files.inside import (
-    folders_of,
     glob_matches,
     leads_outside,
     links_met,
@@ -46,7 +45,7 @@ from evalward.files.inside import (
     watched_folders,
 )
 from evalward.files.safe_files import hash_regular
-from evalward.git import LINK_MODE, SUBMODULE_MODE, Git
+from evalward.git import LINK_MODE, SUBMODULE_MODE, Git, folders_of
 from evalward.resources import Located
 from evalward.resources.agents.agent import AgentSpec
 from evalward.resources.models import Agent

@@ -21,8 +21,8 @@ from pathlib import Path
 from evalward.definitions.loader import load_changed_resources, load_resources, needs_full_load
 from evalward.errors import ResourceError
 from evalward.files.committed import RepoFiles
-from evalward.files.inside import folders_of, watched_folders
-from evalward.git import FileChange, Git
+from evalward.files.inside import watched_folders
+from evalward.git import FileChange, Git, folders_of
 from evalward.plan.changes import ChangeSet, agents_changed, changed_paths, detect_changes
 from evalward.plan.fingerprint import (
     FileIndex,
