@@ -13,6 +13,7 @@ from evalward.errors import OutsideRepository
 from evalward.files.inside import (
     file_on_the_way,
     leads_outside,
+    leaves_repository,
     link_on_the_way,
     looked_up,
     program_path,
@@ -53,6 +54,25 @@ def test_links_are_followed_to_see_where_they_lead(repo: Path) -> None:
     assert leads_outside(repo, repo / "out")
     assert not leads_outside(repo, repo / "alias" / "bot.md")
     assert not leads_outside(repo, repo / "loop")
+
+
+def test_where_a_link_leads_is_read_from_the_links_of_the_repository_alone(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A link out says so by what it says: a place outside that leads back in (the
+    machine's, which no commit holds) is not looked at, where `leads_outside` follows it."""
+    (tmp_path / "back").symlink_to(repo / "agents")
+    (repo / "via-outside").symlink_to(tmp_path / "back")
+    (repo / "up").symlink_to("agents/../..")
+    (repo / "chained").symlink_to("alias/../../out")
+    (repo / "absolute-in").symlink_to(repo.resolve() / "agents")
+
+    assert not leads_outside(repo, repo / "via-outside")
+    for out in ("via-outside", "out", "up", "chained"):
+        assert leaves_repository(repo, repo / out), out
+    for inside in ("alias", "alias/bot.md", "absolute-in", "loop", "missing"):
+        assert not leaves_repository(repo, repo / inside), inside
+    assert leaves_repository(repo, tmp_path / "back")
 
 
 def test_a_program_is_a_path_only_when_it_has_a_slash(repo: Path) -> None:

@@ -144,7 +144,22 @@ def links_met(root: Path, relative: str) -> list[tuple[str, str]]:
     return _walk(root, relative)[1]
 
 
-def _walk(root: Path, relative: str) -> tuple[set[str], list[tuple[str, str]]]:
+def leaves_repository(root: Path, path: Path) -> bool:
+    """Whether `path`, under `root`, leads out of the repository through its symbolic links,
+    each read as it is written and followed only while it stays inside (`looked_up`'s walk):
+    decided by the links alone, nothing outside the repository looked at, so a commit's link
+    to `/` says where it leads, never what is there. Links that loop lead nowhere, so not out."""
+    for top in (root, root.resolve()):
+        try:
+            inner = path.relative_to(top)
+        except ValueError:
+            continue
+        return _walk(root, inner.as_posix())[2]
+    return True
+
+
+def _walk(root: Path, relative: str) -> tuple[set[str], list[tuple[str, str]], bool]:
+    """`looked_up`'s paths, `links_met`'s links, and whether the walk left the repository."""
     real_root = root.resolve()
     found: set[str] = set()
     links: list[tuple[str, str]] = []
@@ -155,7 +170,7 @@ def _walk(root: Path, relative: str) -> tuple[set[str], list[tuple[str, str]]]:
         part = pending.pop(0)
         if part == "..":
             if not resolved:
-                break
+                return found, links, True
             resolved.pop()
             continue
         here = "/".join([*resolved, part])
@@ -171,11 +186,11 @@ def _walk(root: Path, relative: str) -> tuple[set[str], list[tuple[str, str]]]:
             break
         if target.startswith("/"):  # absolute: from the root, if it leads into the repository
             if not Path(target).is_relative_to(real_root):
-                break
+                return found, links, True
             target = Path(target).relative_to(real_root).as_posix()
             resolved = []
         pending = [p for p in target.split("/") if p not in ("", ".")] + pending
-    return found, links
+    return found, links, False
 
 
 WILDCARD = re.compile(r"[*?\[]")
