@@ -14,8 +14,8 @@ import pytest
 
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer
-from support.actionrun import gate_pull_request
-from support.clirun import evalward
+from support.actionrun import ActionRun, gate_pull_request
+from support.clirun import evalward, initialised
 from support.gitrepo import GitRepo
 from support.suite import GREETING_FIXTURE, make_pr
 
@@ -159,6 +159,111 @@ def test_the_gate_refuses_a_pull_request_that_links_a_folder_in(
     assert run.returncode == 2, run.stdout + run.stderr
     assert LINKED in run.stderr
     assert run.outputs["result"] == "fail"
+
+
+def _gate_said(run: ActionRun, github: FakeGitHub) -> str:
+    """All a gate told: its output, its job summary and its pull request comments."""
+    comments = "".join(c["body"] for c in github.comments_on(7))
+    return run.stdout + run.stderr + run.summary + comments
+
+
+@pytest.mark.hostile
+@pytest.mark.parametrize("name", ["elsewhere", "elsewhere.yaml"])
+def test_the_gate_reads_nothing_a_committed_link_out_of_the_repository_leads_to(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    tmp_path: Path,
+    name: str,
+) -> None:
+    """A pull request's link to a folder of the runner (`/`, `/home/runner`) had the gate
+    walk it and parse its YAML files, and name the first that was evalward's. The commit
+    holds the link alone: it is passed over as any file that is not YAML, or, named as a
+    resource file, refused as a resource that leads out, by what the link says, whatever is
+    there. On the developer's own working tree, the folder is still looked into."""
+    base = _with_roots(repo, github)
+    outside = tmp_path / "runner-disk"
+    (outside / "deep").mkdir(parents=True)
+    (outside / "deep" / "planted.yaml").write_text(PLANTED)
+    os.symlink(outside, repo.path / "evals" / name)
+    head = repo.commit("a link to the runner's disk")
+
+    run = gate_pull_request(repo, github, base, head, env)
+
+    said = _gate_said(run, github)
+    assert "planted" not in said and "deep" not in said, said
+    assert "Traceback" not in said
+    if name == "elsewhere":  # nothing the commit holds changed: no Eval is affected
+        assert (run.returncode, run.outputs["result"]) == (0, "skipped"), said
+        assert "no Eval is affected by this change" in run.stdout
+    else:
+        assert (run.returncode, run.outputs["result"]) == (2, "fail"), said
+        assert (
+            "evals/elsewhere.yaml: the file is a symbolic link to a file outside the "
+            "repository; a resource must be a file of the repository"
+        ) in run.stderr
+
+    done = evalward("validate", cwd=repo.path)
+
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert (
+        f"evals/{name}: a symbolic link to the folder '{outside}', outside the repository, "
+        "and its file 'deep/planted.yaml' is an evalward resource"
+    ) in done.stderr
+
+
+@pytest.mark.hostile
+def test_the_gate_looks_into_a_linked_folder_of_the_repository_through_its_commit_alone(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    tmp_path: Path,
+) -> None:
+    """A link to a folder no root holds is looked into for resources of the commit: a file
+    there that is itself a link out of the repository is none, and what it leads to on the
+    runner is not read (its being evalward's had the gate refuse, naming it)."""
+    base = _with_roots(repo, github)
+    outside = tmp_path / "runner-disk"
+    outside.mkdir()
+    (outside / "planted.yaml").write_text(PLANTED)
+    repo.write({"shared/readme.md": "# shared\n"})
+    os.symlink(outside / "planted.yaml", repo.path / "shared" / "planted.yaml")
+    os.symlink("../shared", repo.path / "evals" / "shared")
+    head = repo.commit("a shared folder")
+
+    run = gate_pull_request(repo, github, base, head, env)
+
+    said = _gate_said(run, github)
+    assert "planted" not in said, said
+    assert (run.returncode, run.outputs["result"]) == (0, "skipped"), said
+
+
+@pytest.mark.hostile
+def test_a_base_branch_s_link_out_of_the_repository_is_read_by_the_link_alone(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """`evalward run --base main` loads the base branch from its commit: a link it commits
+    to a folder outside the repository holds none of its files, whatever that folder holds
+    on this machine, so nothing under it is read, named or refused."""
+    initialised(repo)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "planted.yaml").write_text(PLANTED)
+    os.symlink(outside, repo.path / "evals" / "elsewhere")
+    repo.commit("fixtures kept elsewhere")
+    repo.branch("feature")
+    repo.remove("evals/elsewhere")
+    config = (repo.path / "evalward.yaml").read_text()
+    repo.commit("no link", {"evalward.yaml": config + "# the base is loaded whole\n"})
+
+    done = evalward("run", ".", "--base", "main", "--no-history", "--no-cache", cwd=repo.path)
+
+    said = done.stdout + done.stderr
+    assert done.returncode == 0, said
+    assert "planted" not in said and "elsewhere" not in said, said
+    assert "Traceback" not in said
 
 
 def test_a_yaml_file_named_in_upper_case_is_refused_when_it_is_evalwards(

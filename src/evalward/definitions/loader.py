@@ -11,7 +11,9 @@ evalward's is left out), or when it has AgentV's shape; any other YAML document 
 evalward's. A configured root under which no document is ours is an error too.
 
 On a commit side (files/committed.py) a definition file is read from the commit's objects,
-never from the workspace's copy, which another workflow step may have rewritten.
+never from the workspace's copy, which another workflow step may have rewritten; and a link
+out of the repository is judged by what it says alone, never by what is where it leads on
+this machine, which a pull request's link (to `/`, to the runner's home) would have read.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from pydantic import BaseModel, ValidationError
 
 from evalward.errors import NotCommitted, Problem, ResourceError, YamlSyntaxError
 from evalward.files.committed import CommittedFile, RepoFiles
-from evalward.files.inside import leads_outside, mode_of
+from evalward.files.inside import leads_outside, leaves_repository, mode_of
 from evalward.resources.checks.code_scorer_files import FileTexts, InlinePlaces, embed_scorers
 from evalward.resources.common import API_VERSIONS
 from evalward.resources.models import KINDS, Eval, EvalFixture
@@ -204,6 +206,14 @@ def load_changed_resources(
     return run.result
 
 
+_LINKED_OUT = (
+    "the file is a symbolic link to a file outside the repository; a resource must be a file "
+    "of the repository (replace the link with the file)"
+)
+"""Why a definition file that is a link out of the repository is refused: on a commit side
+by what the link says alone, whatever is where it leads on this machine."""
+
+
 def needs_full_load(changed: set[str]) -> bool:
     """Whether `changed` alters where resources are, or their defaults (`evalward.yaml`)."""
     return CONFIG_FILE in changed
@@ -288,15 +298,19 @@ class _Run:
 
     def _read(self, path: Path, rel: str) -> str | None:
         refused = ""
-        if path.is_symlink() and path.is_dir():
+        door = self.result.files
+        if door.committed and path.is_symlink() and leaves_repository(self.root, path):
+            # A commit holds the link, not what it leads to on this machine (a pull request's
+            # link to `/`): decided by the link alone, nothing there looked at.
+            if not path.name.lower().endswith(YAML_SUFFIXES):
+                return None  # a link to a folder: no file of the commit is under it
+            refused = _LINKED_OUT
+        elif path.is_symlink() and path.is_dir():
             refused = self._linked_folder(path)
             if not refused:
                 return None  # holds no resource of ours: as any folder `discover` passes over
         elif path.is_symlink() and leads_outside(self.root, path):
-            refused = (
-                "the file is a symbolic link to a file outside the repository; a resource "
-                "must be a file of the repository (replace the link with the file)"
-            )
+            refused = _LINKED_OUT
         elif not path.is_file():  # a FIFO would block the read, a device never end it
             refused = (
                 "not a regular file (a FIFO, a device, or a link to one or that loops); a "
@@ -305,7 +319,6 @@ class _Run:
         if refused:
             self.problems.append(Problem(rel, None, None, "", refused))
             return None
-        door = self.result.files
         if door.committed:
             return self._read_committed(door, rel)
         try:
@@ -324,11 +337,11 @@ class _Run:
         holds the link, not those files, so they are no definitions of the commit, and passing
         over them would drop their resources. "" when it is no such link or holds none."""
         unread = unread_link_in(path, self.root, self.config)
-        found = None if unread is None else _first_resource_under(unread.target)
+        found = None if unread is None else self._first_resource_under(unread.target)
         if unread is None or found is None:
             return ""
         real_root = self.root.resolve()
-        holds = f"its file '{printable(found.relative_to(unread.target).as_posix())}'"
+        holds = f"its file '{printable(found)}'"
         if unread.reason == "outside":
             written = printable(path.readlink().as_posix())
             return (
@@ -359,6 +372,42 @@ class _Run:
             "keeps a link as a link, so none under it is read; narrow `exclude` so that it "
             f"leaves '{inside}' in, or move its files here in place of the link"
         )
+
+    def _first_resource_under(self, target: Path) -> str | None:
+        """The path, from `target` (a folder a link leads to), of its first file that holds
+        a document declaring itself evalward's, else None. On a commit side `target` is a
+        folder of the repository (a link out is never followed: `_read`), and its files are
+        the commit's, read from its objects: the workspace's may be another step's, or links
+        out of the repository."""
+        door = self.result.files
+        if not door.committed:
+            found = _first_resource_on_disk(target)
+            return None if found is None else found.relative_to(target).as_posix()
+        if not target.is_relative_to(self.root.resolve()):
+            return None  # never looked into from a commit
+        folder = target.relative_to(self.root.resolve()).as_posix()
+        folder = "" if folder == "." else folder
+        prefix = f"{folder}/" if folder else ""
+        names = sorted(
+            name
+            for name, entry in door.under(folder).items()
+            if not (entry.is_folder or entry.is_submodule) and name.lower().endswith(YAML_SUFFIXES)
+        )[:MAX_DEFINITION_FILES]
+        sizes, budget, read = door.sizes(names), MAX_DEFINITION_BYTES, []
+        for name in names:
+            size = sizes.get(name)
+            if size is None or size > MAX_FILE_BYTES:
+                continue  # a link out of the tree, or too large to be a resource
+            budget -= size
+            if budget < 0:
+                break
+            read.append(name)
+        files = door.read_committed(read, MAX_FILE_BYTES)
+        for name in read:
+            content = files[name].content if name in files else None
+            if content is not None and _holds_ours(content):
+                return name[len(prefix) :]
+        return None
 
     def load_files(self, paths: list[Path]) -> bool:
         """Load the definition files `paths`; on a commit side, read from its objects at once
@@ -642,19 +691,28 @@ def _case_slips(data: dict[Any, Any]) -> dict[str, str]:
     return slips
 
 
-def _first_resource_under(folder: Path) -> Path | None:
+def _first_resource_on_disk(folder: Path) -> Path | None:
     """The first YAML file under `folder` (`yaml_files_under`, within the bounds of a load)
-    that holds a document declaring itself evalward's (`_declares_ours`), else None."""
+    that holds a document declaring itself evalward's, else None."""
     for path in yaml_files_under(folder, MAX_DEFINITION_FILES):
         try:
             if path.stat().st_size > MAX_FILE_BYTES or not path.is_file():
                 continue
-            text = path.read_bytes().decode("utf-8")
-            if _maybe_ours(text) and any(_declares_ours(d.data) for d in load_documents(text)):
+            if _holds_ours(path.read_bytes()):
                 return path
-        except (OSError, UnicodeDecodeError, YamlSyntaxError):
-            continue  # unreadable or not YAML: no resource of ours
+        except OSError:
+            continue  # unreadable: no resource of ours
     return None
+
+
+def _holds_ours(content: bytes) -> bool:
+    """Whether a file's content holds a document declaring itself evalward's
+    (`_declares_ours`); not UTF-8 or not YAML: no resource of ours."""
+    try:
+        text = content.decode("utf-8")
+        return _maybe_ours(text) and any(_declares_ours(d.data) for d in load_documents(text))
+    except (UnicodeDecodeError, YamlSyntaxError):
+        return False
 
 
 def _declares_ours(data: object) -> bool:

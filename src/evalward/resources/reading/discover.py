@@ -5,7 +5,8 @@ Two more paths are found so that the load can refuse them rather than pass over 
 that ends `.YAML` or `.Yml` (evalward reads only the lower-case suffixes), and a symbolic link
 to a folder that the walk would not read otherwise (git holds a link as a link, so the files
 it leads to are no files of the commit under that path), which the load refuses when a file
-under it is evalward's."""
+under it is evalward's (on a commit side a link out of the repository is judged by the link
+alone, and nothing under it is looked at: definitions/loader.py)."""
 
 from __future__ import annotations
 
