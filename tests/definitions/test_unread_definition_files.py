@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from evalward.definitions.loader import MAX_DEFINITION_BYTES
+from evalward.resources.reading.yamlsource import MAX_FILE_BYTES
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer
 from support.actionrun import ActionRun, gate_pull_request
@@ -159,6 +161,29 @@ def test_the_gate_refuses_a_pull_request_that_links_a_folder_in(
     assert run.returncode == 2, run.stdout + run.stderr
     assert LINKED in run.stderr
     assert run.outputs["result"] == "fail"
+
+
+def test_the_look_into_a_linked_folder_reads_no_more_than_a_load_does(
+    repo: GitRepo, github: FakeGitHub, tmp_path: Path
+) -> None:
+    """The folder a link leads to on the working tree (`/`, a home folder) is looked into
+    within a load's bounds, its bytes too: each YAML file read is parsed when it may be
+    evalward's (seconds for one of 5 MiB), so a folder of such files read whole took hours.
+    What lies past them is not looked at, and the link is passed over."""
+    _with_roots(repo, github)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "data-00.yaml").write_text("# not evalward's\n" + "x" * (MAX_FILE_BYTES - 64))
+    for index in range(1, MAX_DEFINITION_BYTES // MAX_FILE_BYTES + 2):
+        os.link(outside / "data-00.yaml", outside / f"data-{index:02d}.yaml")
+    (outside / "planted.yaml").write_text(PLANTED)
+    os.symlink(outside, repo.path / "evals" / "elsewhere")
+    repo.commit("data from outside")
+
+    done = evalward("validate", cwd=repo.path)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "elsewhere" not in done.stdout + done.stderr
 
 
 def _gate_said(run: ActionRun, github: FakeGitHub) -> str:

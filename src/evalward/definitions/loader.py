@@ -692,12 +692,17 @@ def _case_slips(data: dict[Any, Any]) -> dict[str, str]:
 
 
 def _first_resource_on_disk(folder: Path) -> Path | None:
-    """The first YAML file under `folder` (`yaml_files_under`, within the bounds of a load)
-    that holds a document declaring itself evalward's, else None."""
+    """The first YAML file under `folder` (`yaml_files_under`, within the bounds of a load:
+    its files and its bytes) that holds a document declaring itself evalward's, else None."""
+    budget = MAX_DEFINITION_BYTES
     for path in yaml_files_under(folder, MAX_DEFINITION_FILES):
         try:
-            if path.stat().st_size > MAX_FILE_BYTES or not path.is_file():
+            size = path.stat().st_size
+            if size > MAX_FILE_BYTES or not path.is_file():
                 continue
+            budget -= size
+            if budget < 0:
+                return None
             if _holds_ours(path.read_bytes()):
                 return path
         except OSError:

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from evalward.errors import TreeError
+from evalward.files.trees import TreeBounds, walk
 from evalward.resources.reading.repo_config import CONFIG_FILE, RepoConfig
 
 DEFAULT_EXCLUDES = frozenset(
@@ -143,31 +146,34 @@ def why_unread_link(
     return None
 
 
-LINKED_WALK_ENTRIES = 100_000
-"""Entries at most that the look under a linked folder meets (as the digest of a commit's
-folder counts them): a link to `/` is not walked whole."""
-
-LINKED_WALK_DEPTH = 128
-"""Folders deep that the look under a linked folder goes."""
+LINKED_WALK = TreeBounds(depth=128, entries=100_000, seconds=10.0)
+"""How far the look under a linked folder goes on the working tree: 128 folders deep, the
+first 100,000 entries it meets (counted as each folder is read, so a folder of millions is
+not listed whole: as the digest of a commit's folder counts them) and 10 seconds. A link to
+`/` is not walked whole."""
 
 
 def yaml_files_under(folder: Path, most: int) -> Iterator[Path]:
-    """At most `most` files under `folder` named as YAML (in any case), in the order the walk
-    reads them, less the built-in excludes' folders, within `LINKED_WALK_ENTRIES` and
-    `LINKED_WALK_DEPTH`; links under it are not followed."""
-    count, met = 0, 0
-    for dirpath, dirnames, filenames in os.walk(folder):
-        met += len(dirnames) + len(filenames)
-        deep = len(Path(dirpath).relative_to(folder).parts) >= LINKED_WALK_DEPTH
-        dirnames[:] = [] if deep else sorted(d for d in dirnames if d not in DEFAULT_EXCLUDES)
-        for name in sorted(filenames):
-            if name.lower().endswith(YAML_SUFFIXES):
-                if count >= most:
-                    return
-                count += 1
-                yield Path(dirpath) / name
-        if met >= LINKED_WALK_ENTRIES:
-            return
+    """At most `most` files under `folder` named as YAML (in any case), parents first in
+    name order, less the built-in excludes' folders, within `LINKED_WALK` (files/trees.py's
+    walk: a folder swapped for a link leads nowhere); no link under it is followed to a
+    folder, so no walk loops through one, nor leaves for `/proc`."""
+    count = 0
+    try:
+        for entry in walk(folder, LINKED_WALK, leave_out=_builtin_excluded):
+            if entry.is_folder or not entry.name.lower().endswith(YAML_SUFFIXES):
+                continue
+            if count >= most:
+                return
+            count += 1
+            yield folder / entry.path
+    except TreeError:
+        return  # past the bounds: what was found is all the look finds
+
+
+def _builtin_excluded(path: str, mode: int) -> bool:
+    """Whether a walk's entry is a folder of `DEFAULT_EXCLUDES`, which it does not enter."""
+    return stat.S_ISDIR(mode) and path.rpartition("/")[2] in DEFAULT_EXCLUDES
 
 
 def excluded(path: Path, root: Path, patterns: list[str]) -> bool:
