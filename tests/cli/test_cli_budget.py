@@ -286,3 +286,35 @@ def test_a_judges_calibration_replay_is_held_to_the_budget_at_its_worst(
     assert "calibration 'tutor-judge' could not be computed" in said, said
     assert "a judge call was refused: the job's cost budget cannot hold this call" in said
     assert results(out)["run"]["spent"]["cost_usd"] <= 0.05
+
+
+def test_the_merge_gates_parts_a_budget_trimmed_as_run_does(
+    repo: GitRepo, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """A part's budget skips the low fixture: its merge is incomplete, and `--allow-incomplete`,
+    which `run --shard` refuses as the gate's, lets the merge pass as it lets `run` pass."""
+    suite(repo)
+    model.default = text("the answer")
+    keys = {"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "sk-test"}
+    parts = tmp_path / "parts"
+    part = evalward(
+        "run", str(repo.path), "--no-cache", "--shard", "1/1", "--max-model-calls", "1",
+        "--output-dir", str(parts), cwd=repo.path, **keys,
+    )  # fmt: skip
+    assert part.returncode == 0, part.stdout + part.stderr
+
+    def merge(out: Path, *options: str) -> Any:
+        return evalward(
+            "merge", "--output-dir", str(out), *options, str(parts / "shard-1-of-1.json"),
+            cwd=repo.path, **keys,
+        )  # fmt: skip
+
+    strict = merge(tmp_path / "strict")
+    assert strict.returncode == 1, strict.stdout + strict.stderr
+    assert results(tmp_path / "strict")["result"] == "incomplete"
+    assert [r["fixture"] for r in results(tmp_path / "strict")["skippedRuns"]] == ["aaa-low"]
+
+    allowed = merge(tmp_path / "allowed", "--allow-incomplete")
+    assert allowed.returncode == 0, allowed.stdout + allowed.stderr
+    assert results(tmp_path / "allowed")["result"] == "pass"
+    assert len(model.requests) == 1  # the merge runs nothing

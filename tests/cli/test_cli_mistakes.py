@@ -187,7 +187,7 @@ def test_merge_into_a_file_is_refused(started: GitRepo) -> None:
     ("flag", "said"),
     [
         ("--json", "no results to print (the part's runs go to shard-1-of-2.json in"),
-        ("--allow-incomplete", "no gate for it to let pass (`evalward merge` gates the parts)"),
+        ("--allow-incomplete", "give it to `evalward merge`, which gates the parts"),
     ],
 )
 def test_a_part_refuses_what_only_a_report_or_a_gate_reads_before_it_runs(

@@ -2,9 +2,10 @@
 
 The merge computes the plan itself, from the repository (`--repo`) and the options the parts
 ran with (`--base`, `--agent`, `--eval`, `--fixture`, `--reps`: give the same ones), and
-takes no part of another commit or plan. With `EVALWARD_SHARD_KEY` set, every part must be
-sealed with it (`run --shard` seals with it when it is set). A part missing or given twice
-is an error, never a partial pass.
+takes no part of another commit or plan. The parts' budget is theirs (`run --shard
+--max-model-calls`); `--allow-incomplete` is the gate's, so it is given here. With
+`EVALWARD_SHARD_KEY` set, every part must be sealed with it (`run --shard` seals with it
+when it is set). A part missing or given twice is an error, never a partial pass.
 """
 
 from __future__ import annotations
@@ -31,6 +32,11 @@ def register(commands: Any) -> None:
         help="also write results.json, junit.xml, report.html, comment.md",
     )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument(
+        "--allow-incomplete",
+        action="store_true",
+        help="pass when everything that ran passes, though the parts' budget skipped fixtures",
+    )
 
 
 def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
@@ -44,7 +50,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     from evalward.git import Git
     from evalward.plan.progress import RunProgress
     from evalward.plan.request import RunRequest, ShardParts
-    from evalward.plan.run_setup import Revisions, RunSetup
+    from evalward.plan.run_setup import Revisions, RunOptions, RunSetup
     from evalward.providers.registry import build_providers, repo_providers
 
     env = host.env
@@ -57,6 +63,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         Revisions(base=args.base),
         providers,
         env,
+        options=RunOptions(allow_incomplete=args.allow_incomplete),
         shape=Selection.of(args).apply,
         started=host.started,
         unloadable_base=WITHOUT_BASE,

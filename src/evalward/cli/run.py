@@ -214,7 +214,7 @@ def _refuse_what_a_part_ignores(args: argparse.Namespace, spec: ShardSpec) -> No
     if args.allow_incomplete:
         raise ConfigError(
             f"--allow-incomplete with --shard: {part}, so there is no gate for it to let "
-            "pass (`evalward merge` gates the parts); leave out --allow-incomplete"
+            "pass; give it to `evalward merge`, which gates the parts"
         )
 
 
