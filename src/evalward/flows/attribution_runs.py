@@ -211,6 +211,12 @@ class CallBudget:
     fraction: float
     """The base branch's `attribution.budget`, whose share of the run's calls `total` is."""
     short: bool = False
+    max_cost_usd: float | None = None
+    """The job's `max-cost-usd` (None: none, or a mock script answers every call): what the
+    whole job's calls have cost (`spent`) is held to it, variants' too, so none starts once
+    it is reached, and each call of one is held to what is left as the gate's are."""
+    short_of_dollars: bool = False
+    """A variant's call did not fit in what `max_cost_usd` left: the next would not either."""
     counted: int = 0
     """The calls the trials so far count for: each what it made, or what a run of each of
     its fixtures made on the base where it made fewer. A variant that makes no call (it
@@ -237,6 +243,18 @@ class CallBudget:
     def stop(self, need: int = 1) -> str:
         """Why no more variant may run ("": one may), when one needs about `need` calls, and
         where the budget is set."""
+        dollars, cost = self.max_cost_usd, self.spent.cost_usd
+        if dollars is not None and (self.short_of_dollars or cost >= dollars):
+            said = (
+                f"which reaches the ${dollars:.4f} it may spend"
+                if cost >= dollars
+                else f"of the ${dollars:.4f} it may spend, and what is left did not hold a "
+                "variant's runs"
+            )
+            return (
+                f"attribution stopped at the job's max-cost-usd: its model calls, the gate's "
+                f"own and attribution's, have cost ${cost:.4f}, {said} (max-cost-usd raises it)"
+            )
         stopped = f"attribution stopped at its budget of {self.total} model calls"
         left = self.left()
         if left >= max(need, 1) and not self.short:
@@ -285,7 +303,10 @@ async def attribute_run(request: RunRequest, verdict: RunVerdict) -> RunAttribut
     if not regressions and not untraced:
         return None
     calls = run_calls(outcome.evaluation, outcome.spent)
-    budget = CallBudget(int(settings.budget * calls), setup.providers.spent, settings.budget)
+    dollars = setup.options.budget.max_cost_usd if setup.providers.override is None else None
+    budget = CallBudget(
+        int(settings.budget * calls), setup.providers.spent, settings.budget, max_cost_usd=dollars
+    )
     if not regressions:  # nothing a variant could run: why, and no commit made
         return RunAttribution(settings.mode.value, (), Spent(), budget.total, untraced)
     head, unbuildable = head_commit(request)
@@ -594,11 +615,13 @@ async def variant_trial(
         # of them, and the ceiling holds what they spend. A pairwise judge is asked of a
         # regression it found, its pairs made with the base's runs (the gate's, where the
         # result cache holds them); of any other it decides the Eval, not the fixtures whose
-        # verdicts are all a trial reads: it is asked no pair
+        # verdicts are all a trial reads: it is asked no pair. The job's max-cost-usd holds
+        # what its calls cost, as it holds the gate's (`Allowance.spent_out`): a run it
+        # leaves out or refuses makes the variant decide nothing, never regress
         options=dataclasses.replace(
             setup.options,
             run_all=True,
-            budget=Budget(),
+            budget=Budget(max_cost_usd=setup.options.budget.max_cost_usd),
             judge_pairs=regression.in_pairs,
             judge_head_after_pairs=regression.in_pairs,
         ),
@@ -622,6 +645,11 @@ async def variant_trial(
     if budget is not None and cut:
         budget.short = True
         return VariantRun(Trial(False, not_built="the budget ran out during its runs"))
+    if any(r.budget_refused for r in evaluation.fixtures):
+        # a run the job's max-cost-usd stopped says nothing of the agent
+        if budget is not None:
+            budget.short_of_dollars = True
+        return VariantRun(Trial(False, not_built="the job's max-cost-usd ran out during its runs"))
     cached = made == 0 and all(r.cached for r in evaluation.fixtures)
     comparison = _comparison(evaluation, regression.eval)
     if comparison is None:
