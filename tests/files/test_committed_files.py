@@ -9,9 +9,11 @@ import shutil
 import stat
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from evalward.cli import plan
 from evalward.definitions.loader import load_resources
 from evalward.errors import NotCommitted, ResourceError
 from evalward.files.committed import RepoFiles
@@ -20,7 +22,7 @@ from evalward.git import Git
 from evalward.resources.reading.yamlsource import too_large
 from evalward.runtime.isolation.checkout_copy import copy_side
 from fakes.model_server import ScriptedModelServer, text
-from support.clirun import evalward
+from support.clirun import evalward, in_process, quiet_host
 from support.gitrepo import GitRepo
 from support.suite import provider_env
 
@@ -439,3 +441,55 @@ def test_a_plan_asks_git_as_often_for_forty_agents_the_base_has_as_for_two(
         assert f"bot-{agents - 1}-eval" in done.stdout, done.stdout
         runs[agents] = len(log.read_text().splitlines())
     assert runs[40] == runs[2], runs
+
+
+LOOKS_PER_AGENT = 20
+"""What a plan may look up of the working tree for each agent it has (`os.stat`, `os.lstat`
+of a path in the repository): its prompt resolved and its mode read once, whether it is a
+link or a folder, its size for the estimate, and the folders on its way. It was about 60
+when each question about a file resolved it again (and the root with it)."""
+
+
+class _Looks:
+    """The paths below `root` that `os.stat` and `os.lstat` are asked about, counted."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, root: Path) -> None:
+        self.count = 0
+        below = str(root)
+        for name in ("stat", "lstat"):
+            original = getattr(os, name)
+
+            def counted(path: Any, *args: Any, _original: Any = original, **kw: Any) -> Any:
+                if isinstance(path, (str, bytes, os.PathLike)):
+                    self.count += os.fsdecode(path).startswith(below)
+                return _original(path, *args, **kw)
+
+            monkeypatch.setattr(os, name, counted)
+
+
+@pytest.mark.parametrize("template", [AGENT, WATCHING], ids=["prompt", "watching"])
+def test_a_plan_looks_up_each_agent_s_files_on_the_working_tree_a_few_times(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, template: str
+) -> None:
+    """`evalward plan --base main` on a working tree whose prompts are changed and not yet
+    committed: the door and the listing of the head look up each path an agent names once
+    for all the questions a plan asks of it (checked, prefetched, measured, read; whether it
+    is a folder or a link), so each agent adds a dozen looks or so, not sixty."""
+    looks = {}
+    for agents in (2, 40):
+        repo = GitRepo(tmp_path / f"repo-{agents}")
+        suite = "---\n".join(template.format(n=n) for n in range(agents))
+        code = {f"src/pkg-{n}/tool.py": f"N = {n}\n" for n in range(agents)}
+        prompts = {f"prompts/bot-{n}.md": f"You greet, {n}." for n in range(agents)}
+        repo.commit("agents", {"evals.yaml": suite, **code, **prompts})
+        repo.branch("change")
+        repo.write({path: text + " Warmly." for path, text in prompts.items()})
+        with monkeypatch.context() as patched:
+            counted = _Looks(patched, repo.path.resolve())
+            exit_code, said = in_process(
+                plan.main, "plan", str(repo.path), "--base", "main", host=quiet_host(repo.path)
+            )
+        assert exit_code == 0, said
+        assert f"bot-{agents - 1}-eval" in said, said
+        looks[agents] = counted.count
+    assert looks[40] - looks[2] <= 38 * LOOKS_PER_AGENT, looks

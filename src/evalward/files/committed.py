@@ -21,6 +21,7 @@ report it at the YAML line that names the path.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import posixpath
@@ -131,6 +132,12 @@ class RepoFiles:
         default=None, init=False, repr=False, compare=False, hash=False
     )
     """On the working tree, what git would commit of it, asked once per path."""
+    _on_disk_found: dict[str, tuple[bool, str]] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False
+    )
+    """On the working tree, what `_on_disk` found for each path as written: whether it is a
+    file this side may read, and its repository path or why not. A plan asks it of each file
+    an Agent names several times (prefetched, checked, measured, read)."""
 
     def __post_init__(self) -> None:
         if self.commit is None and self.git is not None:
@@ -188,9 +195,25 @@ class RepoFiles:
         self._answers.committable(found)
 
     def _on_disk(self, path: str) -> str:
-        """The repository path of the regular file `path` names in the working tree."""
+        """The repository path of the regular file `path` names in the working tree, looked
+        up once per path: its answer (or refusal) holds for the run, as `WorkingTreeAnswers`'
+        do. Only this door (one working tree's) holds it; a commit's is never asked here."""
+        found = self._on_disk_found.get(path)
+        if found is None:
+            try:
+                found = (True, self._look_on_disk(path))
+            except NotCommitted as refused:
+                found = (False, refused.reason)
+            self._on_disk_found[path] = found
+        readable, answer = found
+        if not readable:
+            raise NotCommitted(path, answer)
+        return answer
+
+    def _look_on_disk(self, path: str) -> str:
+        real_root = self._real_root
         try:
-            real = repo_path(self.root, path.lstrip("/"))
+            real = repo_path(real_root, path.lstrip("/"), resolved=True)
         except OutsideRepository:
             raise NotCommitted(path, "leads out of the repository") from None
         mode = mode_of(real)
@@ -200,10 +223,15 @@ class RepoFiles:
             raise NotCommitted(path, _LEADS_NOWHERE)
         if mode is None or not stat.S_ISREG(mode):
             raise NotCommitted(path, "does not exist (paths are from the repository root)")
-        relative = real.relative_to(self.root.resolve()).as_posix()
+        relative = real.relative_to(real_root).as_posix()
         if _in_gits_own(relative):
             raise NotCommitted(path, _GITS_OWN)
         return relative
+
+    @functools.cached_property
+    def _real_root(self) -> Path:
+        """The working tree's root, links followed: resolved once, not at each path."""
+        return self.root.resolve()
 
     def place(self, path: str) -> tuple[str, bool]:
         """The repository path of the file or folder `path` names (a seed may be either),
@@ -220,7 +248,7 @@ class RepoFiles:
         mode = mode_of(real)
         if mode is None or not stat.S_ISDIR(mode):
             return self.find(path), False
-        relative = real.relative_to(self.root.resolve()).as_posix()
+        relative = real.relative_to(self._real_root).as_posix()
         if _in_gits_own(relative):
             raise NotCommitted(path, _GITS_OWN)
         ignored = self._answers.ignored() if self._answers is not None and relative != "." else ()
@@ -238,7 +266,7 @@ class RepoFiles:
         if self.commit is not None and self.git is not None:
             self._write_from_commit(self.git, self.commit, real, folder, target, bounds)
             return
-        source = self.root.resolve() / real
+        source = self._real_root / real
         if not folder:
             target.mkdir(mode=0o755)
             shutil.copyfile(source, target / source.name)
@@ -311,7 +339,7 @@ class RepoFiles:
         """The working tree's files at `real` as a commit's tree would list them: regular
         files and links (what `copy_out` copies), with git's modes and object ids."""
         form = self.git.object_format() if self.git is not None else "sha1"
-        source = self.root.resolve() / real
+        source = self._real_root / real
         if not folder:
             mode = source.stat().st_mode
             return {real: TreeEntry(_file_mode(mode), blob_id(source, form))}
@@ -516,7 +544,7 @@ class RepoFiles:
         if self.commit is not None and self.git is not None:
             _, entry = self.git.lookup(self.commit, real)
             return entry is not None and entry.mode == "100755"
-        return os.access(self.root.resolve() / real, os.X_OK)
+        return os.access(self._real_root / real, os.X_OK)
 
     def is_file(self, path: str) -> bool:
         try:
@@ -540,7 +568,7 @@ class RepoFiles:
                 raise NotCommitted(path, f"is missing from git's objects of {self.describe()}")
             return content
         try:
-            return read_regular(self.root.resolve() / real, limit)
+            return read_regular(self._real_root / real, limit)
         except UnsafeFile as exc:
             raise NotCommitted(path, exc.reason) from None
         except OSError as exc:
@@ -553,7 +581,7 @@ class RepoFiles:
             _, entry = self.git.lookup(self.commit, real)
             assert entry is not None  # found just above
             return self.git.blob_start(entry.oid, length)
-        with (self.root.resolve() / real).open("rb") as file:
+        with (self._real_root / real).open("rb") as file:
             return file.read(length)
 
     def text(self, path: str, limit: int) -> str:

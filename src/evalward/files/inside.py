@@ -50,9 +50,11 @@ def mode_of(path: Path) -> int | None:
         return None
 
 
-def repo_path(root: Path, reference: str) -> Path:
-    """`reference` from the root (`/x` too), resolved; OutsideRepository when it leaves `root`."""
-    real_root = root.resolve()
+def repo_path(root: Path, reference: str, *, resolved: bool = False) -> Path:
+    """`reference` from the root (`/x` too), resolved; OutsideRepository when it leaves `root`
+    (`resolved`: `root` is already its own links followed, as a caller that asks of many
+    paths keeps it)."""
+    real_root = root if resolved else root.resolve()
     try:
         candidate = (real_root / reference.lstrip("/")).resolve()
     except (OSError, RuntimeError, ValueError):

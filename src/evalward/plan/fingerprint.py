@@ -185,6 +185,10 @@ class FileIndex:
         self._submodules: dict[str, str] = {}
         self._expanded: dict[str, str] = {}
         """Paths under a linked folder, as watched -> the link they go through."""
+        self._links_seen: dict[str, bool] = {}
+        self._folders_seen: dict[str, bool] = {}
+        """`is_link` and `is_folder` of this checkout, each path looked at once: every agent
+        asks them of its files and of the folders they are in, several times a plan."""
 
     def prefetch(self, patterns: Iterable[str]) -> None:
         """List, in one go, the folders every glob of `patterns` may match in."""
@@ -208,7 +212,7 @@ class FileIndex:
             above
             for folder in folders
             for above in folders_of(f"{folder}/") - {""}
-            if (self.root / above).is_symlink()
+            if self.is_link(above)
         }
         for link in sorted(links):
             if may_cover(link, patterns):
@@ -240,10 +244,22 @@ class FileIndex:
         inside it): what the agent reads there is every file under it."""
         if path.startswith(("/", "../")) or path == "..":
             return False
-        try:
-            return (self.root / path).is_dir() and not leads_outside(self.root, self.root / path)
-        except OSError:
-            return False
+        found = self._folders_seen.get(path)
+        if found is None:
+            try:
+                there = self.root / path
+                found = there.is_dir() and not leads_outside(self.root, there)
+            except OSError:
+                found = False
+            self._folders_seen[path] = found
+        return found
+
+    def is_link(self, path: str) -> bool:
+        """Whether the repository path `path` ("" the root) is a symbolic link."""
+        found = self._links_seen.get(path)
+        if found is None:
+            found = self._links_seen[path] = (self.root / path).is_symlink()
+        return found
 
     def token(self, path: str) -> str:
         """What the agent reads at `path`: a file's content hash and whether it may be run
@@ -280,9 +296,7 @@ class FileIndex:
     def looked_up(self, path: str) -> set[str]:
         """Every repository path reading `path` depends on: itself, and when it is a link or
         lies under one, the links on the way and where they lead (`paths.looked_up`)."""
-        if path in self._expanded or any(
-            (self.root / part).is_symlink() for part in [path, *folders_of(path)]
-        ):
+        if path in self._expanded or any(self.is_link(part) for part in [path, *folders_of(path)]):
             return looked_up(self.root, path)
         return {path}
 

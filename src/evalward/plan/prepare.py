@@ -371,7 +371,7 @@ def _where_changes_count(
         for path in agent_reads(located, index):
             read |= index.looked_up(path)
     # A folder on the way to a read path counts for its links, which are files to git.
-    named.update(p for p in read if (root / p).is_symlink() or not (root / p).is_dir())
+    named.update(p for p in read if index.is_link(p) or not (root / p).is_dir())
     folders.update(posixpath.dirname(path) or path for path in named)
     tracked = ["**/.gitattributes"]
     for folder in {posixpath.normpath(r).strip("/") for r in config.roots}:
