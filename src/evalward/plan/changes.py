@@ -17,13 +17,14 @@ it is gone.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable, Mapping
+from bisect import bisect_left
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
 
-from evalward.files.inside import glob_matches
+from evalward.files.inside import glob_matches, literal_start
 from evalward.git import FileChange
 from evalward.plan.fingerprint import (
     FileIndex,
@@ -221,7 +222,7 @@ def _reads(
             why = " (it runs a program and names no `watch`: any file may change it)"
         result.note_agent(name, f"{printable(ordered[0])} changed{why}")
     for pattern in located.resource.spec.watch:
-        hit = next((p for p in ordered if glob_matches(p, pattern)), None)
+        hit = next((p for p in _starting(ordered, pattern) if glob_matches(p, pattern)), None)
         if hit is not None:
             result.note_agent(name, f"watched path {printable(hit)} changed")
     if imports_from_root(located.resource.spec):
@@ -231,6 +232,17 @@ def _reads(
                 name, f"{printable(hit)} changed (Python run with -m or -c imports from the root)"
             )
     return read
+
+
+def _starting(ordered: list[str], pattern: str) -> Iterator[str]:
+    """The paths of the sorted `ordered` that begin with the glob's literal start, in order:
+    no other can match it, and they stand together, found by bisection (each agent's
+    `watch` is matched against the change's paths: the cost follows what may match)."""
+    literal = literal_start(pattern)
+    for path in ordered[bisect_left(ordered, literal) :]:
+        if not path.startswith(literal):
+            return
+        yield path
 
 
 def _below(ordered: list[str], named: str) -> list[str]:
