@@ -281,11 +281,14 @@ def gate_guards(
         # a program on either side, or a base whose tools are not known before a run (its
         # MCP servers list theirs with no `tools.allow`): known from what its runs offered
         program = on_head.runtime is not None or agent_tools(on_base) is None
+        # the same agent on both sides has removed no tool: `removed_tools` finds none, and
+        # asking it of each fixture of a suite's every agent cost more than the rest here
+        changed = on_head != on_base
         for fixture in head.fixtures_of(located.resource):
             key, spec = (eval_name, fixture.resource.metadata.name), fixture.resource.spec
             if key[1] not in gated:
                 continue
-            if found := removed_tools(target, on_base, on_head, spec):
+            if changed and (found := removed_tools(target, on_base, on_head, spec)):
                 removed[key] = found
             if program and any(not wants and k not in STAND_INS for _, k, _, wants in _named(spec)):
                 offered.add(key)
