@@ -45,17 +45,29 @@ def unknown_models(
     checked = [name for name in VENDOR_NAMES if config.provider(name).base_url is None]
     locator = Locator(resources)
     found: dict[Problem, None] = {}
+    said: dict[str, str | None] = {}  # each model id once: a thousand agents name a few
     for located, at, model_id in model_references(resources):
-        provider, _, model = model_id.partition("/")
-        if provider in listed:
-            message = _not_listed(provider, model, listed[provider])
-        elif provider in checked and prices.of(model_id) is None:
-            message = _not_priced(provider, model, prices)
-        else:
-            message = None
+        if model_id not in said:
+            said[model_id] = _unknown(model_id, prices, listed, checked)
+        message = said[model_id]
         if message is not None:
             found[locator.problem(located, at, message)] = None
     return sorted(found, key=lambda p: (p.file, p.line or 0, p.column or 0))
+
+
+def _unknown(
+    model_id: str,
+    prices: PriceTable,
+    listed: Mapping[str, frozenset[str]],
+    checked: list[str],
+) -> str | None:
+    """What to say of `model_id` (`unknown_models`), None when it is known or not checked."""
+    provider, _, model = model_id.partition("/")
+    if provider in listed:
+        return _not_listed(provider, model, listed[provider])
+    if provider in checked and prices.of(model_id) is None:
+        return _not_priced(provider, model, prices)
+    return None
 
 
 def _not_listed(provider: str, model: str, models: frozenset[str]) -> str | None:
