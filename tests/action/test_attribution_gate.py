@@ -38,7 +38,7 @@ from support.clerk import (
 )
 from support.gitrepo import GitRepo
 from support.limits import subprocess_limit
-from support.suite import provider_env
+from support.suite import PROVIDER_KEY, provider_env
 
 pytestmark = pytest.mark.e2e
 
@@ -669,6 +669,48 @@ def test_a_signal_between_two_variants_stops_the_search_there(
     # the second variant never ran: its prompt (NEVER REFUND taken back) reached no model
     assert not any(VARIANTS["second variant"](json.dumps(body)) for body in model.requests)
     assert "Blocked" in github.comments_on(7)[0]["body"]
+
+
+def test_attribution_that_broke_says_so_in_the_comment_redacted_and_the_check_stands(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """git refuses the first variant's commit, its stderr holding a path, a mention and the
+    provider's key: the comment and the job summary say, where the findings would be, that
+    attribution did not finish and git's words why, the key starred and the mention inert;
+    the check fails as the gate decided, as without attribution."""
+    script(model)
+    _pull(repo, github, config=ROOMY)
+    refusal = f"fatal: /srv/objects/ab: No space left on device, @admins, key {PROVIDER_KEY}"
+    path = git_on_commit_tree(tmp_path / "bin", f'    echo "{refusal}" >&2; exit 128')
+    base_sha, head_sha = (github.pulls[7].base_sha, github.pulls[7].head_sha)
+
+    run = run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base_sha, head_sha),
+        inputs={"cache": "off", "output-dir": ".evalward/out", "check-run": "true"},
+        env={**provider_env(model), "PATH": path},
+    )
+
+    said = run.stdout + run.stderr
+    assert run.returncode == 1, said  # the decision, as without attribution
+    assert "Traceback" not in said and PROVIDER_KEY not in said, said
+    assert run.outputs["result"] == "fail"
+    assert [c["conclusion"] for c in github.check_runs] == ["failure"]
+    (warning,) = [line for line in run.stdout.splitlines() if "did not finish" in line]
+    assert warning.startswith("::warning::attribution did not finish: ")
+    (comment,) = github.comments_on(7)
+    for body in (comment["body"], run.summary):
+        assert PROVIDER_KEY not in body
+        section = body.split("Where it regressed", 1)[1]
+        (line,) = [x for x in section.splitlines() if "did not finish" in x]
+        assert line.startswith("- attribution did not finish: cannot make a commit"), line
+        assert "/srv/objects/ab: No space left on device" in line and "key ***" in line
+        assert "@admins" not in line, line  # no mention: `@` is kept from the name
+        assert line.endswith("; the decision stands without it"), line
+    unfinished = _results(repo)["attribution"]["unfinished"]
+    assert "No space left on device" in unfinished and "key ***" in unfinished
+    assert github.review_comments_on(7) == []
 
 
 PARAGRAPHS = (

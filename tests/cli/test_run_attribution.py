@@ -604,8 +604,9 @@ def test_attribution_that_cannot_run_is_a_warning_and_the_decision_stands(
     tmp_path: Path, model: ScriptedModelServer
 ) -> None:
     """git refuses to write a variant's commit (a `git` first on PATH fails `commit-tree`):
-    attribution is said not to have finished, as a warning, and the decision, its exit code
-    and its files are the run's."""
+    attribution is said not to have finished, and why, as a warning and where its findings
+    would be (results.json, the comment printed, report.html); the decision and its exit
+    code are the run's."""
     script(model)
     repo = _clerk(tmp_path / "repo")
     path = git_on_commit_tree(tmp_path / "bin", '    echo "fatal: the disk is full" >&2; exit 128')
@@ -618,10 +619,18 @@ def test_attribution_that_cannot_run_is_a_warning_and_the_decision_stands(
     assert done.returncode == 1, done.stdout + done.stderr
     assert "Traceback" not in done.stderr
     results = json.loads((repo.path / "out" / "results.json").read_text())
-    assert results["result"] == "fail" and results.get("attribution") is None
+    assert results["result"] == "fail"
     (warning,) = [line for line in done.stderr.splitlines() if "did not finish" in line]
     assert warning.startswith("evalward: warning: attribution did not finish: ")
     assert "the disk is full" in warning, warning
+    attribution = results["attribution"]
+    assert attribution["mode"] == "on-block" and attribution["regressions"] == []
+    assert "fatal: the disk is full" in attribution["unfinished"], attribution
+    section = done.stdout.split("Where it regressed", 1)[-1]
+    assert "attribution did not finish: cannot make a commit" in section, done.stdout
+    assert "the disk is full; the decision stands without it" in section, done.stdout
+    page = (repo.path / "out" / "report.html").read_text()
+    assert "<li>attribution did not finish: cannot make a commit" in page
 
 
 PROGRAM = """\

@@ -96,7 +96,7 @@ def populated(annotation: Any, name: str = "x") -> Any:
 def an_attribution() -> RunAttribution:
     """Attribution with every field of its record set: a field hunk proven the cause, beside
     a variant that did not build (a renamed prompt's edit and its rename taken back) and the
-    head itself, read from the gate's own runs."""
+    head itself, read from the gate's own runs; then git refused a commit, and it stopped."""
     culprit = Hunk("agents/a.yaml", 1, "field", 4, 5, field=("spec", "models"))
     other = Hunk("prompts/a.md", 2, "text", 3, 3, ("old\n",), ("new\n",), at=2)
     rename = Hunk("prompts/a.md", 1, "rename", 0, 0, renamed_from="prompts/old.md")
@@ -119,6 +119,7 @@ def an_attribution() -> RunAttribution:
         Spent(3),
         4,
         (("pooled-eval", "its pairwise judge prefers the base over its fixtures"),),
+        "cannot make a commit of tree 0123456789ab: fatal: the disk is full",
     )
 
 

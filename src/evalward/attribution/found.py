@@ -68,6 +68,9 @@ class RunAttribution:
     untraced: tuple[tuple[str, str], ...] = ()
     """(Eval, why) for each Eval whose drop is its pooled test's alone: no one fixture
     regressed for a variant to run, so it is not traced."""
+    unfinished: str = ""
+    """Why attribution stopped on an error before it finished (`unfinished_by`), "" where it
+    finished: every report says so where its findings would be, with those it made before."""
 
     @property
     def spent_calls(self) -> int:

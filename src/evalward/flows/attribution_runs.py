@@ -34,7 +34,7 @@ from evalward.attribution.search import (
     attribute,
 )
 from evalward.attribution.variants import NotBuildable, build_variant, with_only
-from evalward.errors import printable
+from evalward.errors import EvalwardError, printable, refusal_message, refused_write
 from evalward.files.committed import EVALWARDS_OWN
 from evalward.flows import pipeline
 from evalward.flows.interrupt import until_signalled
@@ -287,7 +287,8 @@ async def attribute_run(request: RunRequest, verdict: RunVerdict) -> RunAttribut
     """Attribution of the run's regressions, as the base branch's `evalward.yaml` asks
     (`attribution`: off, on-block, always; a budget in model calls as a fraction of the
     run's own). None where it does not run: no base, the run stopped or was cancelled, no
-    fixture regressed, or (on-block) the gate did not block. It never changes the decision."""
+    fixture regressed, or (on-block) the gate did not block. It never changes the decision.
+    An error in the search ends it there (`unfinished`), with what it found before."""
     setup, outcome = request.setup, verdict.outcome
     if setup.revisions.base is None or outcome.failure is not None or outcome.cancelled:
         return None
@@ -309,20 +310,45 @@ async def attribute_run(request: RunRequest, verdict: RunVerdict) -> RunAttribut
     )
     if not regressions:  # nothing a variant could run: why, and no commit made
         return RunAttribution(settings.mode.value, (), Spent(), budget.total, untraced)
+    found: list[Finding] = []
+    unfinished = ""
+    try:
+        await _trace(request, outcome.evaluation, base_commit, regressions, budget, found)
+    except Exception as exc:  # what it found before stands, and what it spent is counted
+        unfinished = unfinished_by(exc)
+    return RunAttribution(
+        settings.mode.value,
+        tuple(found),
+        budget.spent_since(),
+        budget.total,
+        untraced,
+        unfinished,
+    )
+
+
+async def _trace(
+    request: RunRequest,
+    evaluation: Evaluation,
+    base_commit: str,
+    regressions: list[Regression],
+    budget: CallBudget,
+    found: list[Finding],
+) -> None:
+    """Each of `regressions` traced in turn, its finding added to `found` as it is made."""
+    setup = request.setup
     head, unbuildable = head_commit(request)
     # every variant is compared with the base this resolved, which git is not asked again
     revisions = dataclasses.replace(setup.revisions, base=base_commit)
     request = dataclasses.replace(request, setup=dataclasses.replace(setup, revisions=revisions))
-    found: list[Finding] = []
     causes: dict[str, frozenset[Hunk]] = {}  # per agent, its last regression's cause
     for regression in regressions:
-        why = unbuildable or ignored_beside(setup.revisions, outcome.evaluation, regression.agent)
+        why = unbuildable or ignored_beside(setup.revisions, evaluation, regression.agent)
         if why:
             found.append(Finding(regression, NotAttributable(why, ())))
             continue
         finding = await attribute_regression(
             request,
-            outcome.evaluation,
+            evaluation,
             regression,
             head=head,
             max_trials=MAX_TRIALS,
@@ -332,9 +358,20 @@ async def attribute_run(request: RunRequest, verdict: RunVerdict) -> RunAttribut
         if finding.attributed is not None:
             causes[regression.agent] = finding.attributed.culprit
         found.append(finding)
-    return RunAttribution(
-        settings.mode.value, tuple(found), budget.spent_since(), budget.total, untraced
-    )
+
+
+def unfinished_by(exc: Exception) -> str:
+    """Why attribution did not finish, in one line of at most 300 characters: an error of
+    evalward's (git's refusal, in git's words) or the machine's as it says itself, any other
+    as the bug it is. It may hold paths and git's stderr: each report redacts and escapes it
+    as it does every text from outside, and a cut hides secrets first (`cap_chars`)."""
+    if isinstance(exc, OSError) and refused_write(exc):
+        said = refusal_message(exc)
+    elif isinstance(exc, EvalwardError | OSError):
+        said = str(exc)
+    else:
+        said = f"an internal error, a bug ({type(exc).__name__}: {exc})"
+    return cap_chars(" ".join(said.split()), 300)
 
 
 async def attribute_verdict(
@@ -342,7 +379,8 @@ async def attribute_verdict(
 ) -> str:
     """Attribution of the verdict's regressions (`attribute_run`), kept in its Evaluation for
     every report; what a front end says of it in its log ("" where it did not run). An
-    error in it is a warning (`warn`), and the decision stands.
+    error in it is a warning (`warn`) and every report's line where its findings would be
+    (`RunAttribution.unfinished`), and the decision stands.
 
     SIGTERM or SIGINT while it runs stops it whole, wherever it is (a variant's runs, the
     building of the next), as it stops the run (`until_signalled`): the run's progress is
@@ -352,12 +390,14 @@ async def attribute_verdict(
         return ""
     try:
         found = await until_signalled(attribute_run(request, verdict), request.progress)
-    except Exception as exc:
-        warn(f"attribution did not finish: {exc}")
-        return ""
+    except Exception as exc:  # before it knew its mode and budget
+        found = RunAttribution("", (), Spent(), 0, unfinished=unfinished_by(exc))
     verdict.evaluation.attribution = found
     if found is None:
         return "attribution stopped: the job was cancelled" if request.progress.cancelled else ""
+    if found.unfinished:
+        warn(f"attribution did not finish: {found.unfinished}")
+        return ""
     if not found.found:
         return "attribution: nothing to trace: " + "; ".join(
             f"{name}: {why}, in no one fixture" for name, why in found.untraced

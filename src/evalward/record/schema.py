@@ -233,6 +233,10 @@ class AttributionRecord(_Record):
     untraced: list[UntracedRecord] = Field(default_factory=list)
     """Each Eval whose drop is its pooled test's alone: no one fixture regressed for a
     variant to run, so it is not traced."""
+    unfinished: str = ""
+    """Why attribution stopped on an error before it finished ("" where it finished):
+    `regressions` holds what it found before. `mode` is "" where it stopped before reading
+    it."""
 
 
 class ResultsHeader(_Record):

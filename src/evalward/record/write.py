@@ -135,6 +135,7 @@ def attribution_record(found: RunAttribution | None) -> AttributionRecord | None
         spent_model_calls=found.spent_calls,
         regressions=regressions,
         untraced=[UntracedRecord(eval=name, reason=why) for name, why in found.untraced],
+        unfinished=found.unfinished,
     )
 
 

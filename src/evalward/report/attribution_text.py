@@ -220,6 +220,12 @@ def said_lines(found: RunAttribution | None) -> list[RegressedAt]:
     return said
 
 
+def unfinished_line(found: RunAttribution) -> str:
+    """ "attribution did not finish: <why>; the decision stands without it", in plain text
+    (each surface escapes it its own way; every one redacts it)."""
+    return f"attribution did not finish: {found.unfinished}; the decision stands without it"
+
+
 def spent_text(found: RunAttribution) -> str:
     """ "8 of its 10 model calls": what attribution spent of its budget."""
     return f"{found.spent_calls} of its {found.budget_calls} model calls"
@@ -235,8 +241,9 @@ def attribution_markdown(
 ) -> str:
     """The comment's section on where the change regressed ("" where attribution did not
     run): each proven cause as links to its lines, else why none was proven; what it spent.
-    `on_the_lines` says where else the same lines are (the review), or why not."""
-    if found is None or not (found.found or found.untraced):
+    `on_the_lines` says where else the same lines are (the review), or why not. Where it
+    stopped on an error, a line says so and why (`unfinished_line`), after what it found."""
+    if found is None or not (found.found or found.untraced or found.unfinished):
         return ""
     out = ["### 🧭 Where it regressed", ""]
     out += [
@@ -244,8 +251,9 @@ def attribution_markdown(
         "so no variant could run it."
         for name, why in found.untraced
     ]
+    unfinished = [f"- {inline(unfinished_line(found), 400)}"] if found.unfinished else []
     if not found.found:
-        return "\n".join([*out, ""])
+        return "\n".join([*out, *unfinished, ""])
     for line in said_lines(found):
         name = f"**{inline(line.eval)}**"
         fixtures = ", ".join(code_span(f) for f in line.fixtures)
@@ -267,6 +275,7 @@ def attribution_markdown(
             f"only it: {inline(line.reproduced)}.{alone}"
         )
     out += [
+        *unfinished,
         "",
         f"Attribution ran after the decision and does not change it; it spent "
         f"{spent_text(found)}, apart from the gate's own."

@@ -32,7 +32,7 @@ from evalward.past.trend import Trend
 from evalward.record.schema import RunInfo
 from evalward.record.summary import RunSummary, count, eval_score_text, threshold_of
 from evalward.report import charts, pairwise_text
-from evalward.report.attribution_text import said_lines, spent_text
+from evalward.report.attribution_text import said_lines, spent_text, unfinished_line
 from evalward.report.compiled import TEMPLATES, template_cache
 from evalward.report.pairs import FLAGS, Pair, build_pairs, bundle, row
 from evalward.report.reps import axes_text, has_run_numbers, percent, rep_rule, reps_text
@@ -337,6 +337,11 @@ def html_chunks(
         attribution=said_lines(page.attribution),
         untraced=page.attribution.untraced if page.attribution is not None else (),
         attribution_spent=spent_text(page.attribution) if page.attribution is not None else "",
+        unfinished=(
+            unfinished_line(page.attribution)
+            if page.attribution is not None and page.attribution.unfinished
+            else ""
+        ),
         evals=rows,
         any_trend=any(r.trend_source for r in rows),
         card=card,
