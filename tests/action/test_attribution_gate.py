@@ -713,6 +713,35 @@ def test_attribution_that_broke_says_so_in_the_comment_redacted_and_the_check_st
     assert github.review_comments_on(7) == []
 
 
+def test_a_push_whose_attribution_broke_leaves_the_earlier_review_comments_standing(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """The first push's hunk is proven on its line; the next push still regresses, and git
+    refuses its first variant's commit: that the line no longer applies is not known, so its
+    review comment stands as it was, not marked as no longer applying."""
+    script(model)
+    _pull(repo, github, config=ROOMY)
+    assert _gate(repo, github, model).returncode == 1
+    (review_comment,) = github.review_comments_on(7)
+    review_comment = dict(review_comment)  # as it stands, not as the fake keeps it
+
+    again = repo.commit("kinder words", {"prompts/clerk.md": HEAD_PROMPT + "Thank them.\n"})
+    github.pulls[7].head_sha = again
+    path = git_on_commit_tree(tmp_path / "bin", '    echo "fatal: the disk is full" >&2; exit 128')
+    run = run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, github.pulls[7].base_sha, again),
+        inputs={"cache": "off", "output-dir": ".evalward/out"},
+        env={**provider_env(model), "PATH": path},
+    )
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "the disk is full" in _results(repo)["attribution"]["unfinished"]
+    (standing,) = github.review_comments_on(7)
+    assert standing == review_comment and "No longer applies" not in standing["body"]
+
+
 PARAGRAPHS = (
     "You are a refund clerk.\n\n\n\n\nSay approved when you approve one.\n"
     "Greet people with hello.\n"

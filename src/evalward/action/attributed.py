@@ -84,7 +84,8 @@ def review(
     """The review on the changed lines: posted for this head's findings, with the evidence
     of the comment's `blocking` reasons, and on a push whose findings are gone, `earlier`
     ones (the comment had some) marked as no longer applying. True when some of those could
-    not be marked (the comment then keeps `UNRETIRED`)."""
+    not be marked (the comment then keeps `UNRETIRED`). Where attribution did not finish,
+    none is marked: that it no longer applies is not known."""
     proven = attribution is not None and any(f.attributed for f in attribution.found)
     found = findings(attribution, evidence_of(blocking) if proven else {})
     if not found and not earlier:
@@ -97,6 +98,7 @@ def review(
         job.console.redact,
         found,
         report_url=job.site.context.run_url,
+        retire=attribution is None or not attribution.unfinished,
     )
     if outcome.url:
         job.console.log(f"review: {outcome.url}")

@@ -86,9 +86,12 @@ def publish_review(
     findings: Sequence[LineFinding],
     *,
     report_url: str = "",
+    retire: bool = True,
 ) -> ReviewOutcome:
     """Post `findings` as one review of `head_sha` on `pull`, updating what an earlier push
-    posted rather than repeating it (module docstring). Never raises."""
+    posted rather than repeating it (module docstring); earlier comments no finding of this
+    head stands for are marked as no longer applying, unless not `retire` (findings this
+    head's attribution did not get to). Never raises."""
     try:
         earlier = github.review_comments(pull.number, marker)
     except GitHubError as exc:
@@ -106,7 +109,9 @@ def publish_review(
     gone = [
         comment
         for comment in earlier
-        if not _retired(comment, marker) and (not _standing(comment) or _key(comment) not in said)
+        if retire
+        and not _retired(comment, marker)
+        and (not _standing(comment) or _key(comment) not in said)
     ]
     outcome = ReviewOutcome(kept=len(wanted) - len(new))
     if new:
