@@ -17,7 +17,9 @@ import pytest
 
 from evalward.__main__ import main
 from evalward.definitions.loader import load_resources
+from evalward.errors import ConfigError
 from evalward.host import YOUNG_COLLECTION_EVERY, Host
+from support.gitrepo import GitRepo
 
 pytestmark = pytest.mark.unit
 
@@ -68,6 +70,39 @@ def test_a_command_that_loads_nothing_ends_the_pause_too(
     host = paused(tmp_path)
     assert main(["schema"], host) == 0
     assert gc.isenabled() and gc.get_freeze_count() > 0
+
+
+def test_the_base_loaded_after_start_up_leaves_what_start_up_froze_frozen(
+    collector: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`plan --base`: the head's load ends start-up, which freezes what it built; the base's
+    load comes after, and leaves that frozen (handed back, the collector's next full pass
+    would walk all of it again, and every load of attribution's variants would hand it back
+    again)."""
+    repo = GitRepo(tmp_path / "repo")
+    repo.commit("agent", {"agent.yaml": AGENT})
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.commit("kinder", {"agent.yaml": AGENT.replace("system: hi", "system: hello")})
+    built_before = [object()]  # a list: the collector tracks it, until it is frozen
+    host = paused(tmp_path)
+    assert main(["plan", str(repo.path), "--base", "main"], host) == 0
+    assert "bot" in capsys.readouterr().out
+    assert gc.get_freeze_count() > 0
+    assert not any(o is built_before for o in gc.get_objects())
+
+
+def test_a_load_that_fails_after_start_up_freezes_nothing_of_its_own(
+    collector: None, tmp_path: Path
+) -> None:
+    """A load that raises (a variant's `evalward.yaml` that does not parse) leaves what it
+    built to the collector, its traceback's cycle with it, and what was frozen as it was."""
+    (tmp_path / "agent.yaml").write_text(AGENT)
+    (tmp_path / "evalward.yaml").write_text("roots: [unclosed\n")
+    gc.freeze()  # what start-up froze
+    frozen = gc.get_freeze_count()
+    with pytest.raises(ConfigError):
+        load_resources(tmp_path)
+    assert gc.isenabled() and gc.get_freeze_count() == frozen
 
 
 def test_a_load_freezes_nothing_and_leaves_the_collector_as_it_found_it(
