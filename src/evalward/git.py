@@ -364,6 +364,39 @@ class Git:
         self._known_at(commit).update(listed)  # what `entry` would ask, path by path
         return listed
 
+    def first_under(self, commit: str, folder: str, most: int) -> dict[str, TreeEntry]:
+        """The first `most` files, links and submodules of `commit` at or below `folder`
+        ("" the root), in the order `ls-tree -r` lists them: read as git writes them, and
+        git stopped there, so a folder of millions (a pull request's) is neither listed
+        whole nor held. Kept nowhere: `under` lists a folder a plan reads."""
+        folder = folder.strip("/")
+        command = self._command(
+            ("ls-tree", "-r", "-z", commit, *(("--", folder) if folder else ()))
+        )
+        records: list[bytes] = []
+        pending = b""
+        try:
+            git = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        except OSError as exc:
+            raise GitError(f"git could not be started: {exc.strerror or exc}") from None
+        with git:
+            assert git.stdout is not None and git.stderr is not None
+            while len(records) < most:
+                chunk = git.stdout.read(1 << 16)
+                if not chunk:
+                    break
+                *done, pending = (pending + chunk).split(b"\0")
+                records += done
+            stopped = len(records) >= most
+            if stopped:
+                git.kill()
+            failed = git.stderr.read() if not stopped else b""
+            code = git.wait()
+        if not stopped and code != 0:
+            detail = failed.strip().decode(errors="backslashreplace")
+            raise GitError(f"`git ls-tree` of {printable(folder or '.')} failed: {detail}")
+        return _listed(b"\0".join(records[:most]))
+
     def entry(self, commit: str, path: str) -> TreeEntry | None:
         """What `path` is at `commit` (a folder too), links not followed; None when nothing.
         Asked of git path by path (`prefetch` asks for many at once), never by listing the

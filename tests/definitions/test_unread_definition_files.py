@@ -8,11 +8,13 @@ case. The same on the working tree (`evalward validate`, `evalward run`) and on 
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from evalward.definitions.loader import MAX_DEFINITION_BYTES
+from evalward.resources.reading.discover import LINKED_WALK
 from evalward.resources.reading.yamlsource import MAX_FILE_BYTES
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer
@@ -345,3 +347,37 @@ def test_apiversion_and_kind_written_in_other_case_are_told_their_spelling(
         "'kind'?): keys are case-sensitive",
     ]
     assert "holds no evalward resource" not in done.stderr
+
+
+@pytest.mark.hostile
+def test_a_committed_linked_folder_is_looked_into_no_further_than_the_working_tree_s(
+    repo: GitRepo,
+) -> None:
+    """The base branch links a folder evalward never reads (`node_modules`) that its commit
+    fills with 100,000 files before an evalward resource: the commit's folder is looked into
+    as far as the working tree's is (`LINKED_WALK`'s first entries), not listed and held
+    whole (a pull request's folder of millions would take the runner's memory), and the
+    link is passed over, as the working tree's look passes it over."""
+    initialised(repo)
+    repo.write({"node_modules/readme.txt": "a package\n", "node_modules/zz-planted.yaml": PLANTED})
+    os.symlink("../node_modules", repo.path / "evals" / "vendored")
+    repo.git("add", "-A")
+    blob = repo.git("hash-object", "-w", "node_modules/readme.txt")
+    fillers = [f"node_modules/f{index:06d}.txt" for index in range(LINKED_WALK.entries)]
+    git = ["git", "-C", str(repo.path), "update-index"]
+    listed = "".join(f"100644 {blob}\t{name}\n" for name in fillers)
+    subprocess.run([*git, "--index-info"], input=listed, text=True, check=True)
+    repo.git("commit", "-q", "-m", "vendored packages")
+    # the commit's files, none of them written out: the working tree holds the readme alone
+    hidden = "".join(f"{name}\0" for name in [*fillers, "node_modules/zz-planted.yaml"])
+    subprocess.run([*git, "--skip-worktree", "-z", "--stdin"], input=hidden, text=True, check=True)
+    (repo.path / "node_modules" / "zz-planted.yaml").unlink()
+    repo.branch("feature")
+    config = (repo.path / "evalward.yaml").read_text()
+    repo.commit("a note", {"evalward.yaml": config + "# a note\n"})
+
+    done = evalward("plan", ".", "--base", "main", cwd=repo.path)
+
+    said = done.stdout + done.stderr
+    assert done.returncode == 0, said
+    assert "planted" not in said and "vendored" not in said, said

@@ -35,6 +35,7 @@ from evalward.resources.checks.code_scorer_files import FileTexts, InlinePlaces,
 from evalward.resources.common import API_VERSIONS
 from evalward.resources.models import KINDS, Eval, EvalFixture
 from evalward.resources.reading.discover import (
+    LINKED_WALK,
     YAML_SUFFIXES,
     discover,
     relative,
@@ -251,6 +252,8 @@ class _Run:
         """Definition files read from a commit side's objects (`load_files`)."""
         self._defaults_told: set[str] = set()
         """The defaults of evalward.yaml already reported as invalid (`_inherited`)."""
+        self._looked_into: dict[Path, str | None] = {}
+        """What `_first_resource_under` found in each folder a link leads to."""
 
     # -- locations ------------------------------------------------------------------------
 
@@ -392,7 +395,13 @@ class _Run:
         a document declaring itself evalward's, else None. On a commit side `target` is a
         folder of the repository (a link out is never followed: `_read`), and its files are
         the commit's, read from its objects: the workspace's may be another step's, or links
-        out of the repository."""
+        out of the repository. Either side looks at `LINKED_WALK`'s first entries at most,
+        each folder once, however many links lead to it."""
+        if target not in self._looked_into:
+            self._looked_into[target] = self._look_under(target)
+        return self._looked_into[target]
+
+    def _look_under(self, target: Path) -> str | None:
         door = self.result.files
         if not door.committed:
             found = _first_resource_on_disk(target)
@@ -402,9 +411,10 @@ class _Run:
         folder = target.relative_to(self.root.resolve()).as_posix()
         folder = "" if folder == "." else folder
         prefix = f"{folder}/" if folder else ""
+        # as far as the working tree's look goes (its first entries), not listed whole
         names = sorted(
             name
-            for name, entry in door.under(folder).items()
+            for name, entry in door.first_under(folder, LINKED_WALK.entries).items()
             if not (entry.is_folder or entry.is_submodule) and name.lower().endswith(YAML_SUFFIXES)
         )[:MAX_DEFINITION_FILES]
         sizes, budget, read = door.sizes(names), MAX_DEFINITION_BYTES, []

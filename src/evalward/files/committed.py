@@ -513,6 +513,12 @@ class RepoFiles:
         git, commit = self._commit_side()
         return dict(git.under(commit, [folder]))
 
+    def first_under(self, folder: str, most: int) -> dict[str, TreeEntry]:
+        """The first `most` entries of the commit below `folder`, as git lists them, and no
+        more listed (`Git.first_under`): a look that needs no whole listing."""
+        git, commit = self._commit_side()
+        return git.first_under(commit, folder, most)
+
     def links_within(
         self, folders: list[str]
     ) -> tuple[dict[str, TreeEntry], dict[str, bytes | None]]:
