@@ -146,11 +146,12 @@ def why_unread_link(
     return None
 
 
-LINKED_WALK = TreeBounds(depth=128, entries=100_000, seconds=10.0)
-"""How far the look under a linked folder goes on the working tree: 128 folders deep, the
-first 100,000 entries it meets (counted as each folder is read, so a folder of millions is
-not listed whole: as the digest of a commit's folder counts them) and 10 seconds. A link to
-`/` is not walked whole."""
+LINKED_WALK = TreeBounds(depth=128, entries=20_000, seconds=10.0)
+"""How far the look under a linked folder goes (on a commit too, as git lists it): 128
+folders deep, the first 20,000 entries it meets (counted as each folder is read, so a folder
+of millions is not listed whole) and 10 seconds. A link to `/` is not walked whole. The look
+only decides whether to say that the folder holds resources no one reads: a folder of
+evalward's resources fits, and a larger one is what `roots` and `exclude` are for."""
 
 
 def yaml_files_under(folder: Path, most: int) -> Iterator[Path]:
