@@ -1,7 +1,9 @@
 """P2: a repository of 1,000 agents and 20,000 fixtures with one agent changed.
 
-Times load + diff + plan in-process (target <= 2 s), then runs the change end to end against
-the benchmark model server and checks that model calls went only to that agent's Evals.
+Times load + diff + plan in-process (target <= 2 s), started as a command starts (the
+collector paused until the head is loaded, then what was built frozen: host.py), then runs the
+change end to end against the benchmark model server and checks that model calls went only to
+that agent's Evals.
 
     python bench/p2_scale.py [--agents 1000] [--fixtures 20000]
 """
@@ -17,6 +19,7 @@ from synth import CHANGED_AGENT, agent_name, changed_repository
 
 from evalward.flows.pipeline import evaluate_change
 from evalward.git import Git
+from evalward.host import Host
 from evalward.plan.plan import Plan
 from evalward.plan.progress import RunProgress
 from evalward.plan.run_setup import Revisions, RunOptions, RunSetup
@@ -45,12 +48,15 @@ def main() -> None:
             providers = build_providers(env)
             try:
                 marks["start"] = time.perf_counter()
+                host = Host.of_process(env)
+                host.pause_collector()  # as `evalward run` does first thing
                 setup = RunSetup(
                     Git(repo),
                     Revisions(base="main"),
                     providers,
                     env,
                     RunOptions(parallel=32, cache=None),
+                    started=host.started,
                 )
                 evaluation = await evaluate_change(setup, Marked())
                 marks["done"] = time.perf_counter()

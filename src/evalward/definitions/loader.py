@@ -64,28 +64,16 @@ from evalward.text.escaping import printable
 def _collector_paused() -> Iterator[None]:
     """Loading builds tens of thousands of acyclic objects; each cyclic-GC pass would rescan
     all of them (measured: 40-60 % of a 20,000-fixture load). Pause it for the load (a
-    function it decorates). What the load made is then moved to the oldest generation
-    unscanned (`freeze`, `unfreeze`): left young, the first pass after it scanned all of it
-    at once (0.3 s of a 20,000-fixture plan); a full pass still reads it, and frees any
-    cycle it holds. Where the process keeps objects frozen already (host.py: what start-up
-    built, what survives a full pass), the load's join them instead: `unfreeze` hands back
-    every frozen object, for the next full pass to walk again (120,000 of start-up's, at
-    each load after it: the base's, each attribution variant's). What a load keeps holds no
-    cycle, so reference counting still frees it once dropped; a load that raised is left to
-    the collector (its traceback's frames are a cycle, holding what the load had built)."""
-    was_enabled, kept_frozen = gc.isenabled(), gc.get_freeze_count() > 0
+    function it decorates). A command's process pauses it from its start until the head's
+    load is done, then freezes what it built (host.py `started`): nothing here freezes or
+    unfreezes, which would take in, or hand back, what the process froze."""
+    was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
-    except BaseException:
+    finally:
         if was_enabled:
             gc.enable()
-        raise
-    gc.freeze()
-    if not kept_frozen:
-        gc.unfreeze()
-    if was_enabled:
-        gc.enable()
 
 
 def load_resources(
