@@ -420,6 +420,18 @@ WATCHING = AGENT.replace(
 """`AGENT`, watching a folder of code of its own."""
 
 
+def _agents_on_main(tmp_path: Path, template: str, agents: int) -> tuple[GitRepo, dict[str, str]]:
+    """`agents` of `template`, each with its code and its `systemFile`, committed on main and
+    a branch `change` made from it; and each prompt made warmer, for the change to hold."""
+    repo = GitRepo(tmp_path / f"repo-{agents}")
+    suite = "---\n".join(template.format(n=n) for n in range(agents))
+    code = {f"src/pkg-{n}/tool.py": f"N = {n}\n" for n in range(agents)}
+    prompts = {f"prompts/bot-{n}.md": f"You greet, {n}." for n in range(agents)}
+    repo.commit("agents", {"evals.yaml": suite, **code, **prompts})
+    repo.branch("change")
+    return repo, {path: text + " Warmly." for path, text in prompts.items()}
+
+
 def test_a_plan_asks_git_as_often_for_forty_agents_the_base_has_as_for_two(
     tmp_path: Path,
 ) -> None:
@@ -428,13 +440,8 @@ def test_a_plan_asks_git_as_often_for_forty_agents_the_base_has_as_for_two(
     and the watched folders listed, in one git call for all the agents, not one each."""
     runs = {}
     for agents in (2, 40):
-        repo = GitRepo(tmp_path / f"repo-{agents}")
-        suite = "---\n".join(WATCHING.format(n=n) for n in range(agents))
-        code = {f"src/pkg-{n}/tool.py": f"N = {n}\n" for n in range(agents)}
-        prompts = {f"prompts/bot-{n}.md": f"You greet, {n}." for n in range(agents)}
-        repo.commit("agents", {"evals.yaml": suite, **code, **prompts})
-        repo.branch("change")
-        repo.commit("warmer", {path: text + " Warmly." for path, text in prompts.items()})
+        repo, warmer = _agents_on_main(tmp_path, WATCHING, agents)
+        repo.commit("warmer", warmer)
         path, log = _logging_git(tmp_path / f"git-{agents}")
         done = evalward("plan", "--base", "main", cwd=repo.path, PATH=path, OPENAI_API_KEY="k")
         assert done.returncode == 0, done.stdout + done.stderr
@@ -477,13 +484,8 @@ def test_a_plan_looks_up_each_agent_s_files_on_the_working_tree_a_few_times(
     is a folder or a link), so each agent adds a dozen looks or so, not sixty."""
     looks = {}
     for agents in (2, 40):
-        repo = GitRepo(tmp_path / f"repo-{agents}")
-        suite = "---\n".join(template.format(n=n) for n in range(agents))
-        code = {f"src/pkg-{n}/tool.py": f"N = {n}\n" for n in range(agents)}
-        prompts = {f"prompts/bot-{n}.md": f"You greet, {n}." for n in range(agents)}
-        repo.commit("agents", {"evals.yaml": suite, **code, **prompts})
-        repo.branch("change")
-        repo.write({path: text + " Warmly." for path, text in prompts.items()})
+        repo, warmer = _agents_on_main(tmp_path, template, agents)
+        repo.write(warmer)
         with monkeypatch.context() as patched:
             counted = _Looks(patched, repo.path.resolve())
             exit_code, said = in_process(
