@@ -713,6 +713,51 @@ def test_attribution_that_broke_says_so_in_the_comment_redacted_and_the_check_st
     assert github.review_comments_on(7) == []
 
 
+def test_a_comment_template_without_the_findings_still_lets_the_next_push_mark_them(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """The base branch's own comment template shows the decision alone, never "Where it
+    regressed": the review comment on the hunk is still marked as no longer applying once a
+    push takes the hunk back."""
+    script(model)
+    template = "OUR-TEMPLATE {{ ctx.decision.result.value }}\n"
+    base = _clerk_base(repo, config=ROOMY)
+    repo.checkout("main")
+    base = repo.commit("our comment", {"ci/comment.md.j2": template})
+    repo.checkout("feature")
+    repo.git("merge", "-q", "main", "-m", "merge main")
+    head = repo.commit("a stricter clerk", {"prompts/clerk.md": HEAD_PROMPT})
+    diff = [{"filename": "prompts/clerk.md", "status": "modified", "patch": PATCH}]
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base, files=diff))
+
+    def gate() -> ActionRun:
+        return run_action(
+            repo.path,
+            github,
+            pull_request_event(github.repository, 7, base, github.pulls[7].head_sha),
+            inputs={
+                "cache": "off",
+                "output-dir": ".evalward/out",
+                "comment-template": "ci/comment.md.j2",
+            },
+            env=provider_env(model),
+        )
+
+    assert gate().returncode == 1
+    (comment,) = github.comments_on(7)
+    assert "OUR-TEMPLATE fail" in comment["body"] and "Where it regressed" not in comment["body"]
+    (review_comment,) = github.review_comments_on(7)
+
+    fixed = repo.commit("refunds again", {"prompts/clerk.md": HEAD_PROMPT.replace(NEVER, "")})
+    github.pulls[7].head_sha = fixed
+    again = gate()
+
+    assert again.returncode == 0, again.stdout + again.stderr
+    (retired,) = github.review_comments_on(7)
+    assert retired["id"] == review_comment["id"]
+    assert "No longer applies" in retired["body"] and fixed[:12] in retired["body"]
+
+
 def test_a_push_whose_attribution_broke_leaves_the_earlier_review_comments_standing(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, tmp_path: Path
 ) -> None:

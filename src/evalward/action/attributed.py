@@ -54,8 +54,9 @@ def findings(
 SECTION = "Where it regressed"
 """The comment's attribution heading: an earlier comment that has it had findings."""
 UNRETIRED = "<!-- evalward: review comments not yet marked -->"
-"""Kept in the comment while review comments whose findings are gone could not be marked so:
-the next run asks again."""
+"""Kept in the comment while review comments of evalward's may stand unmarked (this run's
+findings, or earlier ones it could not or would not mark): the next run looks for them. Put
+there whatever the comment's template shows, and always room for it (`write_everything`)."""
 
 
 def evidence_of(blocking: Blocking) -> dict[tuple[str, str], str]:
@@ -83,9 +84,11 @@ def review(
 ) -> bool:
     """The review on the changed lines: posted for this head's findings, with the evidence
     of the comment's `blocking` reasons, and on a push whose findings are gone, `earlier`
-    ones (the comment had some) marked as no longer applying. True when some of those could
-    not be marked (the comment then keeps `UNRETIRED`). Where attribution did not finish,
-    none is marked: that it no longer applies is not known."""
+    ones (the comment had some) marked as no longer applying. True when review comments may
+    stand unmarked after it: findings of this head on their lines, earlier ones that could
+    not be marked or that GitHub did not list, or, where attribution did not finish, earlier
+    ones left as they are (that they no longer apply is not known); the comment then keeps
+    `UNRETIRED`."""
     proven = attribution is not None and any(f.attributed for f in attribution.found)
     found = findings(attribution, evidence_of(blocking) if proven else {})
     if not found and not earlier:
@@ -109,4 +112,6 @@ def review(
         said = "earlier review comments still stand, not marked as no longer applying"
         fix = "resolve them on the pull request, or the next run asks again"
         job.console.log(command("warning", f"{said} ({outcome.unretired}): {fix}"))
-    return bool(outcome.unretired)
+    unfinished = attribution is not None and bool(attribution.unfinished)
+    left = earlier and (unfinished or bool(outcome.failure))  # not looked at, or not marked
+    return bool(outcome.posted or outcome.kept or outcome.unretired) or left

@@ -37,7 +37,7 @@ from evalward.errors import (
 from evalward.flows.session import Outcome, RunVerdict, decide
 from evalward.git import Git
 from evalward.plan.request import RunRequest
-from evalward.report.markdown import MAX_COMMENT_CHARS, render_unloadable
+from evalward.report.markdown import render_unloadable
 from evalward.text import utf8
 from evalward.text.escaping import printable
 from evalward.verdict.gate import (
@@ -177,9 +177,7 @@ async def gate(job: Job, request: RunRequest) -> int:
     if isinstance(failure, ResourceError) and not bypassed:
         comment_unloadable(job, pull, head_sha, failure)
     elif should_comment(job.site.settings.comment, verdict.decision, existing is not None):
-        marked = f"{body}\n{UNRETIRED}"  # unless the comment is at GitHub's limit already
-        fits = unretired and len(marked) <= MAX_COMMENT_CHARS
-        _post_comment(job, github, pull, marked if fits else body)
+        _post_comment(job, github, pull, f"{body}\n{UNRETIRED}" if unretired else body)
     report_check(job, verdict, report, head_sha, into=pull.base_ref)
     return conclude(job.console, verdict)
 

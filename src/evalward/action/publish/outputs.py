@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from evalward import __version__
-from evalward.action.attributed import FORK
+from evalward.action.attributed import FORK, UNRETIRED
 from evalward.action.context import WorkflowContext
 from evalward.action.github import PullInfo
 from evalward.action.job import Console, Job, Site
@@ -24,6 +24,7 @@ from evalward.past.trend import record_commit, trends
 from evalward.record.evaluation import Evaluation
 from evalward.report.files import Shown, write_reports
 from evalward.report.markdown import (
+    MAX_COMMENT_CHARS,
     ReportContext,
     RunReason,
     WorkflowNotes,
@@ -105,7 +106,8 @@ def run_reason(context: WorkflowContext, route: Route) -> RunReason:
 def write_everything(job: Job, verdict: RunVerdict, report: ReportContext) -> str:
     """Every file, the job summary and the outputs, and what the run spent beside the
     estimate; returns the comment as written (rendered from memory: a file the runner cannot
-    take costs that file, `Console.lose`, never the comment or the decision)."""
+    take costs that file, `Console.lose`, never the comment or the decision), with room left
+    in GitHub's limit for the review's `UNRETIRED` line."""
     outcome, decision = verdict.outcome, verdict.decision
     evaluation = outcome.evaluation
     lost: list[Path] = []
@@ -118,7 +120,9 @@ def write_everything(job: Job, verdict: RunVerdict, report: ReportContext) -> st
         job.site.output_dir,
         evaluation,
         decision,
-        lambda: render_comment(report, job.trusted.template),
+        lambda: render_comment(
+            report, job.trusted.template, MAX_COMMENT_CHARS - len(UNRETIRED) - 1
+        ),
         job.console.redact,
         Shown(
             report.run,
