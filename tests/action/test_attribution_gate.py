@@ -567,6 +567,41 @@ def test_a_variant_that_loops_is_held_to_what_is_left_and_read_as_nothing(
         assert github.review_comments_on(7) == []
 
 
+def test_a_variant_that_hangs_is_stopped_at_attribution_s_time_bound_and_the_gate_stands(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """The model never answers a clerk told NEVER REFUND but not to be careful: neither the
+    head (both) nor the base (neither), only a variant that takes one of the two back. The
+    base's `attribution.maxMinutes` of six seconds stops that variant's runs where they
+    are, as a variant the budget cut: said not built, never read as regressing or not; no
+    variant starts after it, the reason says where the bound is set, and the decision is
+    the gate's."""
+    hangs = "NEVER REFUND"
+
+    def hanging(body: dict[str, object]) -> bool:
+        sent = json.dumps(body)
+        return hangs in sent and "careful" not in sent
+
+    model.script(hanging, text("hello", delay=3600))  # the server's close ends the wait
+    model.script(mentions(hangs), text("hello"))
+    model.script(lambda body: True, text("approved, hello"))
+    _pull(repo, github, config="attribution: { budget: 4, maxMinutes: 0.1 }\n")
+
+    run = _gate(repo, github, model)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.outputs["result"] == "fail"
+    (regression,) = _results(repo)["attribution"]["regressions"]
+    assert regression["result"] == "not attributable", regression
+    assert regression["reason"].startswith("attribution stopped at its time bound of 0.1 minutes")
+    assert "attribution.maxMinutes" in regression["reason"]
+    cut = [t["notBuilt"] for t in regression["trials"] if t["notBuilt"]]
+    assert cut == ["attribution's time bound ran out during its runs"], regression
+    assert github.review_comments_on(7) == []
+    (comment,) = github.comments_on(7)
+    assert "time bound of 0.1 minutes" in comment["body"]
+
+
 def test_the_base_turns_it_off_and_a_pull_request_cannot_switch_it_on(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:

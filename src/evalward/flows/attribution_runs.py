@@ -17,8 +17,10 @@ never guesses from it, and an outage is never the proof that a set of hunks caus
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -42,7 +44,7 @@ from evalward.flows.session import RunVerdict, stopped_by
 from evalward.plan.plan import Plan, PlannedRun
 from evalward.plan.prepare import config_at
 from evalward.plan.request import RunRequest
-from evalward.plan.run_setup import Revisions, compose
+from evalward.plan.run_setup import Revisions, RunSetup, compose
 from evalward.record.evaluation import Evaluation
 from evalward.record.schema import SpentInfo
 from evalward.record.summary import FixtureFacts, facts_of
@@ -217,6 +219,11 @@ class CallBudget:
     it is reached, and each call of one is held to what is left as the gate's are."""
     short_of_dollars: bool = False
     """A variant's call did not fit in what `max_cost_usd` left: the next would not either."""
+    minutes: float | None = None
+    """The base branch's `attribution.maxMinutes` (None: no bound): from `began`, no variant
+    starts, and one running is stopped (`variant_trial`)."""
+    out_of_time: bool = False
+    """A variant's runs were stopped at `minutes`."""
     counted: int = 0
     """The calls the trials so far count for: each what it made, or what a run of each of
     its fixtures made on the base where it made fewer. A variant that makes no call (it
@@ -224,9 +231,18 @@ class CallBudget:
     search would run to its cap of trials, each as long as the pull request makes it."""
     before: Spent = field(init=False)
     """The tally as attribution began."""
+    began: float = field(init=False)
+    """When attribution began (`time.monotonic`)."""
 
     def __post_init__(self) -> None:
         self.before = self.spent.plus(Spent())
+        self.began = time.monotonic()
+
+    def seconds_left(self) -> float | None:
+        """What is left of `minutes` (None: no bound); at most 0 once it has passed."""
+        if self.minutes is None:
+            return None
+        return self.began + self.minutes * 60 - time.monotonic()
 
     def spent_since(self) -> Spent:
         return self.spent.since(self.before)
@@ -254,6 +270,12 @@ class CallBudget:
             return (
                 f"attribution stopped at the job's max-cost-usd: its model calls, the gate's "
                 f"own and attribution's, have cost ${cost:.4f}, {said} (max-cost-usd raises it)"
+            )
+        seconds = self.seconds_left()
+        if self.out_of_time or (seconds is not None and seconds <= 0):
+            return (
+                f"attribution stopped at its time bound of {self.minutes:g} minutes "
+                "(attribution.maxMinutes in the base branch's evalward.yaml raises it)"
             )
         stopped = f"attribution stopped at its budget of {self.total} model calls"
         left = self.left()
@@ -306,7 +328,11 @@ async def attribute_run(request: RunRequest, verdict: RunVerdict) -> RunAttribut
     calls = run_calls(outcome.evaluation, outcome.spent)
     dollars = setup.options.budget.max_cost_usd if setup.providers.override is None else None
     budget = CallBudget(
-        int(settings.budget * calls), setup.providers.spent, settings.budget, max_cost_usd=dollars
+        int(settings.budget * calls),
+        setup.providers.spent,
+        settings.budget,
+        max_cost_usd=dollars,
+        minutes=settings.max_minutes,
     )
     if not regressions:  # nothing a variant could run: why, and no commit made
         return RunAttribution(settings.mode.value, (), Spent(), budget.total, untraced)
@@ -671,13 +697,23 @@ async def variant_trial(
     ceiling = setup.providers.ceiling
     limit = 0 if cached_only else budget.left() if budget is not None else None
     held = ceiling.held_to(limit) if limit is not None else contextlib.nullcontext(None)
+    # attribution's time bound stops its runs where they are (a cached variant's make none)
+    seconds = budget.seconds_left() if budget is not None and not cached_only else None
     with held as holding:
-        try:  # a signal cancels the whole search (`attribute_verdict`), not one variant
-            evaluation = await pipeline.evaluate_change(variant, cached_only=cached_only)
-        except pipeline.NotCached:
-            return None
-        except Exception as exc:
-            return VariantRun(Trial(False, not_built=f"its runs stopped: {stopped_by(exc)}"))
+        try:
+            async with asyncio.timeout(seconds) as bound:
+                ran = await _variant_evaluation(variant, cached_only)
+        except TimeoutError:
+            if not bound.expired():
+                raise
+        if bound.expired() and budget is not None:
+            budget.out_of_time = True
+            return VariantRun(
+                Trial(False, not_built="attribution's time bound ran out during its runs")
+            )
+        if not isinstance(ran, Evaluation):
+            return ran
+        evaluation = ran
         cut = holding is not None and holding.refused > 0
         made = holding.admitted if holding is not None else None
     if cached_only and cut:
@@ -695,6 +731,20 @@ async def variant_trial(
     if comparison is None:
         return VariantRun(Trial(False, not_built=f"{regression.eval} did not run on it"), cached)
     return VariantRun(_read(regression, comparison), cached)
+
+
+async def _variant_evaluation(
+    variant: RunSetup, cached_only: bool
+) -> Evaluation | VariantRun | None:
+    """The variant's runs evaluated; None where `cached_only` and the cache lacks one; why
+    it was not built where its runs stopped. A signal cancels the whole search
+    (`attribute_verdict`), not one variant."""
+    try:
+        return await pipeline.evaluate_change(variant, cached_only=cached_only)
+    except pipeline.NotCached:
+        return None
+    except Exception as exc:
+        return VariantRun(Trial(False, not_built=f"its runs stopped: {stopped_by(exc)}"))
 
 
 def _read(regression: Regression, comparison: EvalComparison) -> Trial:

@@ -69,6 +69,15 @@ class AttributionSettings(Model):
             "(0.5: half as many as the run made)."
         ),
     )
+    max_minutes: float = Field(
+        30,
+        gt=0,
+        le=360,
+        description=(
+            "How long attribution may take, in minutes, from its start: no variant starts "
+            "after that, and one still running is stopped there."
+        ),
+    )
 
 
 class RepoConfig(Model):
