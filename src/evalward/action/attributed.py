@@ -55,8 +55,9 @@ SECTION = "Where it regressed"
 """The comment's attribution heading: an earlier comment that has it had findings."""
 UNRETIRED = "<!-- evalward: review comments not yet marked -->"
 """Kept in the comment while review comments of evalward's may stand unmarked (this run's
-findings, or earlier ones it could not or would not mark): the next run looks for them. Put
-there whatever the comment's template shows, and always room for it (`write_everything`)."""
+findings, or earlier ones it could not or would not mark) and it has no `SECTION` (its
+template shows none, or the findings are gone): the next run looks for them. Room is always
+left for it (`write_everything`)."""
 
 
 def evidence_of(blocking: Blocking) -> dict[tuple[str, str], str]:

@@ -177,7 +177,9 @@ async def gate(job: Job, request: RunRequest) -> int:
     if isinstance(failure, ResourceError) and not bypassed:
         comment_unloadable(job, pull, head_sha, failure)
     elif should_comment(job.site.settings.comment, verdict.decision, existing is not None):
-        _post_comment(job, github, pull, f"{body}\n{UNRETIRED}" if unretired else body)
+        # the next run looks for review comments to mark where the comment says it has some
+        marked = unretired and SECTION not in body
+        _post_comment(job, github, pull, f"{body}\n{UNRETIRED}" if marked else body)
     report_check(job, verdict, report, head_sha, into=pull.base_ref)
     return conclude(job.console, verdict)
 
