@@ -165,6 +165,26 @@ def test_the_gate_refuses_a_pull_request_that_links_a_folder_in(
     assert run.outputs["result"] == "fail"
 
 
+def test_a_resource_in_a_linked_folder_s_node_modules_is_passed_over_on_both_sides(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """A package's copy of a resource, in `node_modules` under a linked folder: the look never
+    enters a built-in exclude, on the working tree (`validate`) as on the commit (the gate),
+    so neither refuses the link for it."""
+    base = _with_roots(repo, github)
+    repo.write({"shared/readme.md": "# shared\n", "shared/node_modules/pkg/planted.yaml": PLANTED})
+    os.symlink("../shared", repo.path / "evals" / "shared")
+    head = repo.commit("docs shared through a link")
+
+    done = evalward("validate", cwd=repo.path)
+    run = gate_pull_request(repo, github, base, head, env)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    said = _gate_said(run, github)
+    assert "planted" not in said and "symbolic link" not in said, said
+    assert run.returncode == 0, said
+
+
 def test_the_look_into_a_linked_folder_reads_no_more_than_a_load_does(
     repo: GitRepo, github: FakeGitHub, tmp_path: Path
 ) -> None:

@@ -39,6 +39,7 @@ from evalward.resources.reading.discover import (
     YAML_SUFFIXES,
     discover,
     relative,
+    under_builtin_exclude,
     unread_link_in,
     yaml_files_under,
 )
@@ -400,10 +401,13 @@ class _Run:
         folder = "" if folder == "." else folder
         prefix = f"{folder}/" if folder else ""
         # as far as the working tree's look goes (its first entries), not listed whole
+        # less the built-in excludes' folders, which the working tree's look never enters
         names = sorted(
             name
             for name, entry in door.first_under(folder, LINKED_WALK.entries).items()
-            if not (entry.is_folder or entry.is_submodule) and name.lower().endswith(YAML_SUFFIXES)
+            if not (entry.is_folder or entry.is_submodule)
+            and name.lower().endswith(YAML_SUFFIXES)
+            and not under_builtin_exclude(name[len(prefix) :])
         )[:MAX_DEFINITION_FILES]
         sizes, budget, read = door.sizes(names), MAX_DEFINITION_BYTES, []
         for name in names:

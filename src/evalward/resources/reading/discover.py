@@ -177,6 +177,12 @@ def _builtin_excluded(path: str, mode: int) -> bool:
     return stat.S_ISDIR(mode) and path.rpartition("/")[2] in DEFAULT_EXCLUDES
 
 
+def under_builtin_exclude(path: str) -> bool:
+    """Whether `path` (a file's, `/`-separated) lies in a folder of `DEFAULT_EXCLUDES`: what
+    `yaml_files_under` never enters, asked of a commit's list of files."""
+    return any(part in DEFAULT_EXCLUDES for part in path.split("/")[:-1])
+
+
 def excluded(path: Path, root: Path, patterns: list[str]) -> bool:
     return excluding(path, root, patterns) is not None
 
