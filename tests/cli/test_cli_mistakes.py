@@ -457,8 +457,12 @@ def test_a_schema_whose_refs_cannot_be_read_is_refused_at_its_line(started: GitR
         '{ "$schema": "https://json-schema.org/draft/2019-09/schema", "$recursiveRef": "#" }',
         '{ "$defs": { a: { "$ref": "#/$defs/b" }, b: { "$ref": "#/$defs/a" } }, '
         '"$ref": "#/$defs/a" }',
+        '{ "$defs": { a: { allOf: [{ "$ref": "#/$defs/a" }] } }, "$ref": "#/$defs/a" }',
+        '{ not: { "$ref": "#" } }',
+        '{ oneOf: [{ type: string }, { "$ref": "#/$defs/b" }], '
+        '"$defs": { b: { if: { "$ref": "#" } } } }',
     ],
-    ids=["ref", "recursiveRef", "two"],
+    ids=["ref", "recursiveRef", "two", "allOf", "not", "oneOf-if"],
 )
 def test_a_schema_ref_that_leads_back_to_itself_is_refused_at_its_line(
     started: GitRepo, schema: str

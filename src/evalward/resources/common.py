@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, TypeGuard
 
@@ -215,17 +215,38 @@ def _first_unresolved_ref(schema: dict[str, Any], draft: type[Validator]) -> str
                 leads.setdefault(id(resource.contents), []).append((said, id(resolved.contents)))
             target = Resource.from_contents(resolved.contents, default_specification=specification)
             todo.append((target, resolved.resolver))
+        if isinstance(resource.contents, dict):  # checked against the same value, always
+            for part in _in_place(resource.contents):
+                leads.setdefault(id(resource.contents), []).append(("", id(part)))
         todo.extend((sub, resolver.in_subresource(sub)) for sub in resource.subresources())
     return _ref_loop(leads)
 
 
+def _in_place(contents: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The parts of `contents` every value it checks is checked against as well, whatever
+    the value: `allOf`'s and `oneOf`'s (each is asked), `not`'s and `if`'s. (`anyOf` stops
+    at a part that holds, `then` and `else` depend on `if`: a loop through them ends or not
+    with the value.)"""
+    for keyword in ("allOf", "oneOf"):
+        parts = contents.get(keyword)
+        if isinstance(parts, list):
+            yield from (part for part in parts if isinstance(part, dict))
+    for keyword in ("not", "if"):
+        part = contents.get(keyword)
+        if isinstance(part, dict):
+            yield part
+
+
 def _ref_loop(leads: dict[int, list[tuple[str, int]]]) -> str | None:
-    """The first reference whose chain of references (`leads`: each part's references and the
-    parts they lead to) comes back to where it started, and why that is refused; else None.
-    Such a schema checks a value against itself before any of the value is checked, so no
-    check of it would end: each would fail as nested too deeply."""
+    """The first reference whose chain of references (`leads`: each part's references, and
+    its parts checked in place (`_in_place`, said ""), and the parts they lead to) comes
+    back to where it started, and why that is refused; else None. Such a schema checks a
+    value against itself before any of the value is checked, so no check of it would end:
+    each would fail as nested too deeply."""
     for start, refs in leads.items():
         for said, first in refs:
+            if not said:
+                continue  # a loop is named by a reference of it
             chain, reached = [first], {first}
             while chain:
                 here = chain.pop()
