@@ -101,10 +101,11 @@ def test_the_plan_shows_what_attribution_may_spend_as_the_base_sets_it(repo: Git
         "mode": "on-block",
         "budget": 0.5,
         "atMostModelCalls": most // 2,
+        "maxMinutes": 30,
     }
     assert said.splitlines()[-1] == (
         f"Attribution (on-block): if the gate blocks, at most ~{most // 2} more model calls "
-        "after the decision (0.5 × the run's), apart from the estimate above"
+        "after the decision (0.5 × the run's) and 30 minutes, apart from the estimate above"
     )
 
     repo.checkout("main")

@@ -170,10 +170,20 @@ def _attribution(git: Git, base: str | None, most: int) -> dict[str, Any]:
     from evalward.resources.reading.repo_config import AttributionMode
 
     if base is None:
-        return {"mode": AttributionMode.off.value, "budget": 0.0, "atMostModelCalls": 0}
+        return {
+            "mode": AttributionMode.off.value,
+            "budget": 0.0,
+            "atMostModelCalls": 0,
+            "maxMinutes": 0.0,
+        }
     settings = config_at(git, git.resolve(base)).attribution
-    budget = 0 if settings.mode is AttributionMode.off else int(settings.budget * most)
-    return {"mode": settings.mode.value, "budget": settings.budget, "atMostModelCalls": budget}
+    off = settings.mode is AttributionMode.off
+    return {
+        "mode": settings.mode.value,
+        "budget": settings.budget,
+        "atMostModelCalls": 0 if off else int(settings.budget * most),
+        "maxMinutes": 0.0 if off else settings.max_minutes,
+    }
 
 
 def _attribution_line(entry: dict[str, Any]) -> str:
@@ -183,8 +193,8 @@ def _attribution_line(entry: dict[str, Any]) -> str:
     when = "if the gate blocks" if entry["mode"] == "on-block" else "if a fixture regresses"
     return (
         f"Attribution ({entry['mode']}): {when}, at most ~{entry['atMostModelCalls']} more "
-        f"model calls after the decision ({entry['budget']:g} × the run's), apart from the "
-        "estimate above"
+        f"model calls after the decision ({entry['budget']:g} × the run's) and "
+        f"{entry['maxMinutes']:g} minutes, apart from the estimate above"
     )
 
 
