@@ -136,17 +136,22 @@ MANY_DOCUMENTS = [
     "---\n&a >\nx\n---\ny\n",
     "a: 1\n...\n---\nb: 2\n",
     "a: &x 1\n---\nb: *x\n",
+    "---\n---\n# only a comment\n---\na: [1,\n  2]\n---\n{b: 3}\n---\n''\n---\n~\n",
+    "".join(f"---\nkind: X\nmetadata: {{ name: n{i} }}\nspec: [{i}, two]\n" for i in range(40)),
 ]
 
 
 @pytest.mark.skipif(yamlsource._yaml_rs is None, reason="no yaml-rs wheel on this platform")
+@pytest.mark.parametrize("chunk", [1, 60, yamlsource.RS_CHUNK])
 @pytest.mark.parametrize("text", MANY_DOCUMENTS)
-def test_a_file_of_documents_reads_alike_read_apart_or_whole(text: str) -> None:
-    """yaml-rs reads a file a document at a time where that reads as the whole file would
-    (a block scalar at a document's root, which it lets run past `---`, is read whole and
-    refused by both parsers)."""
-    fast = _outcome(text)
+def test_a_file_of_documents_reads_alike_read_apart_or_whole(text: str, chunk: int) -> None:
+    """yaml-rs reads a file `RS_CHUNK` of its documents at a time where that reads as the
+    whole file would (a block scalar at a document's root, which it lets run past `---`, is
+    read whole and refused by both parsers): read a document at a time (a chunk of 1),
+    a few (60 characters), or whole, as the fallback reads it."""
     with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(yamlsource, "RS_CHUNK", chunk)
+        fast = _outcome(text)
         patched.setattr(yamlsource, "_yaml_rs", None)
         assert fast == _outcome(text), text
 
