@@ -45,10 +45,12 @@ finally:
         del os.environ[_LAZY_ARENA]
 
 
-_LONG_DIGITS = re.compile(r"(?<![0-9a-fA-F])[0-9a-fA-F]{3500,}")
+_LONG_RUN = 3500
+_LONG_DIGITS = re.compile(rf"(?<![0-9a-fA-F])[0-9a-fA-F]{{{_LONG_RUN},}}")
 """A run of digits that may be an integer Python will not write in decimal (4,300 digits: as
 few as 3,572 in hex), which yaml-rs reads without a bound and the core schema's loader
-refuses at its line. Matched only where a run begins, so the search is one pass."""
+refuses at its line. Matched only where a run begins, so the search is one pass; searched
+only in a text with a line that long (a third of the time of the search itself)."""
 _RS_CANDIDATES = (re.compile(r"0[bBxXoO]"), re.compile(r"\.[iInN][nNaA][fFnN]"))
 _DIGIT_OR_DOT = frozenset("0123456789.")
 _TOKEN_END = frozenset(" \t\r\n[]{},:#")
@@ -67,8 +69,10 @@ def _yaml_rs_differs(text: str) -> bool:
     or `.inf` / `.nan` in mixed case: all strings, or merged, by the core schema; or a number
     too long to write in decimal (`_LONG_DIGITS`). One pass
     over the text; each token is looked at once."""
-    if "<<" in text or _LONG_DIGITS.search(text):
+    if "<<" in text:
         return True
+    if max(map(len, text.splitlines()), default=0) >= _LONG_RUN and _LONG_DIGITS.search(text):
+        return True  # no line break is a digit: a run that long is within one line
     checked = 0  # the end of the last token looked at
     for at in sorted(_rs_candidates(text)):
         if at < checked:
