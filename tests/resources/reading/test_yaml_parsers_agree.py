@@ -191,3 +191,20 @@ def test_an_imported_promptfoo_file_reads_by_the_core_schema_too(tmp_path: Path)
     assert read.value == {"answer": "no", "switch": "on", "count": 12}
     switch = read.get("switch")
     assert switch is not None and switch.where() == (2, 1)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.lists(st.sampled_from([*"-.%|>&!#a \t\n", "---", "\n---", "..."]), max_size=30).map(
+        "".join
+    )
+)
+def test_a_line_start_pattern_finds_what_its_multiline_regex_finds(text: str) -> None:
+    """The document markers, the texts yaml-rs reads whole and the deep blocks are found as
+    a line break and the pattern (faster than `^`): where `^` under re.MULTILINE finds them."""
+    for pattern in (yamlsource._MARKER, yamlsource._WHOLE_ONLY, yamlsource._DEEP_BLOCK):
+        plain = pattern.here
+        assert list(pattern.spans(text)) == [m.span() for m in plain.finditer(text)], text
+        assert pattern.search(text) == bool(plain.search(text)), text
+    deep = "a:\n" + "- " * yamlsource.MAX_DEPTH + "x\n"
+    assert yamlsource._DEEP_BLOCK.search(deep) and not yamlsource._DEEP_BLOCK.search(deep[3:-4])
