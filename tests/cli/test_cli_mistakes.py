@@ -461,8 +461,9 @@ def test_a_schema_whose_refs_cannot_be_read_is_refused_at_its_line(started: GitR
         '{ not: { "$ref": "#" } }',
         '{ oneOf: [{ type: string }, { "$ref": "#/$defs/b" }], '
         '"$defs": { b: { if: { "$ref": "#" } } } }',
+        '{ anyOf: [{ "$ref": "#" }, { type: string }] }',
     ],
-    ids=["ref", "recursiveRef", "two", "allOf", "not", "oneOf-if"],
+    ids=["ref", "recursiveRef", "two", "allOf", "not", "oneOf-if", "anyOf-first"],
 )
 def test_a_schema_ref_that_leads_back_to_itself_is_refused_at_its_line(
     started: GitRepo, schema: str

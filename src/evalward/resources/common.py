@@ -224,12 +224,13 @@ def _first_unresolved_ref(schema: dict[str, Any], draft: type[Validator]) -> str
 
 def _in_place(contents: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """The parts of `contents` every value it checks is checked against as well, whatever
-    the value: `allOf`'s and `oneOf`'s (each is asked), `not`'s and `if`'s. (`anyOf` stops
-    at a part that holds, `then` and `else` depend on `if`: a loop through them ends or not
-    with the value.)"""
-    for keyword in ("allOf", "oneOf"):
+    the value: `allOf`'s and `oneOf`'s (each is asked), `anyOf`'s first (asked before any
+    other), `not`'s and `if`'s. (`anyOf` stops at the first part that holds, `then` and
+    `else` depend on `if`: a loop through them ends or not with the value.)"""
+    for keyword in ("allOf", "oneOf", "anyOf"):
         parts = contents.get(keyword)
         if isinstance(parts, list):
+            parts = parts[:1] if keyword == "anyOf" else parts
             yield from (part for part in parts if isinstance(part, dict))
     for keyword in ("not", "if"):
         part = contents.get(keyword)
