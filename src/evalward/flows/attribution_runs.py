@@ -700,12 +700,9 @@ async def variant_trial(
     # attribution's time bound stops its runs where they are (a cached variant's make none)
     seconds = budget.seconds_left() if budget is not None and not cached_only else None
     with held as holding:
-        try:
+        with contextlib.suppress(TimeoutError):  # the bound's: `_variant_evaluation` raises none
             async with asyncio.timeout(seconds) as bound:
                 ran = await _variant_evaluation(variant, cached_only)
-        except TimeoutError:
-            if not bound.expired():
-                raise
         if bound.expired() and budget is not None:
             budget.out_of_time = True
             return VariantRun(

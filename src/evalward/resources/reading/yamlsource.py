@@ -355,12 +355,11 @@ def _rs_load(yaml_rs: ModuleType, text: str, count: int) -> Any:
         cuts.insert(0, 0)
     if len(cuts) != count:
         return yaml_rs.loads(text, parse_datetime=False)
+    ends = [*cuts[1:], len(text)]
     loaded: list[Any] = []
     first = 0  # the first document of the chunk being gathered
-    for last in range(count):
-        end = cuts[last + 1] if last + 1 < count else len(text)
-        after = cuts[last + 2] if last + 2 < count else len(text)
-        if last + 1 < count and after - cuts[first] <= RS_CHUNK:
+    for last, end in enumerate(ends):
+        if last + 1 < count and ends[last + 1] - cuts[first] <= RS_CHUNK:
             continue  # the next document fits in this chunk too
         chunk = yaml_rs.loads(text[cuts[first] : end], parse_datetime=False)
         documents = last - first + 1
