@@ -463,12 +463,13 @@ def test_on_by_default_at_half_the_runs_calls_and_a_pull_request_cannot_stop_it(
 ) -> None:
     """No `attribution` in the base's `evalward.yaml`: the defaults hold, on-block with half
     the run's own model calls (here 3 of 6), the result cache off. The pull request's own
-    `evalward.yaml` says `mode: off`; the base's decides, so it runs. A variant of both
+    `evalward.yaml` says `mode: off` and bounds it at a few microseconds (`maxMinutes`); the
+    base's decides, so it runs to its end. A variant of both
     regressed fixtures needs about 2 calls, and a change of three hunks up to four variants:
     they run refund-a alone (a call each), and the third hunk's variant is the last the
     budget fits; the line is proven for refund-a, and the comment and review say so."""
     script(model)
-    _pull(repo, github, head_config="attribution: { mode: off }\n")
+    _pull(repo, github, head_config="attribution: { mode: off, maxMinutes: 0.0000001 }\n")
 
     run = _gate(repo, github, model)
 
