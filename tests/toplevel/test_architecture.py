@@ -11,6 +11,7 @@ table (a test holds the two together).
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import subprocess
 import sys
@@ -158,7 +159,13 @@ def layer_of(module: str, table: list[tuple[str, list[str]]]) -> list[int]:
 
 
 KNOWN = modules()
-ALL = [i for name, path in KNOWN.items() for i in imports_of(name, path, KNOWN)]
+
+
+@functools.cache
+def all_imports() -> list[Import]:
+    """Every import of every module: parsed when a test first asks (not as the suite is
+    collected, which every worker does)."""
+    return [i for name, path in KNOWN.items() for i in imports_of(name, path, KNOWN)]
 
 
 def test_every_module_is_in_exactly_one_layer() -> None:
@@ -175,7 +182,7 @@ def test_no_import_runs_up_a_layer() -> None:
     upward = [
         f"{i.importer}:{i.line} imports {i.imported} "
         f"({names[layer_of(i.importer, table)[0]]} -> {names[layer_of(i.imported, table)[0]]})"
-        for i in ALL
+        for i in all_imports()
         if layer_of(i.imported, table)[0] > layer_of(i.importer, table)[0]
     ]
     assert not upward, "imports that run up a layer:\n" + "\n".join(upward)
@@ -184,7 +191,7 @@ def test_no_import_runs_up_a_layer() -> None:
 def test_imports_sit_at_the_top_of_a_module() -> None:
     hidden = [
         f"{i.importer}:{i.line} imports {i.imported} inside a function"
-        for i in ALL
+        for i in all_imports()
         if not i.top_level
         and not i.type_only
         and not i.marked_lazy
@@ -200,7 +207,7 @@ def test_no_import_cycle() -> None:
     """Every import counts, a type-only or a lazy one too: a cycle through them still ties
     the modules into one that cannot be read, tested or moved alone."""
     graph: dict[str, set[str]] = {name: set() for name in KNOWN}
-    for i in ALL:
+    for i in all_imports():
         if i.imported != i.importer:
             graph[i.importer].add(i.imported)
     state: dict[str, int] = {}
@@ -425,7 +432,7 @@ def test_nothing_on_the_gates_path_imports_the_authoring_commands() -> None:
     line reaches it, so a change there cannot change what the gate decides."""
     importers = sorted(
         i.importer
-        for i in ALL
+        for i in all_imports()
         if i.imported.startswith("evalward.authoring")
         and not i.importer.startswith(("evalward.authoring", "evalward.cli"))
     )
