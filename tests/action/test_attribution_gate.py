@@ -899,6 +899,50 @@ def test_the_rule_a_renamed_prompt_gained_is_named_on_its_line_of_the_rename(
     assert f"/blob/{head}/prompts/desk.md" + "#L5)" in github.comments_on(7)[0]["body"]
 
 
+def test_a_prompt_moved_into_the_agent_s_yaml_with_a_rule_is_named_on_its_system_field(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """The pull request moves the clerk's prompt from its file into the YAML's `system:`
+    field, adding NEVER REFUND, and deletes the file. No variant of the field alone loads:
+    the head without it wants the deleted file back, the base with it has two prompts. Each
+    is made with the hunks shown alone to change nothing that way (the file, or the base's
+    `systemFile:` line): the field is proven the cause and commented on its lines, and the
+    comment names what stood beside it."""
+    script(model)
+    base = _clerk_base(repo, config=ROOMY)
+    repo.remove("prompts/clerk.md")
+    moved = BASE_PROMPT.replace("Say approved", NEVER + "Say approved")
+    inline = "  system: |\n" + "".join(
+        f"    {line}\n" if line else "\n" for line in moved.splitlines()
+    )
+    head = repo.commit(
+        "the prompt in the clerk's YAML",
+        {"agents/clerk.yaml": CLERK.replace("  systemFile: prompts/clerk.md\n", inline)},
+    )
+    github.add_pull(
+        FakePull(number=7, head_sha=head, base_sha=base, files=repo.pull_files(base, head))
+    )
+
+    run = _gate(repo, github, model)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    (regression,) = _results(repo)["attribution"]["regressions"]
+    assert regression["result"] == "attributed", regression
+    hunks = regression["hunks"]
+    culprit = [hunks[i] for i in regression["culprit"]]
+    assert {h["path"] for h in culprit} == {"agents/clerk.yaml"}, regression
+    (system,) = [h for h in culprit if h["field"] == "spec.system"]
+    assert (system["first"], system["last"]) == (6, 15)
+    beside = [hunks[i] for i in regression["takenBackWith"] + regression["appliedWith"]]
+    assert beside and not {h["field"] for h in beside} & {h["field"] for h in culprit}
+    assert {h["path"] for h in beside} <= {"agents/clerk.yaml", "prompts/clerk.md"}
+    lines = {(c["path"], c["line"]) for c in github.review_comments_on(7)}
+    assert ("agents/clerk.yaml", 15) in lines
+    body = github.comments_on(7)[0]["body"]
+    assert "agents/clerk.yaml:6-15" in body
+    assert "which alone changes nothing; the variant loads only with it" in body
+
+
 def test_the_model_a_moved_agent_s_yaml_changed_is_named_on_its_line_of_the_move(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:

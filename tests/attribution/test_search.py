@@ -4,6 +4,7 @@ that model an agent: the regression is there iff the variant holds a given set o
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import Callable
 
 import pytest
@@ -43,17 +44,22 @@ class Agent:
         unbuildable: frozenset[int] = frozenset(),
         on_base: Breaks | None = None,
         change: tuple[Hunk, ...] = HUNKS,
+        builds: Breaks = lambda present: True,
     ) -> None:
         self.change = change
         self.breaks = breaks
         self.unbuildable = unbuildable
+        self.builds = builds
+        """Whether an agent holding these hunks loads at all (some hunks need others)."""
         self.on_base = on_base or breaks
         """Whether the base with these hunks shows it (the head's other files may matter)."""
         self.asked: list[tuple[str, frozenset[int]]] = []
 
     def _trial(self, present: frozenset[int], changed: frozenset[int], breaks: Breaks) -> Trial:
-        if changed & self.unbuildable:
-            return Trial(False, not_built="taking it back leaves the agent invalid")
+        if changed & self.unbuildable or not self.builds(present):
+            return Trial(
+                False, not_built="taking it back leaves the agent invalid", unloadable=True
+            )
         broken = breaks(present)
         score = FixtureScore("fx-refund-policy", 0 if broken else 8, 8)
         return Trial(broken, (score,))
@@ -192,13 +198,131 @@ def test_the_search_stops_at_its_cap_with_what_it_tried() -> None:
 
 
 def test_a_variant_that_does_not_build_is_recorded_and_skipped() -> None:
+    """Hunk 2 taken back leaves the agent invalid: recorded, tried once more with hunk 1 (the
+    head without it was shown to still regress) beside it, which does not build either."""
     agent = Agent(lambda present: 3 in present, unbuildable=frozenset({2}))
     found = search(agent)
     assert isinstance(found, Attributed)
     assert indexes(found.culprit) == {3}
+    assert found.removed.hunks == found.culprit == found.reproduced.hunks
     unbuilt = [a for a in found.attempts if a.trial.not_built]
-    assert [indexes(a.hunks) for a in unbuilt] == [{2}]
+    assert [indexes(a.hunks) for a in unbuilt] == [{2}, {1, 2}]
     assert "leaves the agent invalid" in unbuilt[0].trial.not_built
+
+
+MOVE = (
+    Hunk("agents/clerk.yaml", 1, "field", 8, 8, ("  systemFile: prompts/clerk.md\n",), ()),
+    Hunk("agents/clerk.yaml", 2, "field", 8, 10, (), ("  system: |\n", "    Never refund.\n")),
+    Hunk("prompts/clerk.md", 3, "file", 0, 0, ("Refund when asked.\n",), ()),
+)
+"""A prompt moved from its file into the agent's YAML, with a rule of its own: the
+`systemFile:` line removed (1), the `system:` field added (2), the file deleted (3)."""
+
+
+def _loads(present: frozenset[int]) -> bool:
+    """The clerk loads with one of `system` and `systemFile`, or neither, and its
+    `systemFile` names a file that is there."""
+    system, system_file, file_there = 2 in present, 1 not in present, 3 not in present
+    return not (system and system_file) and (file_there or not system_file)
+
+
+@pytest.mark.parametrize("applied_first", [False, True])
+def test_a_prompt_moved_into_the_yaml_is_proven_with_the_hunks_it_needs_beside_it(
+    applied_first: bool,
+) -> None:
+    """The rule is in the `system:` field (2), but no variant holding it alone builds: the
+    head without it (and without 1) wants the deleted file, the base with it has two
+    prompts. Each variant is made again with the hunks shown alone to change nothing that
+    way (the head without the file still regresses; the base without its `systemFile:`
+    line still passes), and the proof names them beside the cause: the `system:` field, or
+    the field's whole change (1 and 2) where no hunk was tried on the base alone."""
+    agent = Agent(lambda present: 2 in present, change=MOVE, builds=_loads)
+    found = asyncio.run(
+        attribute(
+            MOVE, agent.regresses, agent.reproduces, max_trials=50, applied_first=applied_first
+        )
+    )
+    assert isinstance(found, Attributed), found
+    assert not found.removed.trial.regressed and found.reproduced.trial.regressed
+    assert not found.removed.trial.not_built and not found.reproduced.trial.not_built
+    if applied_first:
+        assert indexes(found.culprit) == {2}
+        assert indexes(found.beside(found.removed)) == set()
+        assert indexes(found.beside(found.reproduced)) == {1}  # the base's systemFile out
+    else:
+        assert indexes(found.culprit) == {1, 2}
+        assert indexes(found.beside(found.removed)) == {3}  # the deleted file back too
+        assert indexes(found.beside(found.reproduced)) == set()
+    assert len(agent.asked) == len(set(agent.asked)) == len(found.attempts)
+
+
+def test_a_variant_whose_runs_decided_nothing_is_never_made_again_with_other_hunks() -> None:
+    """The head without hunk 2 loads, but its runs decide nothing (a provider down): it may
+    regress or not, so nothing is put beside hunk 2 to read it as fixed (the head without
+    hunk 1 too is the base, which passes). Hunk 2 alone is not proven; both together are."""
+    agent = Agent(lambda present: 2 in present, change=MOVE[:2])
+
+    async def regresses(reverted: frozenset[Hunk]) -> Trial:
+        if indexes(reverted) == {2}:
+            agent.asked.append(("reverted", frozenset({2})))
+            return Trial(False, not_built="its runs of f0 decided nothing: a provider was down")
+        return await agent.regresses(reverted)
+
+    found = asyncio.run(attribute(MOVE[:2], regresses, agent.reproduces, max_trials=50))
+
+    assert isinstance(found, Attributed)
+    assert indexes(found.culprit) == {1, 2}
+    assert found.beside(found.removed) == found.beside(found.reproduced) == frozenset()
+
+
+def _column(table: dict[frozenset[int], tuple[bool, bool]], column: int) -> Breaks:
+    return lambda present: table[present][column]
+
+
+def test_a_proof_holds_whatever_the_variants_show() -> None:
+    """Agents of a few hunks each, 4,000 of them, drawn at random (whether each set of hunks
+    loads, and whether it regresses; the base loads and passes, the head loads and
+    regresses): a cause the search calls proven is so in the agent itself. The head without
+    the removed proof's hunks loads and passes, and without the hunks beside the cause
+    alone still regresses; the base with the reproducing proof's hunks loads and regresses,
+    and with the hunks beside the cause alone passes. (Hunks each idle alone can together
+    change something: about one agent in two hundred here.)"""
+    draw = random.Random(20261130)
+    proven_beside = 0
+    for _ in range(4000):
+        count = draw.randint(2, 4)
+        every = frozenset(range(1, count + 1))
+        table = {
+            frozenset(n for n in every if mask >> (n - 1) & 1): (
+                draw.random() < 0.6,
+                draw.random() < 0.5,
+            )
+            for mask in range(1, (1 << count) - 1)
+        }
+        table[every], table[frozenset()] = (True, True), (True, False)
+        change = hunks(count)
+        agent = Agent(_column(table, 1), change=change, builds=_column(table, 0))
+        found = asyncio.run(
+            attribute(
+                change,
+                agent.regresses,
+                agent.reproduces,
+                max_trials=40,
+                applied_first=draw.random() < 0.5,
+            )
+        )
+        if not isinstance(found, Attributed):
+            continue
+        assert indexes(found.culprit) <= indexes(found.removed.hunks)
+        assert indexes(found.culprit) <= indexes(found.reproduced.hunks)
+        assert table[every - indexes(found.removed.hunks)] == (True, False)
+        assert table[frozenset(indexes(found.reproduced.hunks))] == (True, True)
+        if beside := indexes(found.beside(found.removed)):
+            assert table[every - beside] == (True, True)
+        if beside := indexes(found.beside(found.reproduced)):
+            assert table[frozenset(beside)] == (True, False)
+        proven_beside += bool(found.beside(found.removed) or found.beside(found.reproduced))
+    assert proven_beside > 500  # the agents drawn exercise the hunks put beside a cause
 
 
 def test_no_hunks_is_not_attributable_without_a_trial() -> None:

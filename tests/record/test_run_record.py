@@ -94,16 +94,18 @@ def populated(annotation: Any, name: str = "x") -> Any:
 
 
 def an_attribution() -> RunAttribution:
-    """Attribution with every field of its record set: a field hunk proven the cause, beside
-    a variant that did not build (a renamed prompt's edit and its rename taken back) and the
-    head itself, read from the gate's own runs; then git refused a commit, and it stopped."""
+    """Attribution with every field of its record set: a field hunk proven the cause (taken
+    back with the prompt's edit, applied with the prompt's rename: each changes nothing
+    alone, and its variant loads only with it), beside a variant that did not build (the
+    edit and the rename taken back) and the head itself, read from the gate's own runs; then
+    git refused a commit, and it stopped."""
     culprit = Hunk("agents/a.yaml", 1, "field", 4, 5, field=("spec", "models"))
     other = Hunk("prompts/a.md", 2, "text", 3, 3, ("old\n",), ("new\n",), at=2)
     rename = Hunk("prompts/a.md", 1, "rename", 0, 0, renamed_from="prompts/old.md")
     score = (FixtureScore("fx", 1, 1, pairs=True),)
-    removed = Tried("reverted", frozenset({culprit}), Trial(False, score))
+    removed = Tried("reverted", frozenset({culprit, other}), Trial(False, score))
     broken = Tried("reverted", frozenset({other, rename}), Trial(False, score, not_built="no YAML"))
-    reproduced = Tried("applied", frozenset({culprit}), Trial(True, score))
+    reproduced = Tried("applied", frozenset({culprit, rename}), Trial(True, score))
     head = Tried("applied", frozenset({culprit, other, rename}), Trial(True, score, gate_runs=True))
     attributed = Attributed(
         frozenset({culprit}), removed, reproduced, (head, broken, removed, reproduced)
@@ -193,6 +195,10 @@ def test_results_json_read_back_is_what_was_written_every_field_set(tmp_path: Pa
     assert record.attribution is not None
     regression = record.attribution.regressions[0]
     assert [h.renamed_from for h in regression.hunks if h.kind == "rename"] == ["prompts/old.md"]
+    beside = [
+        regression.hunks[i].kind for i in regression.taken_back_with + regression.applied_with
+    ]
+    assert beside == ["text", "rename"]
 
 
 def test_a_shard_part_read_back_is_what_was_written(tmp_path: Path) -> None:

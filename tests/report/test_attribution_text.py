@@ -204,3 +204,37 @@ def test_a_fixture_found_worse_in_pairs_says_so_with_its_pairs_on_every_surface(
     page = "".join(html_chunks(Page("fail", "r", [], [], set(), attribution=found)))
     assert "(&lt;b&gt;question-1&lt;/b&gt;, worse by the pairwise judge)" in page
     assert "base preferred in 0/1 pairs, no worse than the base" in page
+
+
+def test_the_hunks_a_proof_held_beside_the_cause_are_named_on_every_surface() -> None:
+    """A prompt moved into the agent's YAML: the `system:` field is the cause, taken back
+    with the deleted file (hostile in name) and applied with the base's `systemFile:` line
+    gone. The comment, the review and report.html name them and why they are there."""
+    system = Hunk("agents/clerk.yaml", 2, "field", 6, 15, field=("spec", "system"))
+    line = Hunk("agents/clerk.yaml", 1, "field", 6, 6, field=("spec", "systemFile"))
+    gone = Hunk("prompts/<b>clerk</b>.md", 1, "file", 0, 0)
+    fixed = Trial(False, (FixtureScore("refund-a", 1, 1),))
+    broken = Trial(True, (FixtureScore("refund-a", 0, 3),))
+    removed = Tried("reverted", frozenset({system, gone}), fixed)
+    reproduced = Tried("applied", frozenset({system, line}), broken)
+    proven = Attributed(frozenset({system}), removed, reproduced, (removed, reproduced))
+    run = RunAttribution(
+        "always", (Finding(Regression("ev", "clerk", ("refund-a",)), proven),), Spent(2), 5
+    )
+    why = "which alone changes nothing; the variant loads only with it"
+
+    text = attribution_markdown(run)
+    assert (
+        f"`agents/clerk.yaml:6-15` (`spec.system`) — taken back with `prompts/<b>clerk</b>.md` "
+        f"({why}), refund-a 1/1, as on the base; the base with only it and "
+        f"`agents/clerk.yaml:6 spec.systemFile` ({why}): refund-a 0/3." in text
+    ), text
+    review = finding_text(run.found[0])
+    assert f"Taken back with prompts/<b>clerk</b>.md ({why}), they pass (refund-a 1/1)" in review
+    assert (
+        f"the base with only this change and agents/clerk.yaml:6 spec.systemFile ({why})" in review
+    )
+    page = "".join(html_chunks(Page("fail", "r", [], [], set(), attribution=run)))
+    assert "<code>prompts/&lt;b&gt;clerk&lt;/b&gt;.md</code>" in page, page
+    assert "<b>clerk" not in page
+    assert f"<code>agents/clerk.yaml:6 spec.systemFile</code> ({why})" in page

@@ -10,9 +10,14 @@ that break it only together then cost a few trials more, not a search over them 
 the smallest set the head still regresses with is not the cause (hunks that each cause it
 apart, one fixture each, say), the hunks that must all be taken back for it to go are found
 by dropping each in turn from every hunk. A set is called the cause only when both are
-shown: the head without it no longer regresses, and the base with only it does. Anything
-less (a set that does not reproduce, a budget spent) is "not attributable", with every trial
-and what it scored: an author is never pointed at a guess.
+shown: the head without it no longer regresses, and the base with only it does. Where one of
+those variants does not build because the set needs another hunk beside it (a prompt moved
+from its file into the agent's YAML: the `system:` field taken back wants the file the change
+deleted, and applied to the base it stands beside the base's `systemFile:`), it is made again
+with the hunks that, each alone, the search showed change nothing that way (the head without
+the deleted file still regresses; the base without its `systemFile:` line still passes), and
+the proof names them. Anything less (a set that does not reproduce, a budget spent) is "not
+attributable", with every trial and what it scored: an author is never pointed at a guess.
 
 The caller runs the trials (`Oracle`): it builds the variant (attribution/variants.py), runs
 the regressing fixtures on it and says whether the regression is there (the head itself,
@@ -53,6 +58,11 @@ class Trial:
     not_built: str = ""
     gate_runs: bool = False
     """The variant is the head itself, and the gate's own runs of it say this: none ran."""
+    unloadable: bool = False
+    """Not built because its definitions do not load (a hunk needs another beside it: an
+    agent's `system:` with its `systemFile:`), not because its runs decided nothing (an
+    outage, a budget): only such a variant is made again with the hunks that change nothing
+    beside it (`_Search.shown`), for an agent that runs is never taken as one that does not."""
 
 
 Oracle = Callable[[frozenset[Hunk]], Awaitable[Trial]]
@@ -84,10 +94,17 @@ class Attributed:
 
     culprit: frozenset[Hunk]
     removed: Tried
-    """The head without the culprit: the regression is gone."""
+    """The head without the culprit: the regression is gone. Its hunks are the culprit's,
+    and the hunks it needed to build that change nothing alone (`Attributed.beside`)."""
     reproduced: Tried
-    """The base with only the culprit: the regression is back."""
+    """The base with only the culprit (and, likewise, what it needed to build): the
+    regression is back."""
     attempts: tuple[Tried, ...]
+
+    def beside(self, proof: Tried) -> frozenset[Hunk]:
+        """The hunks a proof's variant holds beside the culprit: each shown alone to change
+        nothing that way, there for the variant to build."""
+        return proof.hunks - self.culprit
 
 
 @dataclass(frozen=True)
@@ -223,15 +240,43 @@ class _Search:
     async def prove(self, culprit: frozenset[Hunk]) -> Attributed | None:
         """`culprit` as the cause, when the head without it is fixed and the base with only
         it regresses (tried in that order, or the other `applied_first`); else None."""
-        if not self.applied_first and not await self.removes(culprit):
-            return None
-        reproduced = await self.trial("applied", culprit)
-        if reproduced.trial.not_built or not reproduced.trial.regressed:
-            return None
-        if self.applied_first and not await self.removes(culprit):
-            return None
-        removed = self.known[("reverted", culprit)]
-        return Attributed(culprit, removed, reproduced, tuple(self.attempts))
+        order: tuple[Way, Way] = (
+            ("applied", "reverted") if self.applied_first else ("reverted", "applied")
+        )
+        proofs: dict[Way, Tried] = {}
+        for way in order:
+            proof = await self.shown(way, culprit)
+            if proof is None:
+                return None
+            proofs[way] = proof
+        return Attributed(culprit, proofs["reverted"], proofs["applied"], tuple(self.attempts))
+
+    async def shown(self, way: Way, culprit: frozenset[Hunk]) -> Tried | None:
+        """The trial that shows `culprit` the cause `way`: the head without it fixed
+        (`reverted`), the base with it regressing (`applied`). Where the variant does not
+        load, it is made again with the hunks the search has shown, each alone, to change
+        nothing that way, where they change nothing together either (a trial more where
+        they are several): the hunks the culprit needs beside it. None where neither shows it."""
+        tried = await self.trial(way, culprit)
+        if tried.trial.unloadable:
+            idle = frozenset(
+                h
+                for h in self.hunks
+                if h not in culprit and self._idle(self.known.get((way, frozenset({h}))))
+            )
+            if not idle or not self._idle(await self.trial(way, idle)):
+                return None
+            tried = await self.trial(way, culprit | idle)
+        shown = tried.trial.regressed if way == "applied" else not tried.trial.regressed
+        return tried if shown and not tried.trial.not_built else None
+
+    @staticmethod
+    def _idle(tried: Tried | None) -> bool:
+        """A variant shown to change nothing: the head without its hunks still regresses,
+        or the base with them still passes."""
+        if tried is None or tried.trial.not_built:
+            return False
+        return tried.trial.regressed if tried.way == "reverted" else not tried.trial.regressed
 
     async def removal(self) -> frozenset[Hunk]:
         """The hunks that must all be taken back for the regression to go, from every hunk

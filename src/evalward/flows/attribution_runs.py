@@ -36,7 +36,13 @@ from evalward.attribution.search import (
     attribute,
 )
 from evalward.attribution.variants import NotBuildable, build_variant, with_only
-from evalward.errors import EvalwardError, printable, refusal_message, refused_write
+from evalward.errors import (
+    ConfigError,
+    EvalwardError,
+    printable,
+    refusal_message,
+    refused_write,
+)
 from evalward.files.committed import EVALWARDS_OWN
 from evalward.flows import pipeline
 from evalward.flows.interrupt import until_signalled
@@ -538,7 +544,7 @@ async def attribute_regression(
             raise Unaffordable(stopped)  # no cache serves it: not even built
         variant = build()
         if isinstance(variant, NotBuildable):
-            return Trial(False, not_built=variant.reason)
+            return Trial(False, not_built=variant.reason, unloadable=True)
         before = budget.spent_since().calls if budget is not None else 0
         trial = await variant_trial(request, target, variant, budget, cached_only=bool(stopped))
         if trial is None:
@@ -587,16 +593,18 @@ async def widen(
 ) -> tuple[Attributed, bool]:
     """A cause proven on the witness, tried on the other regressed fixtures with what the
     budget has left: the head without it (`regresses`, run on them) and the base with only
-    it (`reproduces`). Proven both ways there too, it is the cause of them all (True: its
-    two proofs' scores hold every fixture); else the witness's proof stands alone, the
-    trials that ran beside it. One the budget does not afford is not run."""
+    it (`reproduces`), each with the hunks its proof held beside it. Proven both ways there
+    too, it is the cause of them all (True: its two proofs' scores hold every fixture);
+    else the witness's proof stands alone, the trials that ran beside it. One the budget
+    does not afford is not run."""
     extra: list[Tried] = []
+    taken_back, applied = found.removed.hunks, found.reproduced.hunks  # what each proof held
     try:
-        removed = await regresses(found.culprit)
-        extra.append(Tried("reverted", found.culprit, removed))
+        removed = await regresses(taken_back)
+        extra.append(Tried("reverted", taken_back, removed))
         if not removed.not_built and not removed.regressed:
-            reproduced = await reproduces(found.culprit)
-            extra.append(Tried("applied", found.culprit, reproduced))
+            reproduced = await reproduces(applied)
+            extra.append(Tried("applied", applied, reproduced))
     except Unaffordable:
         pass
     attempts = found.attempts + tuple(extra)
@@ -741,7 +749,8 @@ async def _variant_evaluation(
     except pipeline.NotCached:
         return None
     except Exception as exc:
-        return VariantRun(Trial(False, not_built=f"its runs stopped: {stopped_by(exc)}"))
+        why = f"its runs stopped: {stopped_by(exc)}"
+        return VariantRun(Trial(False, not_built=why, unloadable=isinstance(exc, ConfigError)))
 
 
 def _read(regression: Regression, comparison: EvalComparison) -> Trial:

@@ -210,6 +210,11 @@ class RegressionRecord(_Record):
     that pooled test."""
     result: Literal["attributed", "not attributable"]
     culprit: list[int]
+    taken_back_with: list[int] = Field(default_factory=list, alias="takenBackWith")
+    """Places in `hunks` taken back beside `culprit` in the trial that proves it so (each
+    shown alone, and all together, to change nothing: the variant loads only with them)."""
+    applied_with: list[int] = Field(default_factory=list, alias="appliedWith")
+    """Likewise, applied to the base beside `culprit` in the trial that proves it so."""
     reason: str
     hunks: list[HunkRecord]
     trials: list[TrialRecord]

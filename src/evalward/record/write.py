@@ -85,6 +85,11 @@ def attribution_record(found: RunAttribution | None) -> AttributionRecord | None
     for each in found.found:
         attribution, regression = each.attribution, each.regression
         culprit = attribution.culprit if isinstance(attribution, Attributed) else frozenset()
+        back_with, applied_with = (
+            (attribution.beside(attribution.removed), attribution.beside(attribution.reproduced))
+            if isinstance(attribution, Attributed)
+            else (frozenset(), frozenset())
+        )
         tried = {h for t in attribution.attempts for h in t.hunks}
         hunks = in_diff_order(set(each.hunks) | tried | culprit)
         place = {hunk: position for position, hunk in enumerate(hunks)}
@@ -98,6 +103,8 @@ def attribution_record(found: RunAttribution | None) -> AttributionRecord | None
                 pooled=regression.pooled,
                 result="attributed" if isinstance(attribution, Attributed) else "not attributable",
                 culprit=sorted(place[h] for h in culprit),
+                taken_back_with=sorted(place[h] for h in back_with),
+                applied_with=sorted(place[h] for h in applied_with),
                 reason="" if isinstance(attribution, Attributed) else attribution.reason,
                 hunks=[
                     HunkRecord(

@@ -11,7 +11,7 @@ from urllib.parse import quote
 
 from evalward.attribution.found import Finding, RunAttribution
 from evalward.attribution.hunks import Hunk, in_diff_order
-from evalward.attribution.search import NotAttributable, Tried
+from evalward.attribution.search import Attributed, NotAttributable, Tried
 from evalward.errors import printable
 from evalward.rundata.pairwise_record import PAIR_POOLED_TEST
 from evalward.rundata.sequential_record import POOLED_TEST
@@ -35,6 +35,27 @@ def scores_text(tried: Tried) -> str:
     return f"{scores} — {HEAD_ITSELF}" if tried.trial.gate_runs else scores
 
 
+def needed_text(places: tuple[str, ...]) -> str:
+    """Why a proof's variant holds `places` (hunks beside the cause), said after them; ""
+    where there are none."""
+    if not places:
+        return ""
+    one = len(places) == 1
+    return (
+        f"which alone {'changes' if one else 'change'} nothing; the variant loads only with "
+        f"{'it' if one else 'them'}"
+    )
+
+
+def beside(attributed: Attributed, proof: Tried) -> tuple[str, ...]:
+    """The hunks `proof`'s variant holds beside the cause, in the diff's order: each as
+    `path:line`, with its field where it is one (`agents/clerk.yaml:8 spec.systemFile`)."""
+    return tuple(
+        f"{hunk_place(hunk)} {printable(hunk.field_name)}" if hunk.field_name else hunk_place(hunk)
+        for hunk in in_diff_order(attributed.beside(proof))
+    )
+
+
 IN_PAIRS = "worse by the pairwise judge"
 """What a regression found in pairs is, beside its fixtures' names (as the gate says it)."""
 POOLED = f"pass rate dropped over them together ({POOLED_TEST})"
@@ -54,32 +75,38 @@ def finding_text(found: Finding, evidence: Mapping[tuple[str, str], str] = {}) -
     together = "" if len(attributed.culprit) == 1 else " (with the other hunks named beside it)"
     them, they = ("it", "it passes") if found.witnesses else ("them", "they pass")
     removed, reproduced = scores_text(attributed.removed), scores_text(attributed.reproduced)
+    back_with, base_with = (
+        f" {word} {', '.join(places)} ({needed_text(places)})" if places else ""
+        for word, places in (
+            ("with", beside(attributed, attributed.removed)),
+            ("and", beside(attributed, attributed.reproduced)),
+        )
+    )
+    taken, only = f"Taken back{back_with}", f"the base with only this change{base_with}"
     if regression.in_pairs and regression.pooled:
         said = (
             f"This change{together} makes {regression.eval} worse: its pairwise judge prefers "
             f"the base's runs of {fixtures} to this head's taken together ({PAIR_POOLED_TEST}), "
-            f"though they pass and none alone is worse. Taken back, the head is no worse "
-            f"({removed}); the base with only this change is worse ({reproduced})."
+            f"though they pass and none alone is worse. {taken}, the head is no worse "
+            f"({removed}); {only} is worse ({reproduced})."
         )
     elif regression.in_pairs:
         said = (
             f"This change{together} makes {regression.eval} worse: its pairwise judge prefers "
-            f"the base's runs of {fixtures} to this head's, though they pass. Taken back, "
-            f"the head is no worse ({removed}); the base with only this change is worse "
-            f"({reproduced})."
+            f"the base's runs of {fixtures} to this head's, though they pass. {taken}, "
+            f"the head is no worse ({removed}); {only} is worse ({reproduced})."
         )
     elif regression.pooled:
         said = (
             f"This change{together} makes {regression.eval} regress: its pass rate dropped "
-            f"over {fixtures} together ({POOLED_TEST}), in none of them alone. Taken back, "
-            f"that test passes ({removed}); the base with only this change drops it again "
-            f"({reproduced})."
+            f"over {fixtures} together ({POOLED_TEST}), in none of them alone. {taken}, "
+            f"that test passes ({removed}); {only} drops it again ({reproduced})."
         )
     else:
         said = (
             f"This change{together} makes {regression.eval} regress: {fixtures} pass on the "
-            f"base and not on this head. Taken back, {they} ({removed}); the base with only "
-            f"this change fails {them} ({reproduced})."
+            f"base and not on this head. {taken}, {they} ({removed}); {only} fails {them} "
+            f"({reproduced})."
         )
     if found.witnesses:
         said += f" {alone_text(found.witnesses, regression.fixtures)}"
@@ -146,6 +173,21 @@ class RegressedAt:
     """Its fixtures pass, and the pairwise judge finds them worse (`Regression.in_pairs`)."""
     pooled: bool = False
     """Its pass rate dropped over its fixtures together (`Regression.pooled`)."""
+    removed_with: tuple[str, ...] = ()
+    """The places of the hunks taken back beside the cause, for its variant to load
+    (`Attributed.beside`)."""
+    reproduced_with: tuple[str, ...] = ()
+    """The places of the hunks applied to the base beside the cause, likewise."""
+
+    @property
+    def removed_needs(self) -> str:
+        """Why `removed_with` were taken back too ("" where none were)."""
+        return needed_text(self.removed_with)
+
+    @property
+    def reproduced_needs(self) -> str:
+        """Why `reproduced_with` were applied too ("" where none were)."""
+        return needed_text(self.reproduced_with)
 
     @property
     def judged(self) -> str:
@@ -214,6 +256,8 @@ def said_lines(found: RunAttribution | None) -> list[RegressedAt]:
                 witnesses=alone,
                 in_pairs=regression.in_pairs,
                 pooled=regression.pooled,
+                removed_with=beside(attributed, attributed.removed),
+                reproduced_with=beside(attributed, attributed.reproduced),
             )
             for hunk in in_diff_order(attributed.culprit)
         ]
@@ -269,10 +313,17 @@ def attribution_markdown(
         field = f" ({code_span(line.field)})" if line.field else ""
         if line.renamed_from:
             field = f" (renamed from {code_span(line.renamed_from, 120)})"
+        taken_back, applied = (
+            f" {word} {', '.join(code_span(p, 120) for p in places)} ({needs})" if places else ""
+            for word, places, needs in (
+                ("with", line.removed_with, line.removed_needs),
+                ("and", line.reproduced_with, line.reproduced_needs),
+            )
+        )
         out.append(
-            f"- {name} ({fixtures}): {where}{field} — taken back, "
+            f"- {name} ({fixtures}): {where}{field} — taken back{taken_back}, "
             f"{inline(line.removed)}, {line.as_on_base}; the base with "
-            f"only it: {inline(line.reproduced)}.{alone}"
+            f"only it{applied}: {inline(line.reproduced)}.{alone}"
         )
     out += [
         *unfinished,
