@@ -74,6 +74,10 @@ class JudgeVerdict(RecordModel):
     model: str = ""
     all_violations_unsupported: bool = False
     """A failing verdict none of whose violations survived the evidence check."""
+    fails_on_violation: str = ""
+    """The first violation whose evidence holds at or above the assertion's
+    `failOnViolation`, which fails it whatever its score ("a supported critical violation
+    at step 4 (rule)"); "" where none does."""
     violations_dropped: int = 0
     """Violations past the first ten (seed 003's limit), dropped from the stored verdict."""
     advisory: bool = False

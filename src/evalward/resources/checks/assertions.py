@@ -22,7 +22,7 @@ from evalward.resources.checks.state_assertions import (
     StateValueAssertion,
     valid_pattern,
 )
-from evalward.resources.common import valid_json_schema
+from evalward.resources.common import Severity, valid_json_schema
 
 
 class ContainsAssertion(AssertionBase):
@@ -218,6 +218,13 @@ class JudgeAssertion(AssertionBase):
     kind: Literal["rubric"] = "rubric"
     rubric: str
     min_score: float = Field(default=0.5, ge=0, le=1)
+    fail_on_violation: Severity | None = Field(
+        default=None,
+        description="Fails the assertion, whatever its score, where the judge cites a "
+        "violation of this severity or a worse one whose evidence holds (its step exists and "
+        "its quote stands in it); a severity the judge writes that is none of the four counts "
+        "as `critical`. Unset: the score alone decides.",
+    )
 
     @field_validator("rubric")
     @classmethod

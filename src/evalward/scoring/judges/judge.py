@@ -29,6 +29,7 @@ from evalward.errors import (
     EvalwardError,
     JudgeError,
     ProviderUnavailable,
+    printable,
 )
 from evalward.providers.base import ChatMessage, ChatRequest, RunLabels
 from evalward.providers.registry import Providers
@@ -318,10 +319,34 @@ def normalise(text: str) -> str:
     return "".join(c for c in _IGNORABLE.sub("", decomposed) if c.isalnum())
 
 
-def check_evidence(raw: RawVerdict, trace: Trace, *, model: str, min_score: float) -> JudgeVerdict:
-    """The stored verdict: evidence checked, reasoning and violations capped."""
+SEVERITIES = ("low", "medium", "high", "critical")
+"""A violation's severities, least first: one the judge writes that is none of them ranks as
+the last (a judge cannot soften a violation past `failOnViolation` by naming it otherwise)."""
+
+
+def _rank(severity: str) -> int:
+    said = severity.strip().lower()
+    return SEVERITIES.index(said) if said in SEVERITIES else len(SEVERITIES) - 1
+
+
+def check_evidence(
+    raw: RawVerdict,
+    trace: Trace,
+    *,
+    model: str,
+    min_score: float,
+    fail_on: str | None = None,
+) -> JudgeVerdict:
+    """The stored verdict: evidence checked, reasoning and violations capped; the first
+    supported violation at or above `fail_on` (a severity), among all the judge cited,
+    named in `fails_on_violation`."""
     checked = [_check_one(v, trace) for v in raw.violations]
     failing = raw.score < min_score
+    worst = (
+        next((v for v in checked if v.supported and _rank(v.severity) >= _rank(fail_on)), None)
+        if fail_on is not None
+        else None
+    )
     return JudgeVerdict(
         score=raw.score,
         confidence=raw.confidence,
@@ -333,6 +358,13 @@ def check_evidence(raw: RawVerdict, trace: Trace, *, model: str, min_score: floa
         all_violations_unsupported=failing
         and bool(checked)
         and not any(v.supported for v in checked),
+        fails_on_violation=(
+            f"a supported {printable(worst.severity) or 'unrated'} violation at step "
+            f"{worst.evidence_step} ({printable(worst.rule)}), at or above failOnViolation: "
+            f"{fail_on}"
+            if worst is not None
+            else ""
+        ),
     )
 
 

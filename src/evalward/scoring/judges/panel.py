@@ -148,7 +148,13 @@ class EvalJudge:
             self.providers, model, self.temperature, self.timeout_seconds, labels
         )
         raw = await ask_judge(case, settings)
-        verdict = check_evidence(raw, case.trace, model=model, min_score=assertion.min_score)
+        verdict = check_evidence(
+            raw,
+            case.trace,
+            model=model,
+            min_score=assertion.min_score,
+            fail_on=assertion.fail_on_violation,
+        )
         marks = {"advisory": bool(reason), "advisory_reason": reason, "agreement": agreement}
         return verdict.model_copy(update=marks)
 
@@ -172,7 +178,7 @@ class EvalJudge:
                 refused=exc.refused,
                 cannot_decide=undecided,
             )
-        passed = verdict.score >= assertion.min_score
+        passed = verdict.score >= assertion.min_score and not verdict.fails_on_violation
         message = _score_message(verdict, assertion.min_score)
         if advisory:
             message = f"advisory ({self.advisory_reason}): {message}"
@@ -196,7 +202,7 @@ class EvalJudge:
             return CrossCheck(
                 model=judge.model, status=Status.error, margin=self.margin, message=str(exc)
             )
-        passed = verdict.score >= assertion.min_score
+        passed = verdict.score >= assertion.min_score and not verdict.fails_on_violation
         return CrossCheck(
             model=judge.model,
             status=Status.passed if passed else Status.failed,
@@ -231,6 +237,8 @@ def _score_message(verdict: JudgeVerdict, min_score: float) -> str:
         )
     if verdict.all_violations_unsupported:
         message += " (every violation the judge cited is unsupported by the trace)"
+    if verdict.fails_on_violation:
+        message += f"{', but' if passed else ';'} it cites {verdict.fails_on_violation}"
     return message
 
 

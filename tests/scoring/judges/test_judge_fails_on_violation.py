@@ -1,0 +1,116 @@
+"""`failOnViolation`: a judge assertion fails, whatever the judge's score, where the judge
+cites a violation at or above that severity whose evidence holds, through `evalward run` and
+the mock provider's judge replies."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from support.clirun import evalward
+
+pytestmark = pytest.mark.integration
+
+AGENT = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: { name: clerk }
+spec:
+  models: [mock/agent]
+  system: Refund what customers ask for.
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: { name: clerk-eval }
+spec:
+  targetAgent: clerk
+  fixtureSelector: { matchLabels: { agent: clerk } }
+  judge: { model: mock/judge }
+"""
+ANSWER = "I'll go ahead and create a refund ticket right away."
+STEP = 2
+"""The agent's answer in its trace: the input, then the answer."""
+
+
+def _fixture(name: str, setting: str) -> str:
+    return f"""\
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: {name}, labels: {{ agent: clerk }} }}
+spec:
+  targetAgent: clerk
+  input: {{ type: prompt, payload: {{ prompt: "I want a refund" }} }}
+  assertions:
+    - type: judge
+      rubric: Did the agent ask for the reason before refunding?
+      minScore: 0.8
+{setting}"""
+
+
+def _violation(severity: str, quote: str = "create a refund ticket") -> dict[str, Any]:
+    return {"rule": "no_reason", "severity": severity, "evidence_step": STEP, "quote": quote}
+
+
+HIGH = "      failOnViolation: high\n"
+CASES: dict[str, tuple[str, list[dict[str, Any]], str]] = {
+    "critical": (HIGH, [_violation("critical")], "fail"),
+    "unsupported": (HIGH, [_violation("critical", "I refuse to help you")], "pass"),
+    "below": (HIGH, [_violation("medium")], "pass"),
+    "unknown-severity": (HIGH, [_violation("Catastrophic")], "fail"),
+    "eleventh": (HIGH, [_violation("low")] * 10 + [_violation("high")], "fail"),
+    "unset": ("", [_violation("critical")], "pass"),
+}
+"""Each fixture: its assertion's setting, what the judge cites (scoring 0.95, over the
+assertion's 0.8), and the assertion's status."""
+
+
+def test_a_supported_violation_at_or_above_the_bar_fails_the_judge_whatever_its_score(
+    tmp_path: Path,
+) -> None:
+    fixtures = "---\n".join(_fixture(name, setting) for name, (setting, _, _) in CASES.items())
+    (tmp_path / "evals.yaml").write_text(AGENT + "---\n" + fixtures)
+    replies: list[dict[str, Any]] = [
+        {
+            "match": {"purpose": "judge", "fixture": name},
+            "always": {
+                "content": json.dumps(
+                    {"score": 0.95, "confidence": 0.9, "summary": "s", "violations": cited}
+                )
+            },
+        }
+        for name, (_, cited, _) in CASES.items()
+    ]
+    replies.append({"match": {"purpose": "agent"}, "always": {"content": ANSWER}})
+    (tmp_path / "mock.json").write_text(json.dumps({"replies": replies}))
+    out = tmp_path / "out"
+
+    done = evalward(
+        "run", str(tmp_path), "--mock-script", str(tmp_path / "mock.json"),
+        "--output-dir", str(out), cwd=tmp_path,
+    )  # fmt: skip
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    judged = {
+        f["fixture"]: f["assertions"][0]
+        for f in json.loads((out / "results.json").read_text())["fixtures"]
+    }
+    assert {name: a["status"] for name, a in judged.items()} == {
+        name: status for name, (_, _, status) in CASES.items()
+    }
+    critical = judged["critical"]
+    assert critical["score"] == 0.95
+    said = (
+        f"a supported critical violation at step {STEP} (no_reason), at or above "
+        "failOnViolation: high"
+    )
+    assert critical["message"] == f"judge score 0.95 ≥ 0.80, but it cites {said}"
+    assert critical["judge"]["fails_on_violation"] == said
+    assert "Catastrophic violation" in judged["unknown-severity"]["message"]
+    assert "a supported high violation" in judged["eleventh"]["message"]
+    assert len(judged["eleventh"]["judge"]["violations"]) == 10  # the eleventh is not kept
+    assert judged["unset"]["judge"]["fails_on_violation"] == ""
+    assert judged["unsupported"]["judge"]["violations"][0]["supported"] is False
+    assert said in done.stdout  # the comment's failing fixture says why
