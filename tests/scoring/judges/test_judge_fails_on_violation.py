@@ -1,6 +1,6 @@
 """`failOnViolation`: a judge assertion fails, whatever the judge's score, where the judge
 cites a violation at or above that severity whose evidence holds, through `evalward run` and
-the mock provider's judge replies."""
+the mock provider's judge replies (a cross-check judge's verdict is read by the same rule)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ metadata: { name: clerk-eval }
 spec:
   targetAgent: clerk
   fixtureSelector: { matchLabels: { agent: clerk } }
-  judge: { model: mock/judge }
+  judge: { model: mock/judge, crossCheck: { models: [mock/judge-b] } }
 """
 ANSWER = "I'll go ahead and create a refund ticket right away."
 STEP = 2
@@ -114,3 +114,5 @@ def test_a_supported_violation_at_or_above_the_bar_fails_the_judge_whatever_its_
     assert judged["unset"]["judge"]["fails_on_violation"] == ""
     assert judged["unsupported"]["judge"]["violations"][0]["supported"] is False
     assert said in done.stdout  # the comment's failing fixture says why
+    crossed = {name: a["cross_checks"][0]["status"] for name, a in judged.items()}
+    assert crossed == {name: status for name, (_, _, status) in CASES.items()}
