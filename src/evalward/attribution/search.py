@@ -11,7 +11,7 @@ the smallest set the head still regresses with is not the cause (hunks that each
 apart, one fixture each, say), the hunks that must all be taken back for it to go are found
 by dropping each in turn from every hunk. A set is called the cause only when both are
 shown: the head without it no longer regresses, and the base with only it does. Where one of
-those variants does not build because the set needs another hunk beside it (a prompt moved
+those variants does not load because the set needs another hunk beside it (a prompt moved
 from its file into the agent's YAML: the `system:` field taken back wants the file the change
 deleted, and applied to the base it stands beside the base's `systemFile:`), it is made again
 with the hunks that, each alone, the search showed change nothing that way (the head without
@@ -95,15 +95,15 @@ class Attributed:
     culprit: frozenset[Hunk]
     removed: Tried
     """The head without the culprit: the regression is gone. Its hunks are the culprit's,
-    and the hunks it needed to build that change nothing alone (`Attributed.beside`)."""
+    and the hunks it needed to load that change nothing alone (`Attributed.beside`)."""
     reproduced: Tried
-    """The base with only the culprit (and, likewise, what it needed to build): the
+    """The base with only the culprit (and, likewise, what it needed to load): the
     regression is back."""
     attempts: tuple[Tried, ...]
 
     def beside(self, proof: Tried) -> frozenset[Hunk]:
         """The hunks a proof's variant holds beside the culprit: each shown alone to change
-        nothing that way, there for the variant to build."""
+        nothing that way (all together too), there for the variant to load."""
         return proof.hunks - self.culprit
 
 
