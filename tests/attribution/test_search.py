@@ -396,3 +396,33 @@ def test_applied_first_tries_each_hunk_on_the_base_and_proves_it_by_taking_it_ba
         attribute(HUNKS, nowhere.regresses, nowhere.reproduces, max_trials=50, applied_first=True)
     )
     assert isinstance(unproven, NotAttributable)  # the base reproduces it, taking back does not
+
+
+OUT = (
+    Hunk("agents/clerk.yaml", 1, "field", 6, 6, ("  system: |\n", "    Refund.\n"), ()),
+    Hunk("agents/clerk.yaml", 2, "field", 6, 6, (), ("  systemFile: prompts/clerk.md\n",)),
+    Hunk("prompts/clerk.md", 3, "file", 1, 1, (), ("Never refund.\n",)),
+)
+"""The prompt moved out of the YAML into a file of its own, with a rule: the `system:` field
+removed (1), the `systemFile:` line added (2), the file added (3)."""
+
+
+def _loads_from_a_file(present: frozenset[int]) -> bool:
+    system, system_file, file_there = 1 not in present, 2 in present, 3 in present
+    return not (system and system_file) and (file_there or not system_file)
+
+
+@pytest.mark.parametrize("applied_first", [False, True])
+def test_a_prompt_moved_out_into_a_file_is_named_with_its_file(applied_first: bool) -> None:
+    """The rule is in the new file, which only the `systemFile:` line makes the agent read:
+    neither alone breaks it, and the head without the file does not load. Whatever is
+    proven names the file, as the cause or beside it, never leaves it out."""
+    agent = Agent(lambda present: {2, 3} <= present, change=OUT, builds=_loads_from_a_file)
+    found = asyncio.run(
+        attribute(
+            OUT, agent.regresses, agent.reproduces, max_trials=50, applied_first=applied_first
+        )
+    )
+    assert isinstance(found, Attributed), found
+    named = found.culprit | found.beside(found.removed) | found.beside(found.reproduced)
+    assert 3 in indexes(named) and 2 in indexes(named)
