@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from evalward.action.attributed import UNRETIRED
 from fakes.github_api import FakeGitHub, FakePull
 from fakes.model_server import Rule, ScriptedModelServer, mentions, text, tool_call
 from support.actionrun import (
@@ -752,11 +753,15 @@ def test_attribution_that_broke_says_so_in_the_comment_redacted_and_the_check_st
 def test_a_comment_template_without_the_findings_still_lets_the_next_push_mark_them(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:
-    """The base branch's own comment template shows the decision alone, never "Where it
-    regressed": the review comment on the hunk is still marked as no longer applying once a
-    push takes the hunk back."""
+    """The base branch's own comment template shows the decision and pages of its own, never
+    "Where it regressed": the comment is cut at GitHub's limit with room for the hidden line
+    that asks the next push to look, and the review comment on the hunk is marked as no
+    longer applying once a push takes the hunk back."""
     script(model)
-    template = "OUR-TEMPLATE {{ ctx.decision.result.value }}\n"
+    template = (
+        "OUR-TEMPLATE {{ ctx.decision.result.value }}\n"
+        "{% for line in range(8000) %}our page, line {{ line }}\n{% endfor %}"
+    )
     base = _clerk_base(repo, config=ROOMY)
     repo.checkout("main")
     base = repo.commit("our comment", {"ci/comment.md.j2": template})
@@ -782,6 +787,8 @@ def test_a_comment_template_without_the_findings_still_lets_the_next_push_mark_t
     assert gate().returncode == 1
     (comment,) = github.comments_on(7)
     assert "OUR-TEMPLATE fail" in comment["body"] and "Where it regressed" not in comment["body"]
+    assert "cut here to fit GitHub's 65,536-character comment limit" in comment["body"]
+    assert len(comment["body"]) <= 65_536 and comment["body"].endswith(UNRETIRED)
     (review_comment,) = github.review_comments_on(7)
 
     fixed = repo.commit("refunds again", {"prompts/clerk.md": HEAD_PROMPT.replace(NEVER, "")})
