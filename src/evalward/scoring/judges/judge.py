@@ -33,6 +33,7 @@ from evalward.errors import (
 )
 from evalward.providers.base import ChatMessage, ChatRequest, RunLabels
 from evalward.providers.registry import Providers
+from evalward.resources.common import Severity
 from evalward.rundata.results import JudgeVerdict, Violation
 from evalward.rundata.trace import Step, StepType, Trace
 from evalward.text import jsontext
@@ -319,14 +320,16 @@ def normalise(text: str) -> str:
     return "".join(c for c in _IGNORABLE.sub("", decomposed) if c.isalnum())
 
 
-SEVERITIES = ("low", "medium", "high", "critical")
-"""A violation's severities, least first: one the judge writes that is none of them ranks as
-the last (a judge cannot soften a violation past `failOnViolation` by naming it otherwise)."""
+SEVERITIES = list(Severity)
+"""A violation's severities, least first (as the enum lists them)."""
 
 
 def _rank(severity: str) -> int:
+    """Where `severity` stands among `SEVERITIES`; one the judge writes that is none of them
+    ranks as the last (a judge cannot soften a violation past `failOnViolation` by naming it
+    otherwise)."""
     said = severity.strip().lower()
-    return SEVERITIES.index(said) if said in SEVERITIES else len(SEVERITIES) - 1
+    return SEVERITIES.index(Severity(said)) if said in SEVERITIES else len(SEVERITIES) - 1
 
 
 def check_evidence(
@@ -335,7 +338,7 @@ def check_evidence(
     *,
     model: str,
     min_score: float,
-    fail_on: str | None = None,
+    fail_on: Severity | None = None,
 ) -> JudgeVerdict:
     """The stored verdict: evidence checked, reasoning and violations capped; the first
     supported violation at or above `fail_on` (a severity), among all the judge cited,

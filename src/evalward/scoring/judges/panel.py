@@ -178,7 +178,7 @@ class EvalJudge:
                 refused=exc.refused,
                 cannot_decide=undecided,
             )
-        passed = verdict.score >= assertion.min_score and not verdict.fails_on_violation
+        passed = _passes(verdict, assertion.min_score)
         message = _score_message(verdict, assertion.min_score)
         if advisory:
             message = f"advisory ({self.advisory_reason}): {message}"
@@ -202,7 +202,7 @@ class EvalJudge:
             return CrossCheck(
                 model=judge.model, status=Status.error, margin=self.margin, message=str(exc)
             )
-        passed = verdict.score >= assertion.min_score and not verdict.fails_on_violation
+        passed = _passes(verdict, assertion.min_score)
         return CrossCheck(
             model=judge.model,
             status=Status.passed if passed else Status.failed,
@@ -224,6 +224,12 @@ class EvalJudge:
                 f"{primary_score:.2f} (beyond the margin {self.margin:.2f}); {check.message}"
             )
         return check.model_copy(update=update)
+
+
+def _passes(verdict: JudgeVerdict, min_score: float) -> bool:
+    """A judge's verdict passes its assertion: its score reaches `min_score` and it cites no
+    supported violation at the assertion's `failOnViolation` (`fails_on_violation`)."""
+    return verdict.score >= min_score and not verdict.fails_on_violation
 
 
 def _score_message(verdict: JudgeVerdict, min_score: float) -> str:
