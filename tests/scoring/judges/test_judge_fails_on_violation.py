@@ -1,6 +1,7 @@
 """`failOnViolation`: a judge assertion fails, whatever the judge's score, where the judge
 cites a violation at or above that severity whose evidence holds, through `evalward run` and
-the mock provider's judge replies (a cross-check judge's verdict is read by the same rule)."""
+the mock provider's judge replies (a cross-check judge's verdict is read by the same rule),
+and through the action, where a pull request's own fixture cannot drop it."""
 
 from __future__ import annotations
 
@@ -10,7 +11,12 @@ from typing import Any
 
 import pytest
 
+from fakes.github_api import FakeGitHub
+from fakes.model_server import ScriptedModelServer, mentions, text
+from support.actionrun import gate_pull_request
 from support.clirun import evalward
+from support.gitrepo import GitRepo
+from support.suite import provider_env
 
 pytestmark = pytest.mark.integration
 
@@ -116,3 +122,65 @@ def test_a_supported_violation_at_or_above_the_bar_fails_the_judge_whatever_its_
     assert said in done.stdout  # the comment's failing fixture says why
     crossed = {name: a["cross_checks"][0]["status"] for name, a in judged.items()}
     assert crossed == {name: status for name, (_, _, status) in CASES.items()}
+
+
+GATED = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: {{ name: clerk }}
+spec:
+  models: [openai/gpt-4.1-mini]
+  system: {system}
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: {{ name: clerk-eval }}
+spec:
+  targetAgent: clerk
+  fixtureSelector: {{ matchLabels: {{ agent: clerk }} }}
+  judge: {{ model: openai/gpt-4.1-mini }}
+---
+{fixture}"""
+RUBRIC = "Did the agent ask for the reason before refunding?"
+HASTY = "Refund at once, never ask why."
+
+
+def test_a_pull_request_cannot_drop_the_base_s_failonviolation_to_pass_its_gate(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """The base's fixture fails its judge on a supported high violation; the pull request
+    makes its clerk refund at once (the judge scores it 0.95 and cites the violation) and
+    drops `failOnViolation` from the fixture. The base's fixture gates: the action blocks."""
+    fixture = _fixture("refund", HIGH).replace(
+        "Did the agent ask for the reason before refunding?", RUBRIC
+    )
+    base = repo.commit(
+        "the clerk",
+        {"evals.yaml": GATED.format(system="Ask why before you refund.", fixture=fixture)},
+    )
+    repo.branch("feature")
+    head = repo.commit(
+        "a hasty clerk",
+        {"evals.yaml": GATED.format(system=HASTY, fixture=_fixture("refund", ""))},
+    )
+
+    def judged(cited: list[dict[str, Any]]) -> str:
+        return json.dumps({"score": 0.95, "confidence": 0.9, "summary": "s", "violations": cited})
+
+    model.script(
+        lambda body: RUBRIC in json.dumps(body) and "create a refund ticket" in json.dumps(body),
+        text(judged([_violation("high")])),
+    )
+    model.script(mentions(RUBRIC), text(judged([])))
+    model.script(mentions(HASTY), text(ANSWER))
+    model.script(lambda body: True, text("Why would you like a refund?"))
+
+    run = gate_pull_request(repo, github, base, head, provider_env(model))
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.outputs["result"] == "fail"
+    results = json.loads((repo.path / ".evalward/out/results.json").read_text())
+    (judge,) = next(f for f in results["fixtures"] if f["side"] == "head")["assertions"]
+    assert judge["status"] == "fail" and judge["score"] == 0.95
+    assert "at or above failOnViolation: high" in judge["message"]
+    assert "at or above failOnViolation: high" in github.comments_on(7)[0]["body"]
