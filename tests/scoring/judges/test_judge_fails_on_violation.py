@@ -184,3 +184,21 @@ def test_a_pull_request_cannot_drop_the_base_s_failonviolation_to_pass_its_gate(
     assert judge["status"] == "fail" and judge["score"] == 0.95
     assert "at or above failOnViolation: high" in judge["message"]
     assert "at or above failOnViolation: high" in github.comments_on(7)[0]["body"]
+
+
+def test_a_severity_that_is_none_of_the_four_is_refused_at_its_line(tmp_path: Path) -> None:
+    (tmp_path / "evals.yaml").write_text(
+        AGENT + "---\n" + _fixture("refund", "      failOnViolation: severe\n")
+    )
+    (tmp_path / "mock.json").write_text(json.dumps({"replies": []}))
+
+    done = evalward(
+        "validate", str(tmp_path), "--mock-script", str(tmp_path / "mock.json"), cwd=tmp_path
+    )
+
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert (
+        "evals.yaml:26:7: spec.assertions[0].failOnViolation: expected one of: low, medium, "
+        "high, critical; found 'severe'"
+    ) in done.stderr
+    assert "Traceback" not in done.stderr
