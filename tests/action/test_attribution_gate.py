@@ -12,6 +12,7 @@ import itertools
 import json
 import signal
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,8 @@ from support.actionrun import (
     run_action,
     start_action,
 )
+from support.agentenv import needs_root
+from support.byoagent import agent_python, one_agent_suite
 from support.clerk import (
     AGENT,
     BASE_PROMPT,
@@ -602,6 +605,92 @@ def test_a_variant_that_hangs_is_stopped_at_attribution_s_time_bound_and_the_gat
     assert github.review_comments_on(7) == []
     (comment,) = github.comments_on(7)
     assert "time bound of 0.1 minutes" in comment["body"]
+
+
+HUNG = "evalward-test-hung-clerk"
+"""The argument that marks the processes a hung variant of the clerk's program left."""
+HANGING_CLERK = f"""\
+import json, os, subprocess, sys, time, urllib.request
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rules import RULES
+json.loads(sys.stdin.readline())
+if "NEVER REFUND" in RULES and "careful" not in RULES:
+    # it hangs, beside a process it started in a session of its own
+    sleeper = [sys.executable, "-c", "import time; time.sleep(3600)", {HUNG!r}]
+    subprocess.Popen(sleeper, start_new_session=True)
+    time.sleep(3600)
+messages = [{{"role": "system", "content": RULES}}, {{"role": "user", "content": "refund order 1"}}]
+request = urllib.request.Request(
+    os.environ["OPENAI_BASE_URL"].rstrip("/") + "/chat/completions",
+    data=json.dumps({{"model": "gpt-4.1-mini", "messages": messages}}).encode(),
+    headers={{"authorization": "Bearer " + os.environ["OPENAI_API_KEY"],
+             "content-type": "application/json"}},
+)
+reply = json.load(urllib.request.urlopen(request))
+print(json.dumps({{"type": "final", "content": reply["choices"][0]["message"]["content"]}}))
+"""
+CLERK_RULES = 'RULES = """\\\nYou are a refund clerk.\nRefunds are approved for orders.\n"""\n'
+
+
+def _marked(marker: str) -> list[int]:
+    """The processes of this machine whose arguments hold `marker`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            arguments = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue  # not a process, or one that has ended
+        if entry.name.isdigit() and marker.encode() in arguments.split(b"\0"):
+            found.append(int(entry.name))
+    return found
+
+
+@needs_root
+def test_a_program_variant_that_hangs_is_ended_at_the_time_bound_with_what_it_started(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """The clerk is a program that hangs, beside a process it started in a session of its
+    own, where its rules say NEVER REFUND but not to be careful: neither the head (both
+    lines) nor the base (neither), only the variant that takes the careful line back. The
+    base's `attribution.maxMinutes` of six seconds ends that variant's runs, and every
+    process they started with them: said not built, the decision the gate's."""
+    script(model)
+    python, _ = agent_python()
+    suite = one_agent_suite(
+        "clerk",
+        "refund-a",
+        command=f"{{ run: [{python}, agent/main.py] }}",
+        prompt="refund order 1",
+        assertion="{ type: contains, value: approved }",
+    )
+    base = repo.commit(
+        "the clerk, a program",
+        {
+            "agents.yaml": suite,
+            "agent/main.py": HANGING_CLERK,
+            "agent/rules.py": CLERK_RULES,
+            "evalward.yaml": "attribution: { mode: on-block, budget: 10, maxMinutes: 0.1 }\n",
+        },
+    )
+    repo.branch("feature")
+    stricter = CLERK_RULES.replace("\\\n", "\\\nBe careful.\n", 1)
+    stricter = stricter.replace("orders.\n", "orders.\nNEVER REFUND anything.\n")
+    head = repo.commit("a careful, stricter clerk", {"agent/rules.py": stricter})
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+
+    run = _gate(repo, github, model)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.outputs["result"] == "fail"
+    (regression,) = _results(repo)["attribution"]["regressions"]
+    assert regression["result"] == "not attributable", regression
+    assert regression["reason"].startswith("attribution stopped at its time bound of 0.1 minutes")
+    cut = [t["notBuilt"] for t in regression["trials"] if t["notBuilt"]]
+    assert cut == ["attribution's time bound ran out during its runs"], regression
+    deadline = time.monotonic() + subprocess_limit()
+    while _marked(HUNG) and time.monotonic() < deadline:
+        time.sleep(0.1)  # a process sent SIGKILL is gone once the kernel has ended it
+    assert _marked(HUNG) == []
 
 
 def test_the_base_turns_it_off_and_a_pull_request_cannot_switch_it_on(
