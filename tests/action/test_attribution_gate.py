@@ -1039,6 +1039,57 @@ def test_a_prompt_moved_into_the_agent_s_yaml_with_a_rule_is_named_on_its_system
     assert "which alone changes nothing; the variant loads only with it" in body
 
 
+def test_a_prompt_moved_out_of_the_yaml_into_a_file_is_named_on_the_file_s_line(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """The reverse: the base's clerk holds its prompt in the YAML (`system: |`), and the pull
+    request moves it into a new file, `prompts/desk.md`, changing three of its lines, one of
+    them NEVER REFUND. The new file is split against the prompt it was moved from, so that
+    line is proven the cause alone, on its line of the new file: taken back there, the
+    clerk approves again; the base with only it (the prompt back in the YAML with that line
+    added) regresses. The move itself is a hunk of its own, which changes nothing."""
+    script(model)
+    inline = "  system: |\n" + "".join(
+        f"    {line}\n" if line else "\n" for line in BASE_PROMPT.splitlines()
+    )
+    base = repo.commit(
+        "the clerk, its prompt in its YAML",
+        {
+            "agents/clerk.yaml": CLERK.replace("  systemFile: prompts/clerk.md\n", inline),
+            "evals/suite.yaml": SUITE,
+            ".gitignore": ".evalward/\n",
+            "evalward.yaml": ROOMY,
+        },
+    )
+    repo.branch("feature")
+    head = repo.commit(
+        "the prompt in a file of its own",
+        {
+            "agents/clerk.yaml": CLERK.replace("prompts/clerk.md", "prompts/desk.md"),
+            "prompts/desk.md": HEAD_PROMPT,
+        },
+    )
+    github.add_pull(
+        FakePull(number=7, head_sha=head, base_sha=base, files=repo.pull_files(base, head))
+    )
+
+    run = _gate(repo, github, model)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    (regression,) = _results(repo)["attribution"]["regressions"]
+    assert regression["result"] == "attributed", regression
+    hunks = regression["hunks"]
+    (culprit,) = [hunks[i] for i in regression["culprit"]]
+    assert (culprit["path"], culprit["kind"], culprit["first"]) == ("prompts/desk.md", "text", 5)
+    assert not regression["takenBackWith"] and not regression["appliedWith"], regression
+    (moved,) = [h for h in hunks if h["kind"] == "moved"]
+    assert (moved["path"], moved["field"]) == ("prompts/desk.md", "spec.system"), moved
+    assert not [h for h in hunks if h["path"] == "agents/clerk.yaml"], hunks
+    (review_comment,) = github.review_comments_on(7)
+    assert (review_comment["path"], review_comment["line"]) == ("prompts/desk.md", 5)
+    assert f"/blob/{head}/prompts/desk.md" + "#L5)" in github.comments_on(7)[0]["body"]
+
+
 def test_the_model_a_moved_agent_s_yaml_changed_is_named_on_its_line_of_the_move(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:

@@ -239,3 +239,91 @@ def test_a_block_prompts_lines_taken_back_beside_a_field_read_as_the_mixed_text(
     # every hunk taken back is the base, line for line
     everything = variant(change, temperature, rule, added, described, files=INLINE)
     assert show(change, everything, "agents/support.yaml") == INLINE_BASE
+
+
+MOVED = AgentFiles("support", "agents/support.yaml", ("prompts/moved.md",))
+"""The agent of INLINE_BASE whose pull request moves its prompt into `prompts/moved.md`."""
+
+
+def _moved_out(repo: GitRepo, prompt: str) -> Change:
+    """The base's prompt written in the YAML; the head's in a new file, `prompt`, which the
+    YAML names instead, on the more costly model."""
+    base = repo.commit("base", {"agents/support.yaml": INLINE_BASE})
+    system = INLINE_BASE.split("  system: |\n")[1].split("  tools:\n")[0]
+    yaml = INLINE_BASE.replace(system, "").replace(
+        "  system: |\n", "  systemFile: prompts/moved.md\n"
+    )
+    yaml = yaml.replace("[openai/gpt-4.1-mini]", "[openai/gpt-4.1]")
+    head = repo.commit("head", {"agents/support.yaml": yaml, "prompts/moved.md": prompt})
+    return Change(repo, Git(repo.path), base, head)
+
+
+def test_a_prompt_moved_out_of_the_yaml_comes_back_with_the_variant_s_text(
+    repo: GitRepo,
+) -> None:
+    """The new file is split against the prompt it was moved from, beside the move: taken
+    back, the move puts the file's text as the variant has it (its lines taken back or not)
+    into the YAML's `system: |` again, and the file and its `systemFile` are gone; the
+    base with only one line of it is the base's prompt with that line, in the YAML."""
+    prompt = (
+        "You are the support agent.\nRefund at once.\nBe brief.\n"
+        "Sign with your name.\nNever apologise.\n"
+    )
+    change = _moved_out(repo, prompt)
+    hunks = split_change(change.git, change.base, change.head, MOVED)
+    assert [(h.path, h.kind, h.field_name, h.first) for h in hunks] == [
+        ("agents/support.yaml", "field", "spec.models", 6),
+        ("prompts/moved.md", "moved", "spec.system", 0),
+        ("prompts/moved.md", "text", "", 2),
+        ("prompts/moved.md", "text", "", 5),
+    ]
+    model, move, refund, never = hunks
+
+    def spec(commit: str) -> dict[str, object]:
+        found: dict[str, object] = plain(round_trip().load(show(change, commit, MOVED.definition)))
+        assert isinstance(found["spec"], dict)
+        return found["spec"]
+
+    moved_back = variant(change, move, files=MOVED)
+    assert "prompts/moved.md" not in change.repo.git("ls-tree", "-r", "--name-only", moved_back)
+    assert spec(moved_back)["system"] == prompt
+    assert "systemFile" not in spec(moved_back)
+    assert spec(moved_back)["models"] == ["openai/gpt-4.1"]
+    # the YAML's other lines as written: a variant is the head but for what it takes back
+    assert show(change, moved_back, MOVED.definition).replace(
+        prompt.replace("\n", "\n    ").rstrip(" "), ""
+    ) == show(change, change.head, MOVED.definition).replace(
+        "  systemFile: prompts/moved.md\n", "  system: |\n    "
+    )
+    kept = variant(change, refund, files=MOVED)
+    assert show(change, kept, "prompts/moved.md") == prompt.replace(
+        "Refund at once.", "Ask why before you refund."
+    )
+    both = variant(change, move, refund, files=MOVED)
+    assert spec(both)["system"] == prompt.replace("Refund at once.", "Ask why before you refund.")
+    only = with_only(change.git, change.base, change.head, MOVED, hunks, [never])
+    assert isinstance(only, str), only
+    assert spec(only)["system"] == (
+        "You are the support agent.\nAsk why before you refund.\nBe brief.\n"
+        "Sign with your name.\nNever apologise.\n"
+    )
+    assert spec(only)["models"] == ["openai/gpt-4.1-mini"]
+    everything = variant(change, model, move, refund, never, files=MOVED)
+    assert show(change, everything, MOVED.definition) == INLINE_BASE
+
+
+def test_a_moved_prompt_the_yaml_s_block_cannot_hold_as_written_does_not_build(
+    repo: GitRepo,
+) -> None:
+    """A file whose first line is indented reads otherwise written as the block's lines
+    (YAML takes the first line's indentation for the block's): the move taken back is not
+    buildable, and says why, rather than run as a prompt the change never had."""
+    change = _moved_out(repo, "  You are the support agent.\nBe brief.\n")
+    hunks = split_change(change.git, change.base, change.head, MOVED)
+    (move,) = [h for h in hunks if h.kind == "moved"]
+    built = build_variant(change.git, change.base, change.head, MOVED, [move])
+    assert isinstance(built, NotBuildable), built
+    assert built.reason == (
+        "agents/support.yaml: its prompt cannot be written back into the YAML's `system: |` "
+        "block as the file holds it"
+    )

@@ -9,7 +9,10 @@ system prompt, one tool's description or schema, one MCP server. A prompt writte
 as a block (`system: |`, a tool's `description: >`) is split as a prompt file is, into the
 changed blocks of its lines: most agents keep their prompt there, and "the system prompt" is
 no answer to where a change of it broke them. A file that is not UTF-8 text, or is on one
-side only, is one hunk whole. What `watch` reaches through a symbolic link is split where the
+side only, is one hunk whole, but a prompt file the change adds where the base wrote the
+prompt in the YAML (`system: |`): its move is a hunk (taken back, the prompt is in the YAML
+again, with whatever the variant's text of it is) and its lines are split against the
+prompt it was moved from. What `watch` reaches through a symbolic link is split where the
 link leads, as the fingerprint watches it. Every file is read from the commits through
 RepoFiles, the door to a commit's files.
 """
@@ -17,6 +20,7 @@ RepoFiles, the door to a commit's files.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import os
 import posixpath
 from collections.abc import Iterable, Mapping
@@ -27,6 +31,7 @@ from ruamel.yaml.error import YAMLError
 from ruamel.yaml.scalarstring import FoldedScalarString, LiteralScalarString
 
 from evalward.attribution.fields import (
+    MISSING,
     AgentYaml,
     FieldPath,
     changed_fields,
@@ -49,11 +54,15 @@ DIFF_CONTEXT = 3
 """The unchanged lines a pull request's diff shows either side of a change (git's default,
 GitHub's patches): changes further apart are separate blocks of the diff."""
 
-HunkKind = Literal["text", "file", "field", "rename", "mode"]
+HunkKind = Literal["text", "file", "field", "rename", "mode", "moved"]
 """A block of lines of a text file (or of a block of text in the agent's YAML); a whole
 file; one field of the agent's YAML; a file's new name (taken back, the file is at the
 base's name again, with whatever the variant's text of it is); a file's mode (taken back,
-whether it may be run is the base's, whatever its text)."""
+whether it may be run is the base's, whatever its text); a prompt moved out of the agent's
+YAML into a file of its own (`field`: where it was; taken back, it is there again, with
+whatever the variant's text of the file is, and the file and its `systemFile` are gone)."""
+SYSTEM: FieldPath = ("spec", "system")
+SYSTEM_FILE: FieldPath = ("spec", "systemFile")
 
 
 ProgramReach = Literal["none", "watched", "everything"]
@@ -194,6 +203,8 @@ class Hunk:
             what = f" (renamed from {self.renamed_from})"
         if self.kind == "mode":
             what = " (whether it may be run)"
+        if self.kind == "moved":
+            what = f" (moved out of {self.field_name})"
         if not self.first:
             where = ""
         elif self.first == self.last:
@@ -234,10 +245,11 @@ def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hun
     new_ids = after.blob_ids([there for _, _, there in texts])
     pairs = [(old_ids[there], new_ids[here]) for _, there, here in texts]
     blocks = dict(zip([path for path, _, _ in texts], git.changed_blocks(pairs), strict=True))
-    hunks: list[Hunk] = []
+    out = _moved_out(agent, olds, news, added, blocks.get(agent.definition))
+    hunks = [] if out is None else [*out.definition_hunks, *out.file_hunks(news[out.path])]
     for path in changed:
-        if path in renamed:
-            continue  # the rename of its file takes it back
+        if path in renamed or (out is not None and path in (agent.definition, out.path)):
+            continue  # the rename of its file takes it back; a moved prompt is split above
         old, new = olds.get(path), news.get(path)
         # the file the head's name leads to; where the head's leads nowhere (removed, or a
         # link now dangling or leading out of the repository), the name itself: taken back,
@@ -285,6 +297,69 @@ def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hun
                 where, old_content, new_content, blocks.get(path), had=old is not None
             )
     return in_diff_order(hunks)
+
+
+@dataclass(frozen=True)
+class _MovedOut:
+    """A prompt the base wrote in the agent's YAML as a literal block (`system: |`) that the
+    head reads from a file the change adds (`path`, its `systemFile`): the YAML's other
+    fields' hunks, and the base's prompt, which the file is split against."""
+
+    path: str
+    prompt: str
+    definition_hunks: list[Hunk]
+
+    def file_hunks(self, new: SideFile) -> list[Hunk]:
+        """The move, then the changed blocks of the file's lines against the prompt."""
+        text = text_of(new.content) or ""
+        old, now = lines_of(self.prompt), lines_of(text)
+        matcher = difflib.SequenceMatcher(None, old, now, autojunk=False)
+        blocks = [
+            (i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"
+        ]
+        inner = text_hunks(self.path, self.prompt, text, blocks)
+        return [
+            Hunk(self.path, 1, "moved", 0, 0, field=SYSTEM),
+            *(dataclasses.replace(h, index=h.index + 1) for h in inner),
+        ]
+
+
+def _moved_out(
+    agent: AgentFiles,
+    olds: Mapping[str, SideFile],
+    news: Mapping[str, SideFile],
+    added: Mapping[str, SideFile],
+    blocks: list[Block] | None,
+) -> _MovedOut | None:
+    """The agent's prompt moved out of its YAML into a file the change adds, where the YAML
+    is split by field on both sides; None for any other change (the file is then new, one
+    hunk whole, and the YAML's `system` and `systemFile` hunks of their own)."""
+    old, new = olds.get(agent.definition), news.get(agent.definition)
+    if not added or old is None or new is None or old.executable != new.executable:
+        return None
+    before, after = text_of(old.content), text_of(new.content)
+    base = read_agent_yaml(before, agent.agent) if before is not None else None
+    head = read_agent_yaml(after, agent.agent) if after is not None else None
+    if base is None or head is None:
+        return None
+    prompt, named = value_at(base.data, SYSTEM), value_at(head.data, SYSTEM_FILE)
+    if not isinstance(prompt, LiteralScalarString) or not isinstance(named, str):
+        return None
+    if (
+        value_at(base.data, SYSTEM_FILE) is not MISSING
+        or value_at(head.data, SYSTEM) is not MISSING
+    ):
+        return None
+    path = posixpath.normpath(named)
+    file = added.get(path)
+    if file is None or file.path != path or text_of(file.content) is None:
+        return None
+    fields = _definition_hunks(agent.definition, old.content, new.content, agent.agent, blocks)
+    if any(h.kind != "field" and not h.field for h in fields):
+        return None  # split as a file: the move's fields are not hunks of their own
+    kept = [h for h in fields if h.field not in (SYSTEM, SYSTEM_FILE)]
+    kept = [dataclasses.replace(h, index=index) for index, h in enumerate(kept, start=1)]
+    return _MovedOut(path, str(prompt), kept)
 
 
 def _mode_changed(

@@ -6,6 +6,10 @@ as the head is: nothing about it is a working tree another step could have touch
 files of the hunks taken back differ from the head; the same hunks of the same head make the
 same commit (git.py's `commit_tree`), so a variant is found again across runs.
 
+A prompt the change moved out of the agent's YAML into a file, its move taken back, is
+written back into the base's `system: |` block with the variant's text of the file, and the
+file and the head's `systemFile` are gone.
+
 A revert can leave the agent's YAML invalid (the base's `system` put back beside the head's
 `systemFile`, say): such a variant is not buildable, and says why, rather than failing the
 run.
@@ -19,8 +23,10 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from evalward.attribution.field_revert import revert_fields
-from evalward.attribution.fields import is_agent, read_agent_yaml
+from evalward.attribution.fields import is_agent, place_of, read_agent_yaml, value_at
 from evalward.attribution.hunks import (
+    SYSTEM,
+    SYSTEM_FILE,
     AgentFiles,
     Hunk,
     in_diff_order,
@@ -70,10 +76,13 @@ def build_variant(
     files: dict[str, bytes | None] = {}
     modes: dict[str, str] = {}
     moved_back: dict[str, str] = {}
+    moved_out = ""
     where = ""
     try:
         for where, hunks in by_path.items():
             files[where] = _reverted(sides, where, hunks, agent.agent)
+            if any(h.kind == "moved" for h in hunks):
+                moved_out = where  # its text goes back into the agent's YAML, below
             if any(h.kind == "rename" for h in hunks):
                 # the rename taken back: the file is at the base's name, with the base's
                 # mode, and holds what the head's does but for the other hunks taken back
@@ -86,6 +95,16 @@ def build_variant(
                 # a file taken back whole is the base's, mode and all: a program the head
                 # deleted, or made not executable, runs again; so is its mode taken back
                 modes[where] = "100755" if before.is_executable(where) else "100644"
+        if moved_out:
+            files[moved_out], prompt = None, files[moved_out]
+            where = definition.path if definition is not None else agent.definition
+            head_side = files[where] if where in files else getattr(definition, "content", None)
+            files[where] = _prompt_put_back(
+                before.contents([agent.definition]).get(agent.definition),
+                head_side,
+                agent.agent,
+                text_of(prompt) or "",
+            )
         if definition is not None and definition.path in files:
             where = moved_back.get(definition.path, definition.path)
             _check_agent(files[where], agent.agent)
@@ -156,6 +175,30 @@ def _reverted(sides: _Sides, path: str, hunks: list[Hunk], agent: str) -> bytes 
             raise _Unbuildable(f"the agent {agent}'s document cannot be read on both sides")
         text = revert_fields(base_doc, head_doc, fields)
     return text.encode()
+
+
+def _prompt_put_back(base: bytes | None, head: bytes | None, agent: str, prompt: str) -> bytes:
+    """The agent's YAML `head` with the prompt a change moved out of it back in the base's
+    `system: |` block, holding `prompt` (the variant's text of the file it was moved to),
+    and no `systemFile`; the rest as the head has it."""
+    base_text, head_text = text_of(base), text_of(head)
+    base_doc = read_agent_yaml(base_text, agent) if base_text is not None else None
+    head_doc = read_agent_yaml(head_text, agent) if head_text is not None else None
+    place = place_of(base_doc, SYSTEM) if base_doc is not None else None
+    if base_doc is None or head_doc is None or place is None:
+        raise _Unbuildable(f"the agent {agent}'s document cannot be read on both sides")
+    lines = base_doc.lines
+    inside = [line for line in lines[place.first + 1 : place.last + 1] if line.strip()]
+    pad = " " * min((len(line) - len(line.lstrip(" ")) for line in inside), default=2)
+    block = [f"{pad}{line}" if line else "" for line in prompt.removesuffix("\n").split("\n")]
+    written = "\n".join([*lines[: place.first + 1], *block, *lines[place.last + 1 :]])
+    with_prompt = read_agent_yaml(written, agent)
+    if with_prompt is None or value_at(with_prompt.data, SYSTEM) != prompt:
+        raise _Unbuildable(
+            "its prompt cannot be written back into the YAML's `system: |` block as the file "
+            "holds it"
+        )
+    return revert_fields(with_prompt, head_doc, [SYSTEM, SYSTEM_FILE]).encode()
 
 
 def _check_agent(content: bytes | None, agent: str) -> None:
