@@ -995,15 +995,14 @@ def test_the_rule_a_renamed_prompt_gained_is_named_on_its_line_of_the_rename(
     assert f"/blob/{head}/prompts/desk.md" + "#L5)" in github.comments_on(7)[0]["body"]
 
 
-def test_a_prompt_moved_into_the_agent_s_yaml_with_a_rule_is_named_on_its_system_field(
+def test_a_prompt_moved_into_the_agent_s_yaml_with_a_rule_is_named_on_its_line_there(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:
     """The pull request moves the clerk's prompt from its file into the YAML's `system:`
-    field, adding NEVER REFUND, and deletes the file. No variant of the field alone loads:
-    the head without it wants the deleted file back, the base with it has two prompts. Each
-    is made with the hunks shown alone to change nothing that way (the file, or the base's
-    `systemFile:` line): the field is proven the cause and commented on its lines, and the
-    comment names what stood beside it."""
+    field, adding NEVER REFUND, and deletes the file. The block is split against the file it
+    was moved from, its move a hunk of its own: the NEVER REFUND line is proven the cause
+    alone, on its line of the YAML (taken back there, the clerk approves; the base with only
+    it, the prompt back in its file with that line, regresses)."""
     script(model)
     base = _clerk_base(repo, config=ROOMY)
     repo.remove("prompts/clerk.md")
@@ -1025,18 +1024,20 @@ def test_a_prompt_moved_into_the_agent_s_yaml_with_a_rule_is_named_on_its_system
     (regression,) = _results(repo)["attribution"]["regressions"]
     assert regression["result"] == "attributed", regression
     hunks = regression["hunks"]
-    culprit = [hunks[i] for i in regression["culprit"]]
-    assert {h["path"] for h in culprit} == {"agents/clerk.yaml"}, regression
-    (system,) = [h for h in culprit if h["field"] == "spec.system"]
-    assert (system["first"], system["last"]) == (6, 15)
-    beside = [hunks[i] for i in regression["takenBackWith"] + regression["appliedWith"]]
-    assert beside and not {h["field"] for h in beside} & {h["field"] for h in culprit}
-    assert {h["path"] for h in beside} <= {"agents/clerk.yaml", "prompts/clerk.md"}
-    lines = {(c["path"], c["line"]) for c in github.review_comments_on(7)}
-    assert ("agents/clerk.yaml", 15) in lines
-    body = github.comments_on(7)[0]["body"]
-    assert "agents/clerk.yaml:6-15" in body
-    assert "which alone changes nothing; the variant loads only with it" in body
+    (culprit,) = [hunks[i] for i in regression["culprit"]]
+    assert (culprit["path"], culprit["kind"], culprit["field"]) == (
+        "agents/clerk.yaml",
+        "text",
+        "spec.system",
+    )
+    assert (culprit["first"], culprit["last"]) == (11, 11)
+    assert not regression["takenBackWith"] and not regression["appliedWith"], regression
+    (move,) = [h for h in hunks if h["kind"] == "moved"]
+    assert (move["path"], move["field"], move["first"]) == ("agents/clerk.yaml", "spec.system", 0)
+    assert not [h for h in hunks if h["path"] == "prompts/clerk.md"], hunks
+    (review_comment,) = github.review_comments_on(7)
+    assert (review_comment["path"], review_comment["line"]) == ("agents/clerk.yaml", 11)
+    assert "agents/clerk.yaml:11" in github.comments_on(7)[0]["body"]
 
 
 def test_a_prompt_moved_out_of_the_yaml_into_a_file_is_named_on_the_file_s_line(

@@ -18,7 +18,7 @@ from attribution.conftest import (
     Change,
 )
 from evalward.attribution.fields import plain, round_trip
-from evalward.attribution.hunks import AgentFiles, Hunk, split_change
+from evalward.attribution.hunks import AgentFiles, Hunk, lines_of, split_change
 from evalward.attribution.variants import NotBuildable, build_variant, with_only
 from evalward.git import Git
 from support.gitrepo import GitRepo
@@ -327,3 +327,43 @@ def test_a_moved_prompt_the_yaml_s_block_cannot_hold_as_written_does_not_build(
         "agents/support.yaml: its prompt cannot be written back into the YAML's `system: |` "
         "block as the file holds it"
     )
+
+
+def test_a_prompt_moved_into_the_yaml_goes_back_into_its_file_with_the_variant_s_text(
+    repo: GitRepo,
+) -> None:
+    """The reverse: the base's prompt file removed and its text, reworded, written in the
+    YAML's `system: |`. The block is split against the file: taken back, the move writes
+    the block's text as the variant has it into the file again, and the YAML names it."""
+    base = repo.commit(
+        "base", {"agents/support.yaml": BASE_AGENT, "prompts/support.md": BASE_PROMPT}
+    )
+    repo.remove("prompts/support.md")
+    inline = "  system: |\n" + "".join(f"    {line}" for line in lines_of(HEAD_PROMPT))
+    yaml = BASE_AGENT.replace("  systemFile: prompts/support.md\n", inline)
+    head = repo.commit("head", {"agents/support.yaml": yaml})
+    change = Change(repo, Git(repo.path), base, head)
+    hunks = split_change(change.git, base, head, SUPPORT)
+    assert [(h.path, h.kind, h.field_name, h.first) for h in hunks] == [
+        ("agents/support.yaml", "moved", "spec.system", 0),
+        ("agents/support.yaml", "text", "spec.system", 11),
+        ("agents/support.yaml", "text", "spec.system", 15),
+        ("agents/support.yaml", "text", "spec.system", 20),
+    ]
+    move, firmly, added, removed = hunks
+
+    moved_back = variant(change, move)
+    assert show(change, moved_back, "prompts/support.md") == HEAD_PROMPT
+    assert show(change, moved_back, "agents/support.yaml") == BASE_AGENT
+    both = variant(change, move, firmly)
+    assert show(change, both, "prompts/support.md") == HEAD_PROMPT.replace(
+        "Rule 2, said more firmly.", "Rule 2."
+    )
+    only = with_only(change.git, base, head, SUPPORT, hunks, [added])
+    assert isinstance(only, str), only
+    assert show(change, only, "prompts/support.md") == BASE_PROMPT.replace(
+        "Rule 6.\n", "A new rule.\nAn example of it.\nRule 6.\n"
+    )
+    assert show(change, only, "agents/support.yaml") == BASE_AGENT
+    assert show(change, variant(change, *hunks), "agents/support.yaml") == BASE_AGENT
+    assert removed.base_lines == ("    Rule 9.\n",)

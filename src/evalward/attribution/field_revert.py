@@ -103,7 +103,9 @@ def _spliced(base: AgentYaml, head: AgentYaml, paths: list[FieldPath]) -> str | 
         if edit is None:
             return None
         edits.append(edit)
-    for first, end, _, new in sorted(edits, key=lambda e: (e[0], e[2]), reverse=True):
+    # from the last line up; at one line, what replaces the head's lines there before what
+    # goes in above them (a field taken out where the base had another)
+    for first, end, _, new in sorted(edits, key=lambda e: (e[0], e[1], e[2]), reverse=True):
         lines[first:end] = new
     return "\n".join(lines)
 

@@ -9,10 +9,10 @@ system prompt, one tool's description or schema, one MCP server. A prompt writte
 as a block (`system: |`, a tool's `description: >`) is split as a prompt file is, into the
 changed blocks of its lines: most agents keep their prompt there, and "the system prompt" is
 no answer to where a change of it broke them. A file that is not UTF-8 text, or is on one
-side only, is one hunk whole, but a prompt file the change adds where the base wrote the
-prompt in the YAML (`system: |`): its move is a hunk (taken back, the prompt is in the YAML
-again, with whatever the variant's text of it is) and its lines are split against the
-prompt it was moved from. What `watch` reaches through a symbolic link is split where the
+side only, is one hunk whole, but a prompt moved between the YAML's `system: |` and a file
+of its own that the change adds or removes: its move is a hunk (taken back, the prompt is
+where the base had it again, with whatever the variant's text of it is) and its lines are
+split against where it was. What `watch` reaches through a symbolic link is split where the
 link leads, as the fingerprint watches it. Every file is read from the commits through
 RepoFiles, the door to a commit's files.
 """
@@ -58,9 +58,10 @@ HunkKind = Literal["text", "file", "field", "rename", "mode", "moved"]
 """A block of lines of a text file (or of a block of text in the agent's YAML); a whole
 file; one field of the agent's YAML; a file's new name (taken back, the file is at the
 base's name again, with whatever the variant's text of it is); a file's mode (taken back,
-whether it may be run is the base's, whatever its text); a prompt moved out of the agent's
-YAML into a file of its own (`field`: where it was; taken back, it is there again, with
-whatever the variant's text of the file is, and the file and its `systemFile` are gone)."""
+whether it may be run is the base's, whatever its text); the agent's prompt moved between
+its YAML's `system: |` and a file of its own (`field`: `spec.system`; at the one that holds
+it on the head; taken back, it is where the base had it, with whatever the variant's text
+of it is, and the head's place of it is gone)."""
 SYSTEM: FieldPath = ("spec", "system")
 SYSTEM_FILE: FieldPath = ("spec", "systemFile")
 
@@ -204,7 +205,7 @@ class Hunk:
         if self.kind == "mode":
             what = " (whether it may be run)"
         if self.kind == "moved":
-            what = f" (moved out of {self.field_name})"
+            what = f" (the prompt's move to or from {self.field_name})"
         if not self.first:
             where = ""
         elif self.first == self.last:
@@ -245,10 +246,10 @@ def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hun
     new_ids = after.blob_ids([there for _, _, there in texts])
     pairs = [(old_ids[there], new_ids[here]) for _, there, here in texts]
     blocks = dict(zip([path for path, _, _ in texts], git.changed_blocks(pairs), strict=True))
-    out = _moved_out(agent, olds, news, added, blocks.get(agent.definition))
-    hunks = [] if out is None else [*out.definition_hunks, *out.file_hunks(news[out.path])]
+    move = _prompt_move(agent, olds, news, blocks.get(agent.definition))
+    hunks = [] if move is None else move.hunks
     for path in changed:
-        if path in renamed or (out is not None and path in (agent.definition, out.path)):
+        if path in renamed or (move is not None and path in move.paths):
             continue  # the rename of its file takes it back; a moved prompt is split above
         old, new = olds.get(path), news.get(path)
         # the file the head's name leads to; where the head's leads nowhere (removed, or a
@@ -300,48 +301,74 @@ def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hun
 
 
 @dataclass(frozen=True)
-class _MovedOut:
-    """A prompt the base wrote in the agent's YAML as a literal block (`system: |`) that the
-    head reads from a file the change adds (`path`, its `systemFile`): the YAML's other
-    fields' hunks, and the base's prompt, which the file is split against."""
+class _PromptMove:
+    """The agent's prompt moved between its YAML's `system: |` block and a file of its own
+    (`paths`: the YAML, and the file the change adds or removes): the move, the changed
+    blocks of the prompt's lines against where it was, and the YAML's other fields."""
 
-    path: str
-    prompt: str
-    definition_hunks: list[Hunk]
-
-    def file_hunks(self, new: SideFile) -> list[Hunk]:
-        """The move, then the changed blocks of the file's lines against the prompt."""
-        text = text_of(new.content) or ""
-        old, now = lines_of(self.prompt), lines_of(text)
-        matcher = difflib.SequenceMatcher(None, old, now, autojunk=False)
-        blocks = [
-            (i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"
-        ]
-        inner = text_hunks(self.path, self.prompt, text, blocks)
-        return [
-            Hunk(self.path, 1, "moved", 0, 0, field=SYSTEM),
-            *(dataclasses.replace(h, index=h.index + 1) for h in inner),
-        ]
+    hunks: list[Hunk]
+    paths: tuple[str, ...]
 
 
-def _moved_out(
+def _prompt_move(
     agent: AgentFiles,
     olds: Mapping[str, SideFile],
     news: Mapping[str, SideFile],
-    added: Mapping[str, SideFile],
     blocks: list[Block] | None,
-) -> _MovedOut | None:
-    """The agent's prompt moved out of its YAML into a file the change adds, where the YAML
-    is split by field on both sides; None for any other change (the file is then new, one
-    hunk whole, and the YAML's `system` and `systemFile` hunks of their own)."""
+) -> _PromptMove | None:
+    """The hunks of a prompt moved out of the agent's YAML (a literal block, `system: |`)
+    into a file the change adds and names as its `systemFile`, or from such a file the
+    change removes into the YAML, where the YAML is split by field on both sides; None for
+    any other change (the file is then one hunk whole, and `system` and `systemFile` hunks
+    of their own)."""
     old, new = olds.get(agent.definition), news.get(agent.definition)
-    if not added or old is None or new is None or old.executable != new.executable:
+    if old is None or new is None or old.digest == new.digest or old.executable != new.executable:
         return None
     before, after = text_of(old.content), text_of(new.content)
     base = read_agent_yaml(before, agent.agent) if before is not None else None
     head = read_agent_yaml(after, agent.agent) if after is not None else None
     if base is None or head is None:
         return None
+    out = _moved_out(base, head, news, olds)
+    if out is not None:
+        kept = _other_fields(agent.agent, old, new, blocks)
+        if kept is None:
+            return None
+        path, prompt, text = out
+        moved = _prompt_hunks(path, prompt, text, path)
+        return _PromptMove([*_numbered(kept), *moved], (agent.definition, path))
+    into = _moved_in(base, head, news, olds)
+    kept = _other_fields(agent.agent, old, new, blocks) if into is not None else None
+    if into is None or kept is None:
+        return None
+    path, virtual, start, end = into
+    was, now = lines_of(virtual), lines_of(head.text)
+    last = len(now) - (len(was) - end)  # the block's last line in the head (1-based)
+    inside = _blocks_between(was, now, start, end)
+    lines = [
+        dataclasses.replace(h, field=SYSTEM)
+        for h in text_hunks(new.path, virtual, head.text, inside, end=last)
+    ]
+    move = Hunk(new.path, 0, "moved", 0, 0, field=SYSTEM)
+    return _PromptMove(_numbered([*kept, move, *lines]), (agent.definition, path))
+
+
+def _other_fields(
+    agent: str, old: SideFile, new: SideFile, blocks: list[Block] | None
+) -> list[Hunk] | None:
+    """The hunks of the agent's YAML but its prompt's `system` and `systemFile`; None where
+    it is split as a file (the move's fields are then no hunks of their own)."""
+    fields = _definition_hunks(new.path, old.content, new.content, agent, blocks)
+    if any(h.kind != "field" and not h.field for h in fields):
+        return None
+    return [h for h in fields if h.field not in (SYSTEM, SYSTEM_FILE)]
+
+
+def _moved_out(
+    base: AgentYaml, head: AgentYaml, news: Mapping[str, SideFile], olds: Mapping[str, SideFile]
+) -> tuple[str, str, str] | None:
+    """The file the head reads its prompt from that the change adds, where the base wrote
+    it in the YAML: its path, the base's prompt and the file's text."""
     prompt, named = value_at(base.data, SYSTEM), value_at(head.data, SYSTEM_FILE)
     if not isinstance(prompt, LiteralScalarString) or not isinstance(named, str):
         return None
@@ -351,15 +378,69 @@ def _moved_out(
     ):
         return None
     path = posixpath.normpath(named)
-    file = added.get(path)
-    if file is None or file.path != path or text_of(file.content) is None:
+    file = news.get(path)
+    text = text_of(file.content) if file is not None else None
+    if file is None or path in olds or file.path != path or text is None:
         return None
-    fields = _definition_hunks(agent.definition, old.content, new.content, agent.agent, blocks)
-    if any(h.kind != "field" and not h.field for h in fields):
-        return None  # split as a file: the move's fields are not hunks of their own
-    kept = [h for h in fields if h.field not in (SYSTEM, SYSTEM_FILE)]
-    kept = [dataclasses.replace(h, index=index) for index, h in enumerate(kept, start=1)]
-    return _MovedOut(path, str(prompt), kept)
+    return path, str(prompt), text
+
+
+def _moved_in(
+    base: AgentYaml, head: AgentYaml, news: Mapping[str, SideFile], olds: Mapping[str, SideFile]
+) -> tuple[str, str, int, int] | None:
+    """The file the base read its prompt from that the change removes, where the head
+    writes it in the YAML: its path, the head's YAML with the block holding the file's text
+    instead (what the block's lines are split against) and the block's lines (0-based,
+    half-open, after its key)."""
+    prompt, named = value_at(head.data, SYSTEM), value_at(base.data, SYSTEM_FILE)
+    if not isinstance(prompt, LiteralScalarString) or not isinstance(named, str):
+        return None
+    if (
+        value_at(head.data, SYSTEM_FILE) is not MISSING
+        or value_at(base.data, SYSTEM) is not MISSING
+    ):
+        return None
+    path = posixpath.normpath(named)
+    file, here = olds.get(path), place_of(head, SYSTEM)
+    text = text_of(file.content) if file is not None else None
+    if file is None or path in news or file.path != path or text is None or here is None:
+        return None
+    lines = head.lines
+    block = lines[here.first : here.last + 1]
+    pad = " " * (_indentation(block[1:]) or 2)
+    written = [f"{pad}{line}" if line else "" for line in text.removesuffix("\n").split("\n")]
+    if not (_holds(block, here.column, prompt) and _holds([block[0], *written], here.column, text)):
+        return None  # the block's lines are not its text alone, or cannot hold the file's
+    virtual = "\n".join([*lines[: here.first + 1], *written, *lines[here.last + 1 :]])
+    return path, virtual, here.first + 1, here.first + 1 + len(written)
+
+
+def _prompt_hunks(path: str, prompt: str, text: str, where: str) -> list[Hunk]:
+    """A prompt moved into the file at `path`: the move, then the changed blocks of the
+    file's `text` against the `prompt` it was."""
+    old, now = lines_of(prompt), lines_of(text)
+    blocks = _blocks_between(old, now, 0, len(old))
+    inner = text_hunks(where, prompt, text, blocks)
+    return _numbered([Hunk(path, 0, "moved", 0, 0, field=SYSTEM), *inner])
+
+
+def _blocks_between(old: list[str], new: list[str], start: int, end: int) -> list[Block]:
+    """The changed blocks of lines from `old` to `new` where they differ only within `old`'s
+    lines `start`:`end` (the rest the same lines at the same places): Python's own diff of
+    the lines, which a new file's or block's every line shows on the pull request anyway."""
+    after = len(new) - (len(old) - end)
+    matcher = difflib.SequenceMatcher(None, old[start:end], new[start:after], autojunk=False)
+    return [
+        (i1 + start, i2 + start, j1 + start, j2 + start)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+        if tag != "equal"
+    ]
+
+
+def _numbered(hunks: list[Hunk]) -> list[Hunk]:
+    """`hunks` of one file in the order of its lines (a hunk on no line first), numbered."""
+    ordered = sorted(hunks, key=lambda h: (h.first, h.last, h.kind != "moved", h.at))
+    return [dataclasses.replace(h, index=index) for index, h in enumerate(ordered, start=1)]
 
 
 def _mode_changed(

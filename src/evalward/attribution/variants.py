@@ -6,9 +6,9 @@ as the head is: nothing about it is a working tree another step could have touch
 files of the hunks taken back differ from the head; the same hunks of the same head make the
 same commit (git.py's `commit_tree`), so a variant is found again across runs.
 
-A prompt the change moved out of the agent's YAML into a file, its move taken back, is
-written back into the base's `system: |` block with the variant's text of the file, and the
-file and the head's `systemFile` are gone.
+A prompt the change moved between the agent's YAML and a file, its move taken back, is
+written back where the base had it (the base's `system: |` block, or the file the base's
+`systemFile` named) with the variant's text of it, and the head's place of it is gone.
 
 A revert can leave the agent's YAML invalid (the base's `system` put back beside the head's
 `systemFile`, say): such a variant is not buildable, and says why, rather than failing the
@@ -17,6 +17,7 @@ run.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -96,15 +97,14 @@ def build_variant(
                 # deleted, or made not executable, runs again; so is its mode taken back
                 modes[where] = "100755" if before.is_executable(where) else "100644"
         if moved_out:
-            files[moved_out], prompt = None, files[moved_out]
             where = definition.path if definition is not None else agent.definition
-            head_side = files[where] if where in files else getattr(definition, "content", None)
-            files[where] = _prompt_put_back(
-                before.contents([agent.definition]).get(agent.definition),
-                head_side,
-                agent.agent,
-                text_of(prompt) or "",
+            head_yaml = files[where] if where in files else getattr(definition, "content", None)
+            base_yaml = before.contents([agent.definition]).get(agent.definition)
+            restored = _move_taken_back(
+                files, moved_out, where, (base_yaml, head_yaml), agent.agent
             )
+            if restored:  # the base's file again, mode and all
+                modes[restored] = "100755" if before.is_executable(restored) else "100644"
         if definition is not None and definition.path in files:
             where = moved_back.get(definition.path, definition.path)
             _check_agent(files[where], agent.agent)
@@ -175,6 +175,42 @@ def _reverted(sides: _Sides, path: str, hunks: list[Hunk], agent: str) -> bytes 
             raise _Unbuildable(f"the agent {agent}'s document cannot be read on both sides")
         text = revert_fields(base_doc, head_doc, fields)
     return text.encode()
+
+
+def _move_taken_back(
+    files: dict[str, bytes | None],
+    moved: str,
+    definition: str,
+    yaml: tuple[bytes | None, bytes | None],
+    agent: str,
+) -> str:
+    """Take back the move of the agent's prompt whose hunk is at `moved` in `files` (the
+    variant's files so far, `definition` its YAML; `yaml` the base's YAML and the variant's):
+    a prompt moved into the YAML goes back into the file the base named (returned), and one
+    moved out into a file goes back into the YAML, each with the variant's text of it."""
+    base, head = yaml
+    if moved == definition:
+        named, files[named], files[definition] = _prompt_put_out(base, head, agent)
+        return named
+    prompt, files[moved] = files[moved], None
+    files[definition] = _prompt_put_back(base, head, agent, text_of(prompt) or "")
+    return ""
+
+
+def _prompt_put_out(base: bytes | None, head: bytes | None, agent: str) -> tuple[str, bytes, bytes]:
+    """The file the base read the agent's prompt from (its `systemFile`), holding the prompt
+    of the YAML `head` (the variant's, where a change moved it into the YAML), and `head`
+    with the base's `systemFile` again and no `system`."""
+    base_text, head_text = text_of(base), text_of(head)
+    base_doc = read_agent_yaml(base_text, agent) if base_text is not None else None
+    head_doc = read_agent_yaml(head_text, agent) if head_text is not None else None
+    if base_doc is None or head_doc is None:
+        raise _Unbuildable(f"the agent {agent}'s document cannot be read on both sides")
+    named, prompt = value_at(base_doc.data, SYSTEM_FILE), value_at(head_doc.data, SYSTEM)
+    if not isinstance(named, str) or not isinstance(prompt, str):
+        raise _Unbuildable(f"the agent {agent}'s prompt is not where the change moved it")
+    text = revert_fields(base_doc, head_doc, [SYSTEM, SYSTEM_FILE])
+    return posixpath.normpath(named), prompt.encode(), text.encode()
 
 
 def _prompt_put_back(base: bytes | None, head: bytes | None, agent: str, prompt: str) -> bytes:

@@ -156,9 +156,9 @@ class FixtureEntry(FixtureResult):
 
 class HunkRecord(_Record):
     """One hunk of the change: where it is in the head (`first`..`last`, 1-based; 0 where the
-    head has no line), for a field of the agent's YAML, which field (for a prompt moved out
-    of it, where it was), and for a hunk of a file git pairs as renamed (the rename's own
-    among them), the file's name in the base."""
+    head has no line), for a field of the agent's YAML, which field (for the prompt's move
+    between it and a file, `spec.system`), and for a hunk of a file git pairs as renamed
+    (the rename's own among them), the file's name in the base."""
 
     path: str
     index: int
