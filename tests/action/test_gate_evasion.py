@@ -26,8 +26,11 @@ from support.actionrun import (
     SHARD_KEY,
     ActionRun,
     gate_pull_request,
+    merge_group_event,
     pull_request_event,
+    queue_group,
     run_action,
+    run_group,
     run_shards,
 )
 from support.answered import AGENT, helper_eval, scripted
@@ -1285,26 +1288,74 @@ def test_a_base_agent_without_a_price_refuses_a_dollar_budget_its_head_runs_are_
     assert model.requests == []
 
 
-def test_an_unrelated_base_agent_without_a_key_does_not_make_a_provider_switch_skippable(
-    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
-) -> None:
+ADAPTIVE_REPS = SUPPORT_EVAL + "  execution:\n    reps: { min: 1, max: 3 }\n"
+
+
+def _provider_switch(repo: GitRepo, github: FakeGitHub, eval_text: str) -> tuple[str, str]:
+    """The support bot's Eval `eval_text` beside an old agent on a provider whose key the job
+    lacks, which no plan of this change runs; the pull request changes the bot's prompt and
+    moves it to that provider."""
     legacy = (
         MATH_TUTOR.replace("math-tutor", "legacy")
         .replace("tutor-add", "legacy-add")
         .replace("openai/gpt-test", "anthropic/claude-test")
     )
-    base, _ = make_pr(repo, github)
-    repo.checkout("main")
-    base = repo.commit("an old agent nobody touches", {"agents/legacy.yaml": legacy})
-    repo.checkout("feature")
-    repo.git("merge", "-q", "main", "-m", "merge main")
+    base = repo.commit(
+        "agents and evals",
+        {
+            "agents/support-bot.yaml": SUPPORT_BOT.format(prompt=BASE_PROMPT),
+            "agents/legacy.yaml": legacy,
+            "evals/support-bot.yaml": eval_text,
+            "evals/fixtures/order-status.yaml": ORDER_FIXTURE,
+            "evals/fixtures/greeting.yaml": GREETING_FIXTURE,
+        },
+    )
+    repo.branch("feature")
     switched = SUPPORT_BOT.format(prompt=HEAD_PROMPT).replace(
         "openai/gpt-test", "anthropic/claude-test"
     )
     head = repo.commit("switch provider", {"agents/support-bot.yaml": switched})
-    github.pulls[7].head_sha, github.pulls[7].base_sha = head, base
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+    return base, head
+
+
+@pytest.mark.parametrize(
+    "eval_text",
+    [SUPPORT_EVAL, ADAPTIVE_REPS, WHERE_READ],
+    ids=["fixed reps", "adaptive reps", "base runs where read"],
+)
+def test_an_unrelated_base_agent_without_a_key_does_not_make_a_provider_switch_skippable(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    eval_text: str,
+) -> None:
+    """The base's side of this plan needs only the key the job holds, whether its runs are
+    planned at once or come in later rounds (adaptive reps; `baseRuns: whereRead`, once the
+    head has failed): `skip` does not apply, and the job fails (exit 2)."""
+    assert "ANTHROPIC_API_KEY" not in env and "OPENAI_API_KEY" in env
+    base, head = _provider_switch(repo, github, eval_text)
+    script_model(model, head_greets_well=False)
 
     run = gate(repo, github, base, head, env, **{"on-missing-secrets": "skip"})
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "`on-missing-secrets: skip` does not apply" in run.stderr
+    assert run.outputs.get("result") != "skipped"
+
+
+def test_a_merge_queue_group_of_a_provider_switch_is_not_skipped_either(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """The merge queue that docs/github.md pairs with `skip` gates the same change in its
+    group, with the same keys: not skipped there either."""
+    base, head = _provider_switch(repo, github, ADAPTIVE_REPS)
+    script_model(model, head_greets_well=False)
+    group = queue_group(repo, base, head)
+    event = merge_group_event(github.repository, 7, base, group)
+
+    run = run_group(repo, github, event, env, inputs={"on-missing-secrets": "skip"})
 
     assert run.returncode == 2, run.stdout + run.stderr
     assert "`on-missing-secrets: skip` does not apply" in run.stderr

@@ -115,12 +115,13 @@ def _check_keys(context: RunContext) -> None:
 def _base_lacks_a_key(context: RunContext) -> bool:
     """Whether the base's own side of this plan needs a key that is absent — as on a fork's
     pull request, which gets no secret at all — or there is no base to ask (a push, a dispatch
-    run). With no base run in the plan (only new agents), the base's agents and judges as a
-    whole are asked."""
+    run). The base's side is every run it may make in any round (`Plan.may_run`: adaptive
+    reps' and `baseRuns: whereRead`'s runs come in later rounds), as the key check asks; only
+    with none at all (only new agents) are the base's agents and judges as a whole asked."""
     plan, base = context.plan, context.checkouts.get(Side.base)
     if base is None:
         return True
-    models = planned_models(plan, {Side.base: base}) if plan.for_side(Side.base) else []
+    models = planned_models(plan, {Side.base: base})
     if not models:
         resources = base.resources
         found = {m for a in resources.agents.values() for m in a.resource.spec.models[:1]}
