@@ -24,6 +24,15 @@ from fakes.model_server import ScriptedModelServer
 from support.actionrun import ActionRun, pull_request_event, run_action
 from support.answered import ADAPTIVE_EVAL, FIXTURE, helper_eval, scripted
 from support.gitrepo import GitRepo
+from support.suite import (
+    BASE_PROMPT,
+    GREETING_FIXTURE,
+    HEAD_PROMPT,
+    ORDER_FIXTURE,
+    SUPPORT_BOT,
+    SUPPORT_EVAL,
+    script_model,
+)
 
 pytestmark = pytest.mark.hostile
 
@@ -353,3 +362,151 @@ def test_fixtures_the_base_branch_removed_since_do_not_crowd_out_the_fixture_it_
     ran = {(f["side"], f["fixture"]) for f in results["fixtures"]}
     assert not {("base", name) for name in REMOVED} & ran, ran
     assert "f1" in results["reason"], results["reason"]
+
+
+# --- agents the base branch renamed, added or made read more since --------------------------
+
+
+def _renamed(text: str) -> str:
+    return text.replace("support-bot", "helper")
+
+
+def _support_bot_renamed_on_main(repo: GitRepo, *, evals_before: bool) -> str:
+    """The support bot on main (with its Eval and fixtures where `evals_before`), a branch
+    `feature` made there, then main renaming it `helper`, file and Eval: the tip."""
+    gated = {
+        "evals/support-bot.yaml": SUPPORT_EVAL,
+        "evals/fixtures/order-status.yaml": ORDER_FIXTURE,
+        "evals/fixtures/greeting.yaml": GREETING_FIXTURE,
+    }
+    repo.commit(
+        "the support bot",
+        {
+            "agents/support-bot.yaml": SUPPORT_BOT.format(prompt=BASE_PROMPT),
+            **(gated if evals_before else {}),
+        },
+    )
+    repo.branch("feature")
+    repo.checkout("main")
+    repo.git("mv", "agents/support-bot.yaml", "agents/helper.yaml")
+    if evals_before:
+        repo.git("mv", "evals/support-bot.yaml", "evals/helper.yaml")
+    return repo.commit(
+        "rename the support bot to helper, and gate it",
+        {
+            "agents/helper.yaml": _renamed(SUPPORT_BOT.format(prompt=BASE_PROMPT)),
+            "evals/helper.yaml": _renamed(SUPPORT_EVAL),
+            "evals/fixtures/order-status.yaml": _renamed(ORDER_FIXTURE),
+            "evals/fixtures/greeting.yaml": _renamed(GREETING_FIXTURE),
+        },
+    )
+
+
+UPDATE = "Merge or rebase the base branch into this branch"
+
+
+@pytest.mark.parametrize("evals_before", [False, True], ids=["gated since", "gated before"])
+def test_an_agent_the_base_branch_renamed_since_cannot_be_changed_under_its_old_name(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    evals_before: bool,
+) -> None:
+    """Main renamed the support bot `helper` (its Eval `helper-eval`) after the branch was
+    made; the pull request breaks the bot in its old file, which git carries onto
+    `agents/helper.yaml` as it merges. Main's Evals target `helper`, so none ran (or only
+    the branch's stale copy of `support-bot-eval`, an Eval main lacks, with the bar the pull
+    request set: 0.5). The job stops, asks for the branch to be updated, and gates nothing."""
+    tip = _support_bot_renamed_on_main(repo, evals_before=evals_before)
+    repo.checkout("feature")
+    lowered = SUPPORT_EVAL.replace("passThreshold: 0.9", "passThreshold: 0.5")
+    head = repo.commit(
+        "sharpen the prompt",
+        {
+            "agents/support-bot.yaml": SUPPORT_BOT.format(prompt=HEAD_PROMPT),
+            **({"evals/support-bot.yaml": lowered} if evals_before else {}),
+        },
+    )
+    script_model(model, head_greets_well=False)
+
+    run = gate(repo, github, tip, head, env)
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "agent support-bot, which this change changes, is no longer defined on the base " in (
+        run.stdout
+    )
+    assert UPDATE in run.stdout
+    assert run.outputs.get("result") not in ("pass", "skipped")
+    assert model.requests == []
+
+
+def test_control_the_branch_updated_after_the_rename_is_gated_by_the_renamed_agent_s_eval(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """The same pull request with main merged into it, as the message asks: the edit is on
+    `agents/helper.yaml`, `helper-eval` runs and blocks it."""
+    tip = _support_bot_renamed_on_main(repo, evals_before=False)
+    repo.checkout("feature")
+    repo.commit(
+        "sharpen the prompt", {"agents/support-bot.yaml": SUPPORT_BOT.format(prompt=HEAD_PROMPT)}
+    )
+    repo.git("merge", "-q", "--no-edit", "main")
+    head = repo.head()
+    assert "HEAD-V2" in repo.git("show", f"{head}:agents/helper.yaml")
+    script_model(model, head_greets_well=False)
+
+    run = gate(repo, github, tip, head, env)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "helper-eval" in run.results()["reason"]
+
+
+@pytest.mark.parametrize("since", ["changed", "added"])
+def test_a_file_an_agent_of_the_base_branch_reads_only_since_the_branch_point_is_not_passed_by(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    since: str,
+) -> None:
+    """Main made the support bot read its prompt from `prompts/support.md` (`changed`), or
+    added an agent that reads it (`added`), after the branch was made; the pull request
+    changes only that file, which no agent reads where it branched off, so nothing ran and
+    the gate passed, while the merge hands main's agent the new prompt. The job stops and
+    asks for the branch to be updated."""
+    bot = SUPPORT_BOT.format(prompt=BASE_PROMPT)
+    from_file = bot.replace(f'system: "{BASE_PROMPT}"', "systemFile: prompts/support.md")
+    assert from_file != bot
+    repo.commit(
+        "agents and evals; a prompt file drafted",
+        {
+            "agents/support-bot.yaml": bot,
+            "prompts/support.md": BASE_PROMPT + "\n",
+            "evals/support-bot.yaml": SUPPORT_EVAL,
+            "evals/fixtures/order-status.yaml": ORDER_FIXTURE,
+            "evals/fixtures/greeting.yaml": GREETING_FIXTURE,
+        },
+    )
+    repo.branch("feature")
+    repo.checkout("main")
+    reads = (
+        {"agents/support-bot.yaml": from_file}
+        if since == "changed"
+        else {"agents/helper.yaml": _renamed(from_file)}
+    )
+    tip = repo.commit("read the prompt from its file", reads)
+    repo.checkout("feature")
+    head = repo.commit("sharpen the prompt", {"prompts/support.md": HEAD_PROMPT + "\n"})
+    script_model(model, head_greets_well=False)
+
+    run = gate(repo, github, tip, head, env)
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    agent = "support-bot" if since == "changed" else "helper"
+    assert f"prompts/support.md, which this change touches, is read by agent {agent} as " in (
+        run.stdout
+    )
+    assert f"the base branch {since} the agent after this branch was made" in run.stdout
+    assert UPDATE in run.stdout
+    assert model.requests == []

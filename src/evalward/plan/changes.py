@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from evalward.errors import ConfigError
 from evalward.files.inside import glob_matches, literal_start
 from evalward.git import FileChange
 from evalward.plan.fingerprint import (
@@ -98,6 +99,8 @@ def detect_changes(
     `index` lists the head's checkout (the one the result cache's keys read, when given)."""
     result = ChangeSet(changed_files=changed_files)
     _agents(result, changed_paths(changed_files), head, base, index or FileIndex(head.root))
+    if base is not None and gating is not None and gating is not base:
+        _behind_the_base_branch(result, base, gating)
     if base is not None:
         _gate_resources(result, head, base)
     # An Eval the pull request deleted or renamed still covers the agent it changed: the base's
@@ -164,6 +167,64 @@ def _agents(
         for a in result.cosmetic_agents
         if a not in result.changed_agents and a not in result.displaced_agents
     ]
+
+
+UPDATE_THE_BRANCH = (
+    "Merge or rebase the base branch into this branch, so that the gate runs the agents as "
+    "they will be merged, against the Evals the base branch has for them now."
+)
+
+
+def _behind_the_base_branch(result: ChangeSet, base: ResourceSet, gating: ResourceSet) -> None:
+    """Refuse a change that the base branch has moved the agents of since it branched off
+    (`base`: the merge base's definitions; `gating`: the base branch's now), for then the
+    agents it merges into are not the ones it changes, and their Evals would not run: an
+    agent it changes that the base branch has renamed or removed (its Evals there target the
+    new name, or are gone), or a file it touches that an agent of the base branch reads as
+    defined there now and not as defined where it branched off (an agent added since, or
+    one whose definition was changed to read it). ConfigError: nothing is gated."""
+    gone = [n for n in sorted(result.changed_agents) if n in base.agents and n not in gating.agents]
+    if gone:
+        raise ConfigError(
+            f"agent {gone[0]}, which this change changes, is no longer defined on the base "
+            "branch: it was renamed or removed there after this branch was made, so no Eval "
+            f"of the base branch targets it by that name. {UPDATE_THE_BRANCH}"
+        )
+    ordered = sorted(changed_paths(result.changed_files))
+    for name, located in sorted(gating.agents.items()):
+        before = base.agents.get(name)
+        if name in result.changed_agents or (
+            before is not None
+            and before.resource.spec == located.resource.spec
+            and referenced_files(before) == referenced_files(located)
+        ):
+            continue
+        hit = _read_by(located, ordered)
+        if hit:
+            how = "added" if before is None else "changed"
+            raise ConfigError(
+                f"{printable(hit)}, which this change touches, is read by agent {name} as the "
+                f"base branch defines it now ({printable(located.file)}), not as this branch "
+                f"does: the base branch {how} the agent after this branch was made. "
+                f"{UPDATE_THE_BRANCH}"
+            )
+
+
+def _read_by(located: Located[Agent], ordered: list[str]) -> str:
+    """The first of the sorted `ordered` paths the agent reads: a file or folder it names,
+    one its `watch` covers, any where it runs a program and names no `watch`; "" for none."""
+    spec = located.resource.spec
+    if reads_everything(spec) and ordered:
+        return ordered[0]
+    for named in sorted(referenced_files(located)):
+        hit = next(iter(_below(ordered, named)), None) if named != "." else None
+        if hit is not None or named in ordered:
+            return hit or named
+    for pattern in spec.watch:
+        hit = next((p for p in _starting(ordered, pattern) if glob_matches(p, pattern)), None)
+        if hit is not None:
+            return hit
+    return ""
 
 
 def _definition(
