@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from evalward.definitions.loader import load_resources
+from evalward.errors import ConfigError
 from evalward.git import Git
 from evalward.plan.changes import ChangeSet, detect_changes
 from evalward.plan.plan import build_plan, gate_resources
@@ -613,3 +614,71 @@ def test_a_file_whose_reads_changed_is_parsed_again_and_the_others_reused(
         repo.git("checkout", "--", ".")
     unrelated = load_changed_resources(repo.path, head, {"notes/b.md"})
     assert unrelated.fixtures["hello"] is head.fixtures["hello"]
+
+
+PROGRAM = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: { name: gamma }
+spec:
+  runtime: { command: { run: [python3, agent.py] } }
+"""
+"""A program that names no `watch`: any file of the repository may change it."""
+
+
+def _behind(repo: GitRepo, tip_files: dict[str, str]) -> ChangeSet:
+    """A pull request branched off `base_repo`'s commit (with notes and shared rules) that
+    changes `docs/notes.md` and `shared/rules.md`, while the base branch committed
+    `tip_files` since: its changes, with the base branch's definitions now gating."""
+    base_repo(repo)
+    base = repo.commit("notes and rules", {"docs/notes.md": "notes", "shared/rules.md": "Be."})
+    repo.branch("pr")
+    repo.commit("more", {"docs/notes.md": "more notes", "shared/rules.md": "Be terse."})
+    git = Git(repo.path)
+    repo.checkout("main")
+    tip = repo.commit("the base branch moves on", tip_files)
+    repo.checkout("pr")
+    head = load_resources(repo.path)
+    with git.worktree(base) as base_root, git.worktree(tip) as tip_root:
+        return detect_changes(
+            git.changed_files(base, "HEAD"),
+            head,
+            load_resources(base_root),
+            load_resources(tip_root),
+        )
+
+
+@pytest.mark.parametrize(
+    ("gamma", "hit"),
+    [
+        (agent("gamma", system="systemFile: /shared/rules.md"), "shared/rules.md"),
+        (agent("gamma", watch="[shared/*]"), "shared/rules.md"),
+        (PROGRAM, "docs/notes.md"),
+    ],
+    ids=["its prompt", "its watch", "a program that watches nothing"],
+)
+def test_a_file_an_agent_the_base_branch_added_since_reads_stops_the_change(
+    repo: GitRepo, gamma: str, hit: str
+) -> None:
+    with pytest.raises(ConfigError) as refused:
+        _behind(repo, {"agents/gamma.yaml": gamma})
+    assert str(refused.value).startswith(
+        f"{hit}, which this change touches, is read by agent gamma as the base branch defines "
+        "it now (agents/gamma.yaml), not as this branch does: the base branch added the agent"
+    )
+
+
+def test_control_what_the_base_branch_added_since_that_reads_none_of_it_is_no_matter(
+    repo: GitRepo,
+) -> None:
+    """An agent added since that reads its own prompt, and a prompt of an agent changed
+    since (its definition as it was): the change stands as it is."""
+    changes = _behind(
+        repo,
+        {
+            "agents/gamma.yaml": agent("gamma", system="systemFile: /prompts/gamma.md"),
+            "prompts/gamma.md": "You are gamma.",
+            "prompts/beta.md": "You are beta, now kind.",
+        },
+    )
+    assert changes.changed_agents == {}

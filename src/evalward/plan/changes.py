@@ -211,20 +211,22 @@ def _behind_the_base_branch(result: ChangeSet, base: ResourceSet, gating: Resour
 
 
 def _read_by(located: Located[Agent], ordered: list[str]) -> str:
-    """The first of the sorted `ordered` paths the agent reads: a file or folder it names,
-    one its `watch` covers, any where it runs a program and names no `watch`; "" for none."""
+    """The first of the sorted `ordered` paths the agent reads, as change detection finds
+    them (`_reads`): a file or folder it names (the root among them), one its `watch`
+    covers, a module at the root where Python runs it from there, any where it runs a
+    program and names no `watch`; "" for none."""
     spec = located.resource.spec
-    if reads_everything(spec) and ordered:
+    if ordered and (reads_everything(spec) or "." in referenced_files(located)):
         return ordered[0]
     for named in sorted(referenced_files(located)):
-        hit = next(iter(_below(ordered, named)), None) if named != "." else None
-        if hit is not None or named in ordered:
-            return hit or named
+        hit = next(iter(_below(ordered, named)), named if named in ordered else None)
+        if hit is not None:
+            return hit
     for pattern in spec.watch:
         hit = next((p for p in _starting(ordered, pattern) if glob_matches(p, pattern)), None)
         if hit is not None:
             return hit
-    return ""
+    return next(iter(root_modules(ordered) if imports_from_root(spec) else []), "")
 
 
 def _definition(
