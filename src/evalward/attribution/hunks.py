@@ -329,7 +329,7 @@ def _prompt_move(
     head = read_agent_yaml(after, agent.agent) if after is not None else None
     if base is None or head is None:
         return None
-    out = _moved_out(base, head, news, olds)
+    out = _moved_out(base, head, news, olds, agent.files)
     if out is not None:
         kept = _other_fields(agent.agent, old, new, blocks)
         if kept is None:
@@ -337,7 +337,7 @@ def _prompt_move(
         path, prompt, text = out
         moved = _prompt_hunks(path, prompt, text, path)
         return _PromptMove([*_numbered(kept), *moved], (agent.definition, path))
-    into = _moved_in(base, head, news, olds)
+    into = _moved_in(base, head, news, olds, agent.files)
     kept = _other_fields(agent.agent, old, new, blocks) if into is not None else None
     if into is None or kept is None:
         return None
@@ -365,10 +365,15 @@ def _other_fields(
 
 
 def _moved_out(
-    base: AgentYaml, head: AgentYaml, news: Mapping[str, SideFile], olds: Mapping[str, SideFile]
+    base: AgentYaml,
+    head: AgentYaml,
+    news: Mapping[str, SideFile],
+    olds: Mapping[str, SideFile],
+    files: tuple[str, ...],
 ) -> tuple[str, str, str] | None:
     """The file the head reads its prompt from that the change adds, where the base wrote
-    it in the YAML: its path, the base's prompt and the file's text."""
+    it in the YAML: its path (one of the agent's `files`, as its loaded definition named
+    it), the base's prompt and the file's text."""
     prompt, named = value_at(base.data, SYSTEM), value_at(head.data, SYSTEM_FILE)
     if not isinstance(prompt, LiteralScalarString) or not isinstance(named, str):
         return None
@@ -380,18 +385,22 @@ def _moved_out(
     path = posixpath.normpath(named)
     file = news.get(path)
     text = text_of(file.content) if file is not None else None
-    if file is None or path in olds or file.path != path or text is None:
+    if path not in files or file is None or path in olds or file.path != path or text is None:
         return None
     return path, str(prompt), text
 
 
 def _moved_in(
-    base: AgentYaml, head: AgentYaml, news: Mapping[str, SideFile], olds: Mapping[str, SideFile]
+    base: AgentYaml,
+    head: AgentYaml,
+    news: Mapping[str, SideFile],
+    olds: Mapping[str, SideFile],
+    files: tuple[str, ...],
 ) -> tuple[str, str, int, int] | None:
     """The file the base read its prompt from that the change removes, where the head
-    writes it in the YAML: its path, the head's YAML with the block holding the file's text
-    instead (what the block's lines are split against) and the block's lines (0-based,
-    half-open, after its key)."""
+    writes it in the YAML: its path (one of the agent's `files`), the head's YAML with the
+    block holding the file's text instead (what the block's lines are split against) and
+    the block's lines (0-based, half-open, after its key)."""
     prompt, named = value_at(head.data, SYSTEM), value_at(base.data, SYSTEM_FILE)
     if not isinstance(prompt, LiteralScalarString) or not isinstance(named, str):
         return None
@@ -403,7 +412,9 @@ def _moved_in(
     path = posixpath.normpath(named)
     file, here = olds.get(path), place_of(head, SYSTEM)
     text = text_of(file.content) if file is not None else None
-    if file is None or path in news or file.path != path or text is None or here is None:
+    if path not in files or file is None or path in news or file.path != path or text is None:
+        return None
+    if here is None:
         return None
     lines = head.lines
     block = lines[here.first : here.last + 1]

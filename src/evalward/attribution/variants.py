@@ -77,13 +77,13 @@ def build_variant(
     files: dict[str, bytes | None] = {}
     modes: dict[str, str] = {}
     moved_back: dict[str, str] = {}
-    moved_out = ""
+    moved = ""
     where = ""
     try:
         for where, hunks in by_path.items():
             files[where] = _reverted(sides, where, hunks, agent.agent)
             if any(h.kind == "moved" for h in hunks):
-                moved_out = where  # its text goes back into the agent's YAML, below
+                moved = where  # the prompt's move taken back, below: its text is read here
             if any(h.kind == "rename" for h in hunks):
                 # the rename taken back: the file is at the base's name, with the base's
                 # mode, and holds what the head's does but for the other hunks taken back
@@ -96,13 +96,11 @@ def build_variant(
                 # a file taken back whole is the base's, mode and all: a program the head
                 # deleted, or made not executable, runs again; so is its mode taken back
                 modes[where] = "100755" if before.is_executable(where) else "100644"
-        if moved_out:
+        if moved:
             where = definition.path if definition is not None else agent.definition
             head_yaml = files[where] if where in files else getattr(definition, "content", None)
             base_yaml = before.contents([agent.definition]).get(agent.definition)
-            restored = _move_taken_back(
-                files, moved_out, where, (base_yaml, head_yaml), agent.agent
-            )
+            restored = _move_taken_back(files, moved, where, (base_yaml, head_yaml), agent.agent)
             if restored:  # the base's file again, mode and all
                 modes[restored] = "100755" if before.is_executable(restored) else "100644"
         if definition is not None and definition.path in files:
@@ -190,14 +188,16 @@ def _move_taken_back(
     moved out into a file goes back into the YAML, each with the variant's text of it."""
     base, head = yaml
     if moved == definition:
-        named, files[named], files[definition] = _prompt_put_out(base, head, agent)
+        named, files[named], files[definition] = _prompt_back_in_its_file(base, head, agent)
         return named
     prompt, files[moved] = files[moved], None
-    files[definition] = _prompt_put_back(base, head, agent, text_of(prompt) or "")
+    files[definition] = _prompt_back_in_the_yaml(base, head, agent, text_of(prompt) or "")
     return ""
 
 
-def _prompt_put_out(base: bytes | None, head: bytes | None, agent: str) -> tuple[str, bytes, bytes]:
+def _prompt_back_in_its_file(
+    base: bytes | None, head: bytes | None, agent: str
+) -> tuple[str, bytes, bytes]:
     """The file the base read the agent's prompt from (its `systemFile`), holding the prompt
     of the YAML `head` (the variant's, where a change moved it into the YAML), and `head`
     with the base's `systemFile` again and no `system`."""
@@ -213,7 +213,9 @@ def _prompt_put_out(base: bytes | None, head: bytes | None, agent: str) -> tuple
     return posixpath.normpath(named), prompt.encode(), text.encode()
 
 
-def _prompt_put_back(base: bytes | None, head: bytes | None, agent: str, prompt: str) -> bytes:
+def _prompt_back_in_the_yaml(
+    base: bytes | None, head: bytes | None, agent: str, prompt: str
+) -> bytes:
     """The agent's YAML `head` with the prompt a change moved out of it back in the base's
     `system: |` block, holding `prompt` (the variant's text of the file it was moved to),
     and no `systemFile`; the rest as the head has it."""
@@ -224,8 +226,9 @@ def _prompt_put_back(base: bytes | None, head: bytes | None, agent: str, prompt:
     if base_doc is None or head_doc is None or place is None:
         raise _Unbuildable(f"the agent {agent}'s document cannot be read on both sides")
     lines = base_doc.lines
-    inside = [line for line in lines[place.first + 1 : place.last + 1] if line.strip()]
-    pad = " " * min((len(line) - len(line.lstrip(" ")) for line in inside), default=2)
+    # the block's indentation: its first line's that is not blank, as YAML reads it
+    inside = (line for line in lines[place.first + 1 : place.last + 1] if line.strip())
+    pad = " " * next((len(line) - len(line.lstrip(" ")) for line in inside), 2)
     block = [f"{pad}{line}" if line else "" for line in prompt.removesuffix("\n").split("\n")]
     written = "\n".join([*lines[: place.first + 1], *block, *lines[place.last + 1 :]])
     with_prompt = read_agent_yaml(written, agent)
