@@ -329,7 +329,7 @@ def _prompt_move(
     head = read_agent_yaml(after, agent.agent) if after is not None else None
     if base is None or head is None:
         return None
-    out = _moved_out(base, head, news, olds, agent.files)
+    out = _prompt_file(base, head, news, olds, agent.files)
     if out is not None:
         kept = _other_fields(agent.agent, old, new, blocks)
         if kept is None:
@@ -364,30 +364,31 @@ def _other_fields(
     return [h for h in fields if h.field not in (SYSTEM, SYSTEM_FILE)]
 
 
-def _moved_out(
-    base: AgentYaml,
-    head: AgentYaml,
-    news: Mapping[str, SideFile],
-    olds: Mapping[str, SideFile],
+def _prompt_file(
+    inline: AgentYaml,
+    filed: AgentYaml,
+    there: Mapping[str, SideFile],
+    elsewhere: Mapping[str, SideFile],
     files: tuple[str, ...],
 ) -> tuple[str, str, str] | None:
-    """The file the head reads its prompt from that the change adds, where the base wrote
-    it in the YAML: its path (one of the agent's `files`, as its loaded definition named
-    it), the base's prompt and the file's text."""
-    prompt, named = value_at(base.data, SYSTEM), value_at(head.data, SYSTEM_FILE)
+    """Where one side writes the agent's prompt in its YAML as a literal block (`inline`)
+    and the other reads it from a file (`filed`, its `systemFile`) that only its side holds
+    (`there`, not `elsewhere`): the file's path (one of the agent's `files`, as its loaded
+    definition named it), the block's prompt and the file's text."""
+    prompt, named = value_at(inline.data, SYSTEM), value_at(filed.data, SYSTEM_FILE)
     if not isinstance(prompt, LiteralScalarString) or not isinstance(named, str):
         return None
     if (
-        value_at(base.data, SYSTEM_FILE) is not MISSING
-        or value_at(head.data, SYSTEM) is not MISSING
+        value_at(inline.data, SYSTEM_FILE) is not MISSING
+        or value_at(filed.data, SYSTEM) is not MISSING
     ):
         return None
     path = posixpath.normpath(named)
-    file = news.get(path)
+    file = there.get(path)
     text = text_of(file.content) if file is not None else None
-    if path not in files or file is None or path in olds or file.path != path or text is None:
+    if path not in files or file is None or path in elsewhere or file.path != path:
         return None
-    return path, str(prompt), text
+    return (path, str(prompt), text) if text is not None else None
 
 
 def _moved_in(
@@ -398,24 +399,13 @@ def _moved_in(
     files: tuple[str, ...],
 ) -> tuple[str, str, int, int] | None:
     """The file the base read its prompt from that the change removes, where the head
-    writes it in the YAML: its path (one of the agent's `files`), the head's YAML with the
-    block holding the file's text instead (what the block's lines are split against) and
-    the block's lines (0-based, half-open, after its key)."""
-    prompt, named = value_at(head.data, SYSTEM), value_at(base.data, SYSTEM_FILE)
-    if not isinstance(prompt, LiteralScalarString) or not isinstance(named, str):
+    writes it in the YAML: its path, the head's YAML with the block holding the file's text
+    instead (what the block's lines are split against) and the block's lines (0-based,
+    half-open, after its key)."""
+    found, here = _prompt_file(head, base, olds, news, files), place_of(head, SYSTEM)
+    if found is None or here is None:
         return None
-    if (
-        value_at(head.data, SYSTEM_FILE) is not MISSING
-        or value_at(base.data, SYSTEM) is not MISSING
-    ):
-        return None
-    path = posixpath.normpath(named)
-    file, here = olds.get(path), place_of(head, SYSTEM)
-    text = text_of(file.content) if file is not None else None
-    if path not in files or file is None or path in news or file.path != path or text is None:
-        return None
-    if here is None:
-        return None
+    path, prompt, text = found
     lines = head.lines
     block = lines[here.first : here.last + 1]
     pad = " " * (_indentation(block[1:]) or 2)
