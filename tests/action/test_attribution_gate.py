@@ -1040,6 +1040,45 @@ def test_a_prompt_moved_into_the_agent_s_yaml_with_a_rule_is_named_on_its_line_t
     assert "agents/clerk.yaml:11" in github.comments_on(7)[0]["body"]
 
 
+def test_a_prompt_folded_into_the_yaml_is_named_on_its_fields_with_the_file_beside(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """The same move into a folded block (`system: >`), whose lines are not the prompt's
+    lines, so it is not split by them: the `system` and `systemFile` fields are hunks of
+    their own, and neither taken back loads without the deleted file back beside it. Each
+    is proven with the file taken back beside it, shown alone to change nothing, and the
+    comment says so."""
+    script(model)
+    base = _clerk_base(repo, config=ROOMY)
+    repo.remove("prompts/clerk.md")
+    moved = BASE_PROMPT.replace("Say approved", NEVER + "Say approved")
+    folded = "  system: >\n" + "".join(
+        f"    {line}\n" if line else "\n" for line in moved.splitlines()
+    )
+    head = repo.commit(
+        "the prompt folded into the clerk's YAML",
+        {"agents/clerk.yaml": CLERK.replace("  systemFile: prompts/clerk.md\n", folded)},
+    )
+    github.add_pull(
+        FakePull(number=7, head_sha=head, base_sha=base, files=repo.pull_files(base, head))
+    )
+
+    run = _gate(repo, github, model)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    (regression,) = _results(repo)["attribution"]["regressions"]
+    assert regression["result"] == "attributed", regression
+    hunks = regression["hunks"]
+    culprit = [hunks[i] for i in regression["culprit"]]
+    assert {h["field"] for h in culprit} == {"spec.system", "spec.systemFile"}, regression
+    (beside,) = [hunks[i] for i in regression["takenBackWith"]]
+    assert (beside["path"], beside["kind"]) == ("prompts/clerk.md", "file")
+    assert not [h for h in hunks if h["kind"] == "moved"], hunks
+    body = github.comments_on(7)[0]["body"]
+    assert "agents/clerk.yaml:6-15" in body
+    assert "taken back with `prompts/clerk.md` (which alone changes nothing; the variant " in (body)
+
+
 def test_a_prompt_moved_out_of_the_yaml_into_a_file_is_named_on_the_file_s_line(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:
