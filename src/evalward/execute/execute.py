@@ -447,7 +447,7 @@ class _Run:
         source = source_of(checkout, run)
         fixture = checkout.resources.fixtures[run.fixture].resource.spec
         sandbox = self.sandbox.for_side(run.side.value) if self.sandbox else None
-        processes = None
+        processes = world = None
         try:
             async with self.run_limit:
                 processes = sandbox.begin_run() if sandbox is not None else None
@@ -458,20 +458,37 @@ class _Run:
                 from evalward.runtime.playground.provision import PlaygroundSetting
                 from evalward.runtime.playground.run import StateNeeds, run_in_playground
 
+                # the playground's programs (a service, the dump of its state) are a run of
+                # their own, which outlives the agent's: see `_ended_as_it_returns`
+                world = sandbox.begin_run() if sandbox is not None else None
                 setting = PlaygroundSetting(
                     self.env,
-                    sandbox.in_run(processes) if sandbox else None,
+                    sandbox.in_run(world) if sandbox else None,
                     templates=self.templates,
                     environments=self.service_environments,
                 )
                 return await run_in_playground(
                     source,
                     StateNeeds.of(fixture.leaf_assertions),
-                    lambda e: self._run_in(run, e, processes),
+                    lambda e: self._ended_as_it_returns(run, e, processes),
                     setting,
                 )
         finally:
-            if self.sandbox is not None and processes is not None:  # escaped or not
+            for each in (processes, world):
+                if self.sandbox is not None and each is not None:  # escaped or not
+                    await self.sandbox.end_run(each)
+
+    async def _ended_as_it_returns(
+        self, run: PlannedRun, env: Mapping[str, str], processes: RunProcesses | None
+    ) -> Trace:
+        """The agent's run in its playground, every process it started (or left, in a
+        session of its own) ended as it returns: the state it leaves the playground in is
+        read after, with nothing of the agent's left to answer in the service's place or to
+        stop or kill it while its state is read (they run as the same user)."""
+        try:
+            return await self._run_in(run, env, processes)
+        finally:
+            if self.sandbox is not None and processes is not None:
                 await self.sandbox.end_run(processes)
 
     async def _run_in(

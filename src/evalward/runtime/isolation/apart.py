@@ -104,6 +104,11 @@ class Apart:
         return run
 
     async def end_run(self, run: RunProcesses) -> None:
+        """End what `run` started (once: a playground's run ends its agent's as the agent
+        returns, and again, with nothing left to end, as the run ends)."""
+        if run.ended:
+            return
+        run.ended = True
         await self.sessions.end_run(run)
         if run.group is not None:
             await asyncio.to_thread(cgroups.remove, run.group.folder)

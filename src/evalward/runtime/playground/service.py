@@ -57,6 +57,8 @@ from evalward.runtime.processes.port_owner import (
     owned_host,
     release_port,
 )
+from evalward.runtime.processes.socket_holders import sockets_holders
+from evalward.runtime.processes.strays import RunProcesses
 from evalward.text import jsontext
 
 DUMP_SECONDS = 30.0
@@ -393,15 +395,45 @@ async def _alive(live: LivePlayground, service: Service, grace: float = 0.0) -> 
 
 
 def check_owner(live: LivePlayground, service: Service) -> None:
-    """In the action, the port must be held by the run's own user: another side's program
-    that bound it first does not answer in the service's place."""
-    user = live.sandbox.user if live.sandbox is not None else None
+    """In the action, the port must be held by the run's own user, and by the service's
+    own processes (those it started in its session, or in its run's cgroup): another side's
+    program that bound it first does not answer in the service's place, nor does one of
+    the same user's (another run's agent, running beside it, that ended the service's
+    listener and bound its port)."""
+    sandbox = live.sandbox
+    user = sandbox.user if sandbox is not None else None
     if user is None:
         return
     try:
         owned_host(service.port, user.uid)
     except PortTaken as exc:
         raise live.error(f"the service's {exc}") from None
+    run = sandbox.run if sandbox is not None else None
+    if run is not None:
+        stranger = _stranger_on(service.port, user.uid, run)
+        if stranger:
+            raise live.error(f"the service's port {service.port} is held by {stranger}")
+
+
+def _stranger_on(port: int, uid: int, run: RunProcesses) -> str:
+    """A process of `uid` that holds a listener on `port` and is not the service's `run`'s
+    (in none of its sessions, nor in its cgroup), or a listener no process holds; "" where
+    every one is the service's."""
+    listeners = loopback_listeners(port)
+    holding = sockets_holders({each.inode for each in listeners}, uid)
+    for each in listeners:
+        holders = holding.get(each.inode, [])
+        if not holders:
+            return f"a listener no process of its user holds ({each.address})"
+        for holder in holders:
+            if holder.session not in run.sessions and not (
+                run.group is not None and holder.cgroup == run.group.name
+            ):
+                return (
+                    f"process {holder.pid}, which is not the service's (a process another run "
+                    "started, or one an agent left): it does not answer in the service's place"
+                )
+    return ""
 
 
 async def _endpoint_state(live: LivePlayground, service: Service, path: str, fresh: bool) -> Any:

@@ -32,6 +32,8 @@ TCP_LISTEN = "0A"
 class Listener:
     address: ipaddress.IPv4Address | ipaddress.IPv6Address
     uid: int
+    inode: int = 0
+    """Its socket's inode (0: the kernel names none), which says whose process holds it."""
 
 
 HANDED: set[int] = set()
@@ -69,10 +71,10 @@ def loopback_listeners(port: int, tables: tuple[str, ...] = PROC_NET_TCP) -> lis
     """The listeners on `port` that a connection to a loopback address can reach: loopback
     and wildcard addresses, IPv4-mapped ones included. Empty where the kernel lists none."""
     found: list[Listener] = []
-    for address, listening, uid in _listening(tables):
+    for address, listening, uid, inode in _listening(tables):
         ip = unmapped(address)
         if listening == port and (ip.is_loopback or ip.is_unspecified):
-            found.append(Listener(ip, uid))
+            found.append(Listener(ip, uid, inode))
     return found
 
 
@@ -86,11 +88,11 @@ def _listening(tables: tuple[str, ...]) -> Iterator[sock_diag.Row]:
             yield from rows
             continue
         for fields in tcp_rows((table,)):
-            if len(fields) <= 7 or fields[3] != TCP_LISTEN:
+            if len(fields) <= 9 or fields[3] != TCP_LISTEN:
                 continue
             address, _, port_hex = fields[1].partition(":")
             try:
-                yield proc_address(address), int(port_hex, 16), int(fields[7])
+                yield proc_address(address), int(port_hex, 16), int(fields[7]), int(fields[9])
             except ValueError:
                 continue
 

@@ -5,7 +5,7 @@ request, its messages (`messages`), and the TCP sockets they describe (`listener
 /proc/net/tcp and tcp6 are written by walking every bucket of the kernel's TCP tables: each
 read cost about 10 ms on a machine with a few hundred sockets (tcp6 as much with none in it),
 and an http agent's port is checked before each request. Asked for listeners only, sock_diag
-walks the listening table alone and answers the same rows (address, port, uid). None where
+walks the listening table alone and answers the same rows (address, port, uid, inode). None where
 the kernel does not answer it (no sock_diag, a family it does not serve): the caller reads
 that family's /proc table then, as before. pyroute2's DiagSocket asks the same, but importing
 it costs a process about 0.1 s of CPU (0.10-0.11 s against 0.01 s for this module's
@@ -38,8 +38,8 @@ _REQUEST = struct.Struct("=BBBBI48s")  # inet_diag_req_v2: family, protocol, ext
 _MESSAGE = struct.Struct("=BBBB2s2s16s16sI8sIIIII")  # inet_diag_msg
 
 IpAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
-Row = tuple[IpAddress, int, int]
-"""A listener's local address, port and uid."""
+Row = tuple[IpAddress, int, int, int]
+"""A listener's local address, port, uid and inode."""
 ALL_STATES = 0xFFFFFFFF
 NO_COOKIE = b"\xff" * 8
 """INET_DIAG_NOCOOKIE: a lookup by addresses alone."""
@@ -64,7 +64,7 @@ def listeners(family: int) -> list[Row] | None:
     if found is None:
         return None
     return [
-        (each.local[0], each.local[1], each.uid)
+        (each.local[0], each.local[1], each.uid, each.inode)
         for each in found
         if each.family == family and each.state == TCP_LISTEN
     ]

@@ -1,4 +1,5 @@
-"""Which processes hold the client end of a loopback TCP connection (Linux: /proc).
+"""Which processes hold the client end of a loopback TCP connection, or a listener
+(Linux: /proc).
 
 The model proxy knows a connection by its two addresses. The kernel finds the client's socket
 by those addresses, swapped, and gives its inode (`sock_diag`: one lookup; /proc/net/tcp or
@@ -58,6 +59,22 @@ def holders(
         if facts is not None:
             uids = frozenset(thread_groups.uids_of(pid))
             found.append(Holder(pid, facts.session, cgroup_of(pid), uids))
+    return found
+
+
+def sockets_holders(inodes: set[int], uid: int) -> dict[int, list[Holder]]:
+    """For each socket of `inodes`, the live processes of `uid` (any thread's user) holding
+    it: a listener a server of that user's bound, and which of its processes answer on it."""
+    named = {f"socket:[{inode}]": inode for inode in inodes if inode}
+    found: dict[int, list[Holder]] = {inode: [] for inode in inodes}
+    for group in thread_groups.live_of({uid}):
+        links = thread_groups.descriptor_links(group.pid)
+        held = {named[target] for _, target in links if target in named}
+        if held and group.pid != os.getpid():
+            uids = frozenset(thread_groups.uids_of(group.pid))
+            holder = Holder(group.pid, group.session, cgroup_of(group.pid), uids)
+            for inode in held:
+                found[inode].append(holder)
     return found
 
 

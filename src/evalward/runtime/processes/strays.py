@@ -40,6 +40,8 @@ class RunProcesses:
     """Its agent user (None: programs run as evalward's own user, which is never swept)."""
     group: RunGroup | None = None
     sessions: set[int] = field(default_factory=set)
+    ended: bool = False
+    """Whether it has been ended (`Apart.end_run`): what it started is gone, once."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,308 @@
+"""A pull request's agent that answers for the base branch's playground service, so that a
+head that never does the task passes the base's state check.
+
+The service, and the dump of its state, run as the side's agent user, the pull request's
+agent's user: the agent can stop, kill or out-bind what runs as it. So the agent's run, and
+every process it left in a session of its own, is ended as it returns, before the state is
+read (a process it left can neither stop the dump nor answer on the port), and the port's
+listener must be one of the service's own processes, not merely its user's (another run of
+the same agent, running beside it, cannot answer for it). Each attack fails the gate (the
+head's fixture fails, or its state is unreadable: undecided, never a pass).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from fakes.github_api import FakeGitHub, FakePull
+from support.actionrun import ActionRun, pull_request_event, run_action
+from support.agentenv import PYTHON, needs_root
+from support.gitrepo import GitRepo
+
+pytestmark = [pytest.mark.hostile, needs_root]
+
+
+def suite(*, dump: bool, fixtures: tuple[str, ...] = ("refund",)) -> str:
+    """The clerk (`agent/clerk.py`), its desk service under a supervisor that outlives its
+    listener (`world/supervise.py`), read by a `dump` command or its `state` endpoint, and
+    fixtures that each want the desk's status `refunded`."""
+    read = f"dump: [{PYTHON}, world/dump.py]" if dump else "state: /state"
+    cases = "".join(
+        f"""---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: {{ name: {name} }}
+spec:
+  targetAgent: clerk
+  input: {{ type: prompt, payload: {{ prompt: "{name}" }} }}
+  assertions:
+    - {{ type: stateValue, at: service.status, equals: refunded }}
+"""
+        for name in fixtures
+    )
+    return f"""\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: {{ name: clerk }}
+spec:
+  runtime:
+    command: {{ run: [{PYTHON}, agent/clerk.py] }}
+  watch: [agent/*]
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: {{ name: clerk-eval }}
+spec:
+  targetAgent: clerk
+  fixtures: [{", ".join(fixtures)}]
+  playground:
+    name: desk
+    service:
+      start: [{PYTHON}, world/supervise.py, "{{port}}"]
+      ready: /health
+      {read}
+{cases}"""
+
+
+DESK = r"""
+import json, sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+state = {"status": "open"}
+
+
+class Handler(BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = json.dumps(state).encode()
+        self.send_response(200)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        state["status"] = "refunded"
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
+"""
+SUPERVISE = r"""
+import signal, subprocess, sys
+subprocess.Popen([sys.executable, "world/desk.py", sys.argv[1]])
+while True:
+    signal.pause()  # a listener that ends is not started again
+"""
+DUMP = r"""
+import os, sys, urllib.request
+url = os.environ["EVALWARD_SERVICE_URL"] + "/state"
+sys.stdout.write(urllib.request.urlopen(url).read().decode())
+"""
+BASE_AGENT = r"""
+import json, os, sys, urllib.request
+sys.stdin.read()
+url = os.environ["EVALWARD_SERVICE_URL"] + "/refund"
+urllib.request.urlopen(urllib.request.Request(url, data=b"")).read()
+print(json.dumps({"type": "final", "content": "Your refund has started."}))
+"""
+TOOLS = r"""
+import json, os, signal, sys, time
+from http.server import BaseHTTPRequestHandler, HTTPServer
+asked = json.loads(sys.stdin.readline())
+own = int(os.environ["EVALWARD_SERVICE_URL"].rsplit(":", 1)[1])
+
+
+class Forged(BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = json.dumps({"status": "refunded"}).encode()
+        self.send_response(200)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def mine(needle):
+    # (pid, arguments) of this user's processes whose arguments hold `needle`
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/cmdline", "rb") as line:
+                    argv = line.read().split(b"\0")
+                with open(f"/proc/{name}/status") as status:
+                    uids = status.read().split("Uid:")[1].split()[:3]
+                if needle in argv and str(os.getuid()) in uids:
+                    yield int(name), argv
+            except (OSError, IndexError):
+                pass
+
+
+def bind(port):
+    HTTPServer.allow_reuse_address = True
+    while True:
+        try:
+            return HTTPServer(("127.0.0.1", port), Forged)
+        except OSError:
+            time.sleep(0.01)
+
+
+def left_behind(serve):
+    # in a session of its own, past the agent's end
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            null = os.open("/dev/null", os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            serve()
+            os._exit(0)
+        os._exit(0)
+    os.wait()
+"""
+LEAVES_A_LISTENER = (
+    TOOLS
+    + r"""
+for pid, argv in mine(b"world/desk.py"):
+    if str(own).encode() in argv:
+        os.kill(pid, signal.SIGKILL)  # the desk's listener; its supervisor lives on
+server = bind(own)
+def serve():
+    server.timeout = 0.2
+    end = time.time() + 60
+    while time.time() < end:
+        server.handle_request()
+left_behind(serve)
+server.socket.close()
+print(json.dumps({"type": "final", "content": "Your refund has started."}))
+"""
+)
+STOPS_THE_DUMP = (
+    TOOLS
+    + r"""
+def serve():
+    end = time.time() + 60
+    while time.time() < end:
+        dumps = [pid for pid, _ in mine(b"world/dump.py")]
+        if not dumps:
+            time.sleep(0.001)
+            continue
+        for pid in dumps:
+            os.kill(pid, signal.SIGSTOP)
+        for pid, argv in mine(b"world/desk.py"):
+            os.kill(pid, signal.SIGKILL)
+        server = bind(own)
+        for pid in dumps:
+            os.kill(pid, signal.SIGCONT)
+        server.timeout = 0.2
+        while time.time() < end:
+            server.handle_request()
+left_behind(serve)
+print(json.dumps({"type": "final", "content": "Your refund has started."}))
+"""
+)
+ANSWERS_FOR_ANOTHER_RUN = (
+    TOOLS
+    + r"""
+marker = "/tmp/evalward-test-impostor-bound"
+if asked["fixture"] == "refund":
+    end = time.time() + 60
+    while not os.path.exists(marker) and time.time() < end:
+        time.sleep(0.01)  # the other run answers for this one's desk: no refund
+else:
+    import urllib.request
+    url = os.environ["EVALWARD_SERVICE_URL"] + "/refund"
+    urllib.request.urlopen(urllib.request.Request(url, data=b"")).read()
+    end = time.time() + 60
+    other = None
+    while other is None and time.time() < end:
+        for pid, argv in mine(b"world/desk.py"):
+            if str(own).encode() not in argv:
+                other = (pid, int(argv[-2] if argv[-1] == b"" else argv[-1]))
+        time.sleep(0.01)
+    os.kill(other[0], signal.SIGKILL)
+    server = bind(other[1])
+    open(marker, "w").close()
+    server.timeout = 0.1
+    # until the other run's desk is gone with it (its state was read, or could not be)
+    while any(str(other[1]).encode() in argv for _, argv in mine(b"world/supervise.py")):
+        server.handle_request()
+print(json.dumps({"type": "final", "content": "Your refund has started."}))
+"""
+)
+
+
+def gate(repo: GitRepo, github: FakeGitHub, suite_text: str, head_agent: str) -> ActionRun:
+    base = repo.commit(
+        "a clerk and its desk",
+        {
+            "evals/clerk.yaml": suite_text,
+            "agent/clerk.py": BASE_AGENT,
+            "world/desk.py": DESK,
+            "world/supervise.py": SUPERVISE,
+            "world/dump.py": DUMP,
+        },
+    )
+    repo.branch("feature")
+    head = repo.commit("a clerk that never refunds", {"agent/clerk.py": head_agent})
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+    return run_action(
+        repo.path,
+        github,
+        pull_request_event(github.repository, 7, base, head),
+        env={"OPENAI_API_KEY": "sk-unused-0123456789"},
+        inputs={"cache": "off"},
+    )
+
+
+def head_of(run: ActionRun, fixture: str = "refund") -> dict[str, Any]:
+    (found,) = [
+        f for f in run.results()["fixtures"] if f["side"] == "head" and f["fixture"] == fixture
+    ]
+    return dict(found)
+
+
+@pytest.mark.parametrize(
+    ("dump", "agent"),
+    [(False, LEAVES_A_LISTENER), (True, STOPS_THE_DUMP)],
+    ids=["a listener left on the port", "the dump stopped and the port taken"],
+)
+def test_a_process_the_agent_left_cannot_answer_for_the_service(
+    repo: GitRepo, github: FakeGitHub, dump: bool, agent: str
+) -> None:
+    run = gate(repo, github, suite(dump=dump), agent)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.outputs["result"] == "fail"
+    head = head_of(run)
+    assert head["status"] != "pass", head
+    assert "refunded" not in head["message"] or "held" in head["message"], head
+
+
+def test_another_run_of_the_agent_beside_it_cannot_answer_for_its_service(
+    repo: GitRepo, github: FakeGitHub
+) -> None:
+    """Two fixtures run at once as the same agent user: `watch` refunds at its own desk and
+    takes the port of `refund`'s, whose agent refunds nothing, and answers its state read."""
+    run = gate(
+        repo, github, suite(dump=False, fixtures=("refund", "watch")), ANSWERS_FOR_ANOTHER_RUN
+    )
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    refund = head_of(run)
+    assert refund["status"] != "pass", refund
+    assert "is not the service's" in json_text(refund), refund
+    assert head_of(run, "watch")["status"] == "pass"
+
+
+def json_text(found: dict[str, Any]) -> str:
+    import json
+
+    return json.dumps(found)
