@@ -10,8 +10,10 @@ The secrets are the values of the environment variables evalward knows to hold o
 - every variable the provider settings name as a key (`apiKeyEnv` in evalward.yaml, or the
   defaults `OPENAI_API_KEY` and `ANTHROPIC_API_KEY`), whatever it is called;
 - the login of every URL in any variable (`HTTPS_PROXY=http://user:password@proxy`,
-  `UV_EXTRA_INDEX_URL=https://__token__:TOKEN@host/simple`): `user:password` and the
-  password alone, as written and percent-decoded (`logins`).
+  `UV_EXTRA_INDEX_URL=https://__token__:TOKEN@host/simple`), and of a DSN with no scheme
+  (`app:password@tcp(db:3306)/app`): `user:password` and the password alone; and every
+  credential written as a parameter (`postgresql://db/app?password=…`, `host=db
+  password=…`, `Server=db;Password=…;`); each as written and percent-decoded (`logins`).
 
 A secret is redacted in each form it can take on its way out (`_forms`): as it is; escaped
 for JSON, HTML/XML, GitHub markdown, the terminal and workflow commands, once or twice; and
@@ -68,6 +70,16 @@ _NETWORK_LOGIN = re.compile(r"(?i)(?:^|(?<=[\s,]))(?:[a-z][a-z0-9+.-]*://)?([^\s
 """A proxy's or an index's login, as the tools that read those variables take it: with no
 scheme too (`user:password@proxy:3128`, which curl, pip and uv read as `http://`), and up to
 the last `@` of the address, a raw `#`, `/` or `?` in the password included."""
+_BARE_LOGIN = re.compile(r"(?:^|(?<=[\s,]))([^\s,:/@?#=]+:(?!//)[^\s,@]+)@")
+"""A login with no scheme before it, where a `:` says it holds a password: a Go driver's
+DSN (`app:password@tcp(db:3306)/app`); not an e-mail address (no `:`)."""
+_CREDENTIAL = re.compile(
+    r"(?i)(?:^|(?<=[?&;\s]))(?:password|passwd|pwd|pass|sslpassword|secret|"
+    r"(?:access_|auth_|api_)?token|api[_-]?key|apikey)\s*=\s*('[^']*'|\"[^\"]*\"|[^\s&;#]+)"
+)
+"""A credential written as a parameter: in a URL's query (libpq's
+`postgresql://db/app?user=app&password=…`), a keyword string (libpq's
+`host=db password=…`, ADO.NET's `Server=db;Password=…;`)."""
 _NETWORK_NAMES = re.compile(r"(?i)(?:^|_)PROXY\Z|INDEX|REGISTRY")
 """The variables that name a proxy or a package index (`HTTPS_PROXY`, `UV_EXTRA_INDEX_URL`,
 `npm_config_registry`): their logins are read as `_NETWORK_LOGIN` says."""
@@ -177,22 +189,27 @@ class Redactor:
 
 
 def logins(value: str, name: str = "") -> list[str]:
-    """The secrets of each URL's login in `value` (of the variable `name`: a proxy's or an
-    index's are read as their tools read them, `_login_pattern`): `user:password`, the
-    password alone, a login with no `:` (a token given as the user), each as written and
-    percent-decoded."""
+    """The secrets of each login in `value` (of the variable `name`): a URL's (a proxy's or
+    an index's read as their tools read them, `_login_pattern`), one with no scheme that
+    holds a password (`_BARE_LOGIN`): `user:password`, the password alone, a login with no
+    `:` (a token given as the user); and each credential written as a parameter
+    (`_CREDENTIAL`: `?password=…`, `password=…`); each as written and percent-decoded."""
     found: list[str] = []
-    for login in _login_pattern(name).findall(value):
+    for login in [*_login_pattern(name).findall(value), *_BARE_LOGIN.findall(value)]:
         password = login.partition(":")[2]
         found += {login, urllib.parse.unquote(login), password, urllib.parse.unquote(password)}
+    for written in _CREDENTIAL.findall(value):
+        bare = written.strip("'\"")
+        found += {written, bare, urllib.parse.unquote(bare), urllib.parse.unquote_plus(bare)}
     return [secret for secret in found if secret]
 
 
 def without_logins(value: str, name: str = "") -> str:
-    """`value` (of the variable `name`) with the login of each URL in it left out
-    (`http://proxy:3128`)."""
-    pattern = _login_pattern(name)
-    return pattern.sub(lambda match: match[0][: match.start(1) - match.start()], value)
+    """`value` (of the variable `name`) with each login left out (`http://proxy:3128`,
+    `tcp(db:3306)/app`) and each credential parameter emptied (`?user=app&password=`)."""
+    for pattern in (_login_pattern(name), _BARE_LOGIN):
+        value = pattern.sub(lambda match: match[0][: match.start(1) - match.start()], value)
+    return _CREDENTIAL.sub(lambda match: match[0][: match.start(1) - match.start()], value)
 
 
 def _login_pattern(name: str) -> re.Pattern[str]:

@@ -40,6 +40,22 @@ def test_secret_names_include_the_hyphenated_token_input_and_the_configured_key_
     assert "named-by-apiKeyEnv" in Redactor.from_env(env)(text), "only when configured"
 
 
+def test_a_database_password_outside_a_url_s_login_is_secret() -> None:
+    """A password in a URL's query, a keyword string or a DSN with no scheme is secret in
+    any variable, as written and percent-decoded; the rest of the value is not."""
+    redact = Redactor.from_env(
+        {
+            "DATABASE_URL": "postgresql://db.corp/app?user=app&password=Qry%2BPassw0rd-77",
+            "PG_CONNECTION": "host=db.corp password='Kw Passw0rd 5' dbname=app",
+            "MYSQL_DSN": "app:Go-Dsn-Passw0rd-88@tcp(db.corp:3306)/app",
+        }
+    )
+
+    said = "Qry+Passw0rd-77 Qry%2BPassw0rd-77 Kw Passw0rd 5 Go-Dsn-Passw0rd-88 db.corp/app"
+
+    assert redact(said) == "*** *** *** *** db.corp/app"
+
+
 def test_the_login_of_a_url_in_any_variable_is_secret() -> None:
     """A proxy's or an index's URL may carry a login (`user:password@`) in a variable whose
     name says nothing secret: the login is secret, and so is its password alone, as written

@@ -420,3 +420,32 @@ def test_a_pull_request_cannot_widen_its_agents_env_list_in_the_action(repo: Git
         action.close()  # as the action's job does: its folder of working copies goes
     # On the command line (no sandbox) a developer's own list is taken as it is.
     assert asyncio.run(evaluate(None))["head"] == "CI_ALLOWED,DATABASE_URL,FEATURE_FLAG"
+
+
+def test_a_database_password_outside_a_url_s_login_is_left_out_too() -> None:
+    """A password in a URL's query (libpq's `?password=`), in a keyword string (libpq's,
+    ADO.NET's) or in a DSN with no scheme (a Go driver's) is a login as much as a URL's
+    `user:password@`: the variable reaches the agent without it, and the rest as written.
+    An e-mail address and git's `git@host:path` are no login."""
+    workflow = {
+        "PATH": "/usr/bin:/bin",
+        "DATABASE_URL": "postgresql://db.corp/app?user=app&password=Qry-Passw0rd-77&ssl=1",
+        "PG_CONNECTION": "host=db.corp password='Kw Passw0rd 5' dbname=app",
+        "SQLSERVER": "Server=db.corp;User Id=sa;Password=Sa-Passw0rd-6;",
+        "MYSQL_DSN": "app:Go-Dsn-Passw0rd-88@tcp(db.corp:3306)/app",
+        "CONTACT": "support@acme.test",
+        "UPSTREAM": "git@github.com:acme/agents.git",
+    }
+    listed = [name for name in workflow if name != "PATH"]
+
+    env = limited_env(workflow, listed, sandbox=Sandbox(None))
+
+    assert env == {
+        "PATH": "/usr/bin:/bin",
+        "DATABASE_URL": "postgresql://db.corp/app?user=app&password=&ssl=1",
+        "PG_CONNECTION": "host=db.corp password= dbname=app",
+        "SQLSERVER": "Server=db.corp;User Id=sa;Password=;",
+        "MYSQL_DSN": "tcp(db.corp:3306)/app",
+        "CONTACT": "support@acme.test",
+        "UPSTREAM": "git@github.com:acme/agents.git",
+    }
