@@ -995,6 +995,28 @@ def test_the_rule_a_renamed_prompt_gained_is_named_on_its_line_of_the_rename(
     assert f"/blob/{head}/prompts/desk.md" + "#L5)" in github.comments_on(7)[0]["body"]
 
 
+def _prompt_moved_into_the_yaml(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, block: str
+) -> ActionRun:
+    """The clerk's prompt moved from its file (deleted) into its YAML as a `block` (`|`,
+    `>`), with NEVER REFUND added, gated as pull request 7."""
+    script(model)
+    base = _clerk_base(repo, config=ROOMY)
+    repo.remove("prompts/clerk.md")
+    moved = BASE_PROMPT.replace("Say approved", NEVER + "Say approved")
+    written = f"  system: {block}\n" + "".join(
+        f"    {line}\n" if line else "\n" for line in moved.splitlines()
+    )
+    head = repo.commit(
+        "the prompt in the clerk's YAML",
+        {"agents/clerk.yaml": CLERK.replace("  systemFile: prompts/clerk.md\n", written)},
+    )
+    github.add_pull(
+        FakePull(number=7, head_sha=head, base_sha=base, files=repo.pull_files(base, head))
+    )
+    return _gate(repo, github, model)
+
+
 def test_a_prompt_moved_into_the_agent_s_yaml_with_a_rule_is_named_on_its_line_there(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:
@@ -1003,22 +1025,7 @@ def test_a_prompt_moved_into_the_agent_s_yaml_with_a_rule_is_named_on_its_line_t
     was moved from, its move a hunk of its own: the NEVER REFUND line is proven the cause
     alone, on its line of the YAML (taken back there, the clerk approves; the base with only
     it, the prompt back in its file with that line, regresses)."""
-    script(model)
-    base = _clerk_base(repo, config=ROOMY)
-    repo.remove("prompts/clerk.md")
-    moved = BASE_PROMPT.replace("Say approved", NEVER + "Say approved")
-    inline = "  system: |\n" + "".join(
-        f"    {line}\n" if line else "\n" for line in moved.splitlines()
-    )
-    head = repo.commit(
-        "the prompt in the clerk's YAML",
-        {"agents/clerk.yaml": CLERK.replace("  systemFile: prompts/clerk.md\n", inline)},
-    )
-    github.add_pull(
-        FakePull(number=7, head_sha=head, base_sha=base, files=repo.pull_files(base, head))
-    )
-
-    run = _gate(repo, github, model)
+    run = _prompt_moved_into_the_yaml(repo, github, model, "|")
 
     assert run.returncode == 1, run.stdout + run.stderr
     (regression,) = _results(repo)["attribution"]["regressions"]
@@ -1048,22 +1055,7 @@ def test_a_prompt_folded_into_the_yaml_is_named_on_its_fields_with_the_file_besi
     their own, and neither taken back loads without the deleted file back beside it. Each
     is proven with the file taken back beside it, shown alone to change nothing, and the
     comment says so."""
-    script(model)
-    base = _clerk_base(repo, config=ROOMY)
-    repo.remove("prompts/clerk.md")
-    moved = BASE_PROMPT.replace("Say approved", NEVER + "Say approved")
-    folded = "  system: >\n" + "".join(
-        f"    {line}\n" if line else "\n" for line in moved.splitlines()
-    )
-    head = repo.commit(
-        "the prompt folded into the clerk's YAML",
-        {"agents/clerk.yaml": CLERK.replace("  systemFile: prompts/clerk.md\n", folded)},
-    )
-    github.add_pull(
-        FakePull(number=7, head_sha=head, base_sha=base, files=repo.pull_files(base, head))
-    )
-
-    run = _gate(repo, github, model)
+    run = _prompt_moved_into_the_yaml(repo, github, model, ">")
 
     assert run.returncode == 1, run.stdout + run.stderr
     (regression,) = _results(repo)["attribution"]["regressions"]
