@@ -335,7 +335,7 @@ def _prompt_move(
         if kept is None:
             return None
         path, prompt, text = out
-        moved = _prompt_hunks(path, prompt, text, path)
+        moved = _prompt_hunks(path, prompt, text)
         return _PromptMove([*_numbered(kept), *moved], (agent.definition, path))
     into = _moved_in(base, head, news, olds, agent.files)
     kept = _other_fields(agent.agent, old, new, blocks) if into is not None else None
@@ -408,20 +408,19 @@ def _moved_in(
     path, prompt, text = found
     lines = head.lines
     block = lines[here.first : here.last + 1]
-    pad = " " * (_indentation(block[1:]) or 2)
-    written = [f"{pad}{line}" if line else "" for line in text.removesuffix("\n").split("\n")]
+    written = block_lines(block[1:], text)
     if not (_holds(block, here.column, prompt) and _holds([block[0], *written], here.column, text)):
         return None  # the block's lines are not its text alone, or cannot hold the file's
     virtual = "\n".join([*lines[: here.first + 1], *written, *lines[here.last + 1 :]])
     return path, virtual, here.first + 1, here.first + 1 + len(written)
 
 
-def _prompt_hunks(path: str, prompt: str, text: str, where: str) -> list[Hunk]:
+def _prompt_hunks(path: str, prompt: str, text: str) -> list[Hunk]:
     """A prompt moved into the file at `path`: the move, then the changed blocks of the
     file's `text` against the `prompt` it was."""
     old, now = lines_of(prompt), lines_of(text)
     blocks = _blocks_between(old, now, 0, len(old))
-    inner = text_hunks(where, prompt, text, blocks)
+    inner = text_hunks(path, prompt, text, blocks)
     return _numbered([Hunk(path, 0, "moved", 0, 0, field=SYSTEM), *inner])
 
 
@@ -825,6 +824,14 @@ def _holds(lines: list[str], column: int, value: str) -> bool:
     except (YAMLError, ValueError):
         return False
     return isinstance(data, Mapping) and list(data.values()) == [value]
+
+
+def block_lines(content: list[str], text: str) -> list[str]:
+    """`text` written as the lines of a YAML block (`|`) whose lines are now `content`, at
+    their indentation (the first line's that is not blank, as YAML reads it): each line of
+    the text indented, a blank one left empty."""
+    pad = " " * (_indentation(content) or 2)
+    return [f"{pad}{line}" if line else "" for line in text.removesuffix("\n").split("\n")]
 
 
 def _indentation(lines: list[str]) -> int | None:

@@ -24,12 +24,19 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from evalward.attribution.field_revert import revert_fields
-from evalward.attribution.fields import is_agent, place_of, read_agent_yaml, value_at
+from evalward.attribution.fields import (
+    AgentYaml,
+    is_agent,
+    place_of,
+    read_agent_yaml,
+    value_at,
+)
 from evalward.attribution.hunks import (
     SYSTEM,
     SYSTEM_FILE,
     AgentFiles,
     Hunk,
+    block_lines,
     in_diff_order,
     lines_of,
     read_side,
@@ -166,11 +173,7 @@ def _reverted(sides: _Sides, path: str, hunks: list[Hunk], agent: str) -> bytes 
     text = "".join(lines)
     fields = [h.field for h in hunks if h.kind == "field"]
     if fields:
-        base_text = text_of(sides.base.get(path))
-        head_doc = read_agent_yaml(text, agent)
-        base_doc = read_agent_yaml(base_text, agent) if base_text is not None else None
-        if head_doc is None or base_doc is None:
-            raise _Unbuildable(f"the agent {agent}'s document cannot be read on both sides")
+        base_doc, head_doc = _documents(sides.base.get(path), text.encode(), agent)
         text = revert_fields(base_doc, head_doc, fields)
     return text.encode()
 
@@ -201,11 +204,7 @@ def _prompt_back_in_its_file(
     """The file the base read the agent's prompt from (its `systemFile`), holding the prompt
     of the YAML `head` (the variant's, where a change moved it into the YAML), and `head`
     with the base's `systemFile` again and no `system`."""
-    base_text, head_text = text_of(base), text_of(head)
-    base_doc = read_agent_yaml(base_text, agent) if base_text is not None else None
-    head_doc = read_agent_yaml(head_text, agent) if head_text is not None else None
-    if base_doc is None or head_doc is None:
-        raise _Unbuildable(f"the agent {agent}'s document cannot be read on both sides")
+    base_doc, head_doc = _documents(base, head, agent)
     named, prompt = value_at(base_doc.data, SYSTEM_FILE), value_at(head_doc.data, SYSTEM)
     if not isinstance(named, str) or not isinstance(prompt, str):
         raise _Unbuildable(f"the agent {agent}'s prompt is not where the change moved it")
@@ -219,17 +218,12 @@ def _prompt_back_in_the_yaml(
     """The agent's YAML `head` with the prompt a change moved out of it back in the base's
     `system: |` block, holding `prompt` (the variant's text of the file it was moved to),
     and no `systemFile`; the rest as the head has it."""
-    base_text, head_text = text_of(base), text_of(head)
-    base_doc = read_agent_yaml(base_text, agent) if base_text is not None else None
-    head_doc = read_agent_yaml(head_text, agent) if head_text is not None else None
-    place = place_of(base_doc, SYSTEM) if base_doc is not None else None
-    if base_doc is None or head_doc is None or place is None:
+    base_doc, head_doc = _documents(base, head, agent)
+    place = place_of(base_doc, SYSTEM)
+    if place is None:
         raise _Unbuildable(f"the agent {agent}'s document cannot be read on both sides")
     lines = base_doc.lines
-    # the block's indentation: its first line's that is not blank, as YAML reads it
-    inside = (line for line in lines[place.first + 1 : place.last + 1] if line.strip())
-    pad = " " * next((len(line) - len(line.lstrip(" ")) for line in inside), 2)
-    block = [f"{pad}{line}" if line else "" for line in prompt.removesuffix("\n").split("\n")]
+    block = block_lines(lines[place.first + 1 : place.last + 1], prompt)
     written = "\n".join([*lines[: place.first + 1], *block, *lines[place.last + 1 :]])
     with_prompt = read_agent_yaml(written, agent)
     if with_prompt is None or value_at(with_prompt.data, SYSTEM) != prompt:
@@ -238,6 +232,17 @@ def _prompt_back_in_the_yaml(
             "holds it"
         )
     return revert_fields(with_prompt, head_doc, [SYSTEM, SYSTEM_FILE]).encode()
+
+
+def _documents(base: bytes | None, head: bytes | None, agent: str) -> tuple[AgentYaml, AgentYaml]:
+    """The agent's document in the base's YAML and the variant's; _Unbuildable where either
+    cannot be read."""
+    base_text, head_text = text_of(base), text_of(head)
+    base_doc = read_agent_yaml(base_text, agent) if base_text is not None else None
+    head_doc = read_agent_yaml(head_text, agent) if head_text is not None else None
+    if base_doc is None or head_doc is None:
+        raise _Unbuildable(f"the agent {agent}'s document cannot be read on both sides")
+    return base_doc, head_doc
 
 
 def _check_agent(content: bytes | None, agent: str) -> None:
