@@ -207,9 +207,15 @@ def logins(value: str, name: str = "") -> list[str]:
 def without_logins(value: str, name: str = "") -> str:
     """`value` (of the variable `name`) with each login left out (`http://proxy:3128`,
     `tcp(db:3306)/app`) and each credential parameter emptied (`?user=app&password=`)."""
-    for pattern in (_login_pattern(name), _BARE_LOGIN):
-        value = pattern.sub(lambda match: match[0][: match.start(1) - match.start()], value)
-    return _CREDENTIAL.sub(lambda match: match[0][: match.start(1) - match.start()], value)
+    for pattern in (_login_pattern(name), _BARE_LOGIN, _CREDENTIAL):
+        value = pattern.sub(_before_the_secret, value)
+    return value
+
+
+def _before_the_secret(match: re.Match[str]) -> str:
+    """What a match of a login's or a credential's pattern holds before its secret (its
+    first group): `http://` of `http://user:pw@`, `password=` of `password=pw`."""
+    return match[0][: match.start(1) - match.start()]
 
 
 def _login_pattern(name: str) -> re.Pattern[str]:

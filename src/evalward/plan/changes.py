@@ -223,7 +223,7 @@ def _read_by(located: Located[Agent], ordered: list[str]) -> str:
         if hit is not None:
             return hit
     for pattern in spec.watch:
-        hit = next((p for p in _starting(ordered, pattern) if glob_matches(p, pattern)), None)
+        hit = _first_matching(ordered, pattern)
         if hit is not None:
             return hit
     return next(iter(root_modules(ordered) if imports_from_root(spec) else []), "")
@@ -285,7 +285,7 @@ def _reads(
             why = " (it runs a program and names no `watch`: any file may change it)"
         result.note_agent(name, f"{printable(ordered[0])} changed{why}")
     for pattern in located.resource.spec.watch:
-        hit = next((p for p in _starting(ordered, pattern) if glob_matches(p, pattern)), None)
+        hit = _first_matching(ordered, pattern)
         if hit is not None:
             result.note_agent(name, f"watched path {printable(hit)} changed")
     if imports_from_root(located.resource.spec):
@@ -295,6 +295,11 @@ def _reads(
                 name, f"{printable(hit)} changed (Python run with -m or -c imports from the root)"
             )
     return read
+
+
+def _first_matching(ordered: list[str], pattern: str) -> str | None:
+    """The first of the sorted `ordered` paths the `watch` glob `pattern` matches."""
+    return next((p for p in _starting(ordered, pattern) if glob_matches(p, pattern)), None)
 
 
 def _starting(ordered: list[str], pattern: str) -> Iterator[str]:

@@ -426,9 +426,7 @@ def _stranger_on(port: int, uid: int, run: RunProcesses) -> str:
         if not holders:
             return f"a listener no process of its user holds ({each.address})"
         for holder in holders:
-            if holder.session not in run.sessions and not (
-                run.group is not None and holder.cgroup == run.group.name
-            ):
+            if not run.holds(holder.session, holder.cgroup):
                 return (
                     f"process {holder.pid}, which is not the service's (a process another run "
                     "started, or one an agent left): it does not answer in the service's place"

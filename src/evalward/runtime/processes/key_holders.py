@@ -46,9 +46,7 @@ class KeyHolders:
 
     def _stranger(self, holder: Holder) -> str | None:
         run = self.run
-        if holder.session in run.sessions or holder.session in self.servers:
-            return None
-        if run.group is not None and holder.cgroup == run.group.name:
+        if run.holds(holder.session, holder.cgroup) or holder.session in self.servers:
             return None
         others = [each for each in self.sessions.runs if each is not run]
         if holder.session in self.sessions.live or any(

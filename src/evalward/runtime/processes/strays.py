@@ -43,6 +43,11 @@ class RunProcesses:
     ended: bool = False
     """Whether it has been ended (`Apart.end_run`): what it started is gone, once."""
 
+    def holds(self, session: int, cgroup: str | None) -> bool:
+        """Whether a process of `session` and `cgroup` is this run's: in a session one of
+        its programs started, or in its cgroup."""
+        return session in self.sessions or (self.group is not None and cgroup == self.group.name)
+
 
 @dataclass(frozen=True)
 class Spared:
