@@ -307,3 +307,102 @@ def test_without_a_playground_every_state_criterion_is_an_error() -> None:
 def test_an_incomplete_criterion_does_not_load(assertion: dict[str, Any]) -> None:
     with pytest.raises(ValidationError):
         ASSERTION.validate_python(assertion)
+
+
+BIG = {"bytes": 300_000, "sha256": "ab" * 32}
+"""What the state keeps of a file over 256 KiB: its size and hash, not its text."""
+UNREAD = {"bytes": 70_000_000}
+"""What it keeps of a file over 64 MiB: its size alone, nothing of it read."""
+
+
+def with_files(**files: Any) -> PlaygroundRun:
+    return playground(after(files={**BEFORE["files"], **files}))
+
+
+@pytest.mark.parametrize(
+    "kept", [BIG, {"link": "other.txt"}, {"special": True}, {"unreadable": "Permission denied"}]
+)
+@pytest.mark.parametrize(
+    "criterion",
+    [
+        {"matches": "^(?![\\s\\S]*DROP TABLE)"},
+        {"contains": "all good"},
+        {"equals": "all good"},
+    ],
+)
+def test_a_criterion_on_the_text_of_a_file_the_state_holds_no_text_of_is_undecided(
+    kept: dict[str, Any], criterion: dict[str, Any]
+) -> None:
+    """A file over 256 KiB (or not UTF-8), a link, a FIFO, an unreadable file: the state keeps
+    a record in place of its text, and a criterion on the text read against that record
+    decided the record, not the file (a negative regex passed a report that said DROP TABLE)."""
+    run = with_files(**{"report.txt": kept})
+    status, message = check({"type": "stateValue", "at": "files.report.txt", **criterion}, run)
+    assert status is Status.error, message
+    assert message.startswith("files.report.txt is not text the state holds"), message
+    assert "a criterion on its text cannot be decided" in message
+
+
+def test_a_regex_over_a_folder_holding_such_a_file_is_undecided_too() -> None:
+    """A regex over the whole folder reads every file's text as JSON: a record stands there
+    for the one it cannot read."""
+    status, message = check(
+        {"type": "stateValue", "at": "files", "matches": "^(?![\\s\\S]*DROP TABLE)"},
+        with_files(**{"report.txt": BIG}),
+    )
+    assert status is Status.error, message
+    assert message.startswith("files.report.txt is not text the state holds"), message
+    # a folder of text alone reads as before
+    status, message = check(
+        {"type": "stateValue", "at": "files", "matches": "priority"}, with_files()
+    )
+    assert status is Status.passed, message
+
+
+@pytest.mark.parametrize("kept", [{"link": "other.txt"}, {"special": True}])
+def test_a_link_or_a_fifo_does_not_exist_as_the_file_a_value_names(kept: dict[str, Any]) -> None:
+    """As `fileState` holds it: a link (never followed) or a FIFO is not a file."""
+    run = with_files(**{"report.txt": kept})
+    status, message = check({"type": "stateValue", "at": "files.report.txt", "exists": True}, run)
+    assert status is Status.failed, message
+    assert message.startswith("expected files.report.txt to exist as a file; it holds"), message
+    status, message = check({"type": "stateValue", "at": "files.report.txt", "exists": False}, run)
+    assert status is Status.failed, message  # something is there
+
+
+def test_a_large_file_exists_and_its_record_is_read_where_a_path_asks_for_it() -> None:
+    run = with_files(**{"report.txt": BIG})
+    status, message = check({"type": "stateValue", "at": "files.report.txt", "exists": True}, run)
+    assert status is Status.passed, message
+    status, message = check(
+        {"type": "stateValue", "at": "files.report.txt.bytes", "equals": 300_000}, run
+    )
+    assert status is Status.passed, message
+
+
+def test_an_unread_file_of_the_same_size_is_not_unchanged_but_undecided() -> None:
+    """Over 64 MiB a file is recorded by its size alone: a rewrite in place keeps the record,
+    and `stateUnchanged` read that as no change."""
+    before = {**BEFORE, "files": {**BEFORE["files"], "ledger.bin": UNREAD}}
+    final = after(files=dict(before["files"]))
+    run = PlaygroundRun(PlaygroundState("shop", before), PlaygroundState("shop", final))
+    for at in ("files", "files.ledger.bin"):
+        status, message = check_state(
+            ASSERTION.validate_python({"type": "stateUnchanged", "at": at}), run
+        )
+        assert status is Status.error, message
+        assert message.startswith("files.ledger.bin is a file over 64 MiB"), message
+    # named in `except`, or outside `at`, it decides nothing
+    for assertion in (
+        {"type": "stateUnchanged", "at": "files", "except": ["files.ledger.bin"]},
+        {"type": "stateUnchanged", "at": "files.out/ticket.json"},
+    ):
+        status, message = check_state(ASSERTION.validate_python(assertion), run)
+        assert status is Status.passed, message
+    # a size that changed is a change, read or not
+    grown = after(files={**before["files"], "ledger.bin": {"bytes": 70_000_001}})
+    run = PlaygroundRun(PlaygroundState("shop", before), PlaygroundState("shop", grown))
+    status, message = check_state(
+        ASSERTION.validate_python({"type": "stateUnchanged", "at": "files"}), run
+    )
+    assert status is Status.failed and "files.ledger.bin" in message, message

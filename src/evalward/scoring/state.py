@@ -31,11 +31,14 @@ from evalward.rundata.playground_state import (
     same,
 )
 from evalward.rundata.results import Status
+from evalward.runtime.playground.files import FILE_HASH_LIMIT, FILE_TEXT_LIMIT
 from evalward.scoring.assertions import REGEX_TIMEOUT_SECONDS, CheckOutcome, pass_or_fail
 from evalward.text import jsontext
 from evalward.text.cuts import cap_chars
 
 MAX_LISTED = 5
+_FILES = "files"
+"""The files folder's key in the state (`FilesPart.state_part`)."""
 
 
 class _Unevaluable(Exception):
@@ -175,12 +178,20 @@ def _value(a: StateValueAssertion, playground: PlaygroundRun) -> CheckOutcome:
     if a.file is not None:
         document = _parsed_file(a.file, playground)
         where = f"{a.file}" + (f" at {a.at}" if a.at else "")
-    actual = lookup(document, a.at)
+    found = located(document, a.at)
+    actual = _MISSING if found is None else found[1]
+    # a file of the folder whose text the state does not hold stands there as a record of
+    # it (runtime/playground/files.py): never the text a criterion on its text reads
+    unread = {} if a.file is not None or found is None else _unread_files(*found)
     held = shown(actual) + (_nearest(document, a.at) if actual is _MISSING else "")
     if a.exists is not None:
         there = actual is not _MISSING
-        found = f"it holds {held}" if there else "it is not there" + _nearest(document, a.at)
-        return _existence(a.exists, where, there, found)
+        if a.exists and actual in unread.values() and not _a_file(actual):
+            return Status.failed, f"expected {where} to exist as a file; it holds {held}"
+        found_there = f"it holds {held}" if there else "it is not there" + _nearest(document, a.at)
+        return _existence(a.exists, where, there, found_there)
+    if unread and (a.matches is not None or actual in unread.values()):
+        raise _Unevaluable(_no_text(unread))
     if a.matches is not None:
         text = actual if isinstance(actual, str) else shown(actual, 10**6)
         try:
@@ -202,6 +213,31 @@ def _value(a: StateValueAssertion, playground: PlaygroundRun) -> CheckOutcome:
         actual is not _MISSING and same(a.equals, actual),
         f"{where} equals {shown(a.equals)}",
         f"expected {where} to equal {shown(a.equals)}; the state held {held}",
+    )
+
+
+def _unread_files(keys: tuple[str, ...], value: Any) -> dict[str, Any]:
+    """The files of the files folder at or under the state's place `keys` (which holds
+    `value`) whose text the state does not hold, each with the record kept in its place:
+    its size (and hash), a link's target, a special or unreadable file."""
+    if len(keys) == 2 and keys[0] == _FILES:
+        return {keys[1]: value} if isinstance(value, dict) else {}
+    files = value if keys == (_FILES,) else value.get(_FILES) if keys == () else None
+    if not isinstance(files, dict):
+        return {}
+    return {name: kept for name, kept in files.items() if isinstance(kept, dict)}
+
+
+def _no_text(unread: dict[str, Any]) -> str:
+    name, kept = next(iter(unread.items()))
+    more = f" (and {len(unread) - 1} more such files)" if len(unread) > 1 else ""
+    return (
+        f"{_FILES}.{name} is not text the state holds: it holds {shown(kept)}{more}, for a "
+        f"file over {FILE_TEXT_LIMIT // 1024} KiB or not UTF-8 is kept by its size and hash, "
+        "and a link (never followed), a FIFO or an unreadable file by what it is; a "
+        "criterion on its text cannot be decided. Keep the file to UTF-8 text under "
+        f"{FILE_TEXT_LIMIT // 1024} KiB, or check only that it is there (`fileState` with "
+        "`exists`)"
     )
 
 
@@ -240,7 +276,7 @@ def _contains_or_same(actual: Any, expected: Any) -> bool:
 
 def _file_content(path: str, playground: PlaygroundRun) -> Any:
     """What the state holds of the file at `path` in the playground's folder, or _MISSING."""
-    files = playground.final.document.get("files")
+    files = playground.final.document.get(_FILES)
     if files is None:
         raise _Unevaluable(f"{path}: the playground has no `files` folder")
     return files.get(path.strip("/"), _MISSING)
@@ -372,6 +408,14 @@ def _unchanged(a: StateUnchangedAssertion, playground: PlaygroundRun) -> CheckOu
     prefix = (now or was or ((), None))[0]
     before, after = (_MISSING if at is None else at[1] for at in (was, now))
     changed = _left(differences(before, after, prefix, playground.compared), a.excepted, documents)
+    unsized = _left(iter(_unread_alike(was, now)), a.excepted, documents)
+    if unsized and not changed:
+        raise _Unevaluable(
+            f"{'.'.join(unsized[0])} is a file over {FILE_HASH_LIMIT // 2**20} MiB, which "
+            "the state records by its size alone, and its size did not change: whether its "
+            "content did cannot be decided. Name it in `except`, or keep the playground's "
+            f"files under {FILE_HASH_LIMIT // 2**20} MiB"
+        )
     if not changed:
         return Status.passed, f"nothing changed in {a.at or 'the state'} outside the named paths"
     first = changed[0]
@@ -380,6 +424,21 @@ def _unchanged(a: StateUnchangedAssertion, playground: PlaygroundRun) -> CheckOu
         f"{_listing(changed)} (at {'.'.join(first)}: {shown(_at(playground, 'initial', first))} "
         f"→ {shown(_at(playground, 'final', first))})"
     )
+
+
+def _unread_alike(
+    was: tuple[tuple[str, ...], Any] | None, now: tuple[tuple[str, ...], Any] | None
+) -> list[tuple[str, ...]]:
+    """The files at or under a place of the state before and after a run that the state
+    recorded by their size alone, the same size both times: unread, not unchanged."""
+    if was is None or now is None:
+        return []
+    before, after = _unread_files(*was), _unread_files(*now)
+    return [
+        (_FILES, name)
+        for name, kept in after.items()
+        if set(kept) == {"bytes"} and before.get(name) == kept
+    ]
 
 
 def _at(playground: PlaygroundRun, which: str, path: tuple[str, ...]) -> Any:
