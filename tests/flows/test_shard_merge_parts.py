@@ -65,7 +65,7 @@ def test_the_merge_computes_the_plan_and_takes_the_part_sealed_with_its_key(
 ) -> None:
     with expected(setup) as plan:
         assert plan.source["base"] == base
-        merged = merge_parts([part], plan, KEY)
+        merged = asyncio.run(merge_parts([part], plan, KEY))
 
     assert sorted((f.side, f.status) for f in merged.fixtures) == [
         ("base", "pass"),
@@ -76,7 +76,7 @@ def test_the_merge_computes_the_plan_and_takes_the_part_sealed_with_its_key(
 
 def test_no_part_is_refused(setup: RunSetup) -> None:
     with expected(setup) as plan, pytest.raises(ConfigError, match="no shard results given"):
-        merge([], plan, KEY)
+        asyncio.run(merge([], plan, KEY))
 
 
 def test_a_part_the_front_end_s_check_refuses_is_not_merged(setup: RunSetup, part: Path) -> None:
@@ -84,15 +84,15 @@ def test_a_part_the_front_end_s_check_refuses_is_not_merged(setup: RunSetup, par
         raise ConfigError(f"{path.name} came with the checkout")
 
     with expected(setup) as plan, pytest.raises(ConfigError, match="came with the checkout"):
-        merge_parts([part], plan, KEY, refuse)
+        asyncio.run(merge_parts([part], plan, KEY, refuse))
 
 
 def test_a_part_sealed_with_another_key_or_none_is_not_taken(setup: RunSetup, part: Path) -> None:
     with expected(setup) as plan:
         with pytest.raises(ConfigError, match="not taken") as other:
-            merge_parts([part], plan, "t" * 64)
+            asyncio.run(merge_parts([part], plan, "t" * 64))
         with pytest.raises(ConfigError, match="not taken"):
-            merge_parts([part], plan, None)
+            asyncio.run(merge_parts([part], plan, None))
 
     assert "the same `shard-key`" in str(other.value)
 
@@ -104,7 +104,7 @@ def test_a_part_of_another_commit_is_refused(
     later = setup_of(repo, base, env)
     try:
         with expected(later) as plan, pytest.raises(ConfigError) as refused:
-            merge_parts([part], plan, KEY)
+            asyncio.run(merge_parts([part], plan, KEY))
     finally:
         asyncio.run(later.providers.aclose())
 
@@ -158,7 +158,7 @@ def test_no_baseline_is_said_of_every_part_s_base_runs_not_of_one_part_s(
     setup = setup_of(repo, base, env)
     try:
         with expected(setup) as plan:
-            merged = merge_parts(paths, plan, KEY)
+            merged = asyncio.run(merge_parts(paths, plan, KEY))
     finally:
         asyncio.run(setup.providers.aclose())
     said = [note for note in merged.notes if "no baseline" in note]

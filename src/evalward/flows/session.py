@@ -192,7 +192,7 @@ async def run(request: RunRequest) -> Outcome:
     anything ran is said without files, one after is written and reported first."""
     try:
         ready_sandbox(request.setup)
-        return merge(request) if request.parts is not None else await run_change(request)
+        return await merge(request) if request.parts is not None else await run_change(request)
     except Exception as exc:
         return Outcome.stopped(exc, request)
 
@@ -233,15 +233,16 @@ async def run_change(request: RunRequest) -> Outcome:
     return Outcome(evaluation, progress, progress.elapsed(), spent, setup.options, failure=failure)
 
 
-def merge(request: RunRequest) -> Outcome:
+async def merge(request: RunRequest) -> Outcome:
     """The parts' results merged into the plan this merge computes itself from the base's
     definitions (`shard_merge`), as the Outcome of the run they were split from. The merge
-    runs no agent, but its sandbox is readied as the parts' are: attribution runs variants
-    of the head in it once the merge has decided."""
+    runs no agent (it judges the pairs of an Eval judged pairwise), but its sandbox is
+    readied as the parts' are: attribution runs variants of the head in it once the merge
+    has decided."""
     setup, progress, parts = request.setup, request.progress, request.parts
     assert parts is not None, "a merge is a request with parts"
     with expected(setup) as plan:
-        evaluation = merge_parts(parts.paths, plan, parts.key, parts.check)
+        evaluation = await merge_parts(parts.paths, plan, parts.key, parts.check)
     progress.plan, progress.done = evaluation.plan, list(evaluation.fixtures)
     spent = setup.providers.spent
     if evaluation.spent_elsewhere is not None:  # the parts' calls, and the merge's own

@@ -13,6 +13,7 @@ The runs of the fixtures the base gates with are split first, by the base's esti
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -124,11 +125,15 @@ async def run_part(
 
     The phases as `pipeline.evaluate_change` runs them, the plan shaped as the set-up says
     (the command line's --fixture/--reps) and then split. Nothing is reported or decided: the
-    comment and the gate are the merge's. An error that stopped the runs is raised as
-    itself: a part stopped part-way writes nothing, since the merge would miss its runs.
+    comment and the gate are the merge's, and so are the pairwise judge's pairs. An error
+    that stopped the runs is raised as itself: a part stopped part-way writes nothing, since
+    the merge would miss its runs.
     """
     splitter = _Splitter(spec, setup.providers.prices)
-    evaluation = await pipeline.evaluate_change(setup.shaped(splitter), progress)
+    # a pair's two runs may fall to two parts: the merge judges every pair (`shard_merge`)
+    unpaired = dataclasses.replace(setup.options, judge_pairs=False)
+    shaped = dataclasses.replace(setup.shaped(splitter), options=unpaired)
+    evaluation = await pipeline.evaluate_change(shaped, progress)
     part = ShardPart(
         shard=ShardIndex(index=spec.index, count=spec.count),
         source=ShardSource.model_validate(source_of(setup.git, setup.revisions)),

@@ -5,7 +5,9 @@ for nothing more. The merge computes the plan itself, from the base's definition
 unsharded run would (`expected`), and refuses a part of another commit, one that ran another
 plan or other definitions, one missing or given twice, and a result the split gives to
 another part. It scores with its own definitions and reports its own change set: nothing of
-what gates comes from a part but the results of the runs it was given.
+what gates comes from a part but the results of the runs it was given. It judges the pairs
+of an Eval judged pairwise itself, once every part's runs are in: the split may give a
+pair's base run and its head run to two parts, so no part judges any (`run_part`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 
 from evalward.attribution.hunks import targets_files
 from evalward.errors import ConfigError
+from evalward.execute.pairs import PairJudging
 from evalward.execute.plan_scores import score_evals
 from evalward.flows.shard import assign, definitions_digest, plan_record, run_key, source_of
 from evalward.flows.shard_signature import broken
@@ -25,6 +28,7 @@ from evalward.plan.changes import ChangeSet
 from evalward.plan.plan import Plan, PlannedRun, at_most, private_runs
 from evalward.plan.prepare import prepare_change
 from evalward.plan.request import PartCheck
+from evalward.plan.run_context import RunContext
 from evalward.plan.run_setup import RunSetup
 from evalward.providers.pricing import PriceTable
 from evalward.record.evaluation import Evaluation
@@ -35,6 +39,7 @@ from evalward.rundata.results import FixtureResult
 from evalward.rundata.sides import Side
 from evalward.rundata.spending import Spent
 from evalward.rundata.spool import TraceSpool
+from evalward.scoring.judges.pairwise_panel import Judged
 from evalward.verdict.compare import compare, no_baseline_notes
 from evalward.verdict.settle import settle
 
@@ -42,7 +47,8 @@ from evalward.verdict.settle import settle
 @dataclass
 class Expected:
     """What the merge computed itself: the commits, the whole plan, the definitions it scores
-    with, the change, and the prices the split was balanced by."""
+    with, the change, the prices the split was balanced by, and the run's context over its
+    own checkouts, in which it judges the pairs."""
 
     source: dict[str, str]
     plan: Plan
@@ -50,6 +56,7 @@ class Expected:
     changes: ChangeSet
     notes: list[str]
     prices: PriceTable
+    context: RunContext
 
 
 @contextmanager
@@ -58,13 +65,15 @@ def expected(setup: RunSetup) -> Iterator[Expected]:
     same settings), while its checkouts exist."""
     with prepare_change(setup) as prepared:
         resources = {side: c.resources for side, c in prepared.checkouts.items()}
+        whole = at_most(prepared.plan, resources)
         yield Expected(
             source_of(setup.git, setup.revisions),
-            at_most(prepared.plan, resources),
+            whole,
             resources,
             prepared.changes,
             prepared.notes,
             setup.providers.prices,
+            RunContext.of(whole, prepared.checkouts, setup),
         )
 
 
@@ -73,7 +82,7 @@ Part = tuple[str, dict[str, Any], ShardPart]
 what it holds."""
 
 
-def merge_parts(
+async def merge_parts(
     paths: Sequence[Path],
     plan: Expected,
     key: str | None,
@@ -89,11 +98,12 @@ def merge_parts(
     if check is not None:
         for path in paths:
             check(path)
-    return merge(parts, plan, key)
+    return await merge(parts, plan, key)
 
 
-def merge(parts: Sequence[Part], plan: Expected, key: str | None) -> Evaluation:
-    """Every part, once each, of `plan` -> the Evaluation of the whole plan."""
+async def merge(parts: Sequence[Part], plan: Expected, key: str | None) -> Evaluation:
+    """Every part, once each, of `plan` -> the Evaluation of the whole plan, its pairs
+    judged (`_judged_pairs`)."""
     if not parts:
         raise ConfigError("merge: no shard results given; pass every shard-i-of-n.json file")
     count = _every_part_once(parts, plan, key)
@@ -134,7 +144,8 @@ def merge(parts: Sequence[Part], plan: Expected, key: str | None) -> Evaluation:
         )
     fixtures = sorted(results.values(), key=lambda r: order[(r.side, r.eval, r.fixture, r.rep)])
     definitions = {s: r.evals for s, r in plan.resources.items()}
-    evals = settle(score_evals(plan.plan, definitions, fixtures), definitions)
+    pairs = await _judged_pairs(plan.context, fixtures, traces)
+    evals = settle(score_evals(plan.plan, definitions, fixtures), definitions, pairs=pairs)
     return Evaluation(
         changes=plan.changes,
         plan=plan.plan,
@@ -149,6 +160,19 @@ def merge(parts: Sequence[Part], plan: Expected, key: str | None) -> Evaluation:
         spent_elsewhere=spent,
         agent_files=targets_files(plan.plan, plan.resources),
     )
+
+
+async def _judged_pairs(
+    context: RunContext, fixtures: list[FixtureResult], traces: TraceSpool
+) -> dict[str, Judged]:
+    """Per Eval judged pairwise, its judge and its pairs, judged over every part's runs as an
+    unsharded run judges its own: settled without them, a fixture the pairwise judge finds
+    worse would pass on its pass rate alone."""
+    judging = PairJudging(context, traces)
+    if not judging.active:
+        return {}
+    await judging.judge(fixtures)
+    return judging.judged()
 
 
 def _every_part_once(parts: Sequence[Part], plan: Expected, key: str | None) -> int:

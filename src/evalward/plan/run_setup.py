@@ -46,7 +46,7 @@ class RunOptions:
     run. For attribution's variants, read by each fixture's own verdict, which the judge
     does not change (the Eval's verdict, left without its pairs, is not read there); the
     fixtures' pass-rate tests keep the share of the false-block rate they have beside the
-    judge, as on the gate."""
+    judge, as on the gate. For a shard's part, whose pairs the merge judges."""
     warm_pairs: bool = False
     """On a run with no base, replay each pairwise judge's calibration into the result cache
     all the same (`Pairs.warm`): the action's, whose cache of the default branch's runs the
