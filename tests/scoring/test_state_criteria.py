@@ -343,6 +343,17 @@ def test_a_criterion_on_the_text_of_a_file_the_state_holds_no_text_of_is_undecid
     assert "a criterion on its text cannot be decided" in message
 
 
+def test_a_file_state_s_text_of_a_file_the_state_holds_no_text_of_is_undecided() -> None:
+    """`fileState` `contains` failed such a file as though it lacked the text it holds."""
+    for kept in (BIG, {"link": "other.txt"}):
+        status, message = check(
+            {"type": "fileState", "path": "report.txt", "contains": "all good"},
+            with_files(**{"report.txt": kept}),
+        )
+        assert status is Status.error, message
+        assert message.startswith("files.report.txt is not text the state holds"), message
+
+
 def test_a_regex_over_a_folder_holding_such_a_file_is_undecided_too() -> None:
     """A regex over the whole folder reads every file's text as JSON: a record stands there
     for the one it cannot read."""

@@ -354,8 +354,10 @@ def _file(a: FileStateAssertion, playground: PlaygroundRun) -> CheckOutcome:
     if content is _MISSING:
         return Status.failed, f"{a.path} is not in the playground's folder"
     if a.contains is not None:
+        if not isinstance(content, str):
+            raise _Unevaluable(_no_text({a.path.strip("/"): content}))
         return pass_or_fail(
-            isinstance(content, str) and a.contains in content,
+            a.contains in content,
             f"{a.path} contains {shown(a.contains)}",
             f"expected {a.path} to contain {shown(a.contains)}; it holds {shown(content)}",
         )
