@@ -462,7 +462,7 @@ def test_control_the_branch_updated_after_the_rename_is_gated_by_the_renamed_age
     assert "helper-eval" in run.results()["reason"]
 
 
-@pytest.mark.parametrize("since", ["changed", "added"])
+@pytest.mark.parametrize("since", ["changed", "added", "changed through a link"])
 def test_a_file_an_agent_of_the_base_branch_reads_only_since_the_branch_point_is_not_passed_by(
     repo: GitRepo,
     github: FakeGitHub,
@@ -470,13 +470,15 @@ def test_a_file_an_agent_of_the_base_branch_reads_only_since_the_branch_point_is
     env: dict[str, str],
     since: str,
 ) -> None:
-    """Main made the support bot read its prompt from `prompts/support.md` (`changed`), or
-    added an agent that reads it (`added`), after the branch was made; the pull request
-    changes only that file, which no agent reads where it branched off, so nothing ran and
-    the gate passed, while the merge hands main's agent the new prompt. The job stops and
-    asks for the branch to be updated."""
+    """Main made the support bot read its prompt from `prompts/support.md` (`changed`; or
+    from `prompts/current.md`, a link to it), or added an agent that reads it (`added`),
+    after the branch was made; the pull request changes only that file, which no agent reads
+    where it branched off, so nothing ran and the gate passed, while the merge hands main's
+    agent the new prompt. The job stops and asks for the branch to be updated."""
     bot = SUPPORT_BOT.format(prompt=BASE_PROMPT)
-    from_file = bot.replace(f'system: "{BASE_PROMPT}"', "systemFile: prompts/support.md")
+    linked = since == "changed through a link"
+    named = "prompts/current.md" if linked else "prompts/support.md"
+    from_file = bot.replace(f'system: "{BASE_PROMPT}"', f"systemFile: {named}")
     assert from_file != bot
     repo.commit(
         "agents and evals; a prompt file drafted",
@@ -492,9 +494,11 @@ def test_a_file_an_agent_of_the_base_branch_reads_only_since_the_branch_point_is
     repo.checkout("main")
     reads = (
         {"agents/support-bot.yaml": from_file}
-        if since == "changed"
+        if since != "added"
         else {"agents/helper.yaml": _renamed(from_file)}
     )
+    if linked:
+        (repo.path / named).symlink_to("support.md")
     tip = repo.commit("read the prompt from its file", reads)
     repo.checkout("feature")
     head = repo.commit("sharpen the prompt", {"prompts/support.md": HEAD_PROMPT + "\n"})
@@ -503,10 +507,11 @@ def test_a_file_an_agent_of_the_base_branch_reads_only_since_the_branch_point_is
     run = gate(repo, github, tip, head, env)
 
     assert run.returncode == 2, run.stdout + run.stderr
-    agent = "support-bot" if since == "changed" else "helper"
+    agent = "helper" if since == "added" else "support-bot"
     assert f"prompts/support.md, which this change touches, is read by agent {agent} as " in (
         run.stdout
     )
-    assert f"the base branch {since} the agent after this branch was made" in run.stdout
+    done = since.removesuffix(" through a link")
+    assert f"the base branch {done} the agent after this branch was made" in run.stdout
     assert UPDATE in run.stdout
     assert model.requests == []

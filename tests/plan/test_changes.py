@@ -626,16 +626,22 @@ spec:
 """A program that names no `watch`: any file of the repository may change it."""
 
 
-def _behind(repo: GitRepo, tip_files: dict[str, str]) -> ChangeSet:
+def _behind(
+    repo: GitRepo, tip_files: dict[str, str], tip_links: dict[str, str] | None = None
+) -> ChangeSet:
     """A pull request branched off `base_repo`'s commit (with notes and shared rules) that
     changes `docs/notes.md` and `shared/rules.md`, while the base branch committed
-    `tip_files` since: its changes, with the base branch's definitions now gating."""
+    `tip_files` (and symbolic links, `tip_links`: path -> target) since: its changes, with
+    the base branch's definitions now gating."""
     base_repo(repo)
     base = repo.commit("notes and rules", {"docs/notes.md": "notes", "shared/rules.md": "Be."})
     repo.branch("pr")
     repo.commit("more", {"docs/notes.md": "more notes", "shared/rules.md": "Be terse."})
     git = Git(repo.path)
     repo.checkout("main")
+    for path, target in (tip_links or {}).items():
+        (repo.path / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo.path / path).symlink_to(target)
     tip = repo.commit("the base branch moves on", tip_files)
     repo.checkout("pr")
     head = load_resources(repo.path)
@@ -665,6 +671,20 @@ def test_a_file_an_agent_the_base_branch_added_since_reads_stops_the_change(
     assert str(refused.value).startswith(
         f"{hit}, which this change touches, is read by agent gamma as the base branch defines "
         "it now (agents/gamma.yaml), not as this branch does: the base branch added the agent"
+    )
+
+
+def test_a_file_an_agent_the_base_branch_added_since_reads_through_a_link_stops_the_change(
+    repo: GitRepo,
+) -> None:
+    """The base branch's new agent names `prompts/gamma.md`, a link to the rules this change
+    touches: what it reads is where the link leads in the base branch's tree."""
+    gamma = agent("gamma", system="systemFile: /prompts/gamma.md")
+    with pytest.raises(ConfigError) as refused:
+        _behind(repo, {"agents/gamma.yaml": gamma}, {"prompts/gamma.md": "../shared/rules.md"})
+    assert str(refused.value).startswith(
+        "shared/rules.md, which this change touches, is read by agent gamma as the base "
+        "branch defines it now (agents/gamma.yaml)"
     )
 
 

@@ -24,7 +24,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from evalward.errors import ConfigError
+from evalward.errors import ConfigError, NotCommitted
+from evalward.files.committed import RepoFiles
 from evalward.files.inside import glob_matches, literal_start
 from evalward.git import FileChange
 from evalward.plan.fingerprint import (
@@ -199,7 +200,7 @@ def _behind_the_base_branch(result: ChangeSet, base: ResourceSet, gating: Resour
             and referenced_files(before) == referenced_files(located)
         ):
             continue
-        hit = _read_by(located, ordered)
+        hit = _read_by(located, ordered, gating.files)
         if hit:
             how = "added" if before is None else "changed"
             raise ConfigError(
@@ -210,23 +211,34 @@ def _behind_the_base_branch(result: ChangeSet, base: ResourceSet, gating: Resour
             )
 
 
-def _read_by(located: Located[Agent], ordered: list[str]) -> str:
+def _read_by(located: Located[Agent], ordered: list[str], door: RepoFiles) -> str:
     """The first of the sorted `ordered` paths the agent reads, as change detection finds
-    them (`_reads`): a file or folder it names (the root among them), one its `watch`
-    covers, a module at the root where Python runs it from there, any where it runs a
-    program and names no `watch`; "" for none."""
+    them (`_reads`): a file or folder it names (the root among them), or where a link it
+    names leads in `door`'s tree (its definitions'), one its `watch` covers, a module at
+    the root where Python runs it from there, any where it runs a program and names no
+    `watch`; "" for none."""
     spec = located.resource.spec
     if ordered and (reads_everything(spec) or "." in referenced_files(located)):
         return ordered[0]
     for named in sorted(referenced_files(located)):
-        hit = next(iter(_below(ordered, named)), named if named in ordered else None)
-        if hit is not None:
-            return hit
+        for path in dict.fromkeys((named, _led_to(door, named))):
+            hit = next(iter(_below(ordered, path)), path if path in ordered else None)
+            if hit is not None:
+                return hit
     for pattern in spec.watch:
         hit = _first_matching(ordered, pattern)
         if hit is not None:
             return hit
     return next(iter(root_modules(ordered) if imports_from_root(spec) else []), "")
+
+
+def _led_to(door: RepoFiles, path: str) -> str:
+    """The repository path `path` leads to in the door's tree, links followed (inside the
+    repository only); `path` itself where it leads nowhere there."""
+    try:
+        return door.place(path)[0]
+    except NotCommitted:
+        return path
 
 
 def _definition(
