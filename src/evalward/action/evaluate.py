@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evalward.action.context import WorkflowContext
 from evalward.action.github import PullInfo
 from evalward.action.job import Console, Site
 from evalward.action.settings import Settings
@@ -148,7 +149,15 @@ def sandbox_setup(site: Site, cache: CacheUse, log: Callable[[str], None]) -> Sa
         ),
         log=log,
         warn=lambda message: log(command("warning", message)),
+        default_branch=_into_the_default_branch(site.context),
     )
+
+
+def _into_the_default_branch(context: WorkflowContext) -> bool:
+    """Whether the event's base is the repository's default branch: a pull request's or a
+    merge group's into it (the branch the event names, not one a pull request chose)."""
+    base = (context.event_base_ref or context.group_base_ref).removeprefix("refs/heads/")
+    return bool(base) and base == context.default_branch
 
 
 def missing_secrets(

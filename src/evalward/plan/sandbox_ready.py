@@ -47,6 +47,10 @@ class SandboxSetup:
     log: Callable[[str], None]
     warn: Callable[[str], None]
     """A warning, as the front end shows one (the action: a workflow annotation)."""
+    default_branch: bool = False
+    """Whether the base is the repository's default branch, as the event says: its base
+    turns go beside other jobs' bases of that branch; any other's only beside its own
+    commit's (`side_turns`)."""
 
 
 def ready(sandbox: Sandbox, setup: SandboxSetup, git: Git, env: Mapping[str, str]) -> None:
@@ -67,7 +71,7 @@ def ready(sandbox: Sandbox, setup: SandboxSetup, git: Git, env: Mapping[str, str
                 limits=input_limits(bounds.timeout_seconds, bounds.max_size_mb, bounds.max_files),
             )
         )
-    sandbox.keep_apart(setup.log)
+    sandbox.keep_apart(setup.log, default_branch=setup.default_branch)
     if sandbox.user is not None:
         sandbox.give_back(protect(setup.workspace, setup.written, env))
         sandbox.close_to_others(setup.workspace)

@@ -31,7 +31,7 @@ from evalward.runtime.isolation.agent_users import claim_pair
 from evalward.runtime.isolation.apart import Apart
 from evalward.runtime.isolation.leftovers import sweep
 from evalward.runtime.isolation.sandbox import Sandbox
-from evalward.runtime.isolation.side_turns import Turns
+from evalward.runtime.isolation.side_turns import Turns, group_of
 from evalward.runtime.processes import held_sockets
 from evalward.runtime.processes.cgroups import RunGroups, cgroup_of
 from evalward.runtime.processes.strays import Sessions
@@ -604,6 +604,52 @@ def test_jobs_take_the_sides_turns_bases_together_a_head_with_its_own_commit_onl
     assert said[1].endswith(" s waiting for other jobs' turns") and len(said) == 2
     assert not _held(folder, "turns")  # every lock let go with its turn
     assert not [e.name for e in folder.iterdir() if e.name.startswith("ticket-")]  # none left
+
+
+@needs_root
+def test_another_commit_s_base_turn_waits_as_a_head_s_does(tmp_path: Path) -> None:
+    """Job 1 holds the base turn of a branch's commit; job 2's base is the same commit, so it
+    goes beside job 1 at once; job 3's base is another commit of another branch (one anyone
+    who can push made, its pull request's base: code no more trusted than a head's), so it
+    waits for both to end."""
+    assert group_of("base", "AbC1") == "base-abc1" != group_of("base", "def2")
+    assert group_of("head", "abc1") == "head-abc1" == group_of("head", "abc1", True)
+    # the default branch's bases, the repository's own reviewed code, go together
+    assert group_of("base", "abc1", True) == "base" == group_of("base", "def2", True)
+    folder = tmp_path / "claims"
+    waiting: list[str] = []
+    turns = [Turns(folder), Turns(folder), Turns(folder, waiting.append)]
+
+    async def go() -> list[str]:
+        order: list[str] = []
+
+        async def hold(turn: Turns, group: str, name: str, until: asyncio.Event) -> None:
+            async with turn.taken(group):
+                order.append(f"+{name}")
+                await until.wait()
+                order.append(f"-{name}")
+
+        mains_done, free = asyncio.Event(), asyncio.Event()
+        free.set()
+        main = group_of("base", "abc1")
+        first = asyncio.create_task(hold(turns[0], main, "main1", mains_done))
+        same = asyncio.create_task(hold(turns[1], main, "main2", mains_done))
+        while len(order) < 2:
+            await asyncio.sleep(0.01)  # both hold main's base turn
+        other = asyncio.create_task(hold(turns[2], group_of("base", "def2"), "other3", free))
+        while not waiting and "+other3" not in order:
+            await asyncio.sleep(0.01)  # it has asked, found main's base turn held, and waits
+        assert order == ["+main1", "+main2"], order  # not beside them
+        mains_done.set()
+        await asyncio.gather(first, same, other)
+        return order
+
+    order = asyncio.run(go())
+    assert order[-2:] == ["+other3", "-other3"], order
+    assert waiting[0] == (
+        "evalward: waiting for another job on this machine (base runs) before this job's "
+        "base runs start"
+    )
 
 
 @needs_root

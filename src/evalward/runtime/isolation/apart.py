@@ -53,6 +53,9 @@ class Apart:
         without a user switch."""
         self.groups: RunGroups | None = None
         self.turns = Turns(None)
+        self.default_branch = False
+        """Whether this job's base is the repository's default branch (`side_turns.group_of`:
+        its turns go beside the other jobs' bases of that branch)."""
         self._log: Callable[[str], None] = lambda _line: None
         self._said = ""
         self.places: Places | None = None
@@ -74,12 +77,16 @@ class Apart:
         """Whether a head turn is under way: its programs may run, and what they write where
         every user may write is there until it ends."""
 
-    def track(self, turns: Path | None, log: Callable[[str], None]) -> None:
+    def track(
+        self, turns: Path | None, log: Callable[[str], None], default_branch: bool = False
+    ) -> None:
         """Make the job's cgroup and take part in the machine's turns (`turns`: their folder,
-        None: this job's alone); the first turn says in the log what holds."""
+        None: this job's alone; `default_branch`: its base is the repository's default
+        branch); the first turn says in the log what holds."""
         made = self.groups if self.groups is not None else RunGroups.make()
         self.groups = made if isinstance(made, RunGroups) else None
         self.turns = Turns(turns, log)
+        self.default_branch = default_branch
         self._log = log
         sweep = " and agent user (a uid sweep over every thread)" if self.users else ""
         how = (
@@ -124,7 +131,7 @@ class Apart:
     @contextlib.asynccontextmanager
     async def turn(self, side: str, commit: str) -> AsyncIterator[None]:
         """A side's turn: nothing of the job's agent users before it, or after it."""
-        async with self.turns.taken(group_of(side, commit)):
+        async with self.turns.taken(group_of(side, commit, self.default_branch)):
             if self._said:  # once, as the first programs may start
                 self._log(self._said)
                 self._said = ""

@@ -247,11 +247,17 @@ class Sandbox:
     def sessions(self) -> Sessions:
         return self._shared.sessions
 
-    def keep_apart(self, log: Callable[[str], None], turns: Path | None = CLAIMS) -> None:
+    def keep_apart(
+        self,
+        log: Callable[[str], None],
+        turns: Path | None = CLAIMS,
+        default_branch: bool = False,
+    ) -> None:
         """Track each run's processes in a cgroup where one can be made, and take the
         sides' turns with the other jobs of this machine (with a user switch: only root can
-        take them); the first turn says what holds in `log`."""
-        self._apart.track(turns if self.user is not None else None, log)
+        take them; `default_branch`: the job's base is the repository's default branch);
+        the first turn says what holds in `log`."""
+        self._apart.track(turns if self.user is not None else None, log, default_branch)
 
     def head_alive(self, during: str) -> bool:
         """Whether the head's programs could have reached a base run (`Apart.head_alive`)."""

@@ -4,11 +4,16 @@ a base side does, in this job or in another job on the same machine.
 Within a job, `execute/execute.py` runs every base run of a round before the head's first
 program starts. Jobs that share a machine without a container each (several runners on one
 self-hosted host, the shards of a matrix there) share its loopback and its `/tmp` too: one
-job's head could write into another job's base playground as readily as into its own's. So a
-job takes each side's turn in the root-owned folder where jobs claim their agent users
-(`agent_users.CLAIMS`): base turns go together, a head turn goes only beside the head turns
-of the same commit (the shards of one pull request, a push of the commit a pull request
-gates), and nothing else. A turn held by another job is waited for, and the log says so.
+job's head could write into another job's base playground as readily as into its own's. Nor
+is another job's base any more trusted than a head: a pull request into a branch that anyone
+who can push made runs that branch's code as its base, and it could stop this job's base
+service so that this job's head seems to regress nothing. So a job takes each side's turn
+in the root-owned folder where jobs claim their agent users (`agent_users.CLAIMS`): a side's
+turn goes only beside the turns of the same side of the same commit (the shards of one pull
+request, a push of the commit a pull request gates, pull requests on one base commit), but
+that the bases of the repository's default branch, its own reviewed code, go together
+whatever their commit; and nothing else. A turn held by another job is waited for, and the
+log says so.
 
 Turns go first come, first served. A job that wants a turn takes a ticket: a file named
 after the next number of the folder's `turns` file and its group, which it holds a shared
@@ -17,8 +22,8 @@ other group's turn is held and every ticket before its own is of its group (thos
 it); so a job waiting for a head's turn is never overtaken by base turns that keep coming,
 nor the reverse. A head's turn in progress is joined at once by a job of its own commit,
 whoever waits: one commit's few jobs (a pull request's shards, a push) cannot stretch it
-without end; a base turn is never joined past a waiting head, since bases keep coming from
-every job. Tickets and turns are read and taken while holding a
+without end; a base turn is never joined past a waiting turn, since every pull request on
+one base commit brings one. Tickets and turns are read and taken while holding a
 lock on the `turns` file: the kernel lets go of every lock when a job ends, however it ends,
 and a ticket or turn file no one holds is removed. The log says how long a turn waited.
 """
@@ -42,11 +47,14 @@ PREFIX = "turn-"
 TICKET = "ticket-"
 
 
-def group_of(side: str, commit: str) -> str:
-    """The group a side's turn belongs to: every base, or the head of one commit."""
-    if side == "base":
+def group_of(side: str, commit: str, default_branch: bool = False) -> str:
+    """The group a side's turn belongs to: the side ("base" or "head") of one commit; every
+    base of the repository's default branch (`default_branch`: the job's base is), whose
+    history is the repository's own reviewed code, in one group."""
+    if side == "base" and default_branch:
         return "base"
-    return "head-" + "".join(re.findall(r"[0-9a-f]", commit.lower()))[:64]
+    hexadecimal = "".join(re.findall(r"[0-9a-f]", commit.lower()))[:64]
+    return f"{'base' if side == 'base' else 'head'}-{hexadecimal}"
 
 
 class Turns:
@@ -120,7 +128,7 @@ class Turns:
                 return ""
             own = self.folder / f"{PREFIX}{group}"
             # a head's turn in progress is joined by its own commit's jobs at once
-            joins = group != "base" and _held(own)
+            joins = _side(group) != "base" and _held(own)
             for entry in self.folder.iterdir():
                 name = entry.name.removeprefix(PREFIX)
                 if entry.name.startswith(PREFIX) and name != group and _held(entry):
