@@ -16,6 +16,7 @@ from evalward.errors import ConfigError
 from evalward.flows import shard
 from evalward.flows.shard import ShardSpec
 from evalward.flows.shard_merge import expected, merge, merge_parts
+from evalward.flows.shard_signature import seal
 from evalward.plan.progress import RunProgress
 from evalward.plan.run_setup import RunSetup
 from evalward.security import Redactor
@@ -110,6 +111,23 @@ def test_a_part_of_another_commit_is_refused(
 
     assert "holds results for commit" in str(refused.value)
     assert json.loads(part.read_text())  # the part itself is left as it was
+
+
+def test_a_part_that_holds_a_run_twice_is_refused_as_the_mistake_it_is(
+    setup: RunSetup, part: Path
+) -> None:
+    """Sealed as it stands (a key's holder made it so): refused at the part, an exit 2 with
+    its name, not a bug of the merge's (a second trace of one run)."""
+    document = json.loads(part.read_text())
+    document.pop("seal", None)
+    document["fixtures"] = document["fixtures"] * 2
+    twice = part.with_name("twice.json")
+    twice.write_text(json.dumps(seal(document, KEY)))
+    with expected(setup) as plan, pytest.raises(ConfigError) as refused:
+        asyncio.run(merge_parts([twice], plan, KEY))
+
+    assert str(refused.value).startswith(f"{twice}: holds "), refused.value
+    assert str(refused.value).endswith(" twice; rerun the part that wrote it")
 
 
 OUTAGE = error(503, headers={"Retry-After": "0"})

@@ -111,6 +111,8 @@ async def merge(parts: Sequence[Part], plan: Expected, key: str | None) -> Evalu
     owner = dict(zip(map(run_key, plan.plan.runs), split, strict=True))
     order = {run_key(run): position for position, run in enumerate(plan.plan.runs)}
     results: dict[RunKey, FixtureResult] = {}
+    given: dict[RunKey, str] = {}
+    """The part each result came from."""
     skipped: list[PlannedRun] = []
     # Per Eval: excused only if every part that skipped a run of its base's gating fixtures
     # could not hold that Eval's share even alone.
@@ -129,12 +131,17 @@ async def merge(parts: Sequence[Part], plan: Expected, key: str | None) -> Evalu
             if plan.plan.base_gates(skipped[-1]):
                 of = skipped[-1].eval
                 (over if of in part.base_over_evals else held).add(of)
-        for result in map(traces.keep, part.fixtures):
+        for result in part.fixtures:
             found = (result.side, result.eval, result.fixture, result.rep)
             _given_to(name, index, found, owner)
-            if found in results:
-                raise ConfigError(f"{name}: {_describe(found)} was run by two parts")
-            results[found] = result
+            if found in results:  # before its trace is kept: one trace a run
+                again = (
+                    "twice; rerun the part that wrote it"
+                    if given[found] == name
+                    else f"as {given[found]} does; give each part once"
+                )
+                raise ConfigError(f"{name}: holds {_describe(found)} {again}")
+            results[found], given[found] = traces.keep(result), name
         notes += [note for note in part.notes if note not in notes]
     absent = sorted(set(order) - {run_key(r) for r in skipped} - set(results))
     if absent:
