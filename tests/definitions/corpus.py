@@ -231,6 +231,15 @@ EXTRA: list[Case] = [
         ("a.yaml:7:36: invalid YAML: aliases expand to more than 100000 values (an alias bomb?)",),
     ),
     Case(
+        "alias-loop",
+        "huge files and limits",
+        {"a.yaml": AGENT + "  tools: &t [{name: t, description: d, mock: {output: [*t]}}]\n"},
+        (
+            "a.yaml:6:56: invalid YAML: the alias *t stands inside the value its anchor &t "
+            "names: a value that holds itself",
+        ),
+    ),
+    Case(
         "deep-flow",
         "huge files and limits",
         {"a.yaml": AGENT + "  x: " + "[" * 50_000 + "]" * 50_000 + "\n"},

@@ -409,6 +409,13 @@ def _check_events(text: str, loader: type[yaml.SafeLoader]) -> None:
     plain = expanded = 0
     for event in yaml.parse(text, Loader=loader):
         if isinstance(event, yaml.AliasEvent):
+            if any(anchor == event.anchor for anchor, _, _ in stack):
+                raise _invalid(
+                    f"the alias *{event.anchor} stands inside the value its anchor "
+                    f"&{event.anchor} names: a value that holds itself, which no document can "
+                    "give; write the inner value out",
+                    event.start_mark,
+                )
             size, height = sizes.get(str(event.anchor), (1, 0))
             expanded += size
             if expanded > MAX_EXPANDED + plain:
