@@ -8,6 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from evalward.resources.checks.assertion_base import AssertionBase
+from evalward.resources.checks.code_scorer import CodeAssertion
 from evalward.resources.checks.code_source import (
     MAX_SOURCE_CHARS,
     CodeLanguage,
@@ -81,3 +82,15 @@ def test_what_every_assertion_may_set_has_its_bounds() -> None:
     shaped = AssertionBase.model_validate({"transform": {"file": "t.py"}, "turn": 2})
     assert shaped.transform is not None
     assert shaped.transform.function == "get_transform"
+
+
+def test_a_script_scorer_that_names_a_function_is_refused_for_it_would_never_be_called() -> None:
+    """`protocol: script` runs the file and reads its exit code: a `:strict` after the file's
+    name was passed over without a word, and a scorer whose function returned False passed."""
+    with pytest.raises(ValidationError) as refused:
+        CodeAssertion.model_validate(
+            {"type": "code", "file": "scorers/tone.py:strict", "protocol": "script"}
+        )
+    assert "the function 'strict' that `file` names would never be called" in str(refused.value)
+    assert "name the file alone ('scorers/tone.py')" in str(refused.value)
+    CodeAssertion.model_validate({"type": "code", "file": "scorers/tone.py", "protocol": "script"})

@@ -73,6 +73,14 @@ class CodeAssertion(AssertionBase, CodeSource):
     def _check_protocol(self) -> None:
         if self.protocol is ScorerProtocol.script and self.file is None:
             raise ValueError("a `script` scorer runs a file: set `file`")
+        named = (self.file or "").partition(":")[2]
+        if self.protocol is ScorerProtocol.script and named:
+            raise ValueError(
+                f"a `script` scorer runs its file whole and decides by its exit code, so the "
+                f"function {named!r} that `file` names would never be "
+                f"called: name the file alone ({self.path!r}), or drop `protocol: script` "
+                "to call the function"
+            )
         if self.args and self.protocol is not ScorerProtocol.script:
             raise ValueError("`args` are a `script` scorer's (set `protocol: script`)")
 
