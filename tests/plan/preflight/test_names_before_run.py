@@ -194,6 +194,19 @@ MISNAMED = [
         + tool_message("toolCalled", "lookup_ordre", "lookup_order", True),
     ),
     Misnamed(
+        "a-handoff",
+        "    turns:\n      - user: Refund",
+        "    handoffTools: [refund_ordr]\n    turns:\n      - user: Refund",
+        "spec.conversation.handoffTools[0]: "
+        + tool_message(
+            "handoffTools",
+            "refund_ordr",
+            "refund_order",
+            True,
+            "no call of it can hand the conversation off",
+        ),
+    ),
+    Misnamed(
         "on-a-turn",
         "[{ type: toolCalled, tool: refund_order }]",
         "[{ type: toolCalled, tool: refund_ordr }]",

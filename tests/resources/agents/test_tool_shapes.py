@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
+from evalward.resources.agents.agent import AgentSpec
 from evalward.resources.agents.tool_shapes import agent_tool, tool_choice
 
 pytestmark = pytest.mark.unit
@@ -65,3 +67,22 @@ def test_each_vendor_s_tool_choice_is_the_agent_s(written: object, meant: object
 )
 def test_a_choice_with_fields_beyond_a_vendor_s_is_left_as_written(written: object) -> None:
     assert tool_choice(written) == written
+
+
+def test_a_tool_choice_naming_a_tool_the_agent_does_not_have_is_refused() -> None:
+    """It forces a call no run can make: the provider refuses the request, or the model
+    answers with none. Validate passed it, and so did a run with a mock provider."""
+    agent = {
+        "models": ["openai/gpt-4.1-mini"],
+        "tools": [{"name": "lookup_order", "description": "Find an order."}],
+    }
+    with pytest.raises(ValidationError) as refused:
+        AgentSpec.model_validate({**agent, "toolChoice": {"name": "lookup_ordr"}})
+    assert (
+        "`toolChoice` names the tool 'lookup_ordr', which the agent does not have (did you mean "
+        "'lookup_order'?); its tools: lookup_order"
+    ) in str(refused.value)
+    AgentSpec.model_validate({**agent, "toolChoice": {"name": "lookup_order"}})
+    # an MCP server's tools are known only as it lists them
+    server = {"orders": {"command": ["python3", "server.py"]}}
+    AgentSpec.model_validate({**agent, "mcpServers": server, "toolChoice": {"name": "refund"}})

@@ -57,6 +57,9 @@ LISTED_TOOLS = 10
 """The agent's tools a message lists at most."""
 STAND_INS = ("shadowTools", "toolReplay")
 """The fixture's fields that stand in for a tool by its name."""
+HANDOFF = "handoffTools"
+"""A conversation's field of the tools whose call hands it off: one the agent does not have
+can never be called, so it wants a call as a check does."""
 
 
 def _unlisted(spec: AgentSpec) -> list[str]:
@@ -152,6 +155,8 @@ def unknown_tools(agent: str, spec: AgentSpec, fixture: EvalFixtureSpec) -> list
         )
         if kind in STAND_INS:
             message = f"{head}, so it stands in for none and the tool meant runs: {fix}"
+        elif kind == HANDOFF:
+            message = f"{head}, so no call of it can hand the conversation off: {fix}"
         elif wants_a_call:
             message = f"{head}, so the agent cannot pass it: {fix}"
         elif close:
@@ -303,6 +308,9 @@ def _named(fixture: EvalFixtureSpec) -> Iterator[tuple[PathKey, str, str, bool]]
     for index, entry in enumerate(fixture.tool_replay or []):
         yield ("spec", "toolReplay", index, "tool"), "toolReplay", entry.tool, False
     yield from _in(fixture.assertions, ("spec", "assertions"))
+    conversation = fixture.conversation
+    for index, name in enumerate(conversation.handoff_tools if conversation else []):
+        yield ("spec", "conversation", "handoffTools", index), HANDOFF, name, True
     turns = fixture.conversation.turns if fixture.conversation is not None else None
     for number, turn in enumerate(turns or []):
         yield from _in(turn.assertions, ("spec", "conversation", "turns", number, "assertions"))

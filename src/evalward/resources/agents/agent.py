@@ -25,6 +25,7 @@ from evalward.resources.agents.agent_runtime import (
 from evalward.resources.agents.mcp import McpServer, check_server_names
 from evalward.resources.agents.tool_shapes import agent_tool, tool_choice
 from evalward.resources.common import Metadata, Model, RepoPath, repeated, valid_json_schema
+from evalward.resources.reading.problems import did_you_mean
 
 
 class ToolMock(Model):
@@ -238,9 +239,9 @@ class AgentSpec(Model):
     tool_choice: Literal["auto", "none", "required"] | NamedToolChoice | None = Field(
         default=None,
         description="Which tool the model must call: `auto` (the model chooses), `none`, "
-        "`required` (some tool) or `{name: <tool>}` (OpenAI's and Anthropic's spellings are "
-        "read too). A forced choice holds for the first call of a run (or of a user turn) "
-        "alone, so the tool loop can end in an answer.",
+        "`required` (some tool) or `{name: <tool>}`, one of its `tools` (OpenAI's and "
+        "Anthropic's spellings are read too). A forced choice holds for the first call of a "
+        "run (or of a user turn) alone, so the tool loop can end in an answer.",
     )
     mcp_servers: dict[str, McpServer] = Field(
         default_factory=dict,
@@ -324,7 +325,23 @@ class AgentSpec(Model):
             raise ValueError("set either `system` or `systemFile`, not both")
         if dupes := repeated([t.tool_name for t in self.tools]):
             raise ValueError(f"duplicate tool names: {dupes}")
+        self._chosen_tool_is_its_own()
         return self
+
+    def _chosen_tool_is_its_own(self) -> None:
+        """A `toolChoice` naming a tool the agent does not have forces a call no run can
+        make (a provider refuses the request, or the model answers with no call); one of an
+        MCP server's tools is known only as the server lists them."""
+        chosen = self.tool_choice
+        if not isinstance(chosen, NamedToolChoice) or self.mcp_servers:
+            return
+        names = [t.tool_name for t in self.tools]
+        if chosen.name not in names:
+            offered = ", ".join(names) if names else "none"
+            raise ValueError(
+                f"`toolChoice` names the tool {chosen.name!r}, which the agent does not have"
+                f"{did_you_mean(chosen.name, names)}; its tools: {offered}"
+            )
 
     @property
     def runtime_kind(self) -> RuntimeKind:
