@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from evalward.resources.agents.agent import AgentSpec
+from evalward.resources.agents.agent import AgentSpec, ToolMock
 from evalward.resources.agents.tool_shapes import agent_tool, tool_choice
 
 pytestmark = pytest.mark.unit
@@ -86,3 +86,14 @@ def test_a_tool_choice_naming_a_tool_the_agent_does_not_have_is_refused() -> Non
     # an MCP server's tools are known only as it lists them
     server = {"orders": {"command": ["python3", "server.py"]}}
     AgentSpec.model_validate({**agent, "mcpServers": server, "toolChoice": {"name": "refund"}})
+
+
+@pytest.mark.parametrize(
+    "output", ["{{ order_id ", {"status": ["{% if x %}shipped"]}], ids=["text", "nested"]
+)
+def test_a_mock_output_template_that_does_not_parse_is_refused(output: object) -> None:
+    """It failed at every call, the model told so in the tool's reply, the run green."""
+    with pytest.raises(ValidationError) as refused:
+        ToolMock.model_validate({"output": output})
+    assert "does not parse: unexpected end of template" in str(refused.value).lower()
+    ToolMock.model_validate({"output": "Order {{ order_id }} {{ '{{' }}"})

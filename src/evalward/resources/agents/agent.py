@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Iterator
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -35,6 +36,41 @@ class ToolMock(Model):
     """
 
     output: str | dict[str, Any] | list[Any]
+
+    @field_validator("output")
+    @classmethod
+    def _templates_parse(cls, output: Any) -> Any:
+        """A template that does not parse failed at every call, the model told so in the
+        tool's reply and nobody else: it is refused where it is written."""
+        for text in _strings(output):
+            if "{{" not in text and "{%" not in text:
+                continue
+            # lazy: jinja2 costs about 10 ms of start-up, paid only where a mock templates
+            import jinja2
+
+            try:
+                jinja2.Environment(autoescape=True).parse(text)  # its syntax alone
+            except jinja2.TemplateSyntaxError as exc:
+                shown = text if len(text) <= 80 else text[:77] + "..."
+                raise ValueError(
+                    f"the template {shown!r} does not parse: {(exc.message or '').rstrip('.')} "
+                    f"(at its line "
+                    f"{exc.lineno}); write a value as `{{{{ order_id }}}}`, a brace meant "
+                    "as itself as `{{ '{{' }}`"
+                ) from None
+        return output
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string of a mock output, as `render_mock` renders them."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
 
 
 class ToolCommand(Model):
