@@ -120,6 +120,22 @@ def test_run_narrows_by_fixture_and_reps_and_writes_the_action_files(bot: GitRep
     assert "support-bot-eval" in unknown.stderr and "Traceback" not in unknown.stderr
 
 
+def test_a_name_that_narrows_a_run_to_nothing_is_a_mistake_not_a_pass(bot: GitRepo) -> None:
+    """A fixture no Eval selects (its label misspelt): the run planned nothing and said
+    "every affected Eval passes, 0/0 fixtures pass", exit 0."""
+    stray = (SUITE / "support-bot" / "evals" / "fixtures" / "order-status.yaml").read_text()
+    stray = stray.replace("name: order-status", "name: stray").replace(
+        "agent: support-bot,", "agent: suport-bot,"
+    )
+    bot.commit("a stray fixture", {"support-bot/evals/fixtures/stray.yaml": stray})
+    done = evalward(bot.path, "run", "--mock-script", "mock.yaml", "--fixture", "stray")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    assert (
+        "--fixture stray: nothing of this run runs it: no Eval it runs selects the fixture"
+    ) in done.stderr
+
+
 def test_plan_says_which_file_changed_which_agent_and_what_it_costs(bot: GitRepo) -> None:
     bot.branch("feature")
     agent = bot.path / "support-bot/agents/support-bot.yaml"

@@ -60,10 +60,36 @@ class Selection:
             for run in plan.runs
             if run.eval in evals and (not self.fixtures or run.fixture in self.fixtures)
         ]
+        if Side.base not in resources:  # with a base, what the change touches runs, as said
+            self._each_runs(runs, head)
         if self.reps is not None:
             groups = dict.fromkeys((r.side, r.eval, r.fixture) for r in runs)
             runs = [PlannedRun(s, e, f, rep) for s, e, f in groups for rep in range(self.reps)]
         return dataclasses.replace(plan.with_runs(runs), evals=evals)
+
+    def _each_runs(self, runs: list[PlannedRun], head: ResourceSet) -> None:
+        """Every agent, Eval and fixture named is run, where every Eval runs (no base): one
+        that nothing runs passed with nothing run ("0/0 fixtures pass"), as though it had
+        been checked."""
+        for option, names, ran in (
+            ("--agent", self.agents, {head.evals[r.eval].resource.spec.target_agent for r in runs}),
+            ("--eval", self.evals, {r.eval for r in runs}),
+            ("--fixture", self.fixtures, {r.fixture for r in runs}),
+        ):
+            for name in names:
+                if name not in ran:
+                    raise ConfigError(
+                        f"{option} {name}: nothing of this run runs it: {_SELECTS[option]} "
+                        "(an Eval runs the fixtures its `fixtures` names or its labels select)"
+                    )
+
+
+_SELECTS = {
+    "--agent": "no Eval it runs targets the agent",
+    "--eval": "the Eval is not among those it runs",
+    "--fixture": "no Eval it runs selects the fixture",
+}
+"""Why a name given to narrow a run has no run in it, by option."""
 
 
 def _known(option: str, names: tuple[str, ...], defined: Mapping[str, Any]) -> None:
