@@ -248,6 +248,7 @@ def check_references(
         if spec.judge.calibration:
             at: PathKey = ("spec", "judge", "calibration")
             named.append((at, "JudgeCalibration", spec.judge.calibration, "names JudgeCalibration"))
+            _scored_examples(name, located, spec.judge.calibration, result, report)
         for at, kind, wanted, said in named:
             if wanted not in tables[kind]:
                 end, follows = result.unresolved(kind, wanted, tables[kind])
@@ -540,3 +541,22 @@ def _calibration(
             "judge is calibrated on pairs; add `pairs` (input, outputA, outputB, "
             "humanPreference) to it, or name a JudgeCalibration that has them",
         )
+
+
+def _scored_examples(
+    name: str, located: Located[Any], calibration: str, result: ResourceSet, report: ProblemReporter
+) -> None:
+    """The absolute judge's calibration has scored `examples`: one of `pairs` alone gives
+    it no κ, and every run it judges is inconclusive, with no word of why."""
+    found = result.calibrations.get(calibration)
+    if found is None or found.resource.spec.examples:
+        return  # an undefined one is said as a reference
+    report(
+        located,
+        ("spec", "judge", "calibration"),
+        f"Eval {name!r} names JudgeCalibration {calibration!r} for its judge, which has no "
+        f"scored `examples` ({found.file}:{found.line}), only the `pairs` a pairwise judge "
+        "is calibrated on: its judge would have no agreement to be held to, and every run "
+        "it judges would be inconclusive; add `examples` (input, candidateOutput, "
+        "humanScore) to it, or name it under `judge.pairwise.calibration`",
+    )

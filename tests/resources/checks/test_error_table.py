@@ -497,6 +497,20 @@ CASES: list[tuple[str, dict[str, str], str | tuple[str, ...]]] = [
         " humanPreference) to it, or name a JudgeCalibration that has them",
     ),
     (
+        "judge-calibration-of-pairs-alone",
+        {
+            "a.yaml": AGENT,
+            "f.yaml": FIXTURE,
+            "c.yaml": PAIR_CALIBRATION,
+            "e.yaml": eval_with("  judge:\n    model: openai/j\n    calibration: greeting-pairs\n"),
+        },
+        "e.yaml:9:5: spec.judge.calibration: Eval 'ev' names JudgeCalibration 'greeting-pairs'"
+        " for its judge, which has no scored `examples` (c.yaml:1), only the `pairs` a pairwise"
+        " judge is calibrated on: its judge would have no agreement to be held to, and every run"
+        " it judges would be inconclusive; add `examples` (input, candidateOutput, humanScore)"
+        " to it, or name it under `judge.pairwise.calibration`",
+    ),
+    (
         "dangling-pairwise-rubric",
         {
             "a.yaml": AGENT,
