@@ -218,3 +218,46 @@ def test_a_file_that_is_not_yaml_is_refused_not_overwritten(tmp_path: Path) -> N
     with pytest.raises(ConfigError, match="cannot be read as YAML"):
         write(path, document)
     assert path.read_text(encoding="utf-8") == "key: [unclosed\n"
+
+
+def test_a_fixture_added_keeps_the_file_s_text_as_written(tmp_path: Path) -> None:
+    """Added, the file's own documents are not written again: `{ type: contains }` stayed
+    `{ type: contains }`, and a long line stayed one line (the help says "kept as it is")."""
+    path = tmp_path / "fixtures.yaml"
+    own = (
+        "apiVersion: evalward.dev/v1\nkind: EvalFixture\nmetadata: { name: other }\n"
+        "spec:\n  assertions:\n    - { type: contains, value: shipped }   # kept\n"
+        f"    - {{ type: notContains, value: {'x' * 120} }}\n"
+    )
+    path.write_text(own, encoding="utf-8")
+    document = build_fixture(
+        load_trace_from(REFUND), Promotion(agent="a", name="refund", promoted_by=None, now=NOW)
+    )
+    assert write(path, document) == "added"
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith(own)
+    assert [d["metadata"]["name"] for d in yaml.safe_load_all(text)] == ["other", "refund"]
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "said"),
+    [
+        ("prompt.md", "You are the support agent.\n", "holds a document that is no resource"),
+        ("notes.md", "", "is not a YAML file"),
+        ("list.yaml", "- a\n- b\n", "holds a document that is no resource"),
+    ],
+)
+def test_a_file_of_something_else_than_resources_is_refused_and_left(
+    tmp_path: Path, name: str, content: str, said: str
+) -> None:
+    """`--output prompts/assistant.md` rewrote the agent's prompt as YAML, the fixture after
+    it, and validate still passed: the agent then ran with that prompt."""
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    document = build_fixture(
+        load_trace_from(REFUND), Promotion(agent="a", name="n", promoted_by=None, now=NOW)
+    )
+    with pytest.raises(ConfigError) as refused:
+        write(path, document)
+    assert f"{path}: {said}" in str(refused.value)
+    assert path.read_text(encoding="utf-8") == content

@@ -349,6 +349,13 @@ def write(path: Path, document: Mapping[str, Any]) -> str:
             raise ConfigError(
                 f"{path}: cannot be read as YAML to add the fixture ({exc})"
             ) from None
+    strangers = [d for d in existing if not isinstance(d, Mapping) or "kind" not in d]
+    if strangers or path.suffix not in (".yaml", ".yml"):
+        held = "holds a document that is no resource" if strangers else "is not a YAML file"
+        raise ConfigError(
+            f"{path}: {held}, and promote adds the fixture to a YAML file of evalward's "
+            "resources (a `.yaml` file of fixtures, or a new one); it was left as it is"
+        )
     outcome = "added"
     for index, current in enumerate(existing):
         if (
@@ -364,6 +371,10 @@ def write(path: Path, document: Mapping[str, Any]) -> str:
         existing.append(new)
     path.parent.mkdir(parents=True, exist_ok=True)
     stream = io.StringIO()
+    if outcome == "added" and text.strip():  # the file's own text as written, then the fixture
+        yaml.dump(new, stream)
+        _replace(path, text + ("" if text.endswith("\n") else "\n") + stream.getvalue())
+        return outcome
     yaml.dump_all(existing, stream)
     written = stream.getvalue()
     if text and not text.lstrip().startswith("---") and written.startswith("---\n"):

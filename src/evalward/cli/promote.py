@@ -19,8 +19,8 @@ def register(commands: Any) -> None:
     parser.add_argument(
         "--output",
         "-o",
-        help="write into this YAML file (kept as it is, the fixture added or replaced by "
-        "name); default: print to stdout",
+        help="write into this YAML file of resources (the fixture appended, its text kept, or "
+        "one of the same name replaced); default: print to stdout",
     )
     parser.add_argument(
         "--format", choices=("evalward", "openai", "anthropic", "otel"), help="skip detection"
