@@ -159,6 +159,36 @@ def test_a_label_on_an_earlier_head_of_the_pull_request_does_not_bypass_its_grou
     assert record["outcome"] == "refused" and "re-arms the gate" in record["reason"]
 
 
+def test_a_label_recorded_into_another_branch_does_not_bypass_a_group_into_main(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """The maintainer's label was applied (and recorded) while the pull request was into
+    `stage`, and the API still says so while a group of main's queue ends with it: the group
+    merges into main, which the label never covered. The record's branch was weighed against
+    the pull request's, and main's gate on the group's commit went neutral."""
+    base, head = make_pr(repo, github)
+    github.pulls[7].base_ref = "stage"
+    script_model(model, head_greets_well=False)
+    github.permissions[MAINTAINER] = "maintain"
+    github.add_label(7, LABEL, actor=MAINTAINER)
+    labeled = pull_request_event(
+        github.repository, 7, base, head, [LABEL], action="labeled", label=LABEL, sender=MAINTAINER
+    )
+    labeled["pull_request"]["base"]["ref"] = "stage"
+    on_the_pull = run_action(repo.path, github, labeled, env=env)
+    assert on_the_pull.outputs["result"] == "bypassed", on_the_pull.stdout
+    group = queue_group(repo, base, head)
+
+    run = gate_group(repo, github, base, group, env)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.outputs["result"] == "fail"
+    record = json.loads(run.outputs["audit"])
+    assert record["outcome"] == "refused" and "stage" in record["reason"], record
+    check = github.check_runs[-1]
+    assert (check["head_sha"], check["conclusion"]) == (group, "failure")
+
+
 def test_a_label_on_the_pull_requests_newer_head_does_not_bypass_a_group_of_its_older_one(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
 ) -> None:

@@ -71,7 +71,8 @@ def check_bypass(
         applied_at=labeled_at,
         permission=permission,
         covered_sha=record.sha if record else None,
-        base_ref=pull.base_ref,
+        # a merge queue's group merges into its own branch, whatever the pull request reads
+        base_ref=context.group_base_ref.removeprefix("refs/heads/") or pull.base_ref,
         covered_base=record.base if record else None,
         unproven=unproven,
     )
