@@ -1,7 +1,7 @@
 """`python -m evalward` and the `evalward` script: one top-level handler, distinct exit codes.
 
-With no arguments inside GitHub Actions (GITHUB_EVENT_PATH is set) it runs as the action;
-otherwise it is the command line. Everything is imported when needed, so `--version` and
+With no arguments inside GitHub Actions (GITHUB_ACTIONS or GITHUB_EVENT_PATH is set) it runs as
+the action; otherwise it is the command line. Everything is imported when needed, so `--version` and
 `--help` load almost nothing.
 """
 
@@ -32,7 +32,11 @@ def main(argv: list[str] | None = None, host: Host | None = None) -> int:
     if not isinstance(sys.stderr, _QuietWhenClosed):
         sys.stderr = _QuietWhenClosed(sys.stderr)
     try:
-        if not args and host.env.get("GITHUB_EVENT_PATH"):
+        # a job's step sets GITHUB_ACTIONS: without its event, the action says so, never a
+        # help text and exit 0 that turn the job green
+        if not args and (
+            host.env.get("GITHUB_EVENT_PATH") or host.env.get("GITHUB_ACTIONS") == "true"
+        ):
             from evalward.action.run import main as run_action
 
             return run_action(host=host)

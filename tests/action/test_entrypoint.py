@@ -65,3 +65,33 @@ def test_a_pr_that_brings_its_own_evalward_or_yaml_still_fails_with_its_comment(
     )
     assert plain.returncode == 0 and plain.stdout == "", "the impostor did not run"
     assert len(github.comments_on(7)) == 1
+
+
+@pytest.mark.parametrize("path", [None, ""], ids=["unset", "empty"])
+def test_a_step_without_its_event_fails_saying_so_not_green_with_the_help(
+    repo: GitRepo, path: str | None
+) -> None:
+    """The image's entry point runs with no arguments; where GITHUB_EVENT_PATH was not set
+    (or set empty) it printed the command line's help and exited 0: the job went green."""
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_WORKSPACE": str(repo.path),
+        "INPUT_MAX-COST-USD": "5",
+    }
+    if path is not None:
+        env["GITHUB_EVENT_PATH"] = path
+    done = subprocess.run(
+        [sys.executable, "-I", "-m", "evalward"],
+        cwd=repo.path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "GITHUB_EVENT_PATH is not set, and GitHub sets it for every job's steps" in (
+        done.stdout + done.stderr
+    )
+    assert "usage:" not in done.stdout + done.stderr

@@ -79,6 +79,13 @@ def unread_context(env: Mapping[str, str]) -> WorkflowContext:
 
 def load_context(env: Mapping[str, str]) -> WorkflowContext:
     event_name = env.get("GITHUB_EVENT_NAME", "")
+    if not env.get("GITHUB_EVENT_PATH") and env.get("GITHUB_ACTIONS") == "true":
+        raise ConfigError(
+            "GITHUB_EVENT_PATH is not set, and GitHub sets it for every job's steps: the "
+            "event's payload is what the gate reads (the pull request, its head and base); "
+            "run evalward as a step of its own (`uses: evalward/evalward@…`), or set it to the "
+            "payload's file"
+        )
     event = _read_event(env.get("GITHUB_EVENT_PATH"))
     repository = env.get("GITHUB_REPOSITORY") or dig(event, "repository", "full_name") or ""
     workspace = Path(env.get("GITHUB_WORKSPACE") or Path.cwd())
