@@ -249,6 +249,32 @@ def test_user_template_is_sandboxed_and_keeps_the_marker(tmp_path: Path) -> None
         render_comment(context(["a"], {"a"}), template)
 
 
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        (b"\x00\x01\xff\xfe", "not UTF-8 text"),
+        (b"{{ 1/0 }}", "rendering it failed: ZeroDivisionError: division by zero"),
+        (b"{% for i in range(1000000) %}x{% endfor %}", "rendering it failed: OverflowError"),
+        (b"", "renders to nothing, and the comment would be empty"),
+        (b"  \n{# a note #}\n", "renders to nothing, and the comment would be empty"),
+    ],
+    ids=["not UTF-8", "a division by zero", "a range past the sandbox's", "empty", "blank"],
+)
+def test_a_user_template_that_cannot_render_or_renders_nothing_is_the_template_s_mistake(
+    tmp_path: Path, written: bytes, said: str
+) -> None:
+    """Each was a bug's exit 4 with a traceback, or an empty comment posted with exit 0."""
+    template = tmp_path / "mine.md.j2"
+    template.write_bytes(written)
+    with pytest.raises(ConfigError) as refused:
+        render_comment(context(["a"], {"a"}), template)
+    assert str(refused.value).startswith(f"comment-template {template}"), refused.value
+    assert said in str(refused.value)
+    assert str(refused.value).endswith(
+        "fix the template or clear the `comment-template` input to use the built-in one"
+    )
+
+
 def test_junit_counts_and_locations() -> None:
     root = ET.fromstring("".join(junit_chunks(evals(["a", "b"], {"b"}), set())))
     assert root.get("tests") == "2" and root.get("failures") == "1"

@@ -314,18 +314,38 @@ def render_comment(
             return _body(generated, context.marker, RENDER_CAP * limit, past)
         except jinja2.TemplateError as exc:
             where = f"{template}:{getattr(exc, 'lineno', '?')}" if template else name
+            raise ConfigError(f"comment-template {where}: {exc}; {_OWN_OR_BUILT_IN}") from None
+        except UnicodeDecodeError:
+            if template is None:
+                raise
             raise ConfigError(
-                f"comment-template {where}: {exc}; fix the template or clear the "
-                "`comment-template` input to use the built-in one"
+                f"comment-template {template}: not UTF-8 text; {_OWN_OR_BUILT_IN}"
+            ) from None
+        except (ArithmeticError, LookupError, TypeError, ValueError) as exc:
+            if template is None:
+                raise
+            # what the template's own expressions raise as it renders (`{{ 1/0 }}`, a range
+            # past the sandbox's bound): the template's mistake, not a bug of evalward's
+            raise ConfigError(
+                f"comment-template {template}: rendering it failed: "
+                f"{type(exc).__name__}: {exc}; {_OWN_OR_BUILT_IN}"
             ) from None
 
     body = render(detail=True)
+    if template is not None and not body.replace(context.marker, "").strip():
+        raise ConfigError(
+            f"comment-template {template}: renders to nothing, and the comment would be "
+            f"empty; {_OWN_OR_BUILT_IN}"
+        )
     if measure(body) > room:
         body = render(detail=False)
     if measure(body) > room:
         bypass = _builtin(sink).get_template("bypass.md.j2").render(ctx=context)
         body = _truncate(body, room - measure(bypass), context.report_url, measure) + bypass
     return body + tail
+
+
+_OWN_OR_BUILT_IN = "fix the template or clear the `comment-template` input to use the built-in one"
 
 
 def _body(generated: Iterator[str], marker: str, cap: int, past: float) -> str:
