@@ -9,6 +9,7 @@ import pytest
 from pydantic import TypeAdapter, ValidationError
 
 from evalward.resources.checks.assertions import Assertion
+from evalward.resources.conversation import Conversation
 from evalward.rundata.playground_state import (
     PlaygroundRun,
     PlaygroundState,
@@ -319,9 +320,11 @@ def with_files(**files: Any) -> PlaygroundRun:
     return playground(after(files={**BEFORE["files"], **files}))
 
 
-@pytest.mark.parametrize(
-    "kept", [BIG, {"link": "other.txt"}, {"special": True}, {"unreadable": "Permission denied"}]
-)
+NOT_FILES = [{"link": "other.txt"}, {"special": True}, {"unreadable": "Permission denied"}]
+"""What the state keeps of a link (never followed), a FIFO, a file it could not open."""
+
+
+@pytest.mark.parametrize("kept", [BIG, *NOT_FILES])
 @pytest.mark.parametrize(
     "criterion",
     [
@@ -338,20 +341,33 @@ def test_a_criterion_on_the_text_of_a_file_the_state_holds_no_text_of_is_undecid
     decided the record, not the file (a negative regex passed a report that said DROP TABLE)."""
     run = with_files(**{"report.txt": kept})
     status, message = check({"type": "stateValue", "at": "files.report.txt", **criterion}, run)
+    if kept is BIG:  # a file, whose text is not held: undecided
+        assert status is Status.error, message
+        assert message.startswith("files.report.txt is not text the state holds"), message
+        assert "a criterion on its text cannot be decided" in message
+    else:  # no file at all, whatever it leads to: not the report asked for
+        assert status is Status.failed, message
+        assert message.startswith(
+            "expected files.report.txt to be a file the state read; it holds"
+        ), message
+
+
+def test_a_file_state_s_text_of_a_large_file_is_undecided() -> None:
+    """`fileState` `contains` failed such a file as though it lacked the text it holds; a
+    link, a FIFO still fail, as no file."""
+    status, message = check(
+        {"type": "fileState", "path": "report.txt", "contains": "all good"},
+        with_files(**{"report.txt": BIG}),
+    )
     assert status is Status.error, message
     assert message.startswith("files.report.txt is not text the state holds"), message
-    assert "a criterion on its text cannot be decided" in message
-
-
-def test_a_file_state_s_text_of_a_file_the_state_holds_no_text_of_is_undecided() -> None:
-    """`fileState` `contains` failed such a file as though it lacked the text it holds."""
-    for kept in (BIG, {"link": "other.txt"}):
+    for kept in NOT_FILES:
         status, message = check(
             {"type": "fileState", "path": "report.txt", "contains": "all good"},
             with_files(**{"report.txt": kept}),
         )
-        assert status is Status.error, message
-        assert message.startswith("files.report.txt is not text the state holds"), message
+        assert status is Status.failed, message
+        assert message.startswith("expected report.txt to be a file the state read"), message
 
 
 def test_a_regex_over_a_folder_holding_such_a_file_is_undecided_too() -> None:
@@ -417,3 +433,21 @@ def test_an_unread_file_of_the_same_size_is_not_unchanged_but_undecided() -> Non
         ASSERTION.validate_python({"type": "stateUnchanged", "at": "files"}), run
     )
     assert status is Status.failed and "files.ledger.bin" in message, message
+
+
+def test_a_state_criterion_takes_no_turn_for_the_state_is_read_once_as_the_run_ends() -> None:
+    """`turn: 1` read the state after the last turn all the same: a refund made on turn 2
+    passed a check of turn 1 (a scripted turn's own state criteria read it too, as
+    docs/playgrounds.md says)."""
+    with pytest.raises(ValidationError, match="`turn` does not apply: a `stateValue` criterion"):
+        ASSERTION.validate_python(
+            {"type": "stateValue", "at": "db.refunds", "exists": True, "turn": 1}
+        )
+    for scripted in Conversation.model_validate(
+        {
+            "turns": [
+                {"user": "refund A-1", "assertions": [{"type": "sql", "query": "x", "count": 0}]}
+            ]
+        }
+    ).turn_assertions():
+        assert scripted.turn == 1  # its turn's, as the run reads it: the state after the last

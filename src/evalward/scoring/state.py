@@ -190,6 +190,8 @@ def _value(a: StateValueAssertion, playground: PlaygroundRun) -> CheckOutcome:
             return Status.failed, f"expected {where} to exist as a file; it holds {held}"
         found_there = f"it holds {held}" if there else "it is not there" + _nearest(document, a.at)
         return _existence(a.exists, where, there, found_there)
+    if actual in unread.values() and not _a_file(actual):
+        return _not_a_file(where, held)
     if unread and (a.matches is not None or actual in unread.values()):
         raise _Unevaluable(_no_text(unread))
     if a.matches is not None:
@@ -228,13 +230,19 @@ def _unread_files(keys: tuple[str, ...], value: Any) -> dict[str, Any]:
     return {name: kept for name, kept in files.items() if isinstance(kept, dict)}
 
 
+def _not_a_file(where: str, held: str) -> CheckOutcome:
+    """A link (never followed), a FIFO or an unreadable file where the criterion reads a
+    file's text: not the file it asks for, whatever it leads to."""
+    return Status.failed, f"expected {where} to be a file the state read; it holds {held}"
+
+
 def _no_text(unread: dict[str, Any]) -> str:
     name, kept = next(iter(unread.items()))
     more = f" (and {len(unread) - 1} more such files)" if len(unread) > 1 else ""
     return (
         f"{_FILES}.{name} is not text the state holds: it holds {shown(kept)}{more}, for a "
-        f"file over {FILE_TEXT_LIMIT // 1024} KiB or not UTF-8 is kept by its size and hash, "
-        "and a link (never followed), a FIFO or an unreadable file by what it is; a "
+        f"file over {FILE_TEXT_LIMIT // 1024} KiB or not UTF-8 is kept by its size and hash "
+        "(and a link, never followed, a FIFO or an unreadable file by what it is); a "
         "criterion on its text cannot be decided. Keep the file to UTF-8 text under "
         f"{FILE_TEXT_LIMIT // 1024} KiB, or check only that it is there (`fileState` with "
         "`exists`)"
@@ -354,6 +362,8 @@ def _file(a: FileStateAssertion, playground: PlaygroundRun) -> CheckOutcome:
     if content is _MISSING:
         return Status.failed, f"{a.path} is not in the playground's folder"
     if a.contains is not None:
+        if not _a_file(content):
+            return _not_a_file(a.path, shown(content))
         if not isinstance(content, str):
             raise _Unevaluable(_no_text({a.path.strip("/"): content}))
         return pass_or_fail(

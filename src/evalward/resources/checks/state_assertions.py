@@ -25,7 +25,22 @@ def valid_pattern(pattern: str | None) -> str | None:
     return pattern
 
 
-class StateValueAssertion(AssertionBase):
+class StateCriterion(AssertionBase):
+    """What every state criterion shares: it reads the state once, as the run ends."""
+
+    @model_validator(mode="after")
+    def _after_the_last_turn(self) -> StateCriterion:
+        if self.turn is not None:
+            raise ValueError(
+                f"`turn` does not apply: a `{getattr(self, 'type', 'state')}` criterion reads "
+                "the playground's state as the run left it, after the conversation's last "
+                "turn, and no turn's state before it; remove `turn`, or check that turn's "
+                "reply with a check of its text or its tool calls"
+            )
+        return self
+
+
+class StateValueAssertion(StateCriterion):
     """The value at `at` in the playground's state (or in the JSON/YAML `file` of its files
     playground) equals, contains or matches what is given, or exists (or not)."""
 
@@ -52,7 +67,7 @@ class StateValueAssertion(AssertionBase):
     _compiles = field_validator("matches")(valid_pattern)
 
 
-class SqlAssertion(AssertionBase):
+class SqlAssertion(StateCriterion):
     """A read-only query on the SQLite playground returns these `rows` (in order; each a list
     of values, or an object by column name) or this many (`count`)."""
 
@@ -67,7 +82,7 @@ class SqlAssertion(AssertionBase):
         return self
 
 
-class FileStateAssertion(AssertionBase):
+class FileStateAssertion(StateCriterion):
     """A file of the files playground exists (or not), holds a text, or equals a JSON value."""
 
     type: Literal["fileState"]
@@ -82,7 +97,7 @@ class FileStateAssertion(AssertionBase):
         return self
 
 
-class StateSnapshotAssertion(AssertionBase):
+class StateSnapshotAssertion(StateCriterion):
     """The state (or its part at `at`) equals an expected snapshot, except at the `except`
     paths: the check of tau-bench, which compares the final database with the one the right
     actions produce."""
@@ -105,7 +120,7 @@ class StateSnapshotAssertion(AssertionBase):
         return self
 
 
-class StateUnchangedAssertion(AssertionBase):
+class StateUnchangedAssertion(StateCriterion):
     """Nothing of the state (or of its part at `at`) changed during the run, except at the
     `except` paths."""
 
