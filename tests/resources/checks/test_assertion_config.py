@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic import TypeAdapter, ValidationError
 
 from evalward.definitions.loader import load_resources
 from evalward.errors import ResourceError
+from evalward.resources.checks.assertions import Assertion
 
 pytestmark = pytest.mark.integration
 
@@ -58,3 +60,28 @@ def test_invalid_assertions_are_located(tmp_path: Path, assertion: str, says: st
     assert problem.line == 9
     assert problem.path.startswith("spec.assertions[1]")
     assert says in problem.message
+
+
+@pytest.mark.parametrize(
+    ("fields", "refused"),
+    [
+        ({"threshold": -2}, True),
+        ({"threshold": -1}, True),
+        ({"threshold": 2, "negate": True}, True),
+        ({"threshold": -0.5, "metric": "euclidean"}, True),
+        ({"threshold": 1}, False),
+        ({"threshold": 0.2, "metric": "dot"}, False),
+        ({"threshold": 1.4, "metric": "euclidean"}, False),
+    ],
+)
+def test_a_similarity_threshold_no_similarity_can_cross_is_refused(
+    fields: dict[str, object], refused: bool
+) -> None:
+    """`threshold: -2` passed every run (a cosine is at least -1), and `threshold: 2` with
+    `negate` did too."""
+    written = {"type": "similar", "value": "refunded", **fields}
+    if not refused:
+        TypeAdapter(Assertion).validate_python(written)
+        return
+    with pytest.raises(ValidationError, match="so the check would decide nothing"):
+        TypeAdapter(Assertion).validate_python(written)

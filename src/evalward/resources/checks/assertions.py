@@ -278,6 +278,24 @@ class SimilarAssertion(AssertionBase):
             raise ValueError("`similar` needs the text to compare with")
         return value
 
+    @model_validator(mode="after")
+    def _a_threshold_that_decides(self) -> SimilarAssertion:
+        """A threshold no similarity can fall on either side of passes every run (or, with
+        `negate`, every run again): a cosine is from -1 to 1, a distance never below 0."""
+        if self.metric is SimilarityMetric.euclidean:
+            if self.threshold < 0:
+                raise ValueError(
+                    f"`threshold` {self.threshold} is a distance below 0, which no two texts "
+                    "are apart, so the check would decide nothing: give a distance of 0 or more"
+                )
+        elif not -1 < self.threshold <= 1:
+            raise ValueError(
+                f"`threshold` {self.threshold} is outside the {self.metric.value} similarity's "
+                "range, from -1 to 1, so the check would decide nothing: give a value above -1 "
+                "and at most 1 (0.75 by default)"
+            )
+        return self
+
     @property
     def values(self) -> list[str]:
         return [self.value] if isinstance(self.value, str) else list(self.value)
