@@ -342,6 +342,26 @@ def test_protect_closes_evalwards_directories_and_the_runners_files(tmp_path: Pa
         protect(workspace, [workspace / "reports" / "out"], {})
 
 
+@pytest.mark.parametrize("where", ["a file", "below a file", "/proc"])
+def test_a_folder_outside_the_checkout_that_cannot_be_made_is_the_setting_s_mistake(
+    tmp_path: Path, where: str
+) -> None:
+    """`cache-dir: /dev/null` (or a file, a folder below one, one in /proc) was a bug's
+    exit 4 with a traceback, where `output-dir` with the same value was refused by name."""
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (tmp_path / "a_file").write_text("")
+    folder = {
+        "a file": tmp_path / "a_file",
+        "below a file": tmp_path / "a_file" / "sub",
+        "/proc": Path("/proc/evalward-never"),
+    }[where]
+    with pytest.raises(ConfigError) as refused:
+        protect(workspace, [folder], {})
+    assert str(refused.value).startswith(f"{folder}: evalward cannot make its folder there (")
+    assert "point `output-dir`/`cache-dir` at a folder it may make" in str(refused.value)
+
+
 ENV_AGENT = """\
 apiVersion: evalward.dev/v1
 kind: Agent

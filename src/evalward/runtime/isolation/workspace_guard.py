@@ -39,7 +39,14 @@ def protect(
     taken: dict[Path, int] = {}
     for folder in folders:
         if not folder.is_relative_to(workspace):
-            folder.mkdir(mode=0o755, parents=True, exist_ok=True)
+            try:
+                folder.mkdir(mode=0o755, parents=True, exist_ok=True)
+            except OSError as exc:  # a file there or on the way, /proc, a read-only disk
+                raise ConfigError(
+                    f"{printable(str(folder))}: evalward cannot make its folder there "
+                    f"({exc.strerror or exc}); point `output-dir`/`cache-dir` at a folder it "
+                    "may make (it is created if missing)"
+                ) from None
             _drop(folder, 0o002, taken)
             continue
         relative = folder.relative_to(workspace)
