@@ -212,8 +212,14 @@ def test_a_pull_request_event_without_its_number_is_refused_naming_the_field(
             "with no budget none is left out, so it changes nothing; give the budget it is "
             "for, or remove it",
         ),
+        (
+            {"pr": "12"},
+            "action input `pr: 12` is read on `workflow_dispatch` alone, and this job's event "
+            "is `pull_request`, which names what it gates itself, so it changes nothing; give "
+            "it from a `workflow_dispatch`'s inputs, or remove it",
+        ),
     ],
-    ids=["shard-key", "allow-incomplete"],
+    ids=["shard-key", "allow-incomplete", "pr on a pull request"],
 )
 def test_an_input_the_others_leave_without_effect_is_a_warning_and_the_gate_decides_as_without(
     repo: GitRepo,

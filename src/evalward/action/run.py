@@ -231,7 +231,7 @@ async def run(job: Job, request: RunRequest) -> int:
     it, the one door into a run), for the job's pull request when the route gates one. Its
     clients are closed however it ends."""
     try:
-        for unread in job.site.settings.unread():
+        for unread in job.site.settings.unread(job.site.context.event_name):
             job.console.log(command("warning", unread))
         if job.trusted.distrusted_replies:
             job.console.log(

@@ -138,11 +138,18 @@ class Settings(BaseModel):
             )
         return value
 
-    def unread(self) -> list[str]:
-        """An input given that the others leave without effect, each said as a warning with
-        what it needs and what to do: the gate decides as it would without it, so it is not
-        refused, but a job that goes on as if it mattered is told."""
+    def unread(self, event_name: str) -> list[str]:
+        """An input given that the others (or the job's event, `event_name`) leave without
+        effect, each said as a warning with what it needs and what to do: the gate decides as
+        it would without it, so it is not refused, but a job that goes on as if it mattered
+        is told."""
         said = []
+        if self.pr is not None and event_name != "workflow_dispatch":
+            said.append(
+                f"action input `pr: {self.pr}` is read on `workflow_dispatch` alone, and this "
+                f"job's event is `{event_name or 'none'}`, which names what it gates itself, "
+                "so it changes nothing; give it from a `workflow_dispatch`'s inputs, or remove it"
+            )
         if self.shard_key and not (self.shard or self.merge):
             said.append(
                 "action input `shard-key` is given without `shard` or `merge`, so this job "
