@@ -426,8 +426,9 @@ BOMB = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
         ("snap.yaml", "[" * 20_000 + "]" * 20_000, "nested more than 100 levels deep"),
         ("snap.json", "[" * 200_000 + "]" * 200_000, "JSON nested too deeply"),
         ("snap.json", "[" * 150 + "]" * 150, "JSON nested more than 100 deep"),
+        ("snap.json", '{"notes.txt": "x", "notes.txt": "seeded notes\\n"}', "given twice"),
     ],
-    ids=["alias-bomb", "deep-yaml", "deep-json", "json-past-the-bound"],
+    ids=["alias-bomb", "deep-yaml", "deep-json", "json-past-the-bound", "a-key-twice"],
 )
 def test_a_snapshot_the_pull_request_writes_to_be_endless_fails_its_run_saying_why(
     repo: GitRepo, tmp_path: Path, snapshot: str, text: str, said: str

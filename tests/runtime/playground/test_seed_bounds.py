@@ -83,6 +83,15 @@ def test_a_fixtures_seed_too_large_to_hold_is_refused_by_name(text: str, said: s
         load_seed(connection, "seed.yaml", text)
 
 
+def test_a_json_fixtures_seed_that_gives_a_table_twice_is_refused_as_a_yaml_one_is() -> None:
+    """`json.loads` kept the second `orders` and loaded it, silently."""
+    connection = sqlite3.connect(":memory:")
+    text = '{"orders": [{"id": 1}], "orders": [{"id": 2}]}'
+    said = "the seed 'seed.json' does not parse: the key `orders`"
+    with pytest.raises(SeedError, match=re.escape(said)):
+        load_seed(connection, "seed.json", text)
+
+
 @pytest.mark.parametrize("database", ["file", "memory"])
 def test_a_seed_past_the_database_bound_is_said_to_be_too_large(
     tmp_path: Path, database: str

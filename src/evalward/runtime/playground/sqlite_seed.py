@@ -22,6 +22,7 @@ from typing import Any
 
 from evalward.errors import SeedError, SeedTimeout, YamlSyntaxError
 from evalward.resources.reading.yamlsource import check_shape
+from evalward.text import jsontext
 
 SEED_SECONDS = 60.0
 DATABASE_LIMIT = 256 * 1024 * 1024
@@ -152,7 +153,11 @@ def _fixtures(seed: str, text: str) -> dict[str, list[dict[str, Any]]]:
     import yaml
 
     try:
-        data = json.loads(text) if seed.endswith(".json") else parse_yaml(text)
+        # a table or a column given twice is refused, as in a YAML seed: json.loads kept the
+        # last, silently
+        data = (
+            jsontext.loads(text, unique_keys=True) if seed.endswith(".json") else parse_yaml(text)
+        )
     except (ValueError, RecursionError, yaml.YAMLError, YamlSyntaxError) as exc:
         raise SeedError(f"the seed {seed!r} does not parse: {exc}") from None
     if not isinstance(data, dict) or not all(

@@ -54,7 +54,8 @@ def _snapshot(live: LivePlayground, path: str) -> Any:
     try:
         text = seed_text(live, path)  # the gate's commit's, through the door
         if path.endswith(".json"):
-            return jsontext.loads(text, max_depth=MAX_DEPTH, finite=False)
+            # a key given twice, as its YAML is: json.loads kept the last, silently
+            return jsontext.loads(text, max_depth=MAX_DEPTH, finite=False, unique_keys=True)
         return parse_yaml(text)
     except PlaygroundError as exc:
         return SnapshotMissing(str(exc))
