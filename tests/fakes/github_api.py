@@ -145,6 +145,11 @@ class FakeGitHub:
             }
         )
 
+    def edit_comment(self, comment_id: int, body: str, editor: str) -> None:
+        """Someone with write access edits a comment, whoever wrote it (its author stays)."""
+        self.comments[comment_id]["body"] = body
+        self.comments[comment_id]["_editor"] = editor
+
     def add_comment(self, number: int, body: str, author: str) -> dict[str, Any]:
         """A comment written by someone else (a person, or another bot)."""
         comment = self._create_comment(number, body)
@@ -261,6 +266,7 @@ class FakeGitHub:
             if method == "PATCH":
                 comment["body"] = request.json()["body"]
                 comment["updated_at"] = TIMESTAMP
+                comment["_editor"] = self.login  # the token's account, as GraphQL's `editor`
                 return Response(200, self._public(comment))
             if method == "GET":
                 return Response(200, self._public(comment))
@@ -579,7 +585,7 @@ class FakeGitHub:
         result = graphql.graphql_sync(
             graphql_schema(),
             body["query"],
-            root_value={"viewer": viewer},
+            root_value={"viewer": viewer, "node": lambda _info, id: self._node(id)},
             variable_values=body.get("variables"),
         )
         answer: dict[str, Any] = {"data": result.data}
@@ -689,6 +695,7 @@ class FakeGitHub:
             "url": f"{self._repo_url()}/issues/comments/{comment_id}",
             "html_url": f"https://github.example/{self.repository}/pull/{number}"
             f"#issuecomment-{comment_id}",
+            "node_id": f"IC_{comment_id}",
             "user": self._user(self.login),
             "created_at": TIMESTAMP,
             "updated_at": TIMESTAMP,
@@ -698,8 +705,21 @@ class FakeGitHub:
 
     @staticmethod
     def _public(comment: dict[str, Any]) -> dict[str, Any]:
-        """As GitHub shows it: without the fake's own keys (`_issue`, `_pull`)."""
-        return {k: v for k, v in comment.items() if k not in ("_issue", "_pull")}
+        """As GitHub shows it: without the fake's own keys (`_issue`, `_pull`, `_editor`)."""
+        return {k: v for k, v in comment.items() if k not in ("_issue", "_pull", "_editor")}
+
+    def _node(self, node_id: str) -> dict[str, Any] | None:
+        """GraphQL's `node`: an issue comment by its node id, with its last editor."""
+        comment = next((c for c in self.comments.values() if c.get("node_id") == node_id), None)
+        if comment is None:
+            return None
+        editor = comment.get("_editor")
+        actor = (
+            {"__typename": "Bot" if editor.endswith("[bot]") else "User", "login": editor}
+            if editor
+            else None
+        )
+        return {"__typename": "IssueComment", "id": node_id, "editor": actor}
 
 
 REVIEW_STATES = {

@@ -40,6 +40,7 @@ TITLE_BYTES = 255
 """GitHub's limit for an annotation's title, counted the same way; the check run's title is
 held to it too (a verdict's headline)."""
 VIEWER_QUERY = "query { viewer { login } }"
+EDITOR_QUERY = "query($id: ID!) { node(id: $id) { ... on IssueComment { editor { login } } } }"
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,8 @@ class LabelEvent:
 class Comment:
     id: int
     body: str
+    node_id: str = ""
+    """Its GraphQL id: who edited it last is asked there alone (`last_editor`)."""
 
 
 @dataclass(frozen=True)
@@ -294,10 +297,32 @@ class GitHubClient:
                 author = str(comment.user.login or "") if comment.user else ""
                 mine = author.casefold() == login.casefold()  # logins ignore case on GitHub
                 if mine and comment.body and comment.body.startswith(marker):
-                    return Comment(comment.id, comment.body)
+                    return Comment(comment.id, comment.body, str(comment.node_id or ""))
             return None
 
         return _call(f"read the comments of pull request #{number}", find)
+
+    def last_editor(self, comment: Comment) -> str | None:
+        """Who edited evalward's comment last (None: no one since it was written). Anyone
+        with write access may edit any comment, and its author stays evalward's account:
+        only GraphQL's `editor` tells an edit of evalward's own from another's."""
+        if not comment.node_id:
+            raise GitHubError("GitHub API: the comment's listing gave no node id to ask after")
+
+        def ask() -> str | None:
+            _, answer = self._gh.requester.graphql_query(EDITOR_QUERY, {"id": comment.node_id})
+            node = dig(answer, "data", "node")
+            if not isinstance(node, dict):
+                named = printable(repr(answer))[:500]
+                raise GitHubError(f"GitHub API: GraphQL `node` gave no comment: {named}")
+            login = dig(node, "editor", "login")
+            return login if isinstance(login, str) and login else None
+
+        return _call(f"ask who last edited comment {comment.id}", ask)
+
+    def is_own(self, login: str) -> bool:
+        """Whether `login` is the account the token writes as (logins ignore case)."""
+        return login.casefold() == self.identity().casefold()
 
     def upsert_comment(self, number: int, marker: str, body: str) -> str:
         """Edit evalward's comment in place, or create it; return its URL.

@@ -146,7 +146,7 @@ async def gate(job: Job, request: RunRequest) -> int:
         job.console.log(command("notice", note))
 
     existing = _earlier_comment(job.console, github, number, job.site.marker)
-    previous = BypassRecord.parse(existing.body) if existing else None
+    previous = _record_of(job.console, github, existing)
     needed = needs_bypass(outcome)
     verdict = await _decided(
         job.console,
@@ -277,7 +277,7 @@ def _weigh_group(
         )
         return LabelWeighed()
     existing = _earlier_comment(job.console, github, number, job.site.marker)
-    previous = BypassRecord.parse(existing.body) if existing else None
+    previous = _record_of(job.console, github, existing)
     weighed = _weigh(job, github, pull, pull.head_sha, previous, needed)
     honoured = weighed.bypass
     parent = job.site.context.base_sha or ""
@@ -389,6 +389,35 @@ def _earlier_comment(
             )
         )
         return None
+
+
+def _record_of(
+    console: Console, github: GitHubClient, existing: Comment | None
+) -> BypassRecord | None:
+    """The bypass record evalward's earlier comment keeps, where evalward edited it last:
+    anyone with write access may edit any comment, and a record edited to name a later head
+    would bypass that head in the name of whoever applied the label. GitHub failing to say
+    who edited it last costs a warning and the record (a bypass then needs the label's own
+    `labeled` run), never the decision."""
+    record = BypassRecord.parse(existing.body) if existing is not None else None
+    if existing is None or record is None:
+        return None
+    try:
+        editor = github.last_editor(existing)
+        if editor is None or github.is_own(editor):
+            return record
+        why = (
+            f"evalward's comment was last edited by {printable(editor)}, not by evalward, so "
+            "its bypass record is not read: a bypass of this head needs the label applied "
+            "again"
+        )
+    except GitHubError as exc:
+        why = (
+            f"{exc} Whether evalward edited its comment last is not known: its bypass record "
+            "is not read."
+        )
+    console.log(command("warning", why))
+    return None
 
 
 def _moved_on(job: Job, github: GitHubClient, number: int, head_sha: str) -> bool:

@@ -37,6 +37,16 @@ PAYLOADS = {
 GRAPHQL_FIELDS = {"Query": ["viewer"]}
 """The root fields evalward queries; their types keep every field without arguments whose type
 is a scalar or an enum."""
+GRAPHQL_NAMED = {
+    "Query": ["node"],
+    "Node": ["id"],
+    "IssueComment": ["editor", "id", "lastEditedAt"],
+    "Actor": ["login"],
+    "Bot": ["id", "login"],
+}
+"""Further fields evalward queries, by type (a comment's last editor, by its node id): each
+kept as the schema gives it, with its arguments; an object type keeps the interfaces among
+these it implements."""
 BODIES = {
     "issues/create-comment",
     "issues/update-comment",
@@ -120,6 +130,7 @@ def graphql_subset(schema_file: Path) -> str:
     """The root fields of GRAPHQL_FIELDS and the scalar fields of the types they return, as SDL."""
     from graphql import (
         GraphQLEnumType,
+        GraphQLInterfaceType,
         GraphQLObjectType,
         GraphQLScalarType,
         build_schema,
@@ -148,6 +159,38 @@ def graphql_subset(schema_file: Path) -> str:
                 named[leaf.name] = leaf
             blocks.append(f"type {returned.name} {{\n" + "\n".join(kept) + "\n}")
         blocks.insert(0, f"type {root} {{\n" + "\n".join(lines) + "\n}")
+    printed = {block.split(" ", 2)[1]: index for index, block in enumerate(blocks)}
+    for type_name, fields in GRAPHQL_NAMED.items():
+        found = schema.get_type(type_name)
+        assert isinstance(found, GraphQLObjectType | GraphQLInterfaceType), type_name
+        lines = []
+        for name in fields:
+            field = found.fields[name]
+            args = ", ".join(f"{arg}: {value.type}" for arg, value in field.args.items())
+            lines.append(f"  {name}{f'({args})' if args else ''}: {field.type}")
+            leaf = get_named_type(field.type)
+            if isinstance(leaf, GraphQLScalarType | GraphQLEnumType):
+                named[leaf.name] = leaf
+        if type_name in printed:  # a root's type: its own fields and these
+            index = printed[type_name]
+            blocks[index] = blocks[index].removesuffix("\n}") + "\n" + "\n".join(lines) + "\n}"
+            continue
+        kind = "interface" if isinstance(found, GraphQLInterfaceType) else "type"
+        blocks.append(f"{kind} {type_name} {{\n" + "\n".join(lines) + "\n}")
+    for index, block in enumerate(blocks):  # the interfaces kept that each type implements
+        kind, type_name = block.split(" ", 2)[:2]
+        found = schema.get_type(type_name)
+        if (
+            kind != "type"
+            or not isinstance(found, GraphQLObjectType)
+            or type_name in GRAPHQL_FIELDS
+        ):
+            continue  # a root is queried from, never as what an interface stands for
+        kept = [i.name for i in found.interfaces if i.name in GRAPHQL_NAMED]
+        if kept:
+            blocks[index] = block.replace(
+                f"type {type_name} {{", f"type {type_name} implements {' & '.join(kept)} {{", 1
+            )
     builtin = {"String", "Int", "Float", "Boolean", "ID"}
     for name, leaf in sorted(named.items()):
         if name not in builtin:
