@@ -154,7 +154,9 @@ def test_validate_with_a_script_lets_mock_models_through_and_checks_the_rest(
     suite = SUITE.replace("openai/gpt-test", "mock/greeter").replace(
         "anthropic/judge", "gemini/judge"
     )
-    repo.commit("suite", {"suite.yaml": suite, "mock.yaml": "replies: []\n"})
+    repo.commit(
+        "suite", {"suite.yaml": suite, "mock.yaml": "replies: [{always: {content: Hi.}}]\n"}
+    )
     without = evalward("validate", ".", cwd=repo.path)
     assert without.returncode == 2
     assert "model 'mock/greeter' uses the mock provider, but no mock script is set" in (

@@ -185,6 +185,20 @@ def undefined_names(script: MockScript, defined: Defined) -> tuple[list[Problem]
     if script._origin is None:
         return refused, warned
     shown, document = script._origin
+    if not script.replies:
+        line, column = document.locate(("replies",)) if document.data else (None, None)
+        warned.append(
+            Problem(
+                shown,
+                line,
+                column,
+                "replies",
+                f"the mock script lists no reply: every call is answered with its `default` "
+                f"({script.default[:60]!r}) whatever it asks, so a run checks that text, not "
+                "what the agent does; list a reply for each agent's calls (`replies: [{match: "
+                "{agent: …}, always: {content: …}}]`)",
+            )
+        )
     for index, reply in enumerate(script.replies):
         match = reply.match
         for key, name, names, kinds, plural in (

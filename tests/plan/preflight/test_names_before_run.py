@@ -526,3 +526,16 @@ def test_an_entry_for_what_no_definition_is_close_to_is_a_warning(repo: GitRepo)
     said = done.stdout + done.stderr
     assert done.returncode == 1, said  # the agent calls no tool: `toolCalled` fails
     assert warning in said, said
+
+
+@pytest.mark.parametrize("script", ["", "replies: []\n", "default: fine\n"])
+def test_a_mock_script_of_no_reply_is_a_warning(repo: GitRepo, script: str) -> None:
+    """Every call got the script's `default` whatever it asked, and a fixture that only
+    checks what the text lacks passed, with nothing said."""
+    repo.commit("a suite", {"evals/suite.yaml": SUITE, "mock.yaml": script})
+    done = evalward("validate", ".", "--mock-script", "mock.yaml", cwd=repo.path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "replies: the mock script lists no reply: every call is answered with its " in (
+        done.stdout
+    ), done.stdout
+    assert "so a run checks that text, not what the agent does" in done.stdout
