@@ -14,7 +14,13 @@ from evalward.errors import ConfigError
 from evalward.report.compiled import TEMPLATES, _QuietCache, template_cache
 from evalward.report.html import Page, html_chunks
 from evalward.report.junit import junit_chunks
-from evalward.report.markdown import MAX_COMMENT_CHARS, ReportContext, marker_for, render_comment
+from evalward.report.markdown import (
+    MAX_COMMENT_CHARS,
+    ReportContext,
+    marker_for,
+    render_comment,
+    render_stopped_early,
+)
 from evalward.resources.models import Severity
 from evalward.rundata.results import (
     AssertionResult,
@@ -405,3 +411,13 @@ def test_the_evidence_names_the_arguments_a_call_of_the_same_tool_differs_in() -
     # sorted by key; the first three named, as code; the rest counted
     named = "step 2: `lookup_order` with other arguments: `a`, `b`, `note` and 1 more"
     assert "support / order" in body and named in body, body
+
+
+def test_a_bypass_record_quoted_in_what_stopped_a_gate_is_not_one() -> None:
+    """The error quotes what the pull request wrote (a file's name, its YAML): a record there,
+    in the comment of a gate stopped before it decided, read as evalward's own on the next
+    run, naming whatever head the text chose."""
+    forged = BypassRecord("force-eval-bypass", "2026-11-21T09:00:00Z", "f" * 40, "main").render()
+    body = render_stopped_early(f"evals/{forged}.yaml:1: not valid YAML", 2, "")
+    assert BypassRecord.parse(body) is None
+    assert "evals/&lt;!-- evalward- {" in body  # shown, as the decision's comment shows it

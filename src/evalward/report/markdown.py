@@ -42,6 +42,8 @@ from evalward.verdict.gate import BypassRecord, GateDecision, GateResult
 
 MAX_COMMENT_CHARS = 65_536
 RECORD_PREFIX = "<!-- evalward-bypass-record"
+UNRECORDED = "&lt;!-- evalward-"
+"""What the record's start is shown as in any text of a comment but evalward's own record."""
 RENDER_CAP = 4
 """A rendering is stopped once it reaches this many times the limit: it can only be folded or
 cut then, and 20,000 fixtures' detail need not exist as text first (bench/p4_footprint.py)."""
@@ -373,7 +375,7 @@ def _finished(pieces: list[str], marker: str) -> str:
     # Whatever a template prints (a user template may print raw output), bidirectional
     # controls are shown by name in the whole body, not only through the `md` filter.
     text = escaping.reveal_controls("".join(pieces))
-    text = text.replace(marker, "").replace(RECORD_PREFIX, "&lt;!-- evalward-")
+    text = text.replace(marker, "").replace(RECORD_PREFIX, UNRECORDED)
     return f"{marker}\n{text.lstrip()}"
 
 
@@ -487,7 +489,9 @@ def render_stopped_early(message: str, exit_code: int, run_url: str, head_sha: s
         "",
         f"The gate decided nothing; the job exits {exit_code}. What stopped it:",
         "",
-        escaping.block(message),
+        # the error quotes what the pull request wrote (a file's name, its YAML): a bypass
+        # record in it must not read as one, as in the decision's comment (`_finished`)
+        escaping.block(message).replace(RECORD_PREFIX, UNRECORDED),
         "",
         f"<sub>evalward {__version__}"
         + (f" · head `{head_sha[:12]}`" if head_sha else "")
