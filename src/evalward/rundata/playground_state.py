@@ -21,6 +21,11 @@ from evalward.rundata.record_model import RecordModel
 from evalward.text import line_diff
 from evalward.text.cuts import cap_chars, hidden
 
+FILE_TEXT_LIMIT = 256 * 1024
+"""A file of the `files` part larger than this is recorded by its size and hash, not its
+text (runtime/playground/files.py)."""
+FILE_HASH_LIMIT = 64 * 1024 * 1024
+"""A file of the `files` part larger than this is recorded by its size alone (not read)."""
 RECORD_LIMIT = 16 * 1024
 """Characters of the final state a run record keeps, like the agent's output."""
 CHANGE_LINES = 300

@@ -23,6 +23,8 @@ from evalward.resources.checks.state_assertions import (
     StateValueAssertion,
 )
 from evalward.rundata.playground_state import (
+    FILE_HASH_LIMIT,
+    FILE_TEXT_LIMIT,
     KeptPairs,
     PlaygroundRun,
     QueryAnswer,
@@ -31,7 +33,6 @@ from evalward.rundata.playground_state import (
     same,
 )
 from evalward.rundata.results import Status
-from evalward.runtime.playground.files import FILE_HASH_LIMIT, FILE_TEXT_LIMIT
 from evalward.scoring.assertions import REGEX_TIMEOUT_SECONDS, CheckOutcome, pass_or_fail
 from evalward.text import jsontext
 from evalward.text.cuts import cap_chars
@@ -183,16 +184,17 @@ def _value(a: StateValueAssertion, playground: PlaygroundRun) -> CheckOutcome:
     # a file of the folder whose text the state does not hold stands there as a record of
     # it (runtime/playground/files.py): never the text a criterion on its text reads
     unread = {} if a.file is not None or found is None else _unread_files(*found)
+    record = actual in unread.values()  # the value is a file's record, not its text
     held = shown(actual) + (_nearest(document, a.at) if actual is _MISSING else "")
     if a.exists is not None:
         there = actual is not _MISSING
-        if a.exists and actual in unread.values() and not _a_file(actual):
-            return Status.failed, f"expected {where} to exist as a file; it holds {held}"
+        if a.exists and record and not _a_file(actual):
+            return _not_a_file(where, held, "to exist as a file")
         found_there = f"it holds {held}" if there else "it is not there" + _nearest(document, a.at)
         return _existence(a.exists, where, there, found_there)
-    if actual in unread.values() and not _a_file(actual):
+    if record and not _a_file(actual):
         return _not_a_file(where, held)
-    if unread and (a.matches is not None or actual in unread.values()):
+    if unread and (a.matches is not None or record):
         raise _Unevaluable(_no_text(unread))
     if a.matches is not None:
         text = actual if isinstance(actual, str) else shown(actual, 10**6)
@@ -230,10 +232,12 @@ def _unread_files(keys: tuple[str, ...], value: Any) -> dict[str, Any]:
     return {name: kept for name, kept in files.items() if isinstance(kept, dict)}
 
 
-def _not_a_file(where: str, held: str) -> CheckOutcome:
+def _not_a_file(
+    where: str, held: str, expected: str = "to be a file the state read"
+) -> CheckOutcome:
     """A link (never followed), a FIFO or an unreadable file where the criterion reads a
-    file's text: not the file it asks for, whatever it leads to."""
-    return Status.failed, f"expected {where} to be a file the state read; it holds {held}"
+    file's text (or asks that one exists): not the file it asks for, whatever it leads to."""
+    return Status.failed, f"expected {where} {expected}; it holds {held}"
 
 
 def _no_text(unread: dict[str, Any]) -> str:
@@ -357,7 +361,7 @@ def _file(a: FileStateAssertion, playground: PlaygroundRun) -> CheckOutcome:
     if a.exists is not None:
         there = content is not _MISSING
         if a.exists and there and not _a_file(content):  # a link (never followed), a FIFO …
-            return Status.failed, f"expected {a.path} to exist as a file; it holds {shown(content)}"
+            return _not_a_file(a.path, shown(content), "to exist as a file")
         return _existence(a.exists, a.path, there, "it is there" if there else "it is not")
     if content is _MISSING:
         return Status.failed, f"{a.path} is not in the playground's folder"

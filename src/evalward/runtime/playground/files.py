@@ -18,7 +18,7 @@ from evalward.errors import GitError, NotCommitted, TreeError
 from evalward.files.safe_files import OPEN_SAFELY
 from evalward.files.trees import TreeBounds, walk
 from evalward.resources.playground import FilesPart
-from evalward.rundata.playground_state import PlaygroundState
+from evalward.rundata.playground_state import FILE_HASH_LIMIT, FILE_TEXT_LIMIT, PlaygroundState
 from evalward.runtime.playground.base import (
     SEED_BOUNDS,
     STATE_LIMIT,
@@ -28,10 +28,6 @@ from evalward.runtime.playground.base import (
 from evalward.runtime.playground.state_readers import read_off_loop
 from evalward.text.escaping import printable
 
-FILE_TEXT_LIMIT = 256 * 1024
-"""A file larger than this is recorded by its size and hash, not its text."""
-FILE_HASH_LIMIT = 64 * 1024 * 1024
-"""A file larger than this is recorded by its size alone (it is not read)."""
 FOLDER_READ_LIMIT = 1024 * 1024 * 1024
 """How many bytes of its files a folder's state reads at most: past it, the run's error
 (thousands of sparse files of 64 MiB cost the agent nothing to write, and minutes to hash)."""
