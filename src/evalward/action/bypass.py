@@ -72,7 +72,7 @@ def check_bypass(
         permission=permission,
         covered_sha=record.sha if record else None,
         # a merge queue's group merges into its own branch, whatever the pull request reads
-        base_ref=context.group_base_ref.removeprefix("refs/heads/") or pull.base_ref,
+        base_ref=context.group_branch or pull.base_ref,
         covered_base=record.base if record else None,
         unproven=unproven,
     )

@@ -50,6 +50,11 @@ class WorkflowContext:
     """On merge_group: `merge_group.base_ref`, the branch the group merges into."""
 
     @property
+    def group_branch(self) -> str:
+        """The branch a merge group merges into, by name (its `base_ref` is a full ref)."""
+        return self.group_base_ref.removeprefix("refs/heads/")
+
+    @property
     def run_url(self) -> str:
         if not (self.repository and self.run_id):
             return ""

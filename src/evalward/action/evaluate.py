@@ -156,7 +156,7 @@ def sandbox_setup(site: Site, cache: CacheUse, log: Callable[[str], None]) -> Sa
 def _into_the_default_branch(context: WorkflowContext) -> bool:
     """Whether the event's base is the repository's default branch: a pull request's or a
     merge group's into it (the branch the event names, not one a pull request chose)."""
-    base = (context.event_base_ref or context.group_base_ref).removeprefix("refs/heads/")
+    base = context.event_base_ref or context.group_branch
     return bool(base) and base == context.default_branch
 
 

@@ -210,7 +210,7 @@ def group_base(site: Site, github: GitHubClient, git: Git) -> str:
     the keys go and their Evals what gates, and a queue that merges a group on its last
     commit's check alone merges them with it. Both commits must be in the clone."""
     context = site.context
-    branch = context.group_base_ref.removeprefix("refs/heads/")
+    branch = context.group_branch
     tip = github.branch_tip(branch)
     for what, sha in (("the group's commit", context.head_sha or ""), ("its tip", tip)):
         if git.commit_of(sha) is None:

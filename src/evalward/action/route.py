@@ -152,7 +152,7 @@ def _grouped(context: WorkflowContext) -> Route:
                 "where GitHub writes the commits of the group's change; run evalward from a "
                 "workflow `on: merge_group` as GitHub starts it"
             )
-    branch = context.group_base_ref.removeprefix("refs/heads/")
+    branch = context.group_branch
     if not context.group_base_ref.startswith("refs/heads/") or not branch:
         shown = f"{context.group_base_ref!r}, not a branch" if context.group_base_ref else "missing"
         raise ConfigError(

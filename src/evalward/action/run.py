@@ -366,7 +366,7 @@ def _cache(
     whatever the workspace holds. A push run says in its cache that it ran on it."""
     settings, context = site.settings, site.context
     if route.kind is RouteKind.group:
-        branch = context.group_base_ref.removeprefix("refs/heads/")
+        branch = context.group_branch
     elif route.kind is RouteKind.gate and pull is not None:
         branch = pull.base_ref
     else:
