@@ -5,8 +5,10 @@ name where one is close, nothing where the rest is the run's to make."""
 from __future__ import annotations
 
 import pytest
+from pydantic import TypeAdapter
 
 from evalward.plan.preflight.state_paths import StateShape, held_warnings, path_warnings, why_not
+from evalward.resources.checks.assertions import Assertion
 from evalward.resources.checks.state_assertions import StateUnchangedAssertion, StateValueAssertion
 
 pytestmark = pytest.mark.unit
@@ -75,6 +77,48 @@ def test_each_path_of_a_criterion_is_checked_at_its_field() -> None:
         {"type": "stateValue", "at": "db.nothing.1.x", "exists": False}
     )
     assert path_warnings(absent, SHAPE) == []  # asked to be absent: nothing to hold
+
+
+@pytest.mark.parametrize(
+    ("criterion", "why"),
+    [
+        ({"type": "stateValue", "at": "db.refunds.1", "exists": False}, None),
+        ({"type": "fileState", "path": "outbox/sent.eml", "exists": False}, None),
+        (
+            {"type": "stateValue", "at": "dbb.orders.1", "exists": False},
+            "the playground's state has no 'dbb' (did you mean 'db'?): it holds db, files, "
+            "service; so it is never there and `exists: false` always holds",
+        ),
+        (
+            {"type": "stateValue", "at": "db.order.1", "exists": False},
+            "the seed 'shop/seed.sql' makes no table 'order' (did you mean 'orders'?); so it "
+            "is never there and `exists: false` always holds",
+        ),
+        (
+            {"type": "fileState", "path": "config.jsn", "exists": False},
+            "the files seed holds no file 'config.jsn' (did you mean 'config.json'?); so it "
+            "is never there and `exists: false` always holds",
+        ),
+    ],
+)
+def test_a_path_asked_to_be_absent_warns_only_where_it_could_never_be_there(
+    criterion: dict[str, object], why: str | None
+) -> None:
+    """`exists: false` on a part the playground lacks, or on a typo of the seed's name,
+    holds whatever the agent does; on a name the run could make, absence is the point."""
+    assertion = TypeAdapter(Assertion).validate_python(criterion)
+    assert [w for _, w in path_warnings(assertion, SHAPE)] == ([why] if why else [])
+    no_files = StateShape(parts=frozenset({"db"}))
+    outside = StateValueAssertion.model_validate(
+        {"type": "stateValue", "file": "report.txt", "exists": False}
+    )
+    assert path_warnings(outside, no_files) == [
+        (
+            ("file",),
+            "the playground has no files folder to hold 'report.txt'; so it is never there "
+            "and `exists: false` always holds",
+        )
+    ]
 
 
 def test_the_provisioned_state_shows_a_near_key_or_a_value_that_holds_none() -> None:

@@ -33,6 +33,10 @@ from evalward.text.cuts import cap_chars
 LISTED_NAMES = 8
 """Names listed when none is close to the one a path gives."""
 
+_NO_PART = "the playground's state has no "
+_NO_FILES = "the playground has no files folder to hold "
+_NEAR = "(did you mean "
+
 
 @dataclass
 class StateShape:
@@ -53,17 +57,28 @@ class StateShape:
 def path_warnings(assertion: Assertion, shape: StateShape) -> list[tuple[PathKey, str]]:
     """For each path of a state criterion that the shape does not hold: its field, and why."""
     found: list[tuple[PathKey, str | None]] = []
-    if isinstance(assertion, StateValueAssertion) and assertion.exists is not False:
-        if assertion.file is not None:
-            found.append((("file",), _file(assertion.file, shape)))
-        else:
-            found.append((("at",), why_not(assertion.at, shape)))
-    elif isinstance(assertion, FileStateAssertion) and assertion.exists is not False:
-        found.append((("path",), _file(assertion.path, shape)))
+    if isinstance(assertion, StateValueAssertion) and assertion.file is not None:
+        found.append((("file",), _asked_of(assertion.exists, _file(assertion.file, shape))))
+    elif isinstance(assertion, StateValueAssertion):
+        found.append((("at",), _asked_of(assertion.exists, why_not(assertion.at, shape))))
+    elif isinstance(assertion, FileStateAssertion):
+        found.append((("path",), _asked_of(assertion.exists, _file(assertion.path, shape))))
     elif isinstance(assertion, StateUnchangedAssertion | StateSnapshotAssertion):
         found.append((("at",), why_not(assertion.at, shape)))
         found += [(("except", i), why_not(p, shape)) for i, p in enumerate(assertion.excepted)]
     return [(at, why) for at, why in found if why is not None]
+
+
+def _asked_of(exists: bool | None, why: str | None) -> str | None:
+    """Why a path asked to exist may not, or one asked to be absent always is. Absence is
+    the point of `exists: false`, so a name the run could make is no warning there; a part
+    the playground lacks, or a name close to the seed's (a typo), is: the criterion then
+    holds whatever the agent does."""
+    if exists is not False or why is None:
+        return why
+    if why.startswith((_NO_PART, _NO_FILES)) or _NEAR in why:
+        return f"{why}; so it is never there and `exists: false` always holds"
+    return None
 
 
 def held_warnings(assertion: Assertion, state: Mapping[str, Any]) -> list[tuple[PathKey, str]]:
@@ -139,7 +154,7 @@ def why_not(path: str, shape: StateShape) -> str | None:
     if top not in shape.parts:
         held = ", ".join(sorted(shape.parts))
         close = did_you_mean(top, shape.parts)
-        return f"the playground's state has no {top!r}{close}: it holds {held}"
+        return f"{_NO_PART}{top!r}{close}: it holds {held}"
     if not rest or rest[0] == "*":
         return None
     if top == "db" and shape.tables is not None:
@@ -171,7 +186,7 @@ def _table_path(rest: list[str], tables: dict[str, list[str]], told: str) -> str
 def _file(path: str, shape: StateShape) -> str | None:
     """A file of the files folder: named only when the seed has one close to it."""
     if "files" not in shape.parts:
-        return f"the playground has no files folder to hold {path!r}"
+        return f"{_NO_FILES}{path!r}"
     if shape.files is None:
         return None
     path = path.strip("/")
