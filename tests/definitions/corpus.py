@@ -712,6 +712,21 @@ EXTRA: list[Case] = [
         ("a.yaml:7:20: spec.tools[0].command: the program 'tools/look.sh' does not exist",),
     ),
     Case(
+        "service-environment-missing",
+        "file references",
+        {
+            "a.yaml": AGENT,
+            "f.yaml": FIXTURE,
+            "e.yaml": EVAL
+            + "  playground:\n    service:\n      start: [python3, srv.py, '{port}']\n"
+            + "      environment: {python: srv/requirement.txt}\n",
+            "srv.py": "print('serving')\n",
+        },
+        (
+            "e.yaml:10:21: spec.playground.service.environment.python: the file 'srv/requirement.txt' does not exist (paths in a resource are from the repository root)",
+        ),
+    ),
+    Case(
         "seed-does-not-load",
         "refusals",
         {

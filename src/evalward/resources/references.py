@@ -1,6 +1,6 @@
 """Checks across the resources of a tree, once every file is loaded: an Eval's agent,
-fixtures and calibration exist, and the files and programs an Agent names stay inside the
-repository and are there (paths are from the repository root: files/inside.py); the agent
+fixtures and calibration exist, and the files and programs an Agent names (and the files a
+playground service's `environment` is built from) stay inside the repository and are there (paths are from the repository root: files/inside.py); the agent
 evalward.yaml's `defaults.targetAgent` names is one of the tree's, else a warning."""
 
 from __future__ import annotations
@@ -12,10 +12,12 @@ from typing import Any
 from evalward.errors import NotCommitted, OutsideRepository, Problem
 from evalward.files.committed import MAX_SYSTEM_BYTES, RepoFiles
 from evalward.files.inside import program_path, reference_candidates
+from evalward.resources.agents.agent import AgentEnvironment
 from evalward.resources.agents.agent_runtime import AgentProgram
 from evalward.resources.checks.assertions import JudgeAssertion
 from evalward.resources.common import AGENTV_DEFAULT_TARGET
 from evalward.resources.models import Eval, EvalFixture
+from evalward.resources.playground import ServicePart
 from evalward.resources.reading.repo_config import CONFIG_FILE, RepoConfig
 from evalward.resources.reading.yamlsource import PathKey, undecodable
 from evalward.resources.resource_set import Located, ProblemReporter, ResourceSet
@@ -43,15 +45,40 @@ def _check_paths(result: ResourceSet, report: ProblemReporter) -> None:
             _check_system_file(located, spec.system_file, result.files, report)
         for program in spec.programs():
             _check_program(located, program, result.files, report)
-        for kind, name in (spec.environment.named() if spec.environment else {}).items():
-            try:  # a file this side may read (files/committed.py)
-                result.files.find(name)
-            except NotCommitted as exc:
-                report(located, ("spec", "environment", kind), _refused(name, exc))
+        _check_environment(located, ("spec", "environment"), spec.environment, result, report)
+    for located, service in _services(result):
+        at: PathKey = ("spec", "playground", "service", "environment")
+        _check_environment(located, at, service.environment, result, report)
+
+
+def _check_environment(
+    located: Located[Any],
+    at: PathKey,
+    environment: AgentEnvironment | None,
+    result: ResourceSet,
+    report: ProblemReporter,
+) -> None:
+    """The files an agent's or a playground service's `environment` is installed from."""
+    for kind, name in (environment.named() if environment else {}).items():
+        try:  # a file this side may read (files/committed.py)
+            result.files.find(name)
+        except NotCommitted as exc:
+            report(located, (*at, kind), _refused(name, exc))
+
+
+def _services(result: ResourceSet) -> list[tuple[Located[Any], ServicePart]]:
+    """Each playground service an Eval or a fixture defines, with its definition."""
+    found: list[tuple[Located[Any], ServicePart]] = []
+    for located in [*result.evals.values(), *result.fixtures.values()]:
+        playground = located.resource.spec.playground
+        if playground is not None and playground.service is not None:
+            found.append((located, playground.service))
+    return found
 
 
 def _named_files(result: ResourceSet) -> list[str]:
-    """Every file the Agents name, as `_check_paths` looks them up."""
+    """Every file the Agents and the playground services name, as `_check_paths` looks
+    them up."""
     named: list[str] = []
     for located in result.agents.values():
         spec = located.resource.spec
@@ -59,6 +86,8 @@ def _named_files(result: ResourceSet) -> list[str]:
             named += reference_candidates(located.file, spec.system_file)
         named += [p.argv[0] for p in spec.programs() if not p.argv[0].startswith("/")]
         named += spec.environment.named().values() if spec.environment else []
+    for _, service in _services(result):
+        named += service.environment.named().values() if service.environment else []
     return named
 
 
