@@ -242,6 +242,28 @@ def test_two_thousand_fixtures_fold_then_truncate_and_keep_marker_bypass_and_rec
     assert f"… and {2000 - len(shown):,} more in report.html" in tiny
 
 
+def test_a_closing_tag_in_inline_code_does_not_close_a_block_the_cut_leaves_open(
+    tmp_path: Path,
+) -> None:
+    """A tool's name `</details>` (the agent's to choose) is inline code in a `<details>` a
+    comment template opens: GitHub shows it as text, so the block is still open where the
+    comment is cut, and the cut closes it before its note and the bypass."""
+    template = tmp_path / "tools.md.j2"
+    template.write_text(
+        "<details><summary>the tools called</summary>\n\n"
+        "{{ '</details>' | codespan }} → {{ 'lookup' | codespan }}\n\n"
+        "{% for i in range(4000) %}step {{ i }}: called\n{% endfor %}\n</details>\n\n"
+        "{% include 'bypass.md.j2' %}"
+    )
+    names = ["a", "b"]
+    body = render_comment(bypassed(compare(evals(names, set(names)))), template, limit=8_000)
+    assert "cut here" in body and len(body) <= 8_000
+    tags = re.sub(r"`[^`]*`", "", body)
+    assert tags.count("<details>") == tags.count("</details>") == 1
+    assert tags.index("</details>") < body.index("cut here")
+    assert BypassRecord.parse(body) == RECORD
+
+
 def test_user_template_is_sandboxed_and_keeps_the_marker(tmp_path: Path) -> None:
     template = tmp_path / "mine.md.j2"
     template.write_text(

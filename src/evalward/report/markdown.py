@@ -401,11 +401,15 @@ def _truncate(body: str, limit: int, report_url: str, measure: Callable[[str], i
 
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _DETAILS = re.compile(r"<(/?)details\b", re.IGNORECASE)
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`).*?(?<!`)\1(?!`)")
+"""Inline code (CommonMark: closed by a backtick run of its opener's length), where a tag is
+text: a tool's name `</details>` closes nothing."""
 
 
 def _closers(text: str) -> str:
     """What closes the blocks `text` leaves open at its end: the code fence it is in (a
-    fence's own line, as CommonMark reads one), then each `<details>` outside fences."""
+    fence's own line, as CommonMark reads one), then each `<details>` outside fences and
+    inline code."""
     fence = ""
     depth = 0
     for line in text.split("\n"):
@@ -416,7 +420,7 @@ def _closers(text: str) -> str:
         elif opening is not None and not (opening[1][0] == "`" and "`" in line[opening.end() :]):
             fence = opening[1]
         else:
-            for tag in _DETAILS.finditer(line):
+            for tag in _DETAILS.finditer(_CODE_SPAN.sub("", line)):
                 depth = max(0, depth + (-1 if tag[1] else 1))
     return (f"\n{fence}" if fence else "") + "\n\n</details>" * depth
 

@@ -1,7 +1,8 @@
 """Checks across the resources of a tree, once every file is loaded: an Eval's agent,
 fixtures and calibration exist, and the files and programs an Agent names (and the files a
-playground service's `environment` is built from) stay inside the repository and are there (paths are from the repository root: files/inside.py); the agent
-evalward.yaml's `defaults.targetAgent` names is one of the tree's, else a warning."""
+playground service's `environment` is built from) stay inside the repository and are there
+(paths are from the repository root: files/inside.py); the agent evalward.yaml's
+`defaults.targetAgent` names is one of the tree's, else a warning."""
 
 from __future__ import annotations
 
