@@ -70,7 +70,8 @@ def _check_environment(
 def _services(result: ResourceSet) -> list[tuple[Located[Any], ServicePart]]:
     """Each playground service an Eval or a fixture defines, with its definition."""
     found: list[tuple[Located[Any], ServicePart]] = []
-    for located in [*result.evals.values(), *result.fixtures.values()]:
+    definitions: list[Located[Any]] = [*result.evals.values(), *result.fixtures.values()]
+    for located in definitions:
         playground = located.resource.spec.playground
         if playground is not None and playground.service is not None:
             found.append((located, playground.service))
