@@ -319,6 +319,39 @@ def test_promote_prints_to_stdout_and_refuses_what_it_cannot_read(bot: GitRepo) 
     assert junk.returncode == 2 and "mock.yaml: not JSON" in junk.stderr
 
 
+def test_promote_refuses_an_agent_the_repository_lacks_and_a_name_another_file_holds(
+    bot: GitRepo,
+) -> None:
+    """A mistyped `--agent` would make a fixture no Eval runs, and a `--name` another file
+    defines one the next run refuses: both are said before anything is written."""
+    promote = ["promote", str(TRACES / "openai.json")]
+    target = bot.path / "support-bot/evals/fixtures/promoted.yaml"
+    typo = evalward(bot.path, *promote, "--agent", "suport-bot", "--output", str(target))
+    assert typo.returncode == 2, typo.stderr
+    assert (
+        "--agent 'suport-bot': the repository defines no Agent of that name (did you mean "
+        "'support-bot'?)" in typo.stderr
+    )
+    taken = evalward(
+        bot.path, *promote, "--agent", "support-bot", "--name", "order-status", "-o", str(target)
+    )
+    assert taken.returncode == 2, taken.stderr
+    assert (
+        "--name 'order-status': a fixture of that name is already defined at "
+        "support-bot/evals/fixtures/order-status.yaml:1; give another --name, or `--output "
+        "support-bot/evals/fixtures/order-status.yaml` to replace it"
+    ) in taken.stderr
+    assert not target.exists()
+    replaced = evalward(
+        bot.path,
+        *promote,
+        *("--agent", "support-bot", "--name", "order-status"),
+        *("-o", "support-bot/evals/fixtures/order-status.yaml"),
+    )
+    assert replaced.returncode == 0, replaced.stderr
+    assert "fixture order-status replaced" in replaced.stdout
+
+
 def test_a_shard_file_never_holds_a_secret_the_agent_echoed(bot: GitRepo) -> None:
     bot.write({"leak.yaml": 'replies: []\ndefault: "the deploy token is tok-3f9a-secret"\n'})
     part = run_evalward(

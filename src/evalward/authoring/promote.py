@@ -42,10 +42,11 @@ from evalward.errors import (
 )
 from evalward.files.rewrite import rewrite
 from evalward.files.safe_files import read_text
-from evalward.resources.common import API_VERSION
+from evalward.resources import ResourceSet
+from evalward.resources.common import AGENTV_DEFAULT_TARGET, API_VERSION
 from evalward.resources.conversation import DEFAULT_MAX_TURNS
 from evalward.resources.models import EvalFixture
-from evalward.resources.reading.problems import render_path
+from evalward.resources.reading.problems import did_you_mean, render_path
 from evalward.rundata.trace import Step, StepType, Trace
 from evalward.runtime.telemetry.converters import from_anthropic_messages, from_openai_messages
 from evalward.runtime.telemetry.otel import from_otel_spans, looks_like_spans
@@ -168,6 +169,37 @@ class Promotion:
     replay: bool = True
     conversation: bool = False
     """Each user message a scripted turn (`scripted_turns`), not one replayed input."""
+
+
+def check_against(resources: ResourceSet, promotion: Promotion, output: str | None) -> None:
+    """The fixture fits the repository it is promoted in (one that defines an Agent): its
+    agent is one of the repository's, and no fixture of another file has its name, which
+    the next `validate` or run would refuse (one of `output`'s is replaced)."""
+    if not resources.agents:
+        return  # no evalward repository here: the fixture is for another one
+    agent = promotion.agent
+    if agent not in resources.agents and agent != AGENTV_DEFAULT_TARGET:
+        names = sorted(resources.agents)
+        raise ConfigError(
+            f"--agent {agent!r}: the repository defines no Agent of that name"
+            f"{did_you_mean(agent, names)}, so no Eval would run the fixture; give one of "
+            + ", ".join(repr(n) for n in names)
+        )
+    same = resources.fixtures.get(promotion.name)
+    if same is None or (output and _same_file(resources.root / same.file, Path(output))):
+        return
+    raise ConfigError(
+        f"--name {promotion.name!r}: a fixture of that name is already defined at "
+        f"{same.file}:{same.line}; give another --name, or `--output {same.file}` to "
+        "replace it"
+    )
+
+
+def _same_file(one: Path, other: Path) -> bool:
+    try:
+        return one.samefile(other)
+    except OSError:
+        return False
 
 
 def scripted_turns(trace: Trace, trace_id: str) -> list[dict[str, Any]]:

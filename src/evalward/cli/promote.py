@@ -52,11 +52,14 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     from evalward.authoring.promote import (
         Promotion,
         build_fixture,
+        check_against,
         default_name,
         load_trace,
         render,
         write,
     )
+    from evalward.cli._local import repository
+    from evalward.definitions.loader import load_what_loads
     from evalward.errors import EXIT_OK, ConfigError
     from evalward.resources.common import NAME_PATTERN
 
@@ -83,6 +86,8 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         conversation=args.conversation,
     )
     document = build_fixture(loaded, promotion)
+    resources, _ = load_what_loads(repository("."))
+    check_against(resources, promotion, args.output)
     if args.output:
         outcome = write(Path(args.output), document)
         print(f"evalward: fixture {name} {outcome} in {args.output}", file=out)
