@@ -727,6 +727,31 @@ EXTRA: list[Case] = [
         ),
     ),
     Case(
+        "mcp-service-without-a-playground",
+        "refusals",
+        {
+            "a.yaml": AGENT + "  mcpServers:\n    orders: {service: /mcp}\n",
+            "f.yaml": FIXTURE,
+            "e.yaml": EVAL,
+        },
+        (
+            "e.yaml:4:1: spec: Eval 'ev' names no playground, and agent 'bot' reaches its MCP server 'orders' on the playground's service (`service: /mcp`)",
+        ),
+    ),
+    Case(
+        "mcp-service-in-a-playground-without-one",
+        "refusals",
+        {
+            "a.yaml": AGENT + "  mcpServers:\n    orders: {service: /mcp}\n",
+            "f.yaml": FIXTURE,
+            "e.yaml": EVAL + SHOP,
+            "db.sql": "CREATE TABLE t (x);\n",
+        },
+        (
+            "e.yaml:7:3: spec.playground: playground 'ev' has no `service`, and agent 'bot' reaches its MCP server 'orders' on the playground's service (`service: /mcp`) in Eval 'ev'",
+        ),
+    ),
+    Case(
         "seed-does-not-load",
         "refusals",
         {

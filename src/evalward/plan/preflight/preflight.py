@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from evalward.errors import NotCommitted, Problem, ResourceError
 from evalward.files.committed import RepoFiles
 from evalward.plan.plan import Checkout, Plan, PlannedRun
-from evalward.plan.playgrounds import missing_seeds, state_without_playground
+from evalward.plan.playgrounds import defined_playground, missing_seeds, state_without_playground
 from evalward.plan.preflight.program_checks import (
     absent_service_programs,
     missing_programs,
@@ -52,7 +52,7 @@ from evalward.resources import ResourceSet
 from evalward.resources.agents.agent import AgentSpec, Tool
 from evalward.resources.agents.mcp import QUALIFIER
 from evalward.resources.conversation import simulator_model
-from evalward.resources.models import EvalFixtureSpec
+from evalward.resources.models import EvalFixture, EvalFixtureSpec
 from evalward.resources.playground import Playground
 from evalward.resources.reading.locate import Locator
 from evalward.resources.reading.yamlsource import PathKey
@@ -386,6 +386,44 @@ class _Checks:
                 f"{fixture_name!r} nor Eval {eval_name!r} names one; give either `playground` "
                 "(docs/playgrounds.md)",
             )
+        self._served_mcp(eval_name, fixture)
+
+    def _served_mcp(self, eval_name: str, fixture: Located[EvalFixture]) -> None:
+        """An MCP server the agent reaches on the playground's service (`service: /mcp`)
+        where the fixture's playground has none: each of its runs would fail as it starts."""
+        located_eval = self.resources.evals[eval_name]
+        target = located_eval.resource.spec.target_agent
+        agent = self.resources.agents.get(target)
+        servers = agent.resource.spec.mcp_servers.items() if agent is not None else []
+        served = [(name, s.service) for name, s in servers if s.service is not None]
+        found = defined_playground(self.resources, eval_name, fixture.resource.metadata.name)
+        if not served or (found is not None and found[1].service is not None):
+            return
+        name, path = served[0]
+        reaches = (
+            f"agent {target!r} reaches its MCP server {name!r} on the playground's service "
+            f"(`service: {path}`)"
+        )
+        fix = (
+            "give it a `service` that serves MCP (docs/playgrounds.md), or the server a "
+            "`command` or `url` (docs/mcp.md)"
+        )
+        if found is None:
+            self.add(
+                located_eval,
+                ("spec",),
+                f"Eval {eval_name!r} names no playground, and {reaches}: give the Eval (or "
+                f"each of its fixtures) a playground with a `service`, or the server a "
+                "`command` or `url` (docs/mcp.md)",
+            )
+            return
+        what, _, kind = found
+        owner = fixture if kind == "EvalFixture" else located_eval
+        self.add(
+            owner,
+            ("spec", "playground"),
+            f"playground {what!r} has no `service`, and {reaches} in Eval {eval_name!r}: {fix}",
+        )
 
     def seeds(self, checkout: Checkout, run: PlannedRun, *, programs: bool = False) -> None:
         """The run's playground's seeds, and with `programs` its service's programs, in the
