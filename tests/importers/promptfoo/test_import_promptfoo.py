@@ -160,6 +160,39 @@ def test_a_chat_template_becomes_a_conversation(repo: GitRepo) -> None:
     )
 
 
+def test_a_value_evalward_s_check_refuses_is_told_at_the_promptfoo_key_it_came_from(
+    repo: GitRepo,
+) -> None:
+    """Not at the test's first line in the words of the converted fixture's fields."""
+    repo.commit(
+        "a suite",
+        {
+            "promptfooconfig.yaml": (
+                "providers: [openai:gpt-4.1-mini]\n"
+                "prompts: ['{{q}}']\n"
+                "tests:\n"
+                "  - vars: { q: hi }\n"
+                "    assert:\n"
+                "      - { type: contains, value: hi }\n"
+                "      - { type: cost, threshold: -1 }\n"
+                "      - { type: regex, value: '(' }\n"
+            )
+        },
+    )
+    done = evalward("import", "promptfoo", "promptfooconfig.yaml", cwd=repo.path)
+
+    assert done.returncode == 2, done.stderr
+    assert (
+        "promptfooconfig.yaml:7:23: tests[0].assert[1].threshold: `cost` converts to "
+        "evalward's `cost` check, which refuses it: expected a number greater than or equal "
+        "to 0; found -1"
+    ) in done.stderr
+    regex = "promptfooconfig.yaml:8:24: tests[0].assert[2].value: the pattern does not compile"
+    assert regex in done.stderr
+    assert "the converted" not in done.stderr and "Traceback" not in done.stderr
+    assert not (repo.path / "evals").exists()
+
+
 def test_what_has_no_equivalent_is_refused_at_its_line_and_nothing_is_written(
     repo: GitRepo,
 ) -> None:

@@ -14,13 +14,15 @@ from typing import Any
 
 import regex
 import yaml
+from pydantic import BaseModel, ValidationError
 
 from evalward.importers.promptfoo.code_asserts import LANGUAGES, code_assertion, transform_of
 from evalward.importers.promptfoo.source import Files, Node
 from evalward.importers.promptfoo.templates import render_value
-from evalward.resources.checks.assertions import DEFAULT_EMBEDDING_MODEL
+from evalward.resources.checks.assertions import DEFAULT_EMBEDDING_MODEL, Assertion
 from evalward.resources.common import is_number
 from evalward.resources.reading import yaml12
+from evalward.resources.reading.problems import located_messages
 
 KEYS = {"type", "value", "threshold", "weight", "metric", "provider", "config", "transform"}
 SIMILAR = {"similar": "cosine", "similar:cosine": "cosine", "similar:dot": "dot",
@@ -101,6 +103,43 @@ EmbeddingModel = Callable[[Node | None], str]
 default), its provider added to those the suite calls."""
 
 
+_FROM_KEY = {
+    "maxUsd": "threshold",
+    "maxMs": "threshold",
+    "minScore": "threshold",
+    "threshold": "threshold",
+    "value": "value",
+    "pattern": "value",
+    "weight": "weight",
+    "axis": "metric",
+}
+"""The promptfoo key each field of a converted assertion comes from, where it has one."""
+
+
+class _Converted(BaseModel):
+    assertion: Assertion
+
+
+def _refuse_invalid(node: Node, kind: str, assertion: AssertionDocument) -> None:
+    """The converted assertion as a fixture's loader reads it: one it refuses (a `cost`
+    `threshold` below 0) is refused here, at the promptfoo key it came from, in the
+    loader's words, never as the converted file's."""
+    data = {"assertion": assertion}
+    try:
+        _Converted.model_validate(data)
+    except ValidationError as exc:
+        loc, message = located_messages(exc, data, _Converted)[0]
+        field = str(loc[1]) if len(loc) > 1 else None
+        key = _FROM_KEY.get(field or "")
+        at = (node.get(key) if key else None) or node
+        told = f"`{field}`: " if field and key is None else ""
+        raise at.refuse(
+            f"`{kind}` converts to evalward's `{assertion['type']}` check, which refuses "
+            f"it: {told}{message}",
+            droppable=False,
+        ) from None
+
+
 class Converter:
     """Converts one test's assertions, with its variables, into evalward's."""
 
@@ -144,7 +183,10 @@ class Converter:
         transform = node.get("transform")
         if transform is not None:
             extra["transform"] = transform_of(transform, self.files)
-        return [{**a, **extra} for a in converted]
+        done = [{**a, **extra} for a in converted]
+        for assertion in done:
+            _refuse_invalid(node, kind, assertion)
+        return done
 
     def _set(self, node: Node, variables: dict[str, Any]) -> list[AssertionDocument]:
         """An `assert-set` without a threshold passes when all of its assertions do: the same
