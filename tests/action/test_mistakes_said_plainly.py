@@ -167,6 +167,25 @@ def test_an_input_of_the_wrong_form_is_told_in_words_not_by_its_pattern(
     assert "pattern" not in run.stderr
 
 
+def test_every_wrong_input_is_said_at_once(repo: GitRepo, github: FakeGitHub) -> None:
+    """One CI round for all of them, not one for each."""
+    base, head = make_pr(repo, github)
+    event = pull_request_event(github.repository, 7, base, head)
+    wrong = {"INPUT_PARALLEL": "abc", "INPUT_COMMENT": "maybe", "INPUT_MAX-COST-USDD": "5"}
+
+    run = execute(repo.path, prepare(repo.path, github, event, env=wrong))
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "3 action inputs are wrong:" in run.stderr, run.stderr
+    for said in (
+        "action input `max-cost-usdd`: evalward has no such input",
+        "action input `parallel`: ",
+        "action input `comment`: ",
+    ):
+        assert said in run.stderr, run.stderr
+    assert "Traceback" not in run.stderr
+
+
 @pytest.mark.parametrize(
     ("number", "shown"),
     [(None, "missing"), ("seven", "'seven', not a pull request's number")],

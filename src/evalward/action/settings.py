@@ -9,6 +9,7 @@ from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic_core import ErrorDetails
 
 from evalward.errors import ConfigError, printable
 from evalward.files.inside import NAME_MAX, overlong_name
@@ -183,8 +184,9 @@ class Settings(BaseModel):
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
-        """GitHub passes input `foo-bar` as INPUT_FOO-BAR; action.yml maps it to INPUT_FOO_BAR."""
-        cls._no_unknown_input(env)
+        """GitHub passes input `foo-bar` as INPUT_FOO-BAR; action.yml maps it to INPUT_FOO_BAR.
+        Every input that is wrong is said at once: one CI round each would be slow to fix."""
+        wrong = cls._unknown_inputs(env)
         values: dict[str, Any] = {}
         for name in cls.input_names():
             upper = name.upper()
@@ -192,23 +194,26 @@ class Settings(BaseModel):
             if raw.strip() != "":
                 values[name] = raw.strip()
         try:
-            return cls.model_validate(values)
+            settings = cls.model_validate(values)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            name = str(first["loc"][0])
-            said = first["msg"].removeprefix("Value error, ")
-            if first["type"] == "string_pattern_mismatch" and name in _PATTERN_WORDS:
-                said = f"expected {_PATTERN_WORDS[name]}"
-            raise ConfigError(
-                f"action input `{name}`: {said} (got {first.get('input')!r})"
-            ) from None
+            said: dict[str, str] = {}
+            for error in exc.errors():
+                said.setdefault(str(error["loc"][0]), _input_problem(error))
+            wrong += list(said.values())
+        if len(wrong) == 1:
+            raise ConfigError(wrong[0])
+        if wrong:
+            listed = "\n".join(f"  {line}" for line in wrong)
+            raise ConfigError(f"{len(wrong)} action inputs are wrong:\n{listed}")
+        return settings
 
     @classmethod
-    def _no_unknown_input(cls, env: Mapping[str, str]) -> None:
-        """Refuse an input action.yml does not have: GitHub passes a name under `with:` it
-        does not know on to the container (`INPUT_MAX-COST-USDD`) with no more than a warning,
-        so a misspelt `max-cost-usd` or `mock-script` ran with no budget or with real models."""
+    def _unknown_inputs(cls, env: Mapping[str, str]) -> list[str]:
+        """Each input action.yml does not have: GitHub passes a name under `with:` it does
+        not know on to the container (`INPUT_MAX-COST-USDD`) with no more than a warning, so
+        a misspelt `max-cost-usd` or `mock-script` ran with no budget or with real models."""
         known = cls.input_names()
+        found: list[str] = []
         for variable in sorted(env):
             if not variable.startswith("INPUT_"):
                 continue
@@ -216,8 +221,18 @@ class Settings(BaseModel):
             if name not in known:
                 close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
                 hint = f"did you mean `{close[0]}`? " if close else ""
-                raise ConfigError(
+                found.append(
                     f"action input `{printable(name)}`: evalward has no such input, so its "
                     f"value would be ignored; {hint}Write one of the inputs action.yml lists "
                     "(docs/github.md) under the step's `with:`, or remove it"
                 )
+        return found
+
+
+def _input_problem(error: ErrorDetails) -> str:
+    """What is wrong with one input's value, in the words of its own check."""
+    name = str(error["loc"][0])
+    said = str(error["msg"]).removeprefix("Value error, ")
+    if error["type"] == "string_pattern_mismatch" and name in _PATTERN_WORDS:
+        said = f"expected {_PATTERN_WORDS[name]}"
+    return f"action input `{name}`: {said} (got {error.get('input')!r})"
