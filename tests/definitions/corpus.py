@@ -752,6 +752,31 @@ EXTRA: list[Case] = [
         ),
     ),
     Case(
+        "state-snapshot-missing",
+        "file references",
+        {
+            "a.yaml": AGENT,
+            "f.yaml": FIXTURE
+            + "    - {type: stateSnapshot, at: db.t, snapshot: expected/after.json}\n",
+            "e.yaml": EVAL + SHOP,
+            "db.sql": "CREATE TABLE t (x);\n",
+        },
+        ("f.yaml:13:39: spec.assertions[1].snapshot: the snapshot 'expected/after.json' does not exist",),
+    ),
+    Case(
+        "state-snapshot-does-not-load",
+        "file references",
+        {
+            "a.yaml": AGENT,
+            "f.yaml": FIXTURE
+            + "    - {type: stateSnapshot, at: db.t, snapshot: expected/after.json}\n",
+            "e.yaml": EVAL + SHOP,
+            "db.sql": "CREATE TABLE t (x);\n",
+            "expected/after.json": '{"t": [1], "t": [2]}\n',
+        },
+        ("f.yaml:13:39: spec.assertions[1].snapshot: the snapshot 'expected/after.json' does not load:",),
+    ),
+    Case(
         "seed-does-not-load",
         "refusals",
         {

@@ -430,12 +430,13 @@ BOMB = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
     ],
     ids=["alias-bomb", "deep-yaml", "deep-json", "json-past-the-bound", "a-key-twice"],
 )
-def test_a_snapshot_the_pull_request_writes_to_be_endless_fails_its_run_saying_why(
+def test_a_snapshot_the_pull_request_writes_to_be_endless_is_refused_saying_why(
     repo: GitRepo, tmp_path: Path, snapshot: str, text: str, said: str
 ) -> None:
     """The files a `stateSnapshot` compares with are the commit's: one made to be walked
     forever (aliases of aliases) or to nest past what a parser recurses through is refused
-    as a snapshot that does not load, naming it, not walked and not a crash."""
+    as a snapshot that does not load, naming it, not walked and not a crash: at its line,
+    before any run (the parse a run's reading of the snapshot makes)."""
     write_repo(
         repo,
         1,
@@ -448,9 +449,10 @@ def test_a_snapshot_the_pull_request_writes_to_be_endless_fails_its_run_saying_w
         ],
     )
     repo.commit("snapshot", {snapshot: text})
-    code, output, fixtures = run(repo, tmp_path)
-    assert code == 1, output
-    (result,) = fixtures
-    assert result["status"] == "error"  # an assertion that cannot be decided: never a pass
-    assert f"the snapshot {snapshot!r} does not load" in result["message"], result["message"]
-    assert said in result["message"], result["message"]
+    for command in (["run", ".", "--no-cache", "--output-dir", str(tmp_path)], ["validate"]):
+        done = evalward(*command, cwd=repo.path)
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert "Traceback" not in done.stderr, done.stderr
+        problem = next(line for line in done.stderr.splitlines() if ".snapshot: " in line)
+        assert f"the snapshot {snapshot!r} does not load" in problem, done.stderr
+        assert said in problem, done.stderr

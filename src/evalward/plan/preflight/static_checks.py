@@ -32,7 +32,11 @@ from evalward.plan.playgrounds import source_of
 from evalward.plan.preflight.scorer_checks import ScorerChecks
 from evalward.plan.preflight.state_paths import StateShape, held_warnings, path_warnings
 from evalward.resources.checks.assertions import Assertion
-from evalward.resources.checks.state_assertions import STATE_TYPES, SqlAssertion
+from evalward.resources.checks.state_assertions import (
+    STATE_TYPES,
+    SqlAssertion,
+    StateSnapshotAssertion,
+)
 from evalward.resources.models import EvalFixture
 from evalward.resources.playground import Playground
 from evalward.resources.reading.locate import Locator
@@ -41,6 +45,7 @@ from evalward.resources.reading.yamlsource import PathKey
 from evalward.resources.resource_set import Located
 from evalward.runtime.playground.base import SEED_LIMIT, PlaygroundSource
 from evalward.runtime.playground.sqlite_seed import load_seed, parse_yaml
+from evalward.runtime.playground.state import SnapshotUnloadable, snapshot_data
 
 PlaygroundKey = tuple[str, str]
 """A playground as provisioned: the tree it is made from, and its definition."""
@@ -135,6 +140,7 @@ class StaticChecks:
                 self._service(use, shape, self.served.get(key))
             for fixture in use.fixtures.values():
                 self._paths(use, fixture, shape, self.served.get(key))
+                self._snapshots(use, fixture)
 
     def _database(self, use: _Use) -> dict[str, list[str]] | None:
         """The tables the SQLite seed makes, with their columns, once the fixtures' queries
@@ -178,6 +184,25 @@ class StaticChecks:
         except NotCommitted as exc:
             self._owner_problem(use, f"cannot read the seed {seed!r}: it {exc.reason}")
             return None
+
+    def _snapshots(self, use: _Use, fixture: Located[EvalFixture]) -> None:
+        """Each `stateSnapshot` file, read and parsed as a run reads it from the tree the
+        playground is made from: one that is not there or does not load would make each run
+        of the criterion an error, found only once its model calls are made."""
+        door = use.source.door
+        for at, criterion in _criteria(fixture.resource):
+            if not isinstance(criterion, StateSnapshotAssertion) or criterion.snapshot is None:
+                continue
+            path = criterion.snapshot
+            try:
+                snapshot_data(path, door.text(path, SEED_LIMIT))
+            except NotCommitted as exc:
+                why = f"the snapshot {path!r} {exc.reason}"
+            except (SnapshotUnloadable, OSError, UnicodeDecodeError) as exc:
+                why = str(exc)
+            else:
+                continue
+            self.problems.append(self.locator.problem(fixture, (*at, "snapshot"), why))
 
     def _owner_problem(self, use: _Use, message: str) -> None:
         at = ("spec", "playground", "sqlite", "seed")

@@ -40,10 +40,26 @@ async def capture(
 
 
 def _snapshot(live: LivePlayground, path: str) -> Any:
-    """A snapshot file of the side's commit as data, or why it is none. The commit is the pull
-    request's on its head: a file made to nest past what a parser or the comparison recurses
-    through, or whose aliases expand without end, is refused as one that does not load
-    (`MAX_DEPTH` levels, as a resource's YAML; `sqlite_seed.parse_yaml`'s shape check)."""
+    """A snapshot file of the side's commit as data, or why it is none."""
+    try:
+        return snapshot_data(path, seed_text(live, path))  # the gate's commit's, via the door
+    except (PlaygroundError, SnapshotUnloadable) as exc:
+        return SnapshotMissing(str(exc))
+    except (OSError, UnicodeDecodeError) as exc:
+        return SnapshotMissing(f"the snapshot {path!r} does not load: {exc}")
+
+
+class SnapshotUnloadable(Exception):
+    """Why a snapshot file's text is no data to compare with (said as the criterion's
+    error, or by `validate` at its line)."""
+
+
+def snapshot_data(path: str, text: str) -> Any:
+    """A snapshot file's text as data: JSON by its `.json` name, else YAML. The commit is
+    the pull request's on its head: a file made to nest past what a parser or the comparison
+    recurses through, or whose aliases expand without end, is refused as one that does not
+    load (`MAX_DEPTH` levels, as a resource's YAML; `sqlite_seed.parse_yaml`'s shape
+    check), and a JSON key given twice as its YAML would be."""
     # lazy: PyYAML costs about 10 ms of start-up, and only a YAML snapshot needs it
     import yaml
 
@@ -52,12 +68,8 @@ def _snapshot(live: LivePlayground, path: str) -> Any:
     from evalward.runtime.playground.sqlite_seed import parse_yaml
 
     try:
-        text = seed_text(live, path)  # the gate's commit's, through the door
         if path.endswith(".json"):
-            # a key given twice, as its YAML is: json.loads kept the last, silently
             return jsontext.loads(text, max_depth=MAX_DEPTH, finite=False, unique_keys=True)
         return parse_yaml(text)
-    except PlaygroundError as exc:
-        return SnapshotMissing(str(exc))
     except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError, YamlSyntaxError) as exc:
-        return SnapshotMissing(f"the snapshot {path!r} does not load: {exc}")
+        raise SnapshotUnloadable(f"the snapshot {path!r} does not load: {exc}") from None
