@@ -761,7 +761,9 @@ EXTRA: list[Case] = [
             "e.yaml": EVAL + SHOP,
             "db.sql": "CREATE TABLE t (x);\n",
         },
-        ("f.yaml:13:39: spec.assertions[1].snapshot: the snapshot 'expected/after.json' does not exist",),
+        (
+            "f.yaml:13:39: spec.assertions[1].snapshot: the snapshot 'expected/after.json' does not exist",
+        ),
     ),
     Case(
         "state-snapshot-does-not-load",
@@ -774,7 +776,9 @@ EXTRA: list[Case] = [
             "db.sql": "CREATE TABLE t (x);\n",
             "expected/after.json": '{"t": [1], "t": [2]}\n',
         },
-        ("f.yaml:13:39: spec.assertions[1].snapshot: the snapshot 'expected/after.json' does not load:",),
+        (
+            "f.yaml:13:39: spec.assertions[1].snapshot: the snapshot 'expected/after.json' does not load:",
+        ),
     ),
     Case(
         "seed-does-not-load",
