@@ -769,6 +769,25 @@ class Git:
         )
         return [name for name in out.splitlines() if name]
 
+    def credential_files(self) -> list[Path]:
+        """The files git's configuration reads those settings from: the workspace's
+        `.git/config`, or, from actions/checkout v6 on, a file of the runner's temp folder
+        that configuration includes (`includeIf.gitdir:….path`)."""
+        out = self._raw(
+            (
+                "config",
+                "--show-origin",
+                "--name-only",
+                "-z",
+                "--get-regexp",
+                r"^http\..*extraheader$",
+            ),
+            check=False,
+        )
+        fields = out.split(b"\0")
+        origins = {os.fsdecode(o) for o in fields[0::2] if o.startswith(b"file:")}
+        return sorted(self.repo / origin.removeprefix("file:") for origin in origins)
+
     def tracked(self, path: str) -> list[str]:
         """Files at or below `path` (relative to the repository) that the checkout tracks."""
         out = self.run("ls-files", "-z", "--", path)

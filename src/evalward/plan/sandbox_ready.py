@@ -8,6 +8,7 @@ front end builds a runtime object of its own.
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,7 @@ from evalward.git import Git
 from evalward.runtime.environments.environment import EnvironmentStore
 from evalward.runtime.environments.environment_limits import input_limits
 from evalward.runtime.isolation.sandbox import Sandbox
+from evalward.runtime.isolation.shared_places import AGENTS_PLACE
 from evalward.runtime.isolation.workspace_guard import protect
 
 
@@ -72,12 +74,34 @@ def ready(sandbox: Sandbox, setup: SandboxSetup, git: Git, env: Mapping[str, str
             )
         )
     sandbox.keep_apart(setup.log, default_branch=setup.default_branch)
+    persisted = git.credential_settings()
     if sandbox.user is not None:
-        sandbox.give_back(protect(setup.workspace, setup.written, env))
+        kept = [*(git.credential_files() if persisted else []), *_runner_temp(setup, env)]
+        sandbox.give_back(protect(setup.workspace, setup.written, env, kept))
         sandbox.close_to_others(setup.workspace)
-    elif persisted := git.credential_settings():
+        if persisted:
+            setup.warn(
+                f"the checkout keeps a credential in its git configuration ({persisted[0]}): "
+                "evalward keeps the files that hold it from the pull request's programs "
+                "while they run, and every other process of this job can read it. Check out "
+                "with `persist-credentials: false`."
+            )
+    elif persisted:
         setup.warn(
             f"the checkout keeps a credential in its git configuration ({persisted[0]}), "
             "which every process in this job can read, the pull request's programs "
             "too (`agent-isolation: off`). Check out with `persist-credentials: false`."
         )
+
+
+def _runner_temp(setup: SandboxSetup, env: Mapping[str, str]) -> list[Path]:
+    """The runner's temp folder, where other steps leave what they keep (actions/checkout
+    v6 its token), unless evalward's own folders are in it: no agent needs it."""
+    value = env.get("RUNNER_TEMP", "")
+    temp = Path(value) if value else None
+    if temp is None or not temp.is_absolute() or not temp.is_dir():
+        return []
+    ours = [setup.workspace, *setup.written, Path(tempfile.gettempdir()), AGENTS_PLACE]
+    if any(path.is_relative_to(temp) for path in ours):
+        return []
+    return [temp]

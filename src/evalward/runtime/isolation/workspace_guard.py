@@ -24,7 +24,10 @@ RUNNER_FILES = (
 
 
 def protect(
-    workspace: Path, folders: Iterable[Path], runner_files: Mapping[str, str]
+    workspace: Path,
+    folders: Iterable[Path],
+    runner_files: Mapping[str, str],
+    kept_from_others: Iterable[Path] = (),
 ) -> dict[Path, int]:
     """Take away what the agent user could otherwise write, before any agent starts; returns
     the modes it changed, to give back once no agent runs (`Sandbox.give_back`).
@@ -34,7 +37,8 @@ def protect(
     symbolic link on that way is refused, and so is a file where a folder must be: the
     checkout comes from the pull request, and a link would let it choose where evalward
     writes. The runner's files keep their owner (the runner reads them after the step) and
-    lose every permission for others while agents run.
+    lose every permission for others while agents run, as do `kept_from_others` (a file of
+    git's configuration that keeps the checkout's token, the runner's temp folder).
     """
     taken: dict[Path, int] = {}
     for folder in folders:
@@ -74,6 +78,9 @@ def protect(
         value = runner_files.get(name, "")
         if value and Path(value).is_file():
             _drop(Path(value), 0o007, taken)
+    for path in kept_from_others:
+        if path.exists():
+            _drop(path, 0o007, taken)
     return taken
 
 
