@@ -40,6 +40,8 @@ NOT_YET_THROUGH_THE_DOOR: dict[str, str] = {}
 only): each is a way round the door until it is routed through it, then leaves this list."""
 
 NOT_A_FIELDS_FILE = {
+    "authoring/promote.py": "writes the fixtures file `--output` names; a fixture's place "
+    "(`Located.file`) is compared with it, never opened",
     "definitions/loader.py": "reads the definition files themselves (`Located.file`): a "
     "commit side's through `RepoFiles.read_committed`, on disk only the working tree's",
     "runtime/environments/environment.py": "a side's files through `request.files`; on disk "

@@ -87,12 +87,21 @@ def test_judge_assertions_under_an_eval_with_no_judge_are_refused(tmp_path: Path
 
 def test_an_eval_that_selects_no_fixture_says_how_to_select_one(tmp_path: Path) -> None:
     other = EVAL.replace("{ agent: support-bot }", "{ agent: billing }")
-    reported = checked(tmp_path, {"suite.yaml": "---\n".join([AGENT, FIXTURE, other])})
-    ((name, where, message),) = reported
+    suite = {"suite.yaml": "---\n".join([AGENT, FIXTURE, other]), "prompts/bot.md": "Jane.\n"}
+    GitRepo(tmp_path).commit("a suite", suite)
+    resources, _ = load_what_loads(tmp_path)
+    reported = Reported()
+    check_references(resources, reported)
+    ((name, where, message),) = [(r.name, r.loc, r.message) for r in reported.problems]
     assert (name, where) == ("bot-eval", ("spec", "fixtureSelector", "matchLabels"))
     assert "no EvalFixture has the labels {'agent': 'billing'}, so a run would score nothing" in (
         message
     )
+    # and the fixture it was meant to select, a warning naming what the Eval selects
+    ((fixture, at, unselected),) = [(r.name, r.loc, r.message) for r in reported.warnings]
+    assert (fixture, at) == ("order-status", ("metadata", "name"))
+    assert "is selected by no Eval, so no run runs it" in unselected
+    assert "(Eval 'bot-eval' selects the labels {'agent': 'billing'})" in unselected
 
 
 def test_a_system_file_that_is_not_there_and_a_program_outside_are_refused(

@@ -293,6 +293,53 @@ def check_references(
         if spec.judge.model is None:
             _unjudged(name, located, selected, report)
         check_pairwise_references(name, located, selected, result, report)
+    _unselected(result, report)
+
+
+UNSELECTED_SHOWN = 5
+"""Fixtures no Eval selects warned of one by one; the rest are counted in one more."""
+
+
+def _unselected(result: ResourceSet, report: ProblemReporter) -> None:
+    """A warning at each fixture no Eval selects: no run ever runs it, so a fixture whose
+    labels miss the selector (`agent: asistant`) checks nothing while it looks kept."""
+    if not result.evals:
+        return  # fixtures alone, as a page's example: no Eval to be selected by yet
+    selected: set[str] = set()
+    for located in result.evals.values():
+        selected.update(f.resource.metadata.name for f in result.fixtures_of(located.resource))
+    alone = [f for name, f in sorted(result.fixtures.items()) if name not in selected]
+    for fixture in alone[:UNSELECTED_SHOWN]:
+        target = fixture.resource.spec.target_agent
+        theirs = [
+            (name, e.resource.spec.fixture_selector)
+            for name, e in sorted(result.evals.items())
+            if e.resource.spec.target_agent == target
+        ]
+        hint = next(
+            (
+                f" (Eval {name!r} selects the labels {dict(selector.match_labels)})"
+                for name, selector in theirs
+                if selector is not None and selector.match_labels
+            ),
+            "",
+        )
+        report(
+            fixture,
+            ("metadata", "name"),
+            f"fixture {fixture.resource.metadata.name!r} is selected by no Eval, so no run "
+            f"runs it: give it the labels an Eval's `fixtureSelector.matchLabels` names"
+            f"{hint}, or list it under an Eval's `spec.fixtures`",
+            warning=True,
+        )
+    if len(alone) > UNSELECTED_SHOWN:
+        rest = alone[UNSELECTED_SHOWN]
+        report(
+            rest,
+            ("metadata", "name"),
+            f"and {len(alone) - UNSELECTED_SHOWN} more fixtures are selected by no Eval",
+            warning=True,
+        )
 
 
 def unknown_default_agent(config: RepoConfig, result: ResourceSet) -> list[Problem]:
