@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from evalward.rundata.trace import Step, StepType, Trace
+from evalward.scoring.judges.judge import unsupported_reason
 from fakes.model_server import ScriptedModelServer, text
 from scoring.judges.test_pairwise_gate import CURT, GOOD, judged_terser, shown_finals
 from support.gitrepo import GitRepo
@@ -80,3 +82,51 @@ def test_a_head_cannot_make_its_losses_ties_by_being_unquotable(
 
     assert done.returncode != 0, (record["pooled_counts"], done.stdout[-1500:])
     assert record["pooled_counts"]["base"] == 4, record["pooled_counts"]
+
+
+DRAWN = {
+    "mathematical bold": "𝐖𝐡𝐚𝐭",
+    "mathematical sans-serif bold capitals": "𝗪𝗛𝗔𝗧",
+    "negative squared capitals": "🆆🅷🅰🆃",
+    "regional indicators": "🇼🇭🇦🇹",
+    "braille letters": "⠺⠓⠁⠞",
+    "small capitals": "ᴡʜᴀᴛ",
+    "cyrillic and greek look-alikes": "Wһаτ",
+}
+""""What", drawn in characters a reader reads as those letters, which NFKD alone does not
+turn into them (or, for 𝐖, turns into a capital after case folding)."""
+
+
+@pytest.mark.parametrize("drawn", DRAWN.values(), ids=DRAWN.keys())
+def test_a_head_cannot_make_its_losses_ties_by_drawing_its_letters(
+    repo: GitRepo, tmp_path: Path, model: ScriptedModelServer, drawn: str
+) -> None:
+    head = f"Hello. {drawn}?"
+    model.script("Greet tersely.", text(head))
+    model.script("Greet warmly.", text(GOOD))
+    for other in (CURT, head):
+        for warm_first in (True, False):
+            pair = (GOOD, other) if warm_first else (other, GOOD)
+
+            def shown(body: dict[str, Any], pair: tuple[str, str] = pair) -> bool:
+                return shown_finals(body) == pair
+
+            model.script(shown, text(_prefers_warm(warm_first)))
+    done, record, _ = judged_terser(repo, model, tmp_path / "out")
+
+    assert done.returncode != 0, (record["pooled_counts"], done.stdout[-1500:])
+    assert record["pooled_counts"]["base"] == 4, record["pooled_counts"]
+
+
+def test_a_quote_read_as_a_reader_reads_it_or_copied_as_it_stands_is_in_its_step() -> None:
+    """A violation quotes the step as the judge reads it (letters), or copies what it
+    cannot read as letters (a braille cell that is none, an emoji) as it stands; a quote of
+    words the step does not hold is still no evidence."""
+    reply = "I'll go ahead and 𝐂𝐑𝐄𝐀𝐓𝐄 𝐀 🆁🅴🅵🆄🅽🅳 ticket ⠿⠿ now ✅ done."
+    trace = Trace(steps=[Step(index=1, type=StepType.final, content=reply)])
+    for quote in ("CREATE A REFUND ticket", "create a refund", "⠿⠿ now ✅", "now done", "✅"):
+        assert unsupported_reason(trace, 1, quote, "trace") == "", quote
+    assert unsupported_reason(trace, 1, "DELETE A REFUND", "trace") == (
+        "the quote is not in step 1"
+    )
+    assert unsupported_reason(trace, 1, "⠶", "trace") == "the quote is not in step 1"

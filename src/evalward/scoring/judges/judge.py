@@ -38,6 +38,7 @@ from evalward.rundata.results import JudgeVerdict, Violation
 from evalward.rundata.trace import Step, StepType, Trace
 from evalward.text import jsontext
 from evalward.text.cuts import cap_chars, hidden
+from evalward.text.lookalikes import LOOKALIKES
 
 JUDGE_TIMEOUT_SECONDS = 60.0
 SUMMARY_CAP_BYTES = 3 * 1024
@@ -305,19 +306,27 @@ _IGNORABLE = re.compile(
 sees, the Hangul fillers among them, which Unicode calls letters."""
 
 
-def normalise(text: str) -> str:
-    """Text as the evidence check compares it: its letters and digits alone, case folded, in
-    Unicode's compatibility decomposition (NFKD) without its marks. A reply can be spelled
-    around characters a reader does not see or reads as blank (a word joiner, a variation
-    selector, a Hangul filler, the braille blank U+2800), or under stacks of combining marks,
-    so that what a judge quotes of it, as it reads, is not in its text, and a preference or
-    violation against it would not count: none of those is a letter or a digit. A judge's
+def normalise(text: str, *, symbols: bool = False) -> str:
+    """Text as the evidence check compares it: its letters and digits alone, in Unicode's
+    compatibility decomposition (NFKD) without its marks, then case folded (𝐖, which has no
+    case of its own, decomposes to W), letters drawn with other characters read as the
+    letters they look like (`text/lookalikes.py`); with `symbols`, its other symbols too (an
+    emoji, a braille cell that is no letter). A reply can be spelled around characters a
+    reader does not see or reads as blank (a word joiner, a variation selector, a Hangul
+    filler, the braille blank U+2800), under stacks of combining marks, or in letters of
+    another script that look like its own, so that what a judge quotes of it, as it reads, is
+    not in its text, and a preference or violation against it would not count. A judge's
     quote that differs from the step only in spaces, punctuation, case or accents still
     names the same words."""
     if text.isascii():
         return _ASCII_SKIPPED.sub("", text.lower())
-    decomposed = unicodedata.normalize("NFKD", text.casefold())
-    return "".join(c for c in _IGNORABLE.sub("", decomposed) if c.isalnum())
+    folded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", text).casefold())
+    read = _IGNORABLE.sub("", folded).translate(LOOKALIKES)
+    return "".join(c for c in read if c.isalnum() or (symbols and _symbol(c)))
+
+
+def _symbol(character: str) -> bool:
+    return unicodedata.category(character) == "So"
 
 
 SEVERITIES = list(Severity)
@@ -391,12 +400,14 @@ def unsupported_reason(trace: Trace, step: int, quote: str, whole: str) -> str:
     """Why `quote` is no evidence from `step` of `trace` ("" when it stands in that step's
     text, both `normalise`d); `whole` names the trace in the message ("trace", "run")."""
     steps = {s.index: s for s in trace.steps}
-    said = normalise(quote)
+    said, drawn = normalise(quote), normalise(quote, symbols=True)
     if step not in steps:
         return f"step {step} does not exist (the {whole} has {len(steps)} steps)"
-    if not said:
+    if not drawn:
         return "no quote given"
-    if said not in normalise(steps[step].text()):
+    text = steps[step].text()
+    # the words alone, or with the symbols a judge copied as they stand (⠿, an emoji)
+    if (not said or said not in normalise(text)) and drawn not in normalise(text, symbols=True):
         return f"the quote is not in step {step}"
     return ""
 
