@@ -781,6 +781,21 @@ EXTRA: list[Case] = [
         ),
     ),
     Case(
+        "a-key-yaml-reads-as-a-number",
+        "types and fields",
+        {
+            "a.yaml": AGENT,
+            "f.yaml": FIXTURE.replace(
+                "  labels: {agent: bot}", "  labels:\n    agent: bot\n    1: x"
+            ),
+            "e.yaml": EVAL,
+        },
+        (
+            'f.yaml:7:5: metadata.labels.1: expected a key that is a string; found 1: YAML reads it as another type, so quote it ("1")',
+            "e.yaml:6:21: spec.fixtureSelector.matchLabels: Eval 'ev' selects no fixture that loads",
+        ),
+    ),
+    Case(
         "seed-does-not-load",
         "refusals",
         {

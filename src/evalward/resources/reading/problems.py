@@ -8,6 +8,7 @@ field, kind or enum value.
 from __future__ import annotations
 
 import difflib
+import json
 import re
 import types
 import typing
@@ -116,7 +117,8 @@ def _yaml_loc(error: Any, data: Any) -> PathKey:
         in_dict = isinstance(current, dict) and part in current
         in_list = isinstance(current, list) and isinstance(part, int) and 0 <= part < len(current)
         if in_dict or in_list:
-            loc.append(part)
+            # a key YAML reads as another type (`1:`) is marked by its text, as it is written
+            loc.append(str(part) if in_dict and not isinstance(part, str) else part)
             current = current[part]
         elif last and error["type"] in ("missing", "extra_forbidden"):
             loc.append(part)
@@ -127,6 +129,11 @@ def _message(errors: list[dict[str, Any]], loc: PathKey, model: type[BaseModel],
     first = errors[0]
     kind = first["type"]
     value = first.get("input")
+    if first["loc"] and first["loc"][-1] == "[key]" and kind == "string_type":
+        return (
+            f"expected a key that is a string; found {found(value)}: YAML reads it as "
+            f"another type, so quote it ({json.dumps(str(value))})"
+        )
     if kind == "extra_forbidden":
         name = str(loc[-1]) if loc else "?"
         home = _block_holding(model, loc, data)
