@@ -643,6 +643,32 @@ EXTRA: list[Case] = [
         ),
     ),
     Case(
+        "blank-pairwise-rubric",
+        "types and fields",
+        {
+            "a.yaml": AGENT,
+            "f.yaml": FIXTURE,
+            "c.yaml": PAIR_CALIBRATION,
+            "e.yaml": EVAL
+            + "  judge:\n    model: openai/j\n"
+            + "    pairwise: {rubric: '   ', calibration: greeting-pairs}\n",
+        },
+        (
+            "e.yaml:9:16: spec.judge.pairwise.rubric: a blank rubric gives the judge nothing to score",
+        ),
+    ),
+    Case(
+        "blank-calibration-rubric",
+        "types and fields",
+        {
+            "a.yaml": AGENT,
+            "f.yaml": FIXTURE,
+            "c.yaml": PAIR_CALIBRATION.replace("rubric: Warmer?", "rubric: ''"),
+            "e.yaml": EVAL,
+        },
+        ("c.yaml:5:3: spec.rubric: a blank rubric gives the judge nothing to score",),
+    ),
+    Case(
         "mock-pairwise-model-without-script",
         "refusals",
         {

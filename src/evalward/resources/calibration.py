@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from evalward.resources.common import Metadata, Model
+from evalward.resources.common import Metadata, Model, Rubric
 from evalward.resources.pairwise import PairExample
 
 
@@ -21,7 +21,7 @@ class CalibrationExample(Model):
 
 
 class JudgeCalibrationSpec(Model):
-    rubric: str
+    rubric: Rubric
     judge_models: list[str] = Field(min_length=1)
     examples: list[CalibrationExample] = Field(default_factory=list)
     pairs: list[PairExample] = Field(

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, TypeGuard
 
-from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, GetCoreSchemaHandler
 from pydantic.alias_generators import to_camel
 from pydantic_core import CoreSchema, PydanticCustomError
 
@@ -38,6 +38,16 @@ class NamesRepoFile:
 
 RepoPath = Annotated[str, NamesRepoFile()]
 """A repository path a definition names (see `NamesRepoFile`)."""
+
+
+def _said(rubric: str) -> str:
+    if not rubric.strip():
+        raise ValueError("a blank rubric gives the judge nothing to score: say what it scores")
+    return rubric
+
+
+Rubric = Annotated[str, AfterValidator(_said)]
+"""What a judge scores or compares by: blank (spaces alone too) is no rubric."""
 
 
 AT_FIELD = "at_field"

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from evalward.resources.common import Model
+from evalward.resources.common import Model, Rubric
 
 DEFAULT_MARGIN = 0.2
 DEFAULT_LENGTH_TOLERANCE = 0.2
@@ -33,7 +33,7 @@ class PairwiseView(StrEnum):
 class PairwiseConfig(Model):
     """An Eval's pairwise judge: every fixture's base and head runs compared, rep by rep."""
 
-    rubric: str | None = Field(
+    rubric: Rubric | None = Field(
         default=None,
         description="What makes one run better than the other. A fixture's `pairwise.rubric` "
         "overrides it.",
@@ -92,7 +92,7 @@ class PairwiseConfig(Model):
 class FixturePairwise(Model):
     """A fixture's pairwise judging: it asks for it, or overrides the Eval's settings."""
 
-    rubric: str | None = Field(default=None, description="This fixture's pairwise rubric.")
+    rubric: Rubric | None = Field(default=None, description="This fixture's pairwise rubric.")
     view: PairwiseView | None = Field(
         default=None, description="What of each run the judge reads (the Eval's by default)."
     )

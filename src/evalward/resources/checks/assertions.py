@@ -22,7 +22,7 @@ from evalward.resources.checks.state_assertions import (
     StateValueAssertion,
     valid_pattern,
 )
-from evalward.resources.common import Severity, valid_json_schema
+from evalward.resources.common import Rubric, Severity, valid_json_schema
 
 
 class ContainsAssertion(AssertionBase):
@@ -216,7 +216,7 @@ class LatencyAssertion(AssertionBase):
 class JudgeAssertion(AssertionBase):
     type: Literal["judge"]
     kind: Literal["rubric"] = "rubric"
-    rubric: str
+    rubric: Rubric
     min_score: float = Field(default=0.5, ge=0, le=1)
     fail_on_violation: Severity | None = Field(
         default=None,
@@ -225,13 +225,6 @@ class JudgeAssertion(AssertionBase):
         "its quote stands in it); a severity the judge writes that is none of the four counts "
         "as `critical`. Unset: the score alone decides.",
     )
-
-    @field_validator("rubric")
-    @classmethod
-    def _said(cls, rubric: str) -> str:
-        if not rubric.strip():
-            raise ValueError("a blank rubric gives the judge nothing to score: say what it scores")
-        return rubric
 
 
 class SimilarityMetric(StrEnum):
