@@ -822,6 +822,32 @@ EXTRA: list[Case] = [
         ),
     ),
     Case(
+        "mock-template-names-no-argument",
+        "references",
+        {
+            "a.yaml": AGENT
+            + "  tools:\n    - name: lookup\n"
+            + "      parameters: {type: object, properties: {order_id: {type: string}}}\n"
+            + "      mock: {output: {order: '{{ orderid }}'}}\n",
+        },
+        (
+            "a.yaml:9:14: spec.tools[0].mock.output: the template names 'orderid', which is no argument of tool 'lookup' (did you mean 'order_id'?)",
+        ),
+    ),
+    Case(
+        "mock-template-filter-it-lacks",
+        "references",
+        {
+            "a.yaml": AGENT
+            + "  tools:\n    - name: lookup\n"
+            + "      parameters: {type: object, properties: {order_id: {type: string}}}\n"
+            + "      mock: {output: '{{ order_id | shout }}'}\n",
+        },
+        (
+            "a.yaml:9:14: spec.tools[0].mock.output: the template '{{ order_id | shout }}' does not parse: No filter named 'shout'",
+        ),
+    ),
+    Case(
         "seed-does-not-load",
         "refusals",
         {

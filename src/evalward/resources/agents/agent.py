@@ -25,7 +25,14 @@ from evalward.resources.agents.agent_runtime import (
 )
 from evalward.resources.agents.mcp import McpServer, check_server_names
 from evalward.resources.agents.tool_shapes import agent_tool, tool_choice
-from evalward.resources.common import Metadata, Model, RepoPath, repeated, valid_json_schema
+from evalward.resources.common import (
+    Metadata,
+    Model,
+    RepoPath,
+    error_at,
+    repeated,
+    valid_json_schema,
+)
 from evalward.resources.reading.problems import did_you_mean
 
 
@@ -47,9 +54,10 @@ class ToolMock(Model):
                 continue
             # lazy: jinja2 costs about 10 ms of start-up, paid only where a mock templates
             import jinja2
+            from jinja2.sandbox import SandboxedEnvironment
 
-            try:
-                jinja2.Environment(autoescape=True).parse(text)  # its syntax alone
+            try:  # compiled as `render_mock` compiles it: a filter it lacks is refused too
+                SandboxedEnvironment(autoescape=False).from_string(text)
             except jinja2.TemplateSyntaxError as exc:
                 shown = text if len(text) <= 80 else text[:77] + "..."
                 raise ValueError(
@@ -136,6 +144,34 @@ class Tool(Model):
             raise ValueError("a tool needs a `name` (or the short form `type`)")
         if self.mock is not None and self.command is not None:
             raise ValueError("give a tool either `mock` or `command`, not both")
+        return self
+
+    @model_validator(mode="after")
+    def _templates_name_arguments(self) -> Tool:
+        """A mock's template that names no argument of the tool (`{{ orderid }}` for
+        `order_id`) renders it as nothing on every call: the model is told an empty value and
+        the run passes. An optional argument the model leaves out is the call's to omit."""
+        properties = self.parameters.get("properties")
+        if self.mock is None or not isinstance(properties, dict):
+            return self
+        named = [str(name) for name in properties]
+        for text in _strings(self.mock.output):
+            if "{{" not in text and "{%" not in text:
+                continue
+            # lazy: jinja2 costs about 10 ms of start-up, paid only where a mock templates
+            from jinja2 import meta
+            from jinja2.sandbox import SandboxedEnvironment
+
+            asked = meta.find_undeclared_variables(SandboxedEnvironment().parse(text))
+            unknown = sorted(asked - set(named))
+            if unknown:
+                listed = ", ".join(f"`{n}`" for n in named) or "none"
+                raise error_at(
+                    ("mock", "output"),
+                    f"the template names {unknown[0]!r}, which is no argument of tool "
+                    f"{self.tool_name!r}{did_you_mean(unknown[0], named)}: it would render as "
+                    f"nothing on every call; its arguments are {listed}",
+                )
         return self
 
     @property
