@@ -3,6 +3,7 @@
 - "echo": answers with the request it received (as JSON) after one tool call.
 - "crash": writes to stderr and exits 3.
 - "garbage": prints a line that is not a trace event.
+- "text-key": gives its final answer under `text`, not `content`.
 - "hang": ignores SIGTERM, starts a child that does too, writes both pids to ./pids, sleeps.
 """
 
@@ -34,6 +35,8 @@ elif prompt == "crash":
 elif prompt == "garbage":
     print("DEBUG: not json", flush=True)
     emit(type="final", content="never counted")
+elif prompt == "text-key":
+    emit(type="final", text="I issued a refund for order 12345")
 elif prompt == "hang":
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     child = subprocess.Popen(

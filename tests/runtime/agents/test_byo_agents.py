@@ -109,6 +109,17 @@ def test_a_crashing_agent_keeps_its_steps_and_stderr(tmp_path: Path) -> None:
     assert "Traceback: something broke" in trace.stderr
 
 
+def test_an_answer_under_another_key_than_content_is_an_error_not_an_empty_answer(
+    tmp_path: Path,
+) -> None:
+    """Read as "", it would pass every check that the answer does not say something."""
+    (trace,) = run_all(command_runner(tmp_path, stdout="events"), fixture_run("text-key"))
+    assert trace.error is not None
+    assert "a `final` event needs `content` (its text" in trace.error
+    assert "it gives `text`" in trace.error
+    assert not trace.final_output
+
+
 def test_stdout_that_is_not_the_protocol_is_an_error_when_stdout_is_events(
     tmp_path: Path,
 ) -> None:

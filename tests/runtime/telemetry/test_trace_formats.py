@@ -120,6 +120,7 @@ def test_usage_events_add_to_the_latest_step_and_cost_sums() -> None:
         ([1], "expected a JSON object with a `type`"),
         ({"type": "thought"}, "unknown event type 'thought'"),
         ({"type": "tool_call"}, "a `tool_call` event needs `tool`"),
+        ({"type": "final", "answer": "done", "model": "m"}, "needs `content`.*gives `answer`"),
         ({"type": "usage", "input_tokens": -1}, "`input_tokens` must be an integer from 0 to"),
     ],
 )

@@ -121,6 +121,14 @@ def apply_event(trace: Trace, event: object) -> None:
         trace.add(StepType.error, content=str(text or ""), **common)
         return
     if kind in ("assistant", "final"):
+        if "content" not in event and "message" not in event:
+            given = [f"`{key}`" for key in event if key not in _STEP_FIELDS]
+            instead = f"; it gives {', '.join(given)}" if given else ""
+            raise ProtocolError(
+                f'a `{kind}` event needs `content` (its text, `""` for none){instead}: an '
+                "answer under another key would be read as empty, and every check that it "
+                "does not say something would pass"
+            )
         trace.record(StepType(kind), "agent", content=str(text or ""), **common)
         return
     tool = event.get("tool", event.get("name"))
@@ -148,6 +156,10 @@ def apply_event(trace: Trace, event: object) -> None:
         source="agent",
         **common,
     )
+
+
+_STEP_FIELDS = frozenset({"type", "started_at", "duration_ms", "model", "id"})
+"""What every step event may carry besides its own fields (`_timing_and_model`)."""
 
 
 def _timing_and_model(event: Mapping[str, Any]) -> dict[str, Any]:
