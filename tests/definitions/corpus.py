@@ -848,6 +848,14 @@ EXTRA: list[Case] = [
         ),
     ),
     Case(
+        "input-placeholder-misspelt",
+        "types and fields",
+        {"a.yaml": byo('python3, agent.py, "{prompt}"'), "agent.py": "print('hi')\n"},
+        (
+            "a.yaml:7:32: spec.runtime.command.run[2]: `{prompt}` is no placeholder evalward replaces",
+        ),
+    ),
+    Case(
         "seed-does-not-load",
         "refusals",
         {

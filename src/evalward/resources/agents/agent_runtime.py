@@ -9,13 +9,14 @@ runtime/agents/kinds/, which `RuntimeKind` names. See docs/agent-protocols.md.
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from evalward.resources.common import Model
+from evalward.resources.common import Model, error_at
 from evalward.resources.reading.yamlsource import PathKey
 
 ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
@@ -65,6 +66,13 @@ class ReplSettings(Model):
     )
 
 
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_MEANT_AS_INPUT = frozenset(
+    {"prompt", "question", "query", "message", "text", "user_input", "input_text", "request"}
+)
+"""Names a placeholder of the fixture's input is written as by mistake (`{input}` is it)."""
+
+
 class CommandRuntime(Model):
     """A bring-your-own agent process, started once per fixture run."""
 
@@ -104,6 +112,23 @@ class CommandRuntime(Model):
     )
 
     _env_names = field_validator("env")(check_env_names)
+
+    @model_validator(mode="after")
+    def _input_placeholder_spelt(self) -> CommandRuntime:
+        """`{prompt}` (or `{question}`, `{inputs}`) for `{input}` is passed to the program as
+        written: it never gets the fixture's input, and answers something else."""
+        for index, argument in enumerate(self.run):
+            for name in _PLACEHOLDER.findall(argument):
+                if name == "input":
+                    continue
+                if name in _MEANT_AS_INPUT or difflib.get_close_matches(name, ["input"], 1, 0.8):
+                    raise error_at(
+                        ("run", index),
+                        f"`{{{name}}}` is no placeholder evalward replaces: the program would "
+                        "get it as written; `{input}` is the fixture's input text (or read it "
+                        "from stdin)",
+                    )
+        return self
 
     @model_validator(mode="after")
     def _repl_reads_stdin(self) -> CommandRuntime:
