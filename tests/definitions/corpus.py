@@ -856,6 +856,21 @@ EXTRA: list[Case] = [
         ),
     ),
     Case(
+        "a-fact-written-as-a-string",
+        "types and fields",
+        {
+            "a.yaml": AGENT,
+            "f.yaml": fixture_with(
+                "  input:\n    type: prompt\n    payload: {prompt: hi}\n",
+                "  conversation:\n    user:\n      persona: A customer.\n"
+                "      goal: Find the order.\n      knows: Their order number is 12345.\n",
+            ),
+        },
+        (
+            "f.yaml:12:7: spec.conversation.user.knows: expected a valid list; found 'Their order number is 12345.'; write it as a list: [Their order number is 12345.]",
+        ),
+    ),
+    Case(
         "seed-does-not-load",
         "refusals",
         {

@@ -181,21 +181,27 @@ def _message(errors: list[dict[str, Any]], loc: PathKey, model: type[BaseModel],
     if kind == "value_error":
         return str(first["msg"]).removeprefix("Value error, ")
     if kind == "list_type" and isinstance(value, str):
-        return f"expected a valid list; found {found(value)}; {_as_a_list(value)}"
+        return f"expected a valid list; found {found(value)}; {_as_a_list(value, loc)}"
     expectations = dict.fromkeys(_expectation(str(error["msg"])) for error in errors)
     return f"expected {' or '.join(expectations)}; found {found(value)}"
 
 
-def _as_a_list(text: str) -> str:
+_ARGV_FIELDS = frozenset({"run", "start", "dump", "command", "args"})
+"""Lists that are a program's arguments: one string of several words is their argv."""
+
+
+def _as_a_list(text: str, loc: PathKey) -> str:
     """How a list written as one string (`watch: crm/**`, `start: python3 server.py`) is
-    written: the string as its one item, or its words as items where it holds several."""
+    written: the string as its one item, or, for a program's arguments, its words as items
+    where it holds several (a fact the simulated user knows stays one item)."""
     import yaml  # lazy: a run's start-up leaves PyYAML to what needs it
 
-    items = text.split()
-    flow = yaml.safe_dump(items or [text], default_flow_style=True, width=1_000).strip()
-    if len(items) > 1:
-        return f"write it as a list of its items (a command's arguments: {flow})"
-    return f"write it as a list: {flow}"
+    words = text.split()
+    argv = bool(loc) and loc[-1] in _ARGV_FIELDS and len(words) > 1
+    flow = yaml.safe_dump(words if argv else [text], default_flow_style=True, width=1_000)
+    if argv:
+        return f"write it as a list of its items (a command's arguments: {flow.strip()})"
+    return f"write it as a list: {flow.strip()}"
 
 
 def _expectation(message: str) -> str:
