@@ -23,7 +23,7 @@ def hung(*, after: str = "") -> Trace:
     trace.add(StepType.input, content="hi")
     if after:
         trace.add(StepType.assistant, content=after)
-    trace.time_out("the run timed out after 1 s (execution.timeoutSeconds)")
+    trace.time_out("the run timed out after 1 s (spec.execution.timeoutSeconds)")
     return trace
 
 

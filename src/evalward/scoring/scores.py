@@ -250,7 +250,7 @@ def fixture_status(
     if trace.timed_out:
         return Status.skipped, (
             f"skipped: {trace.error}; {TIMED_OUT}, so it counts as not passing "
-            "(raise spec.execution.timeoutSeconds if the agent needs longer)"
+            "(raise the timeout it names if the agent needs longer)"
         )
     if trace.error is not None:
         return Status.error, f"{RUN_FAILED}{trace.error}"

@@ -141,7 +141,10 @@ def test_other_stdout_text_breaks_nothing_and_a_final_event_is_still_the_answer(
 def test_a_process_group_that_ignores_sigterm_is_killed_at_the_timeout(tmp_path: Path) -> None:
     (trace,) = run_all(command_runner(tmp_path, timeoutSeconds=2.0), fixture_run("hang"))
     assert trace.steps[1].content == "working on it"
-    assert trace.error == "the agent did not finish within 2 s; its process group was killed"
+    assert trace.error == (
+        "the agent did not finish within 2 s (the agent's spec.runtime.command.timeoutSeconds); "
+        "its process group was killed"
+    )
     assert trace.timed_out is True
     leader, child = (int(p) for p in (tmp_path / "pids").read_text().split())
     assert not alive(leader)

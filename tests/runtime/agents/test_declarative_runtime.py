@@ -341,5 +341,5 @@ def test_a_run_past_its_timeout_is_marked_timed_out(
 
     trace = asyncio.run(go())
     assert trace.timed_out is True
-    assert trace.error == "the run timed out after 0.3 s (execution.timeoutSeconds)"
+    assert trace.error == "the run timed out after 0.3 s (spec.execution.timeoutSeconds)"
     assert trace.final_output == ""

@@ -112,7 +112,7 @@ def test_a_worker_still_writing_at_the_timeout_is_an_agent_that_needed_longer(
     assert trace.timed_out is True
     assert trace.error is not None
     assert re.match(
-        rf"^the agent did not finish within {TIMEOUT} s: its process exited "
+        rf"^the agent did not finish within {TIMEOUT} s \(.*timeoutSeconds\): its process exited "
         r"(in under a second|\d+ s in), and a process it started went on writing to its "
         r"stdout; its process group was killed$",
         trace.error,

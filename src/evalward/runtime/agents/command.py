@@ -250,10 +250,12 @@ async def run_command_agent(
     *,
     timeout_seconds: float,
     input_text: str = "",
+    setting: str = "spec.execution.timeoutSeconds",
 ) -> str:
     """Run the agent into `trace` within `timeout_seconds` (the kind's choice: a turn gets
-    no more than what is left of its conversation); return the text it wrote on stdout that
-    was no event (its answer, when it gives no `final` event)."""
+    no more than what is left of its conversation, `setting` says where it is set); return
+    the text it wrote on stdout that was no event (its answer, when it gives no `final`
+    event)."""
     sandbox, kill_grace = launch.sandbox, launch.kill_grace
     events = _EventsPipe(sandbox)
     extra = {**launch.extra_env, "EVALWARD_PROTOCOL": "1", **events.env}
@@ -278,7 +280,7 @@ async def run_command_agent(
         async with asyncio.timeout(timeout_seconds):
             await run.until_exit(stdin_bytes(runtime, request, input_text))
     except TimeoutError:
-        timed_out = run.why_not_done(timeout_seconds)
+        timed_out = run.why_not_done(timeout_seconds, setting)
     finally:
         await stop_agent(process, stderr_task, launch, trace)
         # stop reading what a process left behind still writes into the agent's pipes
@@ -364,22 +366,25 @@ class _Run:
             await asyncio.sleep(EXIT_POLL_SECONDS)
         self.exited_at = time.monotonic()
 
-    def why_not_done(self, seconds: float) -> str:
+    def why_not_done(self, seconds: float, setting: str) -> str:
         """Why the run did not end within `seconds`: the agent was still running; or its
         process had exited and a process it started held its output open, writing on (an
         agent that needed longer) or silent since (a leftover that no longer timeout helps:
         it is to be started otherwise)."""
         if self.process.returncode is None or not self.held:
-            return f"the agent did not finish within {seconds:g} s; its process group was killed"
+            return (
+                f"the agent did not finish within {seconds:g} s ({setting}); its process group "
+                "was killed"
+            )
         exited_at = self.exited_at if self.exited_at is not None else time.monotonic()
         after = exited_at - self.started
         exited = "in under a second" if after < 1 else f"{after:.0f} s in"
         held = " and ".join(WHERE[channel] for channel in self.held)
         if self.wrote_at > exited_at + DRAIN_IDLE_SECONDS:
             return (
-                f"the agent did not finish within {seconds:g} s: its process exited {exited}, "
-                f"and a process it started went on writing to its {held}; its process group "
-                "was killed"
+                f"the agent did not finish within {seconds:g} s ({setting}): its process "
+                f"exited {exited}, and a process it started went on writing to its {held}; "
+                "its process group was killed"
             )
         if "events" not in self.held:
             fix = "redirect its stdout and stderr (`cmd >/dev/null 2>&1 &`)"

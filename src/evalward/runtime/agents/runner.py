@@ -130,9 +130,8 @@ class AgentRunner:
                 async with asyncio.timeout(self.kind.outer_timeout(run.timeout_seconds)):
                     text = await self.kind.run(RunPlace(run, trace, grant, launch))
             except TimeoutError:
-                trace.time_out(
-                    f"the run timed out after {run.timeout_seconds:g} s (execution.timeoutSeconds)"
-                )
+                own = self.kind.own_timeout(run.timeout_seconds)
+                trace.time_out(f"the run timed out after {own:g} s ({self.kind.timeout_setting()})")
             if grant is not None:
                 # the calls it left in flight (a stream it hung up on, read on for its usage)
                 # get the rest of the agent's own time, not the grace kept for its processes

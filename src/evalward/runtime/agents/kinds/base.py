@@ -115,6 +115,11 @@ class AgentKind(abc.ABC):
         run's bound less what is kept for ending its processes (`outer_timeout`)."""
         return self.outer_timeout(timeout_seconds)
 
+    def timeout_setting(self) -> str:
+        """The setting `own_timeout` comes from, as a run that timed out names it: the one
+        to raise if the agent needs longer."""
+        return "spec.execution.timeoutSeconds"
+
     @abc.abstractmethod
     async def run(self, place: RunPlace) -> str:
         """Run the agent into `place.trace`; a bring-your-own agent's plain-text answer."""

@@ -40,6 +40,11 @@ class CommandKind(ProgramKind):
         """Its own timeout, the grace its process group is given to end, and a margin."""
         return self.own_timeout(timeout_seconds) + self.setup.kill_grace + 5
 
+    def timeout_setting(self) -> str:
+        if self.settings.timeout_seconds:
+            return "the agent's spec.runtime.command.timeoutSeconds"
+        return super().timeout_setting()
+
     async def answer(
         self, place: RunPlace, request: dict[str, Any], messages: list[ChatMessage]
     ) -> str:
@@ -50,6 +55,7 @@ class CommandKind(ProgramKind):
             place.launch,
             timeout_seconds=self.own_timeout(place.run.timeout_seconds),
             input_text=input_text(messages),
+            setting=self.timeout_setting(),
         )
 
     def turns(self, place: RunPlace, turns: ProgramTurns) -> TurnAnswer:
@@ -64,6 +70,7 @@ class CommandKind(ProgramKind):
                 launch,
                 timeout_seconds=turns.left(runtime.timeout_seconds),
                 input_text=transcript(history),
+                setting=self.timeout_setting(),
             )
 
         return turns.answering(ask)
