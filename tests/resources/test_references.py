@@ -222,3 +222,52 @@ def test_a_program_that_is_not_executable_is_shown_run_by_the_interpreter_it_nam
         f"the program './{script}' is not executable; `chmod +x ./{script}` (and commit it), "
         f"or run it through its interpreter{example}"
     ]
+
+
+CALIBRATION = """\
+apiVersion: evalward.dev/v1
+kind: JudgeCalibration
+metadata: { name: warmth }
+spec:
+  rubric: Which reply is warmer?
+  judgeModels: [openai/gpt-4.1-mini]
+  pairs:
+    - { input: hi, outputA: Hello!, outputB: What., humanPreference: A }
+"""
+
+
+@pytest.mark.parametrize(
+    ("rubric", "warned"),
+    [("Which  reply  is warmer? ", False), ("Which reply is longer?", True)],
+    ids=["the calibration's, spaced otherwise", "another question"],
+)
+def test_a_pairwise_judge_asked_another_rubric_than_its_calibration_s_is_warned_of(
+    tmp_path: Path, rubric: str, warned: bool
+) -> None:
+    """Its calibration's κ, which lets it gate, measured the judge on the calibration's
+    rubric; asked another question, that agreement vouches for nothing it is asked."""
+    pairwise = (
+        "  judge:\n    model: openai/gpt-4.1-mini\n"
+        f"    pairwise: {{ rubric: {rubric!r}, calibration: warmth }}\n"
+    )
+    suite = EVAL.replace("  judge: { model: openai/gpt-4.1-mini }\n", pairwise)
+    files = {
+        "suite.yaml": "---\n".join([AGENT, FIXTURE, suite, CALIBRATION]),
+        "prompts/bot.md": "Jane.\n",
+    }
+    GitRepo(tmp_path).commit("a suite", files)
+    resources, _ = load_what_loads(tmp_path)
+    reported = Reported()
+    check_references(resources, reported)
+    assert reported.problems == []
+    said = [(r.name, r.loc, r.message) for r in reported.warnings]
+    if not warned:
+        assert said == []
+        return
+    ((name, at, message),) = said
+    assert (name, at) == ("bot-eval", ("spec", "judge", "pairwise", "rubric"))
+    assert message.startswith(
+        "Eval 'bot-eval' asks its pairwise judge another rubric than JudgeCalibration "
+        "'warmth' (suite.yaml:"
+    )
+    assert "for 'order-status' (suite.yaml:" in message

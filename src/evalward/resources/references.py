@@ -561,6 +561,7 @@ def check_pairwise_references(
         )
     if config is not None and config.calibration is not None:
         _calibration(name, located, config.calibration, result, report)
+        _calibrated_rubric(name, located, judged, result, report)
 
 
 def _lacks_rubric(fixture: Located[EvalFixture]) -> bool:
@@ -619,6 +620,48 @@ def _calibration(
             "judge is calibrated on pairs; add `pairs` (input, outputA, outputB, "
             "humanPreference) to it, or name a JudgeCalibration that has them",
         )
+
+
+def _calibrated_rubric(
+    name: str,
+    located: Located[Eval],
+    judged: list[Located[EvalFixture]],
+    result: ResourceSet,
+    report: ProblemReporter,
+) -> None:
+    """A warning where the pairwise judge is asked another question than the one its
+    calibration measured it on (the calibration's `rubric`): its κ and consistency, which
+    let it gate, then vouch for a judge of another rubric."""
+    config = located.resource.spec.judge.pairwise
+    assert config is not None and config.calibration is not None
+    found = result.calibrations.get(config.calibration)
+    if found is None:
+        return  # said as a reference
+    measured = " ".join(found.resource.spec.rubric.split())
+    asked = [
+        f
+        for f in judged
+        if " ".join(
+            (
+                (f.resource.spec.pairwise and f.resource.spec.pairwise.rubric)
+                or config.rubric
+                or ""
+            ).split()
+        )
+        not in ("", measured)
+    ]
+    if not asked:
+        return
+    where = f"JudgeCalibration {config.calibration!r} ({found.file}:{found.line})"
+    report(
+        located,
+        ("spec", "judge", "pairwise", "rubric" if config.rubric else "calibration"),
+        f"Eval {name!r} asks its pairwise judge another rubric than {where} measured it on, "
+        f"for {_named(asked)}: its agreement with people vouches for that question, not "
+        "this one; give the calibration the same rubric (and label its pairs for it), or "
+        "the Eval the calibration's",
+        warning=True,
+    )
 
 
 def _scored_examples(
