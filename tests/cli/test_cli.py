@@ -109,6 +109,32 @@ def test_a_list_written_as_one_string_is_told_as_a_list(repo: GitRepo) -> None:
     ) in done.stderr, done.stderr
 
 
+def test_a_price_for_no_provider_is_refused_and_one_for_a_misspelt_model_warned_of(
+    repo: GitRepo,
+) -> None:
+    """Neither is ever charged: the model meant keeps its built-in price, and a `cost`
+    budget is judged at a price nobody chose."""
+    initialised(repo)
+    config = (repo.path / "evalward.yaml").read_text()
+    misspelt = config + "pricing:\n  openai/gpt-4.1-mnii: { input: 100, output: 400 }\n"
+    repo.commit("a price for a misspelt model", {"evalward.yaml": misspelt})
+    checked = evalward("validate", "--mock-script", "evals/mock-replies.yaml", cwd=repo.path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert (
+        "pricing.openai/gpt-4.1-mnii: no definition names the model 'openai/gpt-4.1-mnii', so "
+        "this price is used by nothing; did you mean 'openai/gpt-4.1-mini'"
+    ) in checked.stdout, checked.stdout
+    nobody = config + "pricing:\n  olama/llama3.2: { input: 0, output: 0 }\n"
+    repo.commit("a price for a provider nobody declared", {"evalward.yaml": nobody})
+    for command in ("validate", "run"):
+        done = evalward(command, "--mock-script", "evals/mock-replies.yaml", cwd=repo.path)
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert (
+            "pricing.olama/llama3.2: no provider 'olama' is built in or declared under "
+            "`providers`, so no model is ever charged at this price"
+        ) in done.stderr, done.stderr
+
+
 def test_missing_api_key_is_a_config_error_naming_the_setting(tmp_path: Path) -> None:
     done = evalward("run", ".", "--no-cache")
     assert done.returncode == 2

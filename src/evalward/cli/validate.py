@@ -61,7 +61,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     from evalward.definitions.loader import load_what_loads
     from evalward.errors import EXIT_OK, ConfigError, ResourceError
     from evalward.plan.preflight.preflight import TreeCheck, tree_problems
-    from evalward.providers.known_models import unknown_models
+    from evalward.providers.known_models import unknown_models, unused_prices
     from evalward.providers.mock import load_script
     from evalward.providers.registry import repo_providers
     from evalward.resources.reading.repo_config import load_config
@@ -78,6 +78,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         names = settings.names
         listed = _ask(resources, settings, host, out) if args.ask_providers else None
         resources.warnings += unknown_models(resources, settings, listed)
+        resources.warnings += unused_prices(resources, settings, load_config(root).locate)
     script = None
     if args.mock_script:
         try:

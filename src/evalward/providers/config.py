@@ -26,7 +26,7 @@ from pydantic import Field, ValidationError
 from evalward.errors import Problem, ResourceError
 from evalward.resources.agents.agent_runtime import ENV_NAME
 from evalward.resources.common import StrictModel
-from evalward.resources.reading.problems import located_messages
+from evalward.resources.reading.problems import did_you_mean, located_messages
 from evalward.resources.reading.repo_config import CONFIG_FILE, RepoConfig
 from evalward.rundata.cache_mode import CacheMode
 
@@ -134,6 +134,7 @@ def provider_config(raw: Mapping[str, Any] | None, locate: Locate | None = None)
         for key in data.get("pricing") or {}
         if "/" not in str(key)
     ]
+    found += _priced_providers(data)
     found += _second_gemini(data.get("providers"))
     if not found:
         try:
@@ -146,6 +147,26 @@ def provider_config(raw: Mapping[str, Any] | None, locate: Locate | None = None)
         where = ".".join(str(part) for part in loc)
         problems.append(Problem(CONFIG_FILE, line, column, where, message))
     raise ResourceError(sorted(problems, key=lambda p: (p.line or 0, p.column or 0)))
+
+
+def _priced_providers(data: Mapping[str, Any]) -> list[tuple[tuple[str, ...], str]]:
+    """A price for a provider no run has: nothing is ever charged at it (a price for a
+    provider of your own needs it declared under `providers`)."""
+    declared = data.get("providers")
+    known = (*BUILT_IN, MOCK, *(declared if isinstance(declared, dict) else {}))
+    found: list[tuple[tuple[str, ...], str]] = []
+    for key in data.get("pricing") or {}:
+        provider = str(key).partition("/")[0]
+        if "/" in str(key) and provider not in known:
+            found.append(
+                (
+                    ("pricing", str(key)),
+                    f"no provider {provider!r} is built in or declared under `providers`, so "
+                    f"no model is ever charged at this price{did_you_mean(provider, known)}"
+                    + _ADD_ONE,
+                )
+            )
+    return found
 
 
 _ADD_ONE = (

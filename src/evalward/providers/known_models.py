@@ -19,10 +19,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalward.errors import Problem
-from evalward.providers.config import ProvidersConfig
+from evalward.providers.config import Locate, ProvidersConfig
 from evalward.providers.pricing import PriceTable
 from evalward.resources import ResourceSet
 from evalward.resources.reading.locate import Locator
+from evalward.resources.reading.repo_config import CONFIG_FILE
 from evalward.resources.reading.yamlsource import PathKey
 from evalward.resources.resource_set import Located
 
@@ -115,4 +116,29 @@ def model_references(resources: ResourceSet) -> list[tuple[Located[Any], PathKey
     for calibration in resources.calibrations.values():
         for index, model in enumerate(calibration.resource.spec.judge_models):
             found.append((calibration, ("spec", "judgeModels", index), model))
+    return found
+
+
+def unused_prices(resources: ResourceSet, config: ProvidersConfig, locate: Locate) -> list[Problem]:
+    """A warning at each price of evalward.yaml for a model no definition names that is
+    close to one that does (`openai/gpt-4.1-mnii`): the model meant keeps its built-in price,
+    and a `cost` budget is judged at a price nobody chose."""
+    named = sorted({model_id for _, _, model_id in model_references(resources)})
+    found = []
+    for key in config.pricing:
+        if key in named:
+            continue
+        close = difflib.get_close_matches(key, named, n=1, cutoff=0.85)
+        if close:
+            line, column = locate(("pricing", key))
+            found.append(
+                Problem(
+                    CONFIG_FILE,
+                    line,
+                    column,
+                    f"pricing.{key}",
+                    f"no definition names the model {key!r}, so this price is used by "
+                    f"nothing; did you mean {close[0]!r} (which keeps its built-in price)?",
+                )
+            )
     return found
