@@ -2,8 +2,9 @@
 directory), answers GET /ready and POST /run.
 
 POST /run replies with a final message for prompt "short", an error status for "fail",
-nothing for 30 s for "slow", writes the fixture's name into its playground's folder for
-"playground", and the full trace form otherwise.
+an HTML page for "html", nothing for 30 s for "slow", writes the fixture's name into its
+playground's folder for "playground", and the full trace form otherwise; POST elsewhere
+answers 404 with no body.
 """
 
 import json
@@ -24,7 +25,18 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         request = json.loads(self.rfile.read(int(self.headers["content-length"])))
         prompt = request["messages"][-1]["content"]
-        if prompt == "short":
+        if self.path != "/run":
+            self.send_response(404)
+            self.send_header("content-length", "0")
+            self.end_headers()
+        elif prompt == "html":
+            page = b"<html><body>It works</body></html>"
+            self.send_response(200)
+            self.send_header("content-type", "text/html; charset=utf-8")
+            self.send_header("content-length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
+        elif prompt == "short":
             self.reply(200, {"final": f"short answer for {request['fixture']}"})
         elif prompt == "fail":
             self.reply(500, {"error": "boom"})

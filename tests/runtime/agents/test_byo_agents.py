@@ -194,6 +194,25 @@ def test_http_agent_is_started_once_answers_each_run_and_is_stopped(tmp_path: Pa
     assert not alive(int(pid_file.read_text()))
 
 
+def test_an_http_agent_s_wrong_path_or_page_says_where_and_what_it_answers(
+    tmp_path: Path,
+) -> None:
+    wrong = http_runner(tmp_path, url="http://127.0.0.1:{port}/runn")
+    port = wrong.kind.server.port if isinstance(wrong.kind, HttpKind) else 0
+    (missed,) = run_all(wrong, fixture_run("short"))
+    assert missed.error == (
+        f"the agent answered HTTP 404 to POST http://127.0.0.1:{port}/runn "
+        "(`runtime.http.url`), with no body"
+    )
+    (tmp_path / "page").mkdir()
+    (page,) = run_all(http_runner(tmp_path / "page"), fixture_run("html"))
+    assert page.error is not None
+    assert page.error.startswith("the agent's reply (text/html) is neither JSON (")
+    assert page.error.endswith(
+        "nor `text/plain`: answer with a trace as JSON, or the answer alone as text/plain"
+    )
+
+
 def test_an_http_agent_that_never_gets_ready_fails_every_run_and_is_stopped(
     tmp_path: Path,
 ) -> None:

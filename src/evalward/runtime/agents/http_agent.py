@@ -203,16 +203,29 @@ class HttpAgentServer:
             trace.add(StepType.error, content=f"cannot reach the agent at {self.url}: {exc}")
             return ""
         if reply.status >= 300:
+            said = reply.text(300).strip()
             trace.add(
                 StepType.error,
-                content=f"the agent answered HTTP {reply.status}: {reply.text(300)}",
+                content=f"the agent answered HTTP {reply.status} to POST {self.url} "
+                f"(`runtime.http.url`){': ' + said if said else ', with no body'}",
             )
             return ""
-        if reply.headers.get("content-type", "").startswith("text/plain"):
+        kind = reply.headers.get("content-type", "")
+        if kind.startswith("text/plain"):
             return reply.body.decode("utf-8", "replace")
         try:
-            apply_response(trace, jsontext.loads(reply.body, max_depth=jsontext.AGENT_DEPTH))
-        except (ValueError, ProtocolError) as exc:
+            data = jsontext.loads(reply.body, max_depth=jsontext.AGENT_DEPTH)
+        except ValueError as exc:
+            shown = f" ({kind.split(';')[0]})" if kind else ""
+            trace.add(
+                StepType.error,
+                content=f"the agent's reply{shown} is neither JSON ({exc}) nor `text/plain`: "
+                "answer with a trace as JSON, or the answer alone as text/plain",
+            )
+            return ""
+        try:
+            apply_response(trace, data)
+        except ProtocolError as exc:
             trace.add(StepType.error, content=f"the agent's reply is not a trace: {exc}")
         return ""
 
