@@ -68,6 +68,13 @@ def test_a_head_cannot_make_its_losses_ties_by_being_unquotable(
 ) -> None:
     head = hidden(joiner)
     assert head.replace(joiner, "") == CURT
+    _assert_blocked(repo, tmp_path, model, head)
+
+
+def _assert_blocked(repo: GitRepo, tmp_path: Path, model: ScriptedModelServer, head: str) -> None:
+    """The head answering `head`, a judge preferring the warm base in both orders of every
+    pair and quoting the head as a reader reads it ("What"): every preference counts, and
+    the gate blocks."""
     model.script("Greet tersely.", text(head))
     model.script("Greet warmly.", text(GOOD))
     for other in (CURT, head):  # the calibration's curt replies, and the head's
@@ -101,21 +108,7 @@ turn into them (or, for 𝐖, turns into a capital after case folding)."""
 def test_a_head_cannot_make_its_losses_ties_by_drawing_its_letters(
     repo: GitRepo, tmp_path: Path, model: ScriptedModelServer, drawn: str
 ) -> None:
-    head = f"Hello. {drawn}?"
-    model.script("Greet tersely.", text(head))
-    model.script("Greet warmly.", text(GOOD))
-    for other in (CURT, head):
-        for warm_first in (True, False):
-            pair = (GOOD, other) if warm_first else (other, GOOD)
-
-            def shown(body: dict[str, Any], pair: tuple[str, str] = pair) -> bool:
-                return shown_finals(body) == pair
-
-            model.script(shown, text(_prefers_warm(warm_first)))
-    done, record, _ = judged_terser(repo, model, tmp_path / "out")
-
-    assert done.returncode != 0, (record["pooled_counts"], done.stdout[-1500:])
-    assert record["pooled_counts"]["base"] == 4, record["pooled_counts"]
+    _assert_blocked(repo, tmp_path, model, f"Hello. {drawn}?")
 
 
 def test_a_quote_read_as_a_reader_reads_it_or_copied_as_it_stands_is_in_its_step() -> None:
