@@ -871,6 +871,22 @@ EXTRA: list[Case] = [
         ),
     ),
     Case(
+        "transform-written-as-code-alone",
+        "types and fields",
+        {
+            "a.yaml": AGENT,
+            "f.yaml": FIXTURE.replace(
+                "    - {type: contains, value: hi}",
+                '    - {type: contains, value: hi, transform: "output.trim()"}',
+            ),
+            "e.yaml": EVAL,
+        },
+        (
+            'f.yaml:12:35: spec.assertions[0].transform: a transform is a mapping of its code and language: `{ language: javascript, source: "output.trim()" }`',
+            "e.yaml:6:21: spec.fixtureSelector.matchLabels: Eval 'ev' selects no fixture that loads",
+        ),
+    ),
+    Case(
         "seed-does-not-load",
         "refusals",
         {

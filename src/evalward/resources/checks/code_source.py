@@ -5,6 +5,7 @@ first two, `OutputTransform` is below). Each is read and run as code scorers are
 
 from __future__ import annotations
 
+import json
 from enum import StrEnum
 from typing import Any, ClassVar, Self
 
@@ -161,3 +162,16 @@ class OutputTransform(CodeSource):
         CodeLanguage.python: "get_transform",
         CodeLanguage.javascript: "",
     }
+
+    @model_validator(mode="before")
+    @classmethod
+    def _written_as_code(cls, value: Any) -> Any:
+        """promptfoo writes a transform as its code alone (`transform: output.trim()`):
+        say how evalward writes it rather than that a mapping was expected."""
+        if isinstance(value, str):
+            shown = json.dumps(value, ensure_ascii=False)
+            raise ValueError(
+                f"a transform is a mapping of its code and language: `{{ language: javascript, "
+                f"source: {shown} }}` (or `python`), or `{{ file: transforms/x.py }}`"
+            )
+        return value
