@@ -120,6 +120,18 @@ def test_status_says_a_status_file_is_not_json_where_and_what_to_do(
     )
 
 
+def test_status_of_a_cache_folder_that_is_not_there_says_so(started: GitRepo) -> None:
+    """Not the local runs' status in its place, with a last line alone to tell."""
+    done = evalward("status", "--cache-dir", "restored-cache", cwd=started.path)
+
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert (
+        "evalward: --cache-dir restored-cache: no such folder, so there is no status of the "
+        "default branch to read"
+    ) in done.stderr
+    assert evalward("status", cwd=started.path).returncode == 0  # the default: none yet
+
+
 def test_status_names_the_field_of_a_status_file_of_another_shape(started: GitRepo) -> None:
     path = started.path / ".evalward" / "status" / "assistant-eval.json"
     path.parent.mkdir(parents=True)

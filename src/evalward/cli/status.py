@@ -41,6 +41,9 @@ REWRITTEN = {
 Eval's status writes it anew; deleting it only stops the warning sooner."""
 
 
+DEFAULT_CACHE_DIR = ".evalward/cache"
+
+
 def register(commands: Any) -> None:
     parser = commands.add_parser(
         "status", help="each Eval's status: phase (Stale, …), last result, score, last run"
@@ -58,7 +61,7 @@ def register(commands: Any) -> None:
     )
     parser.add_argument(
         "--cache-dir",
-        default=".evalward/cache",
+        default=DEFAULT_CACHE_DIR,
         help="the result cache holding the default branch's status, as the action's "
         "`cache-dir` (default: .evalward/cache)",
     )
@@ -70,7 +73,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
 
     from evalward.cli._local import distrusted, repository
     from evalward.definitions.loader import load_resources
-    from evalward.errors import EXIT_OK
+    from evalward.errors import EXIT_OK, ConfigError
     from evalward.past.status import LOCAL_STATUS_DIR, STATUS_DIR, StatusStore, status_rows
     from evalward.resources.reading.discover import relative
 
@@ -78,6 +81,12 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     root = repository(args.path)
     resources = load_resources(root)
     cache = root / args.cache_dir  # an absolute --cache-dir stays as it is
+    if args.cache_dir != DEFAULT_CACHE_DIR and not args.local and not cache.is_dir():
+        raise ConfigError(
+            f"--cache-dir {args.cache_dir}: no such folder, so there is no status of the "
+            "default branch to read; give the folder the action's `cache-dir` keeps (its "
+            "cache restored there), or leave it out"
+        )
     # each store: its kind, the folder whose trust decides, the status folder, what it is
     local = ("local", root / LOCAL_STATUS_DIR, root / LOCAL_STATUS_DIR, "local runs' status")
     branch = ("default-branch", cache, cache / STATUS_DIR, "the result cache")
