@@ -104,12 +104,16 @@ def _readings(
     value: Any, parts: list[str], *, wild: bool = False
 ) -> Iterator[tuple[tuple[str, ...], Any]]:
     """Each way `parts` names keys of `value` (a key with dots in it takes several parts;
-    with `wild`, as in `except` lists, `*` any one key), with the value there."""
+    with `wild`, as in `except` lists, `*` any one key, and never part of a dotted key: a
+    row the agent keys `*.updated_at` would otherwise be read as the pattern at its row,
+    and pass whole), with the value there."""
     if not parts:
         yield (), value
         return
     if isinstance(value, dict):
         for size in range(len(parts), 0, -1):
+            if wild and size > 1 and "*" in parts[:size]:
+                continue  # a key spelt `*.updated_at` is the agent's, never the pattern
             key = ".".join(parts[:size])
             if key in value:
                 for keys, found in _readings(value[key], parts[size:], wild=wild):
