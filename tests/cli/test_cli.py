@@ -135,6 +135,29 @@ def test_a_price_for_no_provider_is_refused_and_one_for_a_misspelt_model_warned_
         ) in done.stderr, done.stderr
 
 
+def test_an_eval_of_fixed_reps_the_budget_runs_none_of_is_incomplete_not_failed(
+    repo: GitRepo,
+) -> None:
+    """With no run it has no score: scored 0.00 it was blocked below its threshold, where
+    the same Eval with adaptive reps was incomplete, and `--allow-incomplete` let neither
+    pass though the budget cannot hold its runs even alone."""
+    initialised(repo)
+    evals = (repo.path / "evals/assistant.yaml").read_text()
+    fixed = evals.replace(
+        "  execution: { reps: { min: 1, max: 8 } }",
+        "  execution: { repsPerFixture: 1 }\n  scoring: { passThreshold: 0.9 }",
+    )
+    assert fixed != evals
+    repo.commit("fixed reps", {"evals/assistant.yaml": fixed})
+    budget = ["--mock-script", "evals/mock-replies.yaml", "--max-cost-usd", "0.0001", "--json"]
+    done = evalward("run", *budget, cwd=repo.path)
+    assert done.returncode == 1, done.stderr
+    assert json.loads(done.stdout)["result"] == "incomplete"
+    allowed = evalward("run", *budget, "--allow-incomplete", cwd=repo.path)
+    assert allowed.returncode == 0, allowed.stderr
+    assert json.loads(allowed.stdout)["result"] == "pass"
+
+
 def test_missing_api_key_is_a_config_error_naming_the_setting(tmp_path: Path) -> None:
     done = evalward("run", ".", "--no-cache")
     assert done.returncode == 2

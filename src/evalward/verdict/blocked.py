@@ -160,14 +160,25 @@ class Verdicts:
     """Passing their threshold, and blocked by `failOnRegression`."""
 
     @classmethod
-    def of(cls, comparisons: list[EvalComparison], regressions: RegressionPolicy) -> Verdicts:
+    def of(
+        cls,
+        comparisons: list[EvalComparison],
+        regressions: RegressionPolicy,
+        skipped: frozenset[str] = frozenset(),
+    ) -> Verdicts:
+        """`skipped`: the Evals some of whose runs the budget skipped. One of them that ran
+        none at all is not below its threshold (it has no score): the skipped runs make the
+        gate incomplete, or an excused pass, as they would with one run that did."""
         # the base branch's own Evals first, in their order: what blocks is said of them
         # before the Evals the pull request adds (`EvalComparison.added`)
         gating = sorted((c for c in comparisons if not c.head.advisory), key=lambda c: c.added)
         unscored = [c for c in gating if c.head.incomplete_reason]
         undecided = [c for c in gating if c.head.inconclusive_reason and c not in unscored]
+        unrun = [c for c in gating if c.name in skipped and c.head.total == 0]
         failed = [
-            c for c in gating if not c.head.passed and c not in unscored and c not in undecided
+            c
+            for c in gating
+            if not c.head.passed and c not in unscored and c not in undecided and c not in unrun
         ]
         # an inconclusive Eval passed its own rules: a regression rule still reads it
         regressed = [

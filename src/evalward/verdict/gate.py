@@ -235,6 +235,9 @@ class SkippedGating:
     (`behind`): not excused, as what a branch point's agent costs is the pull request's
     choice; rebasing onto the base branch, or a larger budget, runs them."""
     behind: tuple[str, ...] = ()
+    skipped_evals: frozenset[str] = frozenset()
+    """Every Eval some of whose runs the budget skipped (of any fixture): one that ran none
+    at all has no score to fail by, and its skipped runs decide (`Verdicts.of`)."""
 
     @property
     def unexcused(self) -> int:
@@ -310,7 +313,7 @@ def _decision(
         return GateDecision(
             GateResult.skipped, reason=facts.undefined or "no Eval is affected by this change"
         )
-    evals = Verdicts.of(comparisons, facts.regressions)
+    evals = Verdicts.of(comparisons, facts.regressions, facts.budget.skipped_evals)
     if not evals.gating and not not_run and not facts.blocking:
         return GateDecision(
             GateResult.skipped,
