@@ -158,6 +158,20 @@ def test_an_eval_of_fixed_reps_the_budget_runs_none_of_is_incomplete_not_failed(
     assert json.loads(allowed.stdout)["result"] == "pass"
 
 
+def test_results_name_the_commits_a_local_run_compared(repo: GitRepo, tmp_path: Path) -> None:
+    initialised(repo)
+    base = repo.git("rev-parse", "HEAD").strip()
+    repo.branch("change")
+    head = repo.commit("a change", {"prompts/assistant.md": "Be brief.\n"})
+    done = evalward(
+        "run", "--base", "main", "--mock-script", "evals/mock-replies.yaml",
+        "--output-dir", str(tmp_path / "out"), cwd=repo.path,
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr
+    run = json.loads((tmp_path / "out" / "results.json").read_text())["run"]
+    assert (run["head_sha"], run["base_sha"], run["event"]) == (head, base, "")
+
+
 def test_missing_api_key_is_a_config_error_naming_the_setting(tmp_path: Path) -> None:
     done = evalward("run", ".", "--no-cache")
     assert done.returncode == 2

@@ -350,8 +350,15 @@ def _report(
         extra=history.render(deltas, color=color),
         extra_json={"history": [d.as_json() for d in deltas], "spending": spent},
     )
+    base = setup.git.commit_of(args.base) if args.base else ""
+    where = {"head_sha": commit, "base_sha": base or ""}
     code = emit(
-        output, evaluation, decision, base=bool(args.base), run=outcome.run_info(), trends=earlier
+        output,
+        evaluation,
+        decision,
+        base=bool(args.base),
+        run=outcome.run_info(**where),
+        trends=earlier,
     )
     line = outcome.spending()
     if line is not None:
