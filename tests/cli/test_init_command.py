@@ -64,7 +64,7 @@ def test_the_workflow_gates_the_branch_the_repository_has(repo: GitRepo) -> None
     )  # no newline at its end: the entry goes on a line of its own
     code, said = in_process(init.main, "init", str(repo.path), host=quiet_host(repo.path))
     assert code == 0
-    assert "The workflow gates pull requests to trunk;" in said
+    assert "its push runs on trunk fill the result cache" in said
     assert "    branches: [trunk]" in (repo.path / ".github/workflows/evals.yml").read_text()
     assert (repo.path / ".gitignore").read_text() == "*.log\n.evalward/\n"
     assert "  .gitignore (added .evalward/)" in said.splitlines()

@@ -170,8 +170,9 @@ def _refuse_existing(root: Path, plan: dict[str, str], agent: str) -> None:
 
 def _next_steps(branch: str, key_env: str) -> str:
     return (
-        f"\nThe workflow gates pull requests to {branch}; edit its `branches:` if your default "
-        f"branch is another one.\nNext:\n"
+        f"\nThe workflow gates every pull request, and its push runs on {branch} fill the "
+        f"result cache pull requests start from; edit `push.branches` if your default branch "
+        f"is another one.\nNext:\n"
         "  evalward validate\n"
         "  evalward run --mock-script evals/mock-replies.yaml   # no key, no network\n"
         f"  {key_env}=... evalward run   # the model itself\n"
