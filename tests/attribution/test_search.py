@@ -138,6 +138,31 @@ def test_a_cause_among_many_hunks_is_bisected_to_within_the_runs_cap(culprit: in
     assert len(agent.asked) == len(set(agent.asked))
 
 
+def test_a_change_of_many_hunks_is_searched_in_work_linear_in_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A pull request that changes every other line of a prompt makes each line a hunk:
+    the search asked of each hunk whether it was among those kept, a list, so its own
+    bookkeeping grew with their square (152 s for one narrowing at 40,000), past the time
+    bound it checks only between trials, with signals unheard. Counted, not timed: the
+    comparisons of hunks the search makes stay a few for each hunk."""
+    compared = 0
+    equal = Hunk.__eq__
+
+    def counted(self: Hunk, other: object) -> bool:
+        nonlocal compared
+        compared += 1
+        return equal(self, other)
+
+    monkeypatch.setattr(Hunk, "__eq__", counted)
+    change = hunks(3000)
+    agent = Agent(lambda present: 1777 in present, change=change)
+    found = search(agent, max_trials=24)
+    assert isinstance(found, Attributed), found
+    assert indexes(found.culprit) == {1777}
+    assert compared < 10 * len(change), compared
+
+
 def test_a_regression_no_hunk_causes_is_not_attributable_with_every_trial() -> None:
     agent = Agent(lambda present: True)
     found = search(agent)

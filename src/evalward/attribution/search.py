@@ -29,7 +29,7 @@ not build is recorded so and tells the search nothing; one the caller cannot aff
 from __future__ import annotations
 
 import itertools
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -196,7 +196,8 @@ class _Search:
 
     async def keeps(self, kept: list[Hunk]) -> bool:
         """The head keeping only `kept` of the hunks was built and still regresses."""
-        reverted = frozenset(h for h in self.hunks if h not in kept)
+        keeping = set(kept)  # a set: a change of many hunks is asked of each of them
+        reverted = frozenset(h for h in self.hunks if h not in keeping)
         trial = (await self.trial("reverted", reverted)).trial
         return not trial.not_built and trial.regressed
 
@@ -285,7 +286,7 @@ class _Search:
         of them, and no fewer."""
         needed = list(self.hunks)
         for hunk in list(needed):
-            rest = [h for h in needed if h != hunk]
+            rest = [h for h in needed if h is not hunk]
             if rest and await self.removes(frozenset(rest)):
                 needed = rest
         return frozenset(needed)
@@ -311,8 +312,7 @@ class _Search:
             if smaller is not None:
                 kept, parts = smaller, 2
                 continue
-            rests = [[h for h in kept if h not in chunk] for chunk in chunks]
-            smaller = await self._first_kept(rests if parts > 2 else [])
+            smaller = await self._first_kept(_complements(kept, chunks) if parts > 2 else [])
             if smaller is not None:
                 kept, parts = smaller, max(parts - 1, 2)
             elif parts >= len(kept):
@@ -322,11 +322,19 @@ class _Search:
         self.narrowed = frozenset(kept)
         return kept
 
-    async def _first_kept(self, candidates: list[list[Hunk]]) -> list[Hunk] | None:
+    async def _first_kept(self, candidates: Iterable[list[Hunk]]) -> list[Hunk] | None:
         for candidate in candidates:
             if await self.keeps(candidate):
                 return candidate
         return None
+
+
+def _complements(kept: list[Hunk], chunks: list[list[Hunk]]) -> Iterator[list[Hunk]]:
+    """`kept` without each chunk in turn, made as the search asks for the next: each a pass
+    over `kept`, never one for each hunk of it."""
+    for chunk in chunks:
+        dropped = set(chunk)
+        yield [h for h in kept if h not in dropped]
 
 
 def _split(hunks: list[Hunk], parts: int) -> list[list[Hunk]]:
