@@ -412,6 +412,41 @@ def test_an_http_agent_finds_each_runs_playground_in_its_request(
     assert finals == [f"served-world in {f['output']}" for f in fixtures]
 
 
+NAMED_ALIKE = """\
+import os
+folder = os.fsencode(os.environ["EVALWARD_PLAYGROUND_DIR"])
+for name in (b"r\\x85.txt", "r\\u0085.txt".encode()):
+    with open(os.path.join(folder, name), "wb") as out:
+        out.write(name)
+print("done")
+"""
+
+
+def test_two_files_whose_names_the_state_writes_alike_make_the_run_an_error(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """A byte that is not UTF-8 and the control character of that number are written out
+    alike (`\\x85`): keyed by that, the file read second stood for both, and a criterion
+    read whichever the agent chose. Never a pass: the run's error, naming the name."""
+    write_repo(
+        repo,
+        1,
+        [
+            fixture(
+                "alike",
+                "    files: { seed: world/files }",
+                "{type: fileState, path: notes.txt, exists: true}",
+            )
+        ],
+    )
+    repo.commit("names alike", {"agent.py": NAMED_ALIKE})
+    code, output, fixtures = run(repo, tmp_path)
+    assert code == 1, output
+    (result,) = fixtures
+    assert result["status"] == "error", result
+    assert "two of its files are both named" in result["message"], result["message"]
+
+
 BOMB = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
     f"{n}: &{n} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
     for p, n in zip("abcdefgh", "bcdefghi", strict=True)

@@ -80,7 +80,14 @@ def _files(live: LivePlayground, folder: Path) -> dict[str, Any]:
             if len(found) >= MAX_FILES:
                 raise live.error(f"its folder holds more than {MAX_FILES} files")
             kept, used = _entry(entry.name, entry.folder_fd, budget)
-            found[printable(entry.path)] = kept
+            key = printable(entry.path)
+            if key in found:  # a raw byte and a control character the same, written out
+                raise live.error(
+                    f"two of its files are both named {key} as the state writes names out "
+                    "(a byte that is not UTF-8 beside a control character): which one a "
+                    "criterion reads is never the run's to choose"
+                )
+            found[key] = kept
             budget -= used  # never below 0: _entry keeps a file's text only within it
             hashed = isinstance(kept, dict) and "sha256" in kept
             readable -= kept["bytes"] if hashed else used  # what it read, text or hashed
