@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from evalward.resources.agents.agent import AgentSpec, ToolMock
+from evalward.resources.agents.agent import AgentSpec, Tool, ToolMock
 from evalward.resources.agents.tool_shapes import agent_tool, tool_choice
 
 pytestmark = pytest.mark.unit
@@ -97,3 +97,26 @@ def test_a_mock_output_template_that_does_not_parse_is_refused(output: object) -
         ToolMock.model_validate({"output": output})
     assert "does not parse: unexpected end of template" in str(refused.value).lower()
     ToolMock.model_validate({"output": "Order {{ order_id }} {{ '{{' }}"})
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "{{ order_id }} {{ carrier | default('post') }}",
+        {"lines": "{% for item in items %}{{ loop.index }}: {{ item.sku }}{% endfor %}"},
+        "{% set total = items | length %}{{ total }} of {{ range(3) | list | length }}",
+        "{% if order_id %}{{ order_id | upper }}{% endif %}",
+    ],
+    ids=["an optional argument", "a loop", "set and a global", "a test"],
+)
+def test_a_mock_template_of_the_tool_s_arguments_and_jinja_s_own_names_loads(
+    output: object,
+) -> None:
+    """Only a name that is neither an argument nor one the template makes or Jinja has is
+    refused: an optional argument the model leaves out renders as nothing."""
+    parameters = {
+        "type": "object",
+        "properties": {"order_id": {}, "carrier": {}, "items": {}},
+        "required": ["order_id"],
+    }
+    Tool.model_validate({"name": "lookup", "parameters": parameters, "mock": {"output": output}})
