@@ -120,3 +120,26 @@ def test_a_mock_template_of_the_tool_s_arguments_and_jinja_s_own_names_loads(
         "required": ["order_id"],
     }
     Tool.model_validate({"name": "lookup", "parameters": parameters, "mock": {"output": output}})
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"additionalProperties": {"type": "string"}},
+        {"additionalProperties": True},
+        {"patternProperties": {"^x-": {"type": "string"}}},
+        {"anyOf": [{"required": ["sku"]}, {"required": ["order_id"]}]},
+    ],
+    ids=["additional", "additional: true", "patterns", "combined"],
+)
+def test_a_mock_template_of_a_tool_whose_arguments_are_free_form_loads(
+    extra: dict[str, object],
+) -> None:
+    """The model may name an argument beside `properties` there: a template may too."""
+    parameters = {"type": "object", "properties": {"order_id": {}}, **extra}
+    mock = {"output": "looked up {{ sku }}"}
+    Tool.model_validate({"name": "lookup", "parameters": parameters, "mock": mock})
+    with pytest.raises(ValidationError, match="no argument of tool 'lookup'"):
+        Tool.model_validate(
+            {"name": "lookup", "parameters": {"type": "object", "properties": {}}, "mock": mock}
+        )

@@ -69,6 +69,14 @@ class ToolMock(Model):
         return output
 
 
+def _free_form(schema: dict[str, Any]) -> bool:
+    """Whether a tool's arguments may be named beside its `properties`: by a schema of
+    additional ones, patterns, or parts the schema combines (a template may name those)."""
+    extra = schema.get("additionalProperties")
+    combined = ("patternProperties", "allOf", "anyOf", "oneOf", "$ref")
+    return (extra is not None and extra is not False) or any(k in schema for k in combined)
+
+
 def _strings(value: Any) -> Iterator[str]:
     """Every string of a mock output, as `render_mock` renders them."""
     if isinstance(value, str):
@@ -152,7 +160,7 @@ class Tool(Model):
         `order_id`) renders it as nothing on every call: the model is told an empty value and
         the run passes. An optional argument the model leaves out is the call's to omit."""
         properties = self.parameters.get("properties")
-        if self.mock is None or not isinstance(properties, dict):
+        if self.mock is None or not isinstance(properties, dict) or _free_form(self.parameters):
             return self
         named = [str(name) for name in properties]
         for text in _strings(self.mock.output):

@@ -66,7 +66,9 @@ class ReplSettings(Model):
     )
 
 
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_PLACEHOLDER = re.compile(r"(?:--?[\w-]+=)?\{([A-Za-z_][A-Za-z0-9_]*)\}")
+"""An argument that is a placeholder alone (`{prompt}`, `--question={prompt}`): braces
+inside a program's own text (`-c "print(f'{text}')"`, `${message}`) are its own."""
 _MEANT_AS_INPUT = frozenset(
     {"prompt", "question", "query", "message", "text", "user_input", "input_text", "request"}
 )
@@ -118,7 +120,8 @@ class CommandRuntime(Model):
         """`{prompt}` (or `{question}`, `{inputs}`) for `{input}` is passed to the program as
         written: it never gets the fixture's input, and answers something else."""
         for index, argument in enumerate(self.run):
-            for name in _PLACEHOLDER.findall(argument):
+            whole = _PLACEHOLDER.fullmatch(argument)
+            for name in [whole[1]] if whole else []:
                 if name == "input":
                     continue
                 if name in _MEANT_AS_INPUT or difflib.get_close_matches(name, ["input"], 1, 0.8):
