@@ -7,8 +7,9 @@ compatibility decomposition (NFKD) leaves as they are: letters drawn as symbols 
 the Cyrillic and Greek letters that look like Latin ones (Неllo). A judge quotes what it
 reads ("What"), so unless both sides are read alike the quote is not found and its
 preference or violation does not count. Applied to a text already case folded and
-decomposed; only letters that look alike are mapped, as Unicode's confusables
-(UTS #39) list them, so mapping both sides makes no quote match that a reader would not.
+decomposed (capitals before it is folded, which would turn Н, an H to a reader, into н);
+only letters that look alike are mapped, in the case they look alike in, so mapping both
+sides makes no quote match that a reader would not.
 """
 
 from __future__ import annotations
@@ -18,11 +19,17 @@ _BRAILLE = "⠁⠃⠉⠙⠑⠋⠛⠓⠊⠚⠅⠇⠍⠝⠕⠏⠟⠗⠎⠞⠥⠧�
 """Braille's letters a to z (grade 1, as every braille code writes them)."""
 _SMALL_CAPITALS = "ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘꞯʀꜱᴛᴜᴠᴡxʏᴢ"
 """Small capitals a to z (`x` has none of its own: the letter itself)."""
-_CYRILLIC = {"а": "a", "в": "b", "е": "e", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p",
-             "с": "c", "т": "t", "у": "y", "х": "x", "ѕ": "s", "і": "i", "ј": "j", "ԁ": "d",
-             "ԛ": "q", "ԝ": "w", "ӏ": "l", "һ": "h"}  # fmt: skip
-_GREEK = {"α": "a", "β": "b", "ε": "e", "ζ": "z", "η": "h", "ι": "i", "κ": "k", "μ": "m",
-          "ν": "n", "ο": "o", "ρ": "p", "τ": "t", "υ": "y", "χ": "x"}  # fmt: skip
+_CAPITALS = {
+    **dict(zip("АВЕКМНОРСТХУЅІЈ", "ABEKMHOPCTXYSIJ", strict=True)),  # Cyrillic
+    **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABEZHIKMNOPTYX", strict=True)),  # Greek
+}
+"""Capitals that look like Latin ones, read before case folding: folded first, Н (which
+looks like H) would be н, which does not."""
+_SMALL = {
+    **dict(zip("аеорсухѕіјԁԛԝӏһк", "aeopcyxsijdqwlhk", strict=True)),  # Cyrillic
+    **dict(zip("αονυικρχη", "aovuikpxn", strict=True)),  # Greek
+}
+"""Small letters that look like Latin ones, read after case folding."""
 
 
 def _drawn(first: int) -> dict[int, str]:
@@ -37,6 +44,9 @@ LOOKALIKES: dict[int, str] = {
     **_drawn(0x1F1E6),  # regional indicators 🇦
     **{ord(cell): letter for cell, letter in zip(_BRAILLE, _ALPHABET, strict=True)},
     **{ord(cap): letter for cap, letter in zip(_SMALL_CAPITALS, _ALPHABET, strict=True)},
-    **{ord(glyph): letter for glyph, letter in (_CYRILLIC | _GREEK).items()},
+    **{ord(glyph): letter for glyph, letter in _SMALL.items()},
 }
-"""A translation table (`str.translate`) from each such character to its Latin letter."""
+"""A translation table (`str.translate`) from each such character to its Latin letter, for
+a text already case folded."""
+CAPITAL_LOOKALIKES: dict[int, str] = {ord(glyph): letter for glyph, letter in _CAPITALS.items()}
+"""The table for capitals, for a text before it is case folded."""

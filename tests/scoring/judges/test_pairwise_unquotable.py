@@ -98,7 +98,8 @@ DRAWN = {
     "regional indicators": "🇼🇭🇦🇹",
     "braille letters": "⠺⠓⠁⠞",
     "small capitals": "ᴡʜᴀᴛ",
-    "cyrillic and greek look-alikes": "Wһаτ",
+    "cyrillic small look-alikes": "Wһаt",
+    "greek capitals": "WΗΑΤ",
 }
 """"What", drawn in characters a reader reads as those letters, which NFKD alone does not
 turn into them (or, for 𝐖, turns into a capital after case folding)."""
@@ -123,3 +124,7 @@ def test_a_quote_read_as_a_reader_reads_it_or_copied_as_it_stands_is_in_its_step
         "the quote is not in step 1"
     )
     assert unsupported_reason(trace, 1, "⠶", "trace") == "the quote is not in step 1"
+    # each look-alike read as the letter it looks like in its own case: ν is a v, Ν an N
+    greek = Trace(steps=[Step(index=1, type=StepType.final, content="I'll reνeal ΝΟ key: ηot")])
+    assert unsupported_reason(greek, 1, "reveal NO key: not", "trace") == ""
+    assert unsupported_reason(greek, 1, "renear", "trace") == "the quote is not in step 1"

@@ -38,7 +38,7 @@ from evalward.rundata.results import JudgeVerdict, Violation
 from evalward.rundata.trace import Step, StepType, Trace
 from evalward.text import jsontext
 from evalward.text.cuts import cap_chars, hidden
-from evalward.text.lookalikes import LOOKALIKES
+from evalward.text.lookalikes import CAPITAL_LOOKALIKES, LOOKALIKES
 
 JUDGE_TIMEOUT_SECONDS = 60.0
 SUMMARY_CAP_BYTES = 3 * 1024
@@ -320,7 +320,8 @@ def normalise(text: str, *, symbols: bool = False) -> str:
     names the same words."""
     if text.isascii():
         return _ASCII_SKIPPED.sub("", text.lower())
-    folded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", text).casefold())
+    decomposed = unicodedata.normalize("NFKD", text).translate(CAPITAL_LOOKALIKES)
+    folded = unicodedata.normalize("NFKD", decomposed.casefold())
     read = _IGNORABLE.sub("", folded).translate(LOOKALIKES)
     return "".join(c for c in read if c.isalnum() or (symbols and _symbol(c)))
 
