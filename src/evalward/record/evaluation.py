@@ -120,7 +120,7 @@ class Evaluation:
             tuple(sorted({run.eval for run in excused})),
             behind_runs=len(behind),
             behind=tuple(sorted({run.eval for run in behind})),
-            skipped_evals=frozenset(run.eval for run in self.skipped),
+            skipped_evals=frozenset(run.eval for run in self.skipped if run.side is Side.head),
         )
 
     def trace_of(self, result: FixtureResult) -> Trace:

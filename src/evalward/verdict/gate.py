@@ -236,8 +236,8 @@ class SkippedGating:
     choice; rebasing onto the base branch, or a larger budget, runs them."""
     behind: tuple[str, ...] = ()
     skipped_evals: frozenset[str] = frozenset()
-    """Every Eval some of whose runs the budget skipped (of any fixture): one that ran none
-    at all has no score to fail by, and its skipped runs decide (`Verdicts.of`)."""
+    """Every Eval some of whose head runs the budget skipped (of any fixture): one that ran
+    none at all has no score to fail by, and its skipped runs decide (`Verdicts.of`)."""
 
     @property
     def unexcused(self) -> int:
