@@ -400,3 +400,146 @@ def test_a_tool_renamed_inside_a_base_server_whose_tools_are_not_listed_is_no_wa
     assert "offered its model the tool 'refund_order' in the base branch's run" in said, said
     assert "offered it in none of its calls" in said, said
     assert (run.returncode, run.outputs["result"]) == (1, "fail"), run.stdout + run.stderr
+
+
+HUSK = """    - name: refund_order
+      description: Refund an order.
+      enabled: false
+"""
+
+
+def test_a_disabled_tool_of_the_guarded_name_keeps_no_guard_alive(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """Renamed to `issue_refund`, with a disabled `refund_order` left in `tools`: the model
+    is never offered it, so `toolNotCalled: refund_order` passed whatever the agent did,
+    the husk counted as the head still having the tool; it is a rename like any other."""
+    base = repo.commit(
+        "base",
+        {
+            "agents.yaml": AGENT.format(prompt="BASE-PROMPT never refund.", tool="refund_order"),
+            "evals.yaml": EVAL.format(guard=NOT_CALLED),
+        },
+    )
+    repo.branch("feature")
+    head_agent = AGENT.format(prompt="HEAD-PROMPT always refund.", tool="issue_refund") + HUSK
+    head = repo.commit("rename, keep a disabled husk", {"agents.yaml": head_agent})
+    run = gate_pull(
+        github,
+        model,
+        (repo, base, head),
+        [text("I am sorry, no refunds.")],
+        [tool_call("issue_refund", {"id": "1"}), text("I am sorry, it is done.")],
+    )
+    found = head_run(run)
+    assert found["status"] == "fail", found["assertions"]
+    assert "removed or renamed" in json.dumps(found["assertions"])
+    assert run.returncode == 1, run.stdout + run.stderr
+
+
+OWN_COMMAND = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: {{ name: refunds }}
+spec:
+  models: [openai/gpt-agent]
+  system: {prompt}
+  tools:
+    - name: {tool}
+      description: Refund an order.
+      parameters: {{ type: object, properties: {{ id: {{ type: string }} }} }}
+      command: [/bin/sh, -c, "echo REFUNDED-FOR-REAL"]
+{effects}"""
+
+
+@pytest.mark.parametrize("stand_in", [SHADOWED, REPLAYED], ids=["shadow", "replay"])
+@pytest.mark.parametrize("new_name", ["pay__refund_order", "pay-refund_order"])
+def test_an_own_tool_renamed_to_a_qualified_looking_name_is_still_stood_in_for(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, stand_in: str, new_name: str
+) -> None:
+    """The checks read `pay__refund_order` as `refund_order` (its qualified form), and so
+    do the base fixture's `shadowTools` and `toolReplay` now: the renamed command never ran
+    in their place for real, its `sideEffects` dropped, while `toolCalled` counted it."""
+    evals = EVAL.format(guard="{ type: toolCalled, tool: refund_order }").replace(
+        "  assertions:", f"  {stand_in}\n  assertions:"
+    )
+    base = repo.commit(
+        "base",
+        {
+            "agents.yaml": OWN_COMMAND.format(
+                prompt="BASE-PROMPT", tool="refund_order", effects="      sideEffects: true\n"
+            ),
+            "evals.yaml": evals,
+        },
+    )
+    repo.branch("feature")
+    head = repo.commit(
+        "rename the tool, drop sideEffects",
+        {"agents.yaml": OWN_COMMAND.format(prompt="HEAD-PROMPT", tool=new_name, effects="")},
+    )
+    run = gate_pull(
+        github,
+        model,
+        (repo, base, head),
+        [tool_call("refund_order", {"id": "1"}), text("I am sorry, it is done.")],
+        [tool_call(new_name, {"id": "1"}), text("I am sorry, it is done.")],
+    )
+    found = head_run(run)
+    steps = found["trace"]["steps"]
+    ran = [(s["source"], s["output"]) for s in steps if s["type"] == "tool_result"]
+    assert [source for source, _ in ran] == ["shadow" if stand_in == SHADOWED else "replay"]
+    assert not any("REFUNDED-FOR-REAL" in output for _, output in ran), ran
+
+
+OWN_BESIDE_SERVER = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata: {{ name: refunds }}
+spec:
+  models: [openai/gpt-agent]
+  system: {prompt}
+  watch: [mcp/*.py]
+  mcpServers:
+    pay:
+      command: [/usr/bin/python3, mcp/desk.py]
+      tools: {{ allow: [refund_order] }}
+      sideEffects: [refund_order]
+{own}"""
+NAMED_AS_QUALIFIED = """  tools:
+    - name: pay__refund_order
+      description: Never used.
+      mock: { output: unused }
+"""
+
+
+@pytest.mark.parametrize("shadow", ["pay.refund_order", "refund_order"])
+def test_an_own_tool_named_as_an_mcp_tool_is_recorded_makes_the_head_s_run_an_error(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, shadow: str
+) -> None:
+    """The MCP tool is offered as `refund_order` and recorded as `pay__refund_order`: an own
+    tool of that name made the base's shadow of it stand in for the own tool alone, and the
+    server's side-effecting tool ran for real. The clash is the head run's error now."""
+    evals = EVAL.format(guard="{ type: toolCalled, tool: refund_order }").replace(
+        "  assertions:", f"  shadowTools: [{shadow}]\n  assertions:"
+    )
+    base = repo.commit(
+        "base",
+        {
+            "agents.yaml": OWN_BESIDE_SERVER.format(prompt="BASE-PROMPT", own=""),
+            "mcp/desk.py": STDIO_SERVER % '["refund_order"]',
+            "evals.yaml": evals,
+        },
+    )
+    repo.branch("feature")
+    head = repo.commit(
+        "add an own tool",
+        {"agents.yaml": OWN_BESIDE_SERVER.format(prompt="HEAD-PROMPT", own=NAMED_AS_QUALIFIED)},
+    )
+    asks = [tool_call("refund_order", {"id": "1"}), text("I am sorry, it is done.")]
+    run = gate_pull(github, model, (repo, base, head), asks, asks)
+    found = head_run(run)
+    steps = (found.get("trace") or {}).get("steps", [])
+    assert not [s for s in steps if s["type"] == "tool_result" and s["source"] == "mcp"], steps
+    assert found["status"] == "error", found
+    assert "already one of the agent's own tools" in json.dumps(found), found["message"]
+    assert run.returncode == 1, run.stdout + run.stderr

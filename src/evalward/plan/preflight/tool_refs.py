@@ -12,9 +12,10 @@ A fixture's `shadowTools` and `toolReplay` stand in for a tool by its name: one 
 the agent does not have stands in for none, and the tool meant runs as it would without the
 fixture (for real, if it has a `command`): refused when the name is close to one of the
 agent's tools, else a warning of `validate`'s (a recording of a tool the agent since lost).
-The names are matched as scoring matches them (text/tool_names.py): an agent's own tool by
-its name, an MCP server's by its name or its qualified name (`orders__lookup_order`). Every
-tool named in `tools` counts, disabled ones too.
+The names are matched as scoring matches them (text/tool_names.py): a tool by its name, or
+by the name its qualified one ends in (`orders__lookup_order`). Every tool named in `tools`
+counts, disabled ones too, except where the head is held to the base's guards: a disabled
+tool is never offered, so it keeps no guard alive.
 
 A base branch's fixture that gates (`gate-config: base`) is not refused: the pull request
 cannot change it. Where its check passes without a call of a tool the base side's agent has
@@ -184,7 +185,10 @@ def removed_tools(
     server offers the base's tool is not known, and undecided is never a pass."""
     if agent_tools(base) is None or head.runtime is not None:
         return ()
-    unlisted, named = _unlisted(head), _as_named(head)
+    # a disabled tool is never offered: a head keeping one of the guarded name beside the
+    # renamed tool it calls removed it as surely as one that dropped it
+    offered = head.model_copy(update={"tools": [t for t in head.tools if t.enabled]})
+    unlisted, named = _unlisted(offered), _as_named(offered)
     base_lacks = {found.at for found in unknown_tools(agent, base, fixture)}
     removed: dict[tuple[str, bool], RemovedTool] = {}
     for found in unknown_tools(agent, named, fixture):

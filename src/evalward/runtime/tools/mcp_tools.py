@@ -145,11 +145,12 @@ def offered_tools(
                     f"offered to a model as {cap_chars(name, 80)!r} (a name is 1 to 64 letters, "
                     f"digits, `_` and `-`); leave it out with `tools.deny: [{shown}]`"
                 )
-            if name in own:
+            qualified = f"{server}{QUALIFIER}{tool.name}"
+            if name in own or qualified in own:  # the trace records it by `qualified`
                 raise McpFailure(
                     f"MCP server {server!r}, answering tools/list: its tool {tool.name!r} would "
-                    f"be offered as {name!r}, which is already one of the agent's own tools; "
-                    "rename that tool"
+                    f"be offered as {name!r} and recorded as {qualified!r}, one of which is "
+                    "already one of the agent's own tools; rename that tool"
                 )
             offered.append(McpTool(server, tool.name, name, tool.description, tool.schema))
     return offered

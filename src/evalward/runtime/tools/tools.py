@@ -126,11 +126,12 @@ class ToolExecutor:
 
     def _means(self, written: str, name: str, *, ambiguous: bool) -> bool:
         """Whether a fixture's `written` name stands for the tool the trace records as
-        `name`: an own tool by its name alone, an MCP tool as assertions read names."""
+        `name`, as assertions and the checks before a run read names (`tool_names`): an own
+        tool named `pay__refund_order` is what `shadowTools: [refund_order]` stands in for,
+        as `toolCalled: refund_order` counts its calls, or renaming it so would run it for
+        real under a fixture that shadows it."""
         if written == name:
             return True
-        if name in self.tools:
-            return False
         known = [*self.tools, *(t.qualified for t in self._served())]
         return name in tool_names.resolve(written, known, ambiguous=ambiguous)
 
