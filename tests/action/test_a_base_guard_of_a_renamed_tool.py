@@ -437,6 +437,26 @@ def test_a_disabled_tool_of_the_guarded_name_keeps_no_guard_alive(
     assert run.returncode == 1, run.stdout + run.stderr
 
 
+def test_control_a_tool_disabled_on_both_sides_keeps_its_guard_a_guard(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """Never offered on the base either: the pull request removed nothing."""
+    agent = AGENT.format(prompt="BASE-PROMPT never refund.", tool="issue_refund") + HUSK
+    base = repo.commit("base", {"agents.yaml": agent, "evals.yaml": EVAL.format(guard=NOT_CALLED)})
+    repo.branch("feature")
+    head = repo.commit("reword", {"agents.yaml": agent.replace("BASE-PROMPT", "HEAD-PROMPT")})
+    run = gate_pull(
+        github,
+        model,
+        (repo, base, head),
+        [text("I am sorry, no refunds.")],
+        [text("I am sorry, no refunds.")],
+    )
+    found = head_run(run)
+    assert found["status"] == "pass", found["assertions"]
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
 OWN_COMMAND = """\
 apiVersion: evalward.dev/v1
 kind: Agent

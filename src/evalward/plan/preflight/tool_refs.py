@@ -78,6 +78,11 @@ def _as_named(spec: AgentSpec) -> AgentSpec:
     return spec.model_copy(update={"mcp_servers": listed})
 
 
+def _offered(spec: AgentSpec) -> AgentSpec:
+    """The agent with the tools a run offers its model: not a disabled one."""
+    return spec.model_copy(update={"tools": [t for t in spec.tools if t.enabled]})
+
+
 def named_tools(spec: AgentSpec) -> list[str]:
     """The tools a declarative agent names: `agent_tools` of it `_as_named`."""
     return agent_tools(_as_named(spec)) or []
@@ -186,10 +191,11 @@ def removed_tools(
     if agent_tools(base) is None or head.runtime is not None:
         return ()
     # a disabled tool is never offered: a head keeping one of the guarded name beside the
-    # renamed tool it calls removed it as surely as one that dropped it
-    offered = head.model_copy(update={"tools": [t for t in head.tools if t.enabled]})
+    # renamed tool it calls removed it as surely as one that dropped it; one disabled on
+    # the base too was never offered there either, and its guard stays a guard
+    offered = _offered(head)
     unlisted, named = _unlisted(offered), _as_named(offered)
-    base_lacks = {found.at for found in unknown_tools(agent, base, fixture)}
+    base_lacks = {found.at for found in unknown_tools(agent, _offered(base), fixture)}
     removed: dict[tuple[str, bool], RemovedTool] = {}
     for found in unknown_tools(agent, named, fixture):
         if found.wants_a_call or found.at in base_lacks:
