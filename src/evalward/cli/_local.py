@@ -190,6 +190,15 @@ def repository(path: str) -> Path:
     return top.resolve() if top is not None else here
 
 
+def compared(git: Git, base: str | None, head: str = "") -> dict[str, str]:
+    """results.json's `run.head_sha` and `base_sha` of a run on the command line: the commit
+    its head side was (`head`, else the checkout's), and `--base`'s ("" without one)."""
+    return {
+        "head_sha": head or git.commit_of("HEAD") or "",
+        "base_sha": (git.commit_of(base) or "") if base else "",
+    }
+
+
 def check_base(git: Git, base: str | None) -> None:
     """`--base` names a commit of a git repository that has one: a mistake in the command line
     (exit 2) is not a missing history in a workflow's checkout (git.py's words)."""

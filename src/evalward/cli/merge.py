@@ -44,7 +44,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     from pathlib import Path
 
     from evalward.cli._emit import Output, emit
-    from evalward.cli._local import WITHOUT_BASE, Selection, repository
+    from evalward.cli._local import WITHOUT_BASE, Selection, compared, repository
     from evalward.flows import session
     from evalward.flows.shard_signature import KEY_ENV, check_key
     from evalward.git import Git
@@ -77,5 +77,5 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         outcome.evaluation,
         session.decide(outcome).decision,
         base=args.base is not None,
-        run=outcome.run_info(),
+        run=outcome.run_info(**compared(setup.git, args.base, outcome.evaluation.head_commit)),
     )

@@ -314,6 +314,7 @@ def _report(
     import sys
 
     from evalward.cli._emit import Output, emit
+    from evalward.cli._local import compared
     from evalward.cli.status import record_local
     from evalward.past import history
     from evalward.past.trend import trends
@@ -350,8 +351,7 @@ def _report(
         extra=history.render(deltas, color=color),
         extra_json={"history": [d.as_json() for d in deltas], "spending": spent},
     )
-    base = setup.git.commit_of(args.base) if args.base else ""
-    where = {"head_sha": commit, "base_sha": base or ""}
+    where = compared(setup.git, args.base, commit)
     code = emit(
         output,
         evaluation,
