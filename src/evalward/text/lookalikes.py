@@ -43,7 +43,11 @@ LOOKALIKES: dict[int, str] = {
     **_drawn(0x1F170),  # negative squared capitals 🅰
     **_drawn(0x1F1E6),  # regional indicators 🇦
     **{ord(cell): letter for cell, letter in zip(_BRAILLE, _ALPHABET, strict=True)},
-    **{ord(cap): letter for cap, letter in zip(_SMALL_CAPITALS, _ALPHABET, strict=True)},
+    **{
+        ord(cap): letter
+        for cap, letter in zip(_SMALL_CAPITALS, _ALPHABET, strict=True)
+        if cap != letter
+    },
     **{ord(glyph): letter for glyph, letter in _SMALL.items()},
 }
 """A translation table (`str.translate`) from each such character to its Latin letter, for
