@@ -457,19 +457,11 @@ def test_control_a_tool_disabled_on_both_sides_keeps_its_guard_a_guard(
     assert run.returncode == 0, run.stdout + run.stderr
 
 
-OWN_COMMAND = """\
-apiVersion: evalward.dev/v1
-kind: Agent
-metadata: {{ name: refunds }}
-spec:
-  models: [openai/gpt-agent]
-  system: {prompt}
-  tools:
-    - name: {tool}
-      description: Refund an order.
-      parameters: {{ type: object, properties: {{ id: {{ type: string }} }} }}
-      command: [/bin/sh, -c, "echo REFUNDED-FOR-REAL"]
-{effects}"""
+OWN_COMMAND = (
+    AGENT.replace("      mock: {{ output: refunded }}\n", "")
+    + '      command: [/bin/sh, -c, "echo REFUNDED-FOR-REAL"]\n{effects}'
+)
+"""The agent whose refund tool is a program of its own, which does what it says if it runs."""
 
 
 @pytest.mark.parametrize("stand_in", [SHADOWED, REPLAYED], ids=["shadow", "replay"])
@@ -511,13 +503,9 @@ def test_an_own_tool_renamed_to_a_qualified_looking_name_is_still_stood_in_for(
     assert not any("REFUNDED-FOR-REAL" in output for _, output in ran), ran
 
 
-OWN_BESIDE_SERVER = """\
-apiVersion: evalward.dev/v1
-kind: Agent
-metadata: {{ name: refunds }}
-spec:
-  models: [openai/gpt-agent]
-  system: {prompt}
+OWN_BESIDE_SERVER = (
+    AGENT.split("  tools:")[0]
+    + """\
   watch: [mcp/*.py]
   mcpServers:
     pay:
@@ -525,6 +513,7 @@ spec:
       tools: {{ allow: [refund_order] }}
       sideEffects: [refund_order]
 {own}"""
+)
 NAMED_AS_QUALIFIED = """  tools:
     - name: pay__refund_order
       description: Never used.
