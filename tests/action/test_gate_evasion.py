@@ -349,6 +349,25 @@ def test_the_mock_script_comes_from_the_base_commit(
     assert "action input `mock-script`: ci/other.yaml is not in the base commit" in missing.stderr
 
 
+def test_a_mistake_in_the_base_commit_s_mock_script_is_named_as_the_repository_names_it(
+    repo: GitRepo, github: FakeGitHub, env: dict[str, str]
+) -> None:
+    """Not by the private copy the action reads it from (/tmp/evalward-base-files-…)."""
+    suite = dry_run_suite("Good day.")
+    suite["ci/mock.yaml"] = "replies:\n  - match: { agent: support-bot\n"
+    base = repo.commit("a dry-run script that does not parse", suite)
+    repo.branch("feature")
+    head = repo.commit("a new prompt", {"agents/support-bot.yaml": SUPPORT_BOT.format(prompt="V2")})
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+
+    run = gate(repo, github, base, head, env, **{"mock-script": "ci/mock.yaml"})
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert f"problem in evalward resources of the base commit {base[:12]}:" in run.stderr
+    assert "  ci/mock.yaml:" in run.stderr, run.stderr
+    assert "evalward-base-files" not in run.stdout + run.stderr
+
+
 def test_the_mock_script_comes_from_the_base_the_runs_are_compared_with(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
 ) -> None:

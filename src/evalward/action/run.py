@@ -52,7 +52,13 @@ from evalward.action.route import Route, RouteKind, eval_schedules, route_event
 from evalward.action.settings import CommentMode, Settings
 from evalward.action.trusted.base_cache import BaseCacheAsk, stamp
 from evalward.action.trusted.setup import CacheUse, decide_cache, fetched_cache, trusted_replies
-from evalward.action.trusted.trust import agent_sandbox, check_output_dir, trusted_inputs
+from evalward.action.trusted.trust import (
+    TrustedInputs,
+    agent_sandbox,
+    as_committed,
+    check_output_dir,
+    trusted_inputs,
+)
 from evalward.action.workflow import Outputs, append_summary, command
 from evalward.errors import (
     EXIT_BUG,
@@ -61,6 +67,7 @@ from evalward.errors import (
     ConfigError,
     EvalwardError,
     MissingSecretError,
+    ResourceError,
     refusal_message,
     refused_write,
 )
@@ -71,7 +78,8 @@ from evalward.host import Host
 from evalward.plan.request import RunRequest
 from evalward.plan.result_cache_db import FILE_NAME
 from evalward.plan.run_setup import Revisions, RunSetup
-from evalward.providers.registry import build_providers
+from evalward.providers.config import ProvidersConfig
+from evalward.providers.registry import Providers, build_providers
 from evalward.report.markdown import render_stopped_early
 from evalward.verdict.gate import GateResult
 
@@ -136,6 +144,29 @@ def stopped_early(
         pass  # the runner's files cannot be written: the error itself still ends the run
 
 
+def _providers(
+    env: Mapping[str, str],
+    trusted: TrustedInputs,
+    config: ProvidersConfig,
+    workspace: Path,
+    *,
+    base_files: Path,
+    base_sha: str | None,
+) -> Providers:
+    """The run's providers: a mistake in the base commit's mock script named as the
+    repository names the file, not by its private copy in `base_files`."""
+    try:
+        return build_providers(
+            env,
+            mock_script=str(trusted.mock_script) if trusted.mock_script else None,
+            config=config,
+            cache_root=workspace,
+            workflow=True,
+        )
+    except ResourceError as exc:
+        raise as_committed(exc, base_files, base_sha) from None
+
+
 def _main(
     host: Host, out: TextIO, settings: Settings, context: WorkflowContext, outputs: Outputs
 ) -> int:
@@ -177,12 +208,8 @@ def _main(
         config, distrusted_replies = trusted_replies(
             trusted.providers, context, git, cache, settings.cache_dir
         )
-        providers = build_providers(
-            env,
-            mock_script=str(trusted.mock_script) if trusted.mock_script else None,
-            config=config,
-            cache_root=context.workspace,
-            workflow=True,
+        providers = _providers(
+            env, trusted, config, context.workspace, base_files=Path(folder), base_sha=base_sha
         )
         # Every secret evalward knows: the environment's, and the keys the provider settings
         # name.

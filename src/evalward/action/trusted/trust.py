@@ -13,6 +13,7 @@ files the outer repository's index does not list), or a symbolic link on the way
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,7 @@ from pathlib import Path
 from evalward.action.context import WorkflowContext
 from evalward.action.settings import Isolation, Settings
 from evalward.action.workflow import AUDIT_FILE
-from evalward.errors import ConfigError
+from evalward.errors import ConfigError, ResourceError
 from evalward.files.committed import RepoFiles
 from evalward.files.inside import file_on_the_way, link_on_the_way
 from evalward.git import Git
@@ -182,6 +183,22 @@ def _base_file(door: RepoFiles, folder: Path, path: str, setting: str) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(content)
     return folder / relative
+
+
+def as_committed(exc: ResourceError, folder: Path, commit: str | None) -> ResourceError:
+    """`exc` with the files of the base commit `_base_file` wrote to `folder` named as the
+    repository names them (`ci/mock.yaml`, of the base commit): the private copy's path
+    (`/tmp/evalward-base-files-…/ci/mock.yaml`) tells the user nothing."""
+    moved = [
+        dataclasses.replace(p, file=Path(p.file).relative_to(folder).as_posix())
+        if Path(p.file).is_relative_to(folder)
+        else p
+        for p in exc.problems
+    ]
+    if moved == exc.problems:
+        return exc
+    whose = f"the base commit {commit[:12]}" if commit else "the base commit"
+    return ResourceError(moved, source=exc.source or whose, after=exc.after)
 
 
 @dataclass(frozen=True)
