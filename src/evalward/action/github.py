@@ -43,6 +43,11 @@ VIEWER_QUERY = "query { viewer { login } }"
 EDITOR_QUERY = "query($id: ID!) { node(id: $id) { ... on IssueComment { editor { login } } } }"
 
 
+def same_login(one: str, other: str) -> bool:
+    """Whether two logins name one account: GitHub's logins ignore case."""
+    return one.casefold() == other.casefold()
+
+
 @dataclass(frozen=True)
 class PullInfo:
     number: int
@@ -295,8 +300,7 @@ class GitHubClient:
                 # the listing's own fields: `raw_data` would read each comment again, one
                 # request per comment on the pull request
                 author = str(comment.user.login or "") if comment.user else ""
-                mine = author.casefold() == login.casefold()  # logins ignore case on GitHub
-                if mine and comment.body and comment.body.startswith(marker):
+                if same_login(author, login) and comment.body and comment.body.startswith(marker):
                     return Comment(comment.id, comment.body, str(comment.node_id or ""))
             return None
 
@@ -322,7 +326,7 @@ class GitHubClient:
 
     def is_own(self, login: str) -> bool:
         """Whether `login` is the account the token writes as (logins ignore case)."""
-        return login.casefold() == self.identity().casefold()
+        return same_login(login, self.identity())
 
     def upsert_comment(self, number: int, marker: str, body: str) -> str:
         """Edit evalward's comment in place, or create it; return its URL.
@@ -360,7 +364,7 @@ class GitHubClient:
             for comment in self._pull(number).get_review_comments():
                 author = str(comment.user.login or "") if comment.user else ""
                 body = comment.body or ""
-                if author.casefold() == login.casefold() and body.startswith(marker):
+                if same_login(author, login) and body.startswith(marker):
                     found.append(
                         ReviewComment(
                             id=comment.id,
