@@ -166,7 +166,7 @@ class Verdicts:
         regressions: RegressionPolicy,
         skipped: frozenset[str] = frozenset(),
     ) -> Verdicts:
-        """`skipped`: the Evals some of whose runs the budget skipped. One of them that ran
+        """`skipped`: the Evals some of whose head runs the budget skipped. One that ran
         none at all is not below its threshold (it has no score): the skipped runs make the
         gate incomplete, or an excused pass, as they would with one run that did."""
         # the base branch's own Evals first, in their order: what blocks is said of them

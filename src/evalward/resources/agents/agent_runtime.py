@@ -121,16 +121,16 @@ class CommandRuntime(Model):
         written: it never gets the fixture's input, and answers something else."""
         for index, argument in enumerate(self.run):
             whole = _PLACEHOLDER.fullmatch(argument)
-            for name in [whole[1]] if whole else []:
-                if name == "input":
-                    continue
-                if name in _MEANT_AS_INPUT or difflib.get_close_matches(name, ["input"], 1, 0.8):
-                    raise error_at(
-                        ("run", index),
-                        f"`{{{name}}}` is no placeholder evalward replaces: the program would "
-                        "get it as written; `{input}` is the fixture's input text (or read it "
-                        "from stdin)",
-                    )
+            name = whole[1] if whole else "input"  # braces in the program's own text: its own
+            if name != "input" and (
+                name in _MEANT_AS_INPUT or difflib.get_close_matches(name, ["input"], 1, 0.8)
+            ):
+                raise error_at(
+                    ("run", index),
+                    f"`{{{name}}}` is no placeholder evalward replaces: the program would get "
+                    "it as written; `{input}` is the fixture's input text (or read it from "
+                    "stdin)",
+                )
         return self
 
     @model_validator(mode="after")
