@@ -97,6 +97,8 @@ class StaticChecks:
         self._fixtures: dict[tuple[str, str], Located[EvalFixture]] = {}
         self._uses: dict[PlaygroundKey, _Use] = {}
         self._keys: dict[tuple[Path, int], tuple[Playground, PlaygroundKey]] = {}
+        self._snapshot_problems: dict[tuple[int, str], str | None] = {}
+        """Why each snapshot file of a tree does not load (None: it does), by its door."""
 
     def add(
         self, checkout: Checkout, run: PlannedRun
@@ -193,16 +195,12 @@ class StaticChecks:
         for at, criterion in _criteria(fixture.resource):
             if not isinstance(criterion, StateSnapshotAssertion) or criterion.snapshot is None:
                 continue
-            path = criterion.snapshot
-            try:
-                snapshot_data(path, door.text(path, SEED_LIMIT))
-            except NotCommitted as exc:
-                why = f"the snapshot {path!r} {exc.reason}"
-            except (SnapshotUnloadable, OSError, UnicodeDecodeError) as exc:
-                why = str(exc)
-            else:
-                continue
-            self.problems.append(self.locator.problem(fixture, (*at, "snapshot"), why))
+            key = (id(door), criterion.snapshot)  # a file many fixtures compare with: once
+            if key not in self._snapshot_problems:
+                self._snapshot_problems[key] = _unloadable(door, criterion.snapshot)
+            why = self._snapshot_problems[key]
+            if why is not None:
+                self.problems.append(self.locator.problem(fixture, (*at, "snapshot"), why))
 
     def _owner_problem(self, use: _Use, message: str) -> None:
         at = ("spec", "playground", "sqlite", "seed")
@@ -375,6 +373,17 @@ def _seed_files(door: RepoFiles, seed: str) -> frozenset[str] | None:
         except OSError:
             return None
     return frozenset(found)
+
+
+def _unloadable(door: RepoFiles, path: str) -> str | None:
+    """Why the snapshot file `path` cannot be read or parsed as a run reads it, or None."""
+    try:
+        snapshot_data(path, door.text(path, SEED_LIMIT))
+    except NotCommitted as exc:
+        return f"the snapshot {path!r} {exc.reason}"
+    except (SnapshotUnloadable, OSError, UnicodeDecodeError) as exc:
+        return str(exc)
+    return None
 
 
 def _parsed(door: RepoFiles, seed: str) -> Any:
