@@ -1259,11 +1259,11 @@ def test_touching_another_agent_cannot_make_the_budget_excuse_a_fixture_the_head
 def test_control_an_eval_whose_own_runs_cannot_fit_alone_is_excused_and_named(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
 ) -> None:
-    """Helper's Eval of four fixtures (8 calls) does not fit a budget of 7 even alone;
-    other's (4 calls) does, and runs first. Helper's left-out runs are excused, and the
-    headline names the one Eval whose runs the verdict does not cover."""
+    """Helper's Eval of four fixtures (8 calls) does not fit a budget of 7 even alone: the
+    run left out of it alone (f3) is excused, and the headline names the one Eval whose runs
+    the verdict does not cover."""
     helper = ("f0", "f1", "f2", "f3")
-    base, head = two_agents(repo, model, touch_other=True, breaks_f1=False, helper=helper)
+    base, head = two_agents(repo, model, touch_other=False, breaks_f1=False, helper=helper)
     budget = {"max-model-calls": "7", "allow-incomplete": "true", "cache": "off"}
 
     run = gate_pull_request(repo, github, base, head, env, budget)
@@ -1272,12 +1272,38 @@ def test_control_an_eval_whose_own_runs_cannot_fit_alone_is_excused_and_named(
     assert run.outputs["result"] == "pass"
     document = json.loads((repo.path / ".evalward/out/results.json").read_text())
     skipped = {(r["eval"], r["fixture"]) for r in document["skippedRuns"]}
-    assert skipped == {("helper-eval", "f1"), ("helper-eval", "f2"), ("helper-eval", "f3")}
+    assert skipped == {("helper-eval", "f3")}
     headline = comment(github).split("\n")[1]
     assert headline.endswith(
-        "— 6 runs of fixtures the base branch gates with were not run: the budget cannot "
+        "— 2 runs of fixtures the base branch gates with were not run: the budget cannot "
         "hold the base's own runs of helper-eval (allowed by allow-incomplete)"
     ), headline
+
+
+@pytest.mark.parametrize("budget", ["7", "5"])
+def test_touching_another_agent_cannot_choose_where_the_budget_cuts_an_eval_over_it_alone(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    budget: str,
+) -> None:
+    """Helper's Eval (8 calls) is over a budget of 7 or 5 even alone, and the head breaks its
+    f1, which runs (and fails) when the Eval is trimmed alone. A harmless edit of other puts
+    its critical fixtures first and leaves f1 out (at 5, every run of helper): the pull
+    request chose where the cut falls, so allow-incomplete excuses none of it."""
+    helper = ("f0", "f1", "f2", "f3")
+    base, head = two_agents(repo, model, touch_other=True, breaks_f1=True, helper=helper)
+    inputs = {"max-model-calls": budget, "allow-incomplete": "true", "cache": "off"}
+
+    run = gate_pull_request(repo, github, base, head, env, inputs)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.outputs["result"] == "incomplete"
+    document = json.loads((repo.path / ".evalward/out/results.json").read_text())
+    assert ("helper-eval", "f1") in {(r["eval"], r["fixture"]) for r in document["skippedRuns"]}
+    assert "allow-incomplete does not excuse them" in comment(github)
+    assert "cannot hold the base's own runs" not in comment(github)
 
 
 def test_a_base_agent_without_a_price_refuses_a_dollar_budget_its_head_runs_are_counted_by(

@@ -75,7 +75,8 @@ class Trimmed:
     alone, each Eval's counted apart from every other's: only their skipped runs may be
     excused, since which other Evals a pull request affects is its own choice (and not those
     of an Eval whose agent the base branch has changed since the merge base it was estimated
-    at: `Plan.base_behind`)."""
+    at: `Plan.base_behind`, nor of one whose runs that would fit alone the others crowded
+    out)."""
 
     @property
     def note(self) -> str:
@@ -369,7 +370,9 @@ def trim_to_budget(
     leave. Nothing a pull request adds or makes costlier can push the fixtures that decide
     the gate out of it; one of them is left out only where the budget cannot hold the base's
     own. Which Evals' own cannot fit even alone is `base_over`: what else the pull request
-    touches adds to the first tier, so it cannot make another Eval's runs excusable."""
+    touches adds to the first tier, so it cannot make another Eval's runs excusable, nor
+    choose which of them are left out: an Eval with a run that would fit were it trimmed
+    alone, left out for the others' runs, is not among them."""
     groups: dict[tuple[str, str], list[PlannedRun]] = {}
     for run in plan.runs:
         groups.setdefault((run.eval, run.fixture), []).append(run)
@@ -389,13 +392,21 @@ def trim_to_budget(
     kept: list[PlannedRun] = []
     skipped: list[PlannedRun] = []
     alone: dict[str, Estimate] = {}  # each Eval's first tier, as the budget counts it
+    kept_alone: dict[str, Estimate] = {}  # what it keeps of that trimmed alone
+    crowded: set[str] = set()  # Evals with a run the others left no room for
     for group in sorted(groups, key=lambda g: (tier(g), -severity(g), g)):
         runs = [run for run in groups[group] if cached is None or not cached(run)]
         cost = budget_total(runs, plan, resources, prices)
+        fits_alone = False
         if tier(group) == 0:
             alone[group[0]] = alone.get(group[0], Estimate(0, 0.0)) + cost
+            own = kept_alone.get(group[0], Estimate(0, 0.0))
+            fits_alone = not over_budget(budget, own, cost)
+            kept_alone[group[0]] = own + cost if fits_alone else own
         if over_budget(budget, counted, cost):
             skipped += groups[group]
+            if fits_alone:
+                crowded.add(group[0])
             continue
         kept += groups[group]
         counted += cost
@@ -403,7 +414,9 @@ def trim_to_budget(
     order = {id(run): index for index, run in enumerate(plan.runs)}
     kept.sort(key=lambda run: order[id(run)])
     over = frozenset(
-        name for name, cost in alone.items() if over_budget(budget, Estimate(0, 0.0), cost)
+        name
+        for name, cost in alone.items()
+        if over_budget(budget, Estimate(0, 0.0), cost) and name not in crowded
     )
     return Trimmed(plan.with_runs(kept), total, sorted(skipped), counted, over)
 
