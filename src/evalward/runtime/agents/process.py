@@ -20,9 +20,11 @@ import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from subprocess import SubprocessError
 
 from evalward.errors import AgentRunError, OutsideRepository
 from evalward.files.inside import program_path
+from evalward.runtime.isolation import landlock
 from evalward.runtime.isolation.agent_users import AgentUser
 from evalward.runtime.isolation.sandbox import Sandbox
 from evalward.security import logins, looks_secret, without_logins
@@ -180,10 +182,11 @@ async def spawn(
                 group=user.gid if user else None,
                 extra_groups=[] if user else None,
                 umask=0o077 if user else -1,
+                preexec_fn=landlock.confinement() if user else None,
             )
             if sandbox is not None and home is not None:
                 sandbox.keep(process.pid, home)
-    except (OSError, ValueError) as exc:  # ValueError: a NUL in an argument or a variable
+    except (OSError, ValueError, SubprocessError) as exc:  # ValueError: a NUL in an argument
         _forget(sandbox, home)
         raise AgentRunError(_why_not_started(argv[0], exc, cwd, user)) from None
     return process
@@ -196,6 +199,8 @@ def _why_not_started(program: str, exc: Exception, cwd: Path, user: AgentUser | 
             f"cannot start {program!r}: no such program (paths are relative to the repository "
             "root, and there is no shell)"
         )
+    if isinstance(exc, SubprocessError):
+        return f"cannot start {program!r}: it could not enter a Landlock domain of its own"
     if not isinstance(exc, PermissionError):
         detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         return f"cannot start {program!r}: {detail}"

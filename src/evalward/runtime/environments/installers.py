@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from subprocess import SubprocessError
 
 import uv
 
@@ -37,6 +38,7 @@ from evalward.files.safe_files import read_regular
 from evalward.runtime.agents.process import kill_group, read_tail, tail
 from evalward.runtime.environments.environment_limits import EnvironmentLimits
 from evalward.runtime.environments.install_watch import watch
+from evalward.runtime.isolation import landlock
 from evalward.runtime.isolation.agent_users import AgentUser
 from evalward.runtime.processes.strays import Sessions
 
@@ -161,10 +163,15 @@ class Installer:
                     group=user.gid if user else None,
                     extra_groups=[] if user else None,
                     umask=0o022,
+                    preexec_fn=landlock.confinement() if user else None,
                 )
                 self.sessions.live.add(process.pid)
         except OSError as exc:
             raise AgentRunError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
+        except SubprocessError:
+            raise AgentRunError(
+                f"cannot start {argv[0]}: it could not enter a Landlock domain of its own"
+            ) from None
         try:
             return await self._wait(process, argv)
         finally:

@@ -27,7 +27,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 from evalward.errors import AgentRunError, TreeError
-from evalward.runtime.isolation import message_queues
+from evalward.runtime.isolation import landlock, message_queues
 from evalward.runtime.isolation.agent_users import FIRST_UID, PAIRS, AgentUser, end_unclaimed
 from evalward.runtime.isolation.leftovers import BOUNDS, sweep
 from evalward.runtime.isolation.shared_places import KEPT, Places, find
@@ -134,6 +134,8 @@ class Apart:
         async with self.turns.taken(group_of(side, commit, self.default_branch)):
             if self._said:  # once, as the first programs may start
                 self._log(self._said)
+                if self.users:
+                    self._log(landlock.statement())
                 self._said = ""
             await self.clear(side)
             if side != "base":
