@@ -296,6 +296,27 @@ def test_the_comment_template_comes_from_the_base_commit(
     assert "evil.example" not in run.summary
 
 
+def test_a_mistake_in_the_base_commit_s_comment_template_is_named_as_the_repository_names_it(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """Not by the private copy the action reads it from (/tmp/evalward-base-files-…)."""
+    base, _ = make_pr(repo, github)
+    repo.checkout("main")
+    base = repo.commit("our comment", {"ci/comment.md.j2": "Result:\n{{ ctx.decision. }}\n"})
+    repo.checkout("feature")
+    repo.git("merge", "-q", "main", "-m", "merge main")
+    head = repo.head()
+    github.pulls[7].head_sha, github.pulls[7].base_sha = head, base
+    script_model(model, head_greets_well=False)
+
+    run = gate(repo, github, base, head, env, **{"comment-template": "ci/comment.md.j2"})
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    said = f"comment-template ci/comment.md.j2:2 (of the base commit {base[:12]}): "
+    assert said in run.stderr, run.stderr
+    assert "evalward-base-files" not in run.stdout + run.stderr
+
+
 MOCK = """\
 replies:
   - match: {{ agent: support-bot, fixture: order-status }}

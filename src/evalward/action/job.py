@@ -112,6 +112,8 @@ class Trusted:
 
     template: Path | None = None
     """The comment template."""
+    template_named: tuple[str, str] | None = None
+    """How a mistake in the template names it (`TrustedInputs.template_named`)."""
     cache: CacheUse = field(default_factory=lambda: CacheUse(None, CacheMode.off))
     """The result cache as this run may use it (`setup.decide_cache`)."""
     distrusted_replies: str = ""

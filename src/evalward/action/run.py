@@ -248,7 +248,7 @@ def _main(
             clients=Clients(git, github),
             route=route,
             pull=pull,
-            trusted=Trusted(trusted.template, cache, distrusted_replies),
+            trusted=Trusted(trusted.template, trusted.template_named, cache, distrusted_replies),
         )
         return asyncio.run(run(job, request))
 

@@ -280,14 +280,23 @@ def render_comment(
     sink: escaping.Sink = escaping.GITHUB,
     *,
     measure: Callable[[str], int] = len,
+    named: tuple[str, str] | None = None,
 ) -> str:
     """The comment body, at most `limit` long, marker first, bypass record last.
 
     `sink` is where it will be shown: rendered by GitHub (the default), or printed on a
     terminal, where links and mentions are left as they are (escaping.py). `measure` is what
     `limit` counts: characters (GitHub's comment limit), or `utf8.size` (the job summary's,
-    which GitHub counts in bytes)."""
+    which GitHub counts in bytes). `named` is how a mistake in `template` names it: its path
+    as the user knows it and whose file it is (the action reads the base commit's from a
+    private copy, whose path tells the user nothing)."""
     env, name = _sandboxed(template, sink) if template else (_builtin(sink), "comment.md.j2")
+    shown, whose = named or (str(template), "")
+
+    def at(line: object = None) -> str:
+        place = f"{shown}:{line}" if line is not None else shown
+        return f"comment-template {place}{f' ({whose})' if whose else ''}"
+
     terminal = sink is escaping.TERMINAL
     # the reasons cut to a third of `limit` (links cost their length where they are shown)
     lines = LineBudget(
@@ -315,29 +324,25 @@ def render_comment(
             )
             return _body(generated, context.marker, RENDER_CAP * limit, past)
         except jinja2.TemplateError as exc:
-            where = f"{template}:{getattr(exc, 'lineno', '?')}" if template else name
-            raise ConfigError(f"comment-template {where}: {exc}; {_OWN_OR_BUILT_IN}") from None
+            where = at(getattr(exc, "lineno", "?")) if template else f"comment-template {name}"
+            raise ConfigError(f"{where}: {exc}; {_OWN_OR_BUILT_IN}") from None
         except UnicodeDecodeError:
             if template is None:
                 raise
-            raise ConfigError(
-                f"comment-template {template}: not UTF-8 text; {_OWN_OR_BUILT_IN}"
-            ) from None
+            raise ConfigError(f"{at()}: not UTF-8 text; {_OWN_OR_BUILT_IN}") from None
         except (ArithmeticError, LookupError, TypeError, ValueError) as exc:
             if template is None:
                 raise
             # what the template's own expressions raise as it renders (`{{ 1/0 }}`, a range
             # past the sandbox's bound): the template's mistake, not a bug of evalward's
             raise ConfigError(
-                f"comment-template {template}: rendering it failed: "
-                f"{type(exc).__name__}: {exc}; {_OWN_OR_BUILT_IN}"
+                f"{at()}: rendering it failed: {type(exc).__name__}: {exc}; {_OWN_OR_BUILT_IN}"
             ) from None
 
     body = render(detail=True)
     if template is not None and not body.replace(context.marker, "").strip():
         raise ConfigError(
-            f"comment-template {template}: renders to nothing, and the comment would be "
-            f"empty; {_OWN_OR_BUILT_IN}"
+            f"{at()}: renders to nothing, and the comment would be empty; {_OWN_OR_BUILT_IN}"
         )
     if measure(body) > room:
         body = render(detail=False)

@@ -121,7 +121,10 @@ def write_everything(job: Job, verdict: RunVerdict, report: ReportContext) -> st
         evaluation,
         decision,
         lambda: render_comment(
-            report, job.trusted.template, MAX_COMMENT_CHARS - len(UNRETIRED) - 1
+            report,
+            job.trusted.template,
+            MAX_COMMENT_CHARS - len(UNRETIRED) - 1,
+            named=job.trusted.template_named,
         ),
         job.console.redact,
         Shown(
@@ -134,7 +137,13 @@ def write_everything(job: Job, verdict: RunVerdict, report: ReportContext) -> st
     spending = outcome.spending()
     if spending is not None:
         job.console.log(f"evalward: {spending}")
-    summary = render_comment(report, job.trusted.template, SUMMARY_LIMIT, measure=utf8.size)
+    summary = render_comment(
+        report,
+        job.trusted.template,
+        SUMMARY_LIMIT,
+        measure=utf8.size,
+        named=job.trusted.template_named,
+    )
     add_summary(job.console, job.site.env, summary)
     head_scores = [c.head.score for c in evaluation.comparisons if not c.head.advisory]
     outputs = {

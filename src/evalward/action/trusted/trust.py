@@ -210,6 +210,9 @@ class TrustedInputs:
     providers: ProvidersConfig
     mock_script: Path | None
     template: Path | None
+    template_named: tuple[str, str] | None = None
+    """How a mistake in the base commit's template names it (`render_comment`'s `named`):
+    its path in the repository and that it is the base commit's, not the private copy's."""
 
 
 def trusted_inputs(
@@ -239,11 +242,11 @@ def trusted_inputs(
         if base_sha
         else repo_providers(context.workspace)
     )
-    return TrustedInputs(
-        providers,
-        read(settings.mock_script, "mock-script"),
-        read(settings.comment_template, "comment-template"),
-    )
+    template = read(settings.comment_template, "comment-template")
+    named = None
+    if template is not None and base_sha and template.is_relative_to(folder):
+        named = (template.relative_to(folder).as_posix(), f"of the base commit {base_sha[:12]}")
+    return TrustedInputs(providers, read(settings.mock_script, "mock-script"), template, named)
 
 
 def agent_sandbox(settings: Settings, euid: int, workspace: Path | None = None) -> Sandbox:
