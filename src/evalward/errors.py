@@ -364,7 +364,13 @@ class PlaygroundError(EvalwardError):
 
 
 class SeedError(ConfigError):
-    """Why a seed does not load, in words that name it (not its playground)."""
+    """Why a seed does not load, in words that name it (not its playground); `where`, the
+    part of a fixtures seed that did not load (`the row at shop/seed.yaml:7`) when it is
+    known: its first line, as an SQL seed's failing statement is, tells the user nothing."""
+
+    def __init__(self, message: str, where: str = "") -> None:
+        super().__init__(message)
+        self.where = where
 
 
 class SeedTimeout(SeedError):

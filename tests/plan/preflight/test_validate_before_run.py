@@ -518,6 +518,40 @@ def test_a_seed_that_does_not_load_is_told_once_when_playgrounds_are_made(suite:
     assert found[1] == "1 of 2 playgrounds provisioned and torn down"
 
 
+YAML_SEED = """\
+orders:
+  - { id: A-1042, amount: 25.0, status: delivered }
+  - { id: A-1043, amount: 12.5, status: shipped }
+  - { id: A-1042, amount: 9.0, status: delivered }
+refunds:
+  - { id: 1, order_id: A-0001, amount: 5.0, reason: late }
+"""
+
+
+def test_a_row_a_yaml_seed_cannot_load_is_told_at_its_line(
+    suite: GitRepo, model: ScriptedModelServer
+) -> None:
+    """A key given twice is the row's mistake: it was told at the seed's first line, which is
+    every seed's."""
+    eval_file = (suite.path / "evals/suite.yaml").read_text()
+    suite.commit(
+        "a YAML seed",
+        {
+            "evals/suite.yaml": eval_file.replace("shop/seed.sql", "shop/seed.yaml"),
+            "shop/seed.yaml": YAML_SEED,
+        },
+    )
+    line = line_of(YAML_SEED, "id: A-1042, amount: 9.0")
+    for command in (["validate", "."], ["run", ".", "--no-cache", "--no-history"]):
+        found = problems(evalward(*command, cwd=suite.path, **provider_env(model)))
+        assert len(found) == 1, (command, found)
+        assert found[0].endswith(
+            "the seed 'shop/seed.yaml' does not load: UNIQUE constraint failed: orders.id "
+            f"(the row at shop/seed.yaml:{line})"
+        ), (command, found[0])
+    assert model.requests == []
+
+
 # --- validate --playgrounds: each code scorer run once on a sample of what it grades ---------
 
 SCORER_MISTAKES = {

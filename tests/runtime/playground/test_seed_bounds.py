@@ -92,6 +92,27 @@ def test_a_json_fixtures_seed_that_gives_a_table_twice_is_refused_as_a_yaml_one_
         load_seed(connection, "seed.json", text)
 
 
+@pytest.mark.parametrize(
+    ("seed", "text", "where"),
+    [
+        ("seed.yaml", "orders:\n  - id: 1\n  - id: 2\n  - id: 1\n", "the row at seed.yaml:4"),
+        ("seed.json", '{"orders": [\n  {"id": 1},\n  {"id": 1}\n]}', "the row at seed.json:3"),
+        ("seed.yaml", "sqlite_x:\n  - id: 1\n", "the table at seed.yaml:1"),
+        ("seed.yaml", "orders:\n  - id: 1\n  - id: 1\nrefunds: [}\n", "at seed.yaml:4"),
+        ("seed.json", '{"orders": [\n  {"id": 1},\n  {"id": 1}\n}', "at seed.json:4"),
+    ],
+    ids=["yaml-row", "json-row", "table", "yaml-syntax", "json-syntax"],
+)
+def test_a_fixtures_seed_that_does_not_load_names_its_line(
+    seed: str, text: str, where: str
+) -> None:
+    """Not the seed's first line, which every seed has."""
+    connection = sqlite3.connect(":memory:")
+    with pytest.raises(SeedError) as refused:
+        load_seed(connection, seed, text)
+    assert refused.value.where == where, refused.value
+
+
 @pytest.mark.parametrize("database", ["file", "memory"])
 def test_a_seed_past_the_database_bound_is_said_to_be_too_large(
     tmp_path: Path, database: str

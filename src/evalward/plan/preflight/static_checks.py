@@ -157,9 +157,11 @@ class StaticChecks:
             try:
                 load_seed(connection, part.seed, text)
             except SeedError as exc:
-                line = None if isinstance(exc, SeedTimeout) else _failing_line(part.seed, text)
-                where = f" (the statement at {part.seed}:{line})" if line else ""
-                self._owner_problem(use, f"{exc}{where}")
+                where = exc.where
+                if not isinstance(exc, SeedTimeout) and part.seed.endswith(".sql"):
+                    line = _failing_line(part.seed, text)
+                    where = f"the statement at {part.seed}:{line}" if line else ""
+                self._owner_problem(use, f"{exc} ({where})" if where else str(exc))
                 return None
             tables, views = _schema(connection)
             told = f"the seed {part.seed!r} of playground {use.source.name!r}"

@@ -17,11 +17,12 @@ import os
 import resource
 import sqlite3
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from evalward.errors import SeedError, SeedTimeout, YamlSyntaxError
-from evalward.resources.reading.yamlsource import check_shape
+from evalward.resources.reading.yamlsource import PathKey, check_shape, parse_documents
 from evalward.text import jsontext
 
 SEED_SECONDS = 60.0
@@ -59,11 +60,12 @@ def load_seed(
     deadline = time.monotonic() + seconds
     connection.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
     connection.set_authorizer(guard)
+    at: list[PathKey] = []  # the table, or the row, a fixtures seed is loading
     try:
         if seed.endswith(".sql"):
             connection.executescript(text)
         else:
-            _insert_fixtures(connection, _fixtures(seed, text))
+            _insert_fixtures(connection, _fixtures(seed, text), at)
     except (sqlite3.Error, OverflowError) as exc:  # OverflowError: an integer past 64 bits
         if guard.refused:
             raise SeedError(f"the seed {seed!r} may not {guard.refused}") from None
@@ -77,7 +79,7 @@ def load_seed(
                 f"the seed {seed!r} makes a database larger than a playground may hold "
                 f"({DATABASE_LIMIT // (1024 * 1024)} MiB); seed what the fixtures need"
             ) from None
-        raise SeedError(f"the seed {seed!r} does not load: {exc}") from None
+        raise SeedError(f"the seed {seed!r} does not load: {exc}", _where(seed, text, at)) from None
     finally:
         connection.set_progress_handler(None, 0)
         connection.set_authorizer(None)
@@ -159,7 +161,11 @@ def _fixtures(seed: str, text: str) -> dict[str, list[dict[str, Any]]]:
             jsontext.loads(text, unique_keys=True) if seed.endswith(".json") else parse_yaml(text)
         )
     except (ValueError, RecursionError, yaml.YAMLError, YamlSyntaxError) as exc:
-        raise SeedError(f"the seed {seed!r} does not parse: {exc}") from None
+        mark = getattr(exc, "problem_mark", None)  # yaml.MarkedYAMLError's, 0-based
+        line = getattr(exc, "lineno", None)  # json.JSONDecodeError's
+        line = exc.line if isinstance(exc, YamlSyntaxError) else mark.line + 1 if mark else line
+        where = f"at {seed}:{line}" if line else ""
+        raise SeedError(f"the seed {seed!r} does not parse: {exc}", where) from None
     if not isinstance(data, dict) or not all(
         isinstance(rows, list) and all(isinstance(row, dict) for row in rows)
         for rows in data.values()
@@ -179,22 +185,45 @@ def parse_yaml(text: str) -> Any:
 
 
 def _insert_fixtures(
-    connection: sqlite3.Connection, tables: dict[str, list[dict[str, Any]]]
+    connection: sqlite3.Connection, tables: dict[str, list[dict[str, Any]]], at: list[PathKey]
 ) -> None:
     """Each table with the columns its rows use (`id`, when there is one, its primary key),
-    then its rows."""
+    then its rows; `at` holds the table, or the row, being loaded, for a message that names
+    where a row the database refuses (a key given twice) is written."""
     for table, rows in tables.items():
         columns = list(dict.fromkeys(name for row in rows for name in row))
         if not columns:
             continue
         names = [identifier(c) for c in columns]
         defined = [identifier(c) + (" PRIMARY KEY" if c == "id" else "") for c in columns]
+        at[:] = [(table,)]
         connection.execute(f"CREATE TABLE {identifier(table)} ({', '.join(defined)})")
         marks = ", ".join("?" for _ in columns)
         insert = f"INSERT INTO {identifier(table)} ({', '.join(names)}) VALUES ({marks})"  # noqa: S608
-        connection.executemany(
-            insert, [tuple(_sql_value(row.get(c)) for c in columns) for row in rows]
-        )
+        connection.executemany(insert, _values(table, rows, columns, at))
+
+
+def _values(
+    table: str, rows: list[dict[str, Any]], columns: list[str], at: list[PathKey]
+) -> Iterator[tuple[Any, ...]]:
+    """The rows' values, `at` naming each row as it is handed on: executemany takes a row
+    once the one before is in, so `at` is the row it refuses."""
+    for index, row in enumerate(rows):
+        at[:] = [(table, index)]
+        yield tuple(_sql_value(row.get(c)) for c in columns)
+
+
+def _where(seed: str, text: str, at: list[PathKey]) -> str:
+    """Where in the fixtures seed `text` the table or row `at` is written (`the row at
+    shop/seed.yaml:7`), or "" when it cannot be said."""
+    if not at:
+        return ""
+    try:
+        (document, *_) = parse_documents(text)  # read again for its marks: the error is rare
+    except (YamlSyntaxError, ValueError):
+        return ""
+    line, _ = document.locate(at[0])
+    return f"the {'row' if len(at[0]) > 1 else 'table'} at {seed}:{line}"
 
 
 def identifier(name: str) -> str:
