@@ -856,6 +856,14 @@ EXTRA: list[Case] = [
         ),
     ),
     Case(
+        "a-port-placeholder-in-a-command-runtime",
+        "types and fields",
+        {"a.yaml": byo('python3, agent.py, "{port}"'), "agent.py": "print('hi')\n"},
+        (
+            "a.yaml:7:32: spec.runtime.command.run[2]: `{port}` is no placeholder evalward replaces: the program would get it as written; `{input}` is the fixture's input text (or read it from stdin); `{port}` is an http runtime's (`runtime.http`), which evalward starts on a free port",
+        ),
+    ),
+    Case(
         "a-fact-written-as-a-string",
         "types and fields",
         {

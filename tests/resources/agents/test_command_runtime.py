@@ -4,6 +4,8 @@ place; braces inside a program's own text are its own."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from pydantic import ValidationError
 
@@ -31,3 +33,12 @@ def test_braces_a_program_reads_as_its_own_text_load(run: list[str]) -> None:
 def test_an_argument_that_is_another_name_for_the_input_alone_is_refused(argument: str) -> None:
     with pytest.raises(ValidationError, match="is no placeholder evalward replaces"):
         CommandRuntime(run=["./agent", argument])
+
+
+@pytest.mark.parametrize("argument", ["{port}", "{session_id}"])
+def test_an_argument_that_is_a_name_evalward_does_not_replace_alone_is_refused(
+    argument: str,
+) -> None:
+    """It was passed to the program as written: `{port}` is an http runtime's placeholder."""
+    with pytest.raises(ValidationError, match=re.escape(f"`{argument}` is no placeholder")):
+        CommandRuntime(run=["./agent", "--port", argument])

@@ -118,18 +118,28 @@ class CommandRuntime(Model):
     @model_validator(mode="after")
     def _input_placeholder_spelt(self) -> CommandRuntime:
         """`{prompt}` (or `{question}`, `{inputs}`) for `{input}` is passed to the program as
-        written: it never gets the fixture's input, and answers something else."""
+        written: it never gets the fixture's input, and answers something else. So is an
+        argument that is any other `{name}` alone (`{port}`, an http runtime's placeholder):
+        no program is asked for a bare name in braces, and it waits on a value never given."""
         for index, argument in enumerate(self.run):
             whole = _PLACEHOLDER.fullmatch(argument)
             name = whole[1] if whole else "input"  # braces in the program's own text: its own
             if name != "input" and (
-                name in _MEANT_AS_INPUT or difflib.get_close_matches(name, ["input"], 1, 0.8)
+                name in _MEANT_AS_INPUT
+                or difflib.get_close_matches(name, ["input"], 1, 0.8)
+                or argument == f"{{{name}}}"
             ):
+                port = (
+                    "; `{port}` is an http runtime's (`runtime.http`), which evalward starts "
+                    "on a free port"
+                    if name == "port"
+                    else ""
+                )
                 raise error_at(
                     ("run", index),
                     f"`{{{name}}}` is no placeholder evalward replaces: the program would get "
                     "it as written; `{input}` is the fixture's input text (or read it from "
-                    "stdin)",
+                    f"stdin){port}",
                 )
         return self
 
