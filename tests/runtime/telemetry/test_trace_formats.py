@@ -122,6 +122,8 @@ def test_usage_events_add_to_the_latest_step_and_cost_sums() -> None:
         ({"type": "tool_call"}, "a `tool_call` event needs `tool`"),
         ({"type": "final", "answer": "done", "model": "m"}, "needs `content`.*gives `answer`"),
         ({"type": "usage", "input_tokens": -1}, "`input_tokens` must be an integer from 0 to"),
+        ({"type": "usage", "cost_usd": -999999.0}, "`cost_usd` must be from 0 to"),
+        ({"type": "final", "content": "a", "duration_ms": -5}, "`duration_ms` must be 0 or more"),
     ],
 )
 def test_malformed_events_say_what_was_expected(event: object, message: str) -> None:

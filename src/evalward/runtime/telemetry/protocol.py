@@ -167,6 +167,8 @@ def _timing_and_model(event: Mapping[str, Any]) -> dict[str, Any]:
     common: dict[str, Any] = {}
     for key in ("started_at", "duration_ms"):
         number = _finite(event.get(key))
+        if key == "duration_ms" and number is not None and number < 0:
+            raise ProtocolError(f"`duration_ms` must be 0 or more, got {short(number)}")
         if number is not None:
             common[key] = number
     if isinstance(event.get("model"), str):
@@ -248,8 +250,10 @@ def _int(event: Mapping[str, Any], key: str) -> int:
 
 def _cost(event: Mapping[str, Any]) -> float | None:
     cost = _finite(event.get("cost_usd"))
-    if cost is not None and abs(cost) > MAX_COST_USD:
-        raise ProtocolError(f"`cost_usd` must be at most {MAX_COST_USD:,.0f}, got {short(cost)}")
+    if cost is not None and not 0 <= cost <= MAX_COST_USD:
+        raise ProtocolError(
+            f"`cost_usd` must be from 0 to {MAX_COST_USD:,.0f} dollars, got {short(cost)}"
+        )
     return cost
 
 
