@@ -13,9 +13,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import os
+import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from evalward.errors import (
@@ -30,6 +33,7 @@ from evalward.errors import (
 )
 from evalward.files.committed import RepoFiles
 from evalward.files.inside import glob_matches, watched_folders
+from evalward.files.trees import remove_tree
 from evalward.git import TreeEntry
 from evalward.http.client import HttpClient, Reply
 from evalward.resources.playground import McpReady, Playground, ServicePart
@@ -92,16 +96,22 @@ class ServiceRun(PlaygroundPart[ServicePart]):
     """The run's service: `EVALWARD_SERVICE_URL`."""
 
     kind = "service"
-    laid_out = ("data/",)
 
     def __init__(self, spec: ServicePart) -> None:
         super().__init__(spec)
         self.service: Service | None = None
         self.read = False
         """Whether its state was read: the first read is of the service as it started."""
+        self.data: Path | None = None
+        """The service's own folder (`{data}`): not in the run's folder, whose path the agent
+        is told, but beside it under a name no agent user can list or guess, so that the
+        agent, the same user, cannot write there what the service then reports."""
 
     def lay_out(self, live: LivePlayground) -> dict[str, str]:
-        (live.folder / "data").mkdir()  # the service's own ({data})
+        self.data = Path(tempfile.mkdtemp(prefix="evalward-service-data-", dir=live.folder.parent))
+        user = live.sandbox.user if live.sandbox is not None else None
+        if user is not None:
+            os.chown(self.data, user.uid, user.gid)
         return {}
 
     async def start(
@@ -115,9 +125,9 @@ class ServiceRun(PlaygroundPart[ServicePart]):
             try:
                 await self._wait_ready(live, service, retry=tries_left > 0)
             except _PortTaken:
-                left = await self.tear_down(live)
+                left = await self._stop(live)
                 if left:
-                    raise live.error(left) from None
+                    raise live.error(f"its service: {left}") from None
                 continue
             return {"EVALWARD_SERVICE_URL": service.url}
         raise AssertionError("the last try raises rather than retries")
@@ -132,7 +142,8 @@ class ServiceRun(PlaygroundPart[ServicePart]):
     ) -> Service:
         """The service started on a port of its own, not yet waited for."""
         port = free_port()
-        data = str(live.folder / "data")
+        assert self.data is not None, "laid out before it starts"
+        data = str(self.data)
         values = {"{port}": str(port), "{seed}": seed, "{data}": data}
         argv = [replace_placeholders(arg, values) for arg in self.spec.start]
         extra = {"PORT": str(port), "EVALWARD_SERVICE_SEED": seed, "EVALWARD_SERVICE_DATA": data}
@@ -185,6 +196,17 @@ class ServiceRun(PlaygroundPart[ServicePart]):
             state.document[key] = await _endpoint_state(live, service, self.spec.state, first)
 
     async def tear_down(self, live: LivePlayground) -> str:
+        left = await self._stop(live)
+        data, self.data = self.data, None
+        if data is not None:
+            try:
+                await asyncio.to_thread(remove_tree, data)
+            except TreeError as exc:
+                left = "; ".join(filter(None, [left, f"its data folder: {exc}"]))
+        return f"its service: {left}" if left else ""
+
+    async def _stop(self, live: LivePlayground) -> str:
+        """End the service's process group; what it left that could not be removed, or ""."""
         service, self.service = self.service, None
         if service is None:
             return ""
@@ -193,7 +215,7 @@ class ServiceRun(PlaygroundPart[ServicePart]):
         for task in service.logs:
             task.cancel()
         await asyncio.gather(*service.logs, return_exceptions=True)
-        return f"its service: {left}" if left else ""
+        return left
 
     async def _wait_ready(self, live: LivePlayground, service: Service, retry: bool) -> None:
         """Until the service answers `ready`. One that exited first while something else
