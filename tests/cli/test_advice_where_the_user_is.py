@@ -241,6 +241,25 @@ def test_base_with_no_commit_in_common_is_a_mistake_in_the_command(started: GitR
     )
 
 
+@pytest.mark.parametrize("base", ["main", "HEAD", "refs/heads/main"])
+def test_base_that_is_a_branch_with_no_commit_yet_is_said_to_be_one(
+    repo: GitRepo, base: str
+) -> None:
+    """A new repository's `main`, named by its name as by HEAD: the branch is there, only
+    empty, so "no branch named main" would send the user looking for a typo."""
+    assert evalward("init", cwd=repo.path).returncode == 0
+
+    done = evalward("run", "--base", base, "--mock-script", MOCK, cwd=repo.path)
+
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert _said_once(done.stderr, f"--base {base}") == (
+        f"evalward: --base {base}: the branch main has no commit yet (check out one that has, "
+        "or commit first); give a branch, tag or commit it has (`git branch -a` lists the "
+        "branches), or leave out --base to run every Eval"
+    )
+
+
 def test_a_branch_that_mends_a_broken_base_is_told_the_way_on(started: GitRepo) -> None:
     """The base branch's definitions gate, so a branch that mends them cannot be compared
     with it: said after the problems, with what works from here, and that does work."""

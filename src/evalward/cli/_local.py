@@ -213,7 +213,7 @@ def check_base(git: Git, base: str | None) -> None:
         if git.commit_of(ref) is None:
             missing = (
                 _unborn_branch(git)
-                if ref == "HEAD"
+                if ref == "HEAD" or _is_unborn_branch(git, ref)
                 else f"no branch, tag or commit {base!r} in {git.repo}{_nearest_ref(git, base)}"
             )
             raise ConfigError(
@@ -248,6 +248,14 @@ def _no_merge_base(git: Git, base: str) -> NoReturn:
         "there is no merge base to compare with; give the branch HEAD was made from, or leave "
         "out --base to run every Eval"
     )
+
+
+def _is_unborn_branch(git: Git, ref: str) -> bool:
+    """Whether `ref` names the branch HEAD is on, which has no commit yet (a new repository's
+    `main`): git knows no such ref, but the user named a branch that is there, only empty."""
+    branch = git.run("symbolic-ref", "-q", "HEAD", check=False).strip()
+    names = {branch, branch.removeprefix("refs/"), branch.removeprefix("refs/heads/")}
+    return bool(branch) and ref in names
 
 
 def _unborn_branch(git: Git) -> str:
