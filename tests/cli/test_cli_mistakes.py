@@ -133,6 +133,38 @@ def test_import_test_rows_nested_past_any_json_parser_are_located(repo: GitRepo)
     assert not (repo.path / "evals").exists()
 
 
+@pytest.mark.parametrize(
+    ("config", "said"),
+    [
+        (
+            {**SUITE, "prompts": []},
+            "promptfooconfig.yaml:1:1: prompts: an empty list: each test runs against every "
+            "prompt and provider, so none would run; give at least one, a prompt",
+        ),
+        (
+            {**SUITE, "prompts": {}},
+            "promptfooconfig.yaml:1:1: prompts: an empty mapping: each test runs against",
+        ),
+        (
+            {**SUITE, "providers": []},
+            "promptfooconfig.yaml:3:1: providers: an empty list: each test runs against every "
+            "prompt and provider, so none would run; give at least one, a provider id such as",
+        ),
+    ],
+    ids=["no-prompts", "no-prompt-map", "no-providers"],
+)
+def test_import_blames_an_empty_prompts_or_providers_at_its_line_not_the_tests(
+    repo: GitRepo, config: dict[str, object], said: str
+) -> None:
+    """Every test runs against each (prompt, provider) pair: none is there to convert, but
+    the tests are not what is missing."""
+    done = imported(repo, {**config, "tests": [{"vars": {"question": "2+2?"}}]})
+
+    refused(done, said)
+    assert "no test is left" not in done.stderr
+    assert not (repo.path / "evals").exists()
+
+
 # --- run, merge --------------------------------------------------------------------------
 
 MOCK = "evals/mock-replies.yaml"

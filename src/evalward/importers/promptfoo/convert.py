@@ -151,6 +151,14 @@ class _Importer:
         node = config.get("prompts")
         if node is None:
             raise config.refuse("a promptfoo config needs `prompts`", droppable=False)
+        if node.value in ([], {}):
+            self.attempt(
+                _empty(
+                    node,
+                    "a prompt: a text such as 'Answer: {{question}}', or file:// "
+                    "naming a file of prompts",
+                )
+            )
         found: list[Prompt] = []
         for item, label in entries(node):
             try:
@@ -163,6 +171,8 @@ class _Importer:
         node = config.get("providers")
         if node is None:
             raise config.refuse("a promptfoo config needs `providers`", droppable=False)
+        if node.value == []:
+            self.attempt(_empty(node, "a provider id such as openai:gpt-4.1-mini, or its options"))
         found: list[PromptfooProvider] = []
         for item in node.elements():
             try:
@@ -395,3 +405,15 @@ def convert(
         raise _refusal(problems, skippable=importer.droppable or error.droppable) from None
     make.check([*conversion.agents, *conversion.fixtures, *conversion.evals])
     return conversion
+
+
+def _empty(node: Node, one: str) -> Refused:
+    """`prompts` or `providers` given as an empty list: every test runs against each (prompt,
+    provider) pair, so there would be none to run, and "no test is left" would blame the
+    tests."""
+    kind = "list" if isinstance(node.value, list) else "mapping"
+    return node.refuse(
+        f"an empty {kind}: each test runs against every prompt and provider, so none would "
+        f"run; give at least one, {one}",
+        droppable=False,
+    )
