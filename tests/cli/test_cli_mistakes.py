@@ -170,6 +170,84 @@ def test_import_blames_an_empty_prompts_or_providers_at_its_line_not_the_tests(
 MOCK = "evals/mock-replies.yaml"
 
 
+CALL = '{ name: lookup_order, arguments: { order_id: "12345" } }'
+"""The tool call `evalward init`'s mock script makes, of the one tool its agent is offered."""
+
+
+def _scripted_call(started: GitRepo, call: str, *, agent: bool = True) -> None:
+    """`evalward init`'s mock script with its agent's tool call rewritten (and the entry's
+    `agent:` left out where `agent` is False)."""
+    script = started.path / MOCK
+    text = script.read_text(encoding="utf-8")
+    assert CALL in text
+    text = text.replace(CALL, call)
+    if not agent:
+        text = text.replace(
+            "agent: assistant, fixture: assistant-order-status", "fixture: assistant-order-status"
+        )
+    script.write_text(text, encoding="utf-8")
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_a_scripted_call_of_a_tool_the_agent_lacks_is_refused_at_its_line(
+    started: GitRepo, command: str
+) -> None:
+    """The run answered it "no such tool" and its assertion failed without naming the
+    script; now validate and the run name the script's line, with the tool meant."""
+    _scripted_call(started, '{ name: lookup_ordr, arguments: { order_id: "12345" } }')
+
+    done = evalward(command, "--mock-script", MOCK, cwd=started.path)
+
+    refused(
+        done,
+        f"{MOCK}:33:23: replies[6].turns[0].toolCalls[0].name: the call is of tool "
+        "'lookup_ordr', which agent 'assistant' is not offered (did you mean 'lookup_order'?)",
+        "its tools are lookup_order; fix its name",
+    )
+    assert "runs planned" not in done.stderr
+
+
+def test_a_scripted_argument_the_tool_s_schema_lacks_is_refused_at_its_line(
+    started: GitRepo,
+) -> None:
+    _scripted_call(started, '{ name: lookup_order, arguments: { orderid: "12345" } }')
+
+    done = evalward("validate", "--mock-script", MOCK, cwd=started.path)
+
+    refused(
+        done,
+        f"{MOCK}:33:",
+        "replies[6].turns[0].toolCalls[0].arguments.orderid: 'orderid' is no "
+        "argument of tool 'lookup_order' (did you mean 'order_id'?), whose schema lists "
+        "order_id and no other",
+    )
+
+
+def test_a_scripted_call_of_no_agent_s_tool_is_checked_against_every_agent_s(
+    started: GitRepo,
+) -> None:
+    """A name close to no tool may be on purpose (how the agent copes with a tool it lacks):
+    a warning at its line, and validate passes; a close one is a misspelling."""
+    _scripted_call(started, "{ name: search_web, arguments: {} }", agent=False)
+
+    done = evalward("validate", "--mock-script", MOCK, cwd=started.path)
+
+    assert done.returncode == 0, done.stderr
+    assert (
+        f"warning: {MOCK}:33:23: replies[6].turns[0].toolCalls[0].name: the call is of tool "
+        "'search_web', which no agent is offered: the run answers it that there is no such "
+        "tool, and runs none; the tools are lookup_order; name one of them, unless the call "
+        "is meant to fail"
+    ) in done.stdout + done.stderr
+
+    script = started.path / MOCK
+    script.write_text(script.read_text(encoding="utf-8").replace("search_web", "Lookup_Order"))
+    refused(
+        evalward("validate", "--mock-script", MOCK, cwd=started.path),
+        "which no agent is offered (did you mean 'lookup_order'?)",
+    )
+
+
 @pytest.mark.parametrize("shard", [[], ["--shard", "1/2"]], ids=["run", "shard"])
 @pytest.mark.parametrize("output_dir", ["notes.txt", "notes.txt/out"])
 def test_run_into_a_file_is_refused_before_it_runs(

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -167,6 +168,12 @@ class Defined:
     fixtures: frozenset[str]
     evals: frozenset[str]
     invalid: frozenset[tuple[str, str]] = frozenset()
+    tools: Mapping[str, Mapping[str, frozenset[str] | None] | None] = field(
+        default_factory=dict, compare=False
+    )
+    """Each agent's tools by name, each with the names its arguments may have (None: any);
+    None for an agent whose tools are known only in a run (its own program's, an MCP
+    server's)."""
 
 
 LISTED_NAMES = 10
@@ -230,7 +237,80 @@ def undefined_names(script: MockScript, defined: Defined) -> tuple[list[Problem]
             else:
                 message = f"{said}; remove it if it is stale, or name what it is for"
                 warned.append(Problem(shown, line, column, render_path(loc), message))
+        for call, at in _tool_calls(reply, ("replies", index), document):
+            for (place, message), misspelt in _unoffered(call, at, match, defined):
+                line, column = document.locate(place)
+                found = Problem(shown, line, column, render_path(place), message)
+                (refused if misspelt else warned).append(found)
     return refused, warned
+
+
+def _tool_calls(
+    reply: MockReply, at: PathKey, document: Document
+) -> Iterator[tuple[MockToolCall, PathKey]]:
+    """Each tool call an entry's turns make, with where it is in the script (under the key
+    written, `toolCalls` or `tool_calls`)."""
+    turns: list[tuple[MockTurn, PathKey]] = []
+    if reply.always is not None:
+        turns.append((reply.always, (*at, "always")))
+    for j, turn in enumerate(reply.turns or []):
+        turns.append((turn, (*at, "turns", j)))
+    for r, rep in enumerate(reply.reps or []):
+        turns += [(turn, (*at, "reps", r, "turns", j)) for j, turn in enumerate(rep.turns)]
+    for turn, place in turns:
+        key = "toolCalls" if (*place, "toolCalls") in document.marks else "tool_calls"
+        for k, call in enumerate(turn.tool_calls):
+            yield call, (*place, key, k)
+
+
+def _unoffered(
+    call: MockToolCall, at: PathKey, match: MockMatch, defined: Defined
+) -> list[tuple[tuple[PathKey, str], bool]]:
+    """What is wrong with a scripted tool call that the tools its agent is offered show (the
+    agent it names, else every agent's): a tool not offered, which the run answers with
+    "no such tool", or an argument its schema does not list. Each with whether a name close
+    to it is offered: then it is a misspelling (refused), else maybe on purpose (a warning:
+    how an agent copes with a tool it lacks). A judge's or a simulated user's call, and an
+    agent whose tools are known only in a run, are not checked."""
+    if match.purpose not in (None, "agent"):
+        return []
+    agents = [match.agent] if match.agent is not None else sorted(defined.tools)
+    offered: dict[str, list[frozenset[str] | None]] = {}
+    for agent in agents:
+        tools = defined.tools.get(agent)
+        if tools is None:
+            return []  # not defined (said above), or its tools are known only in a run
+        for name, arguments in tools.items():
+            offered.setdefault(name, []).append(arguments)
+    if not agents:
+        return []
+    whose = f"agent {match.agent!r} is not" if match.agent is not None else "no agent is"
+    if call.name not in offered:
+        listed = sorted(offered)
+        close = did_you_mean(call.name, listed)
+        said = (
+            f"the call is of tool {call.name!r}, which {whose} offered{close}: the run "
+            f"answers it that there is no such tool, and runs none; "
+            f"{'its' if match.agent is not None else 'the'} tools are "
+            f"{', '.join(listed[:LISTED_NAMES]) or 'none'}"
+        )
+        fix = "fix its name" if close else "name one of them, unless the call is meant to fail"
+        return [(((*at, "name"), f"{said}; {fix}"), bool(close))]
+    schemas = offered[call.name]
+    if any(names is None for names in schemas):
+        return []
+    allowed = sorted(frozenset[str]().union(*(n for n in schemas if n is not None)))
+    wrong: list[tuple[tuple[PathKey, str], bool]] = []
+    for argument in call.arguments:
+        if argument not in allowed:
+            close = did_you_mean(argument, allowed)
+            message = (
+                f"{argument!r} is no argument of tool {call.name!r}{close}, whose schema lists "
+                f"{', '.join(allowed)} and no other; "
+                f"{'fix its name' if close else 'remove it, or add it to the schema'}"
+            )
+            wrong.append((((*at, "arguments", argument), message), bool(close)))
+    return wrong
 
 
 _LABEL_KEYS = ("agent", "fixture", "eval", "purpose", "rep", "side")

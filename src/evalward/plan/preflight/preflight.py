@@ -215,12 +215,33 @@ def defined_names(trees: Iterable[ResourceSet]) -> Defined:
     fixtures: set[str] = set()
     evals: set[str] = set()
     invalid: set[tuple[str, str]] = set()
+    tools: dict[str, dict[str, frozenset[str] | None] | None] = {}
     for tree in trees:
         agents.update(tree.agents)
         fixtures.update(tree.fixtures)
         evals.update([*tree.evals, *tree.calibrations])
         invalid.update(tree.not_loaded)
-    return Defined(frozenset(agents), frozenset(fixtures), frozenset(evals), frozenset(invalid))
+        for name, located in tree.agents.items():
+            tools[name] = _offered(located.resource.spec, tools.get(name, {}))
+    return Defined(
+        frozenset(agents), frozenset(fixtures), frozenset(evals), frozenset(invalid), tools
+    )
+
+
+def _offered(
+    spec: AgentSpec, known: dict[str, frozenset[str] | None] | None
+) -> dict[str, frozenset[str] | None] | None:
+    """The tools an agent's model is offered, each with the names its arguments may have,
+    added to what another side's tree offers (`known`); None where they are known only in a
+    run: a bring-your-own agent offers its own, an MCP server lists them when it starts."""
+    if known is None or spec.runtime is not None or spec.mcp_servers:
+        return None
+    offered = dict(known)
+    for tool in spec.tools:
+        if tool.enabled:
+            names, before = tool.argument_names, offered.get(tool.tool_name, frozenset())
+            offered[tool.tool_name] = None if names is None or before is None else names | before
+    return offered
 
 
 def warning_notes(warnings: list[Problem]) -> list[str]:

@@ -186,6 +186,15 @@ class Tool(Model):
     def tool_name(self) -> str:
         return self.name or self.type or ""
 
+    @property
+    def argument_names(self) -> frozenset[str] | None:
+        """The names its arguments may have, as its schema lists them; None where the schema
+        lists none or allows others beside them: a mock script's call is checked against it."""
+        properties = self.parameters.get("properties")
+        if not isinstance(properties, dict) or not properties or _free_form(self.parameters):
+            return None
+        return frozenset(str(name) for name in properties)
+
 
 PYTHON_PROJECT = "pyproject.toml"
 NODE_PACKAGE = "package.json"
