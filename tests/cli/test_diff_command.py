@@ -11,7 +11,7 @@ import pytest
 
 from evalward.cli import diff, run
 from evalward.text.numbers import seconds_text
-from support.clirun import in_process, initialised, quiet_host, refused
+from support.clirun import evalward, in_process, initialised, quiet_host, refused
 from support.gitrepo import GitRepo
 
 pytestmark = pytest.mark.integration
@@ -80,3 +80,49 @@ def test_a_file_that_is_not_results_json_is_refused(
     script = after.parents[1] / "evals" / "mock-replies.yaml"
     said = refused(capsys, "diff", str(script), str(after), host=quiet_host(after.parent))
     assert said.startswith(f"{script}: not JSON")
+
+
+def test_verdicts_diff_cannot_settle_again_are_said_to_be_the_later_run_s(
+    two_runs: tuple[Path, Path],
+) -> None:
+    """The later run ran with no base, so its sequential tests read "base not run" and
+    counted no regression, under a table that compares it with the earlier file: said so,
+    in the comment and in --json, rather than left to contradict the table."""
+    before, _ = two_runs
+    top = before.parents[1]
+    named = ("diff", "before/results.json", "after/results.json")
+
+    done = evalward(*named, cwd=top)
+
+    assert done.returncode == 1, done.stderr
+    assert "| assistant-eval | assistant | 1.00 → **0.33** |" in done.stdout
+    note = (
+        "assistant-eval: its verdict is after/results.json's own, settled when it ran "
+        "(sequential tests, a pairwise judge: diff cannot run them again); Base → Head "
+        "compares the two files, the verdict lines do not: run `evalward run --base REF` for "
+        "the change's"
+    )
+    (said,) = [line for line in done.stdout.splitlines() if line.startswith("> ")]
+    assert said.startswith("> assistant-eval: its verdict is after/results.json's own"), said
+    as_json = evalward(*named, "--json", cwd=top)
+    assert json.loads(as_json.stdout)["notes"] == [note]
+
+
+def test_the_earlier_file_s_evals_the_later_lacks_are_named(
+    two_runs: tuple[Path, Path],
+) -> None:
+    before, _ = two_runs
+    top = before.parents[1]
+    other = top / "other.json"
+    other.write_text(before.read_text().replace("assistant-eval", "billing-eval"))
+
+    done = evalward("diff", "other.json", "after/results.json", "--json", cwd=top)
+
+    assert done.returncode == 1, done.stderr
+    notes = json.loads(done.stdout)["notes"]
+    assert notes[0] == (
+        "after/results.json has no results of 1 Eval of other.json: billing-eval; they are not "
+        "compared; the two files share no Eval: give two runs of the same suite"
+    )
+    shown = evalward("diff", "other.json", "after/results.json", cwd=top)
+    assert "has no results of 1 Eval of other.json: billing" in shown.stdout

@@ -13,6 +13,11 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from evalward.host import Host
+    from evalward.rundata.results import EvalResult
+
+
+LISTED = 5
+"""The Evals a note names at most: a note is one line of the comment."""
 
 
 def register(commands: Any) -> None:
@@ -37,6 +42,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     after, after_private = _read(Path(args.after), side="head")
     comparisons = compare(before + after)
     decision = decide(comparisons, None)
+    notes = _missing(before, after, args.before, args.after) + _own_verdicts(after, args.after)
     if args.json:
         document = [
             {
@@ -49,7 +55,8 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
             }
             for c in comparisons
         ]
-        print(json.dumps({"result": decision.result.value, "evals": document}, indent=2), file=out)
+        said = {"result": decision.result.value, "evals": document, "notes": notes}
+        print(json.dumps(said, indent=2), file=out)
     else:
         body = render_comment(
             ReportContext(
@@ -61,6 +68,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
                     comparisons, decision, [f for r in before + after for f in r.fixtures]
                 ),
                 private=before_private | after_private,
+                notes=notes,
             ),
             sink=TERMINAL,
         )
@@ -68,14 +76,14 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     return decision.exit_code
 
 
-def _read(path: Path, side: str) -> tuple[list[Any], set[tuple[str, str]]]:
+def _read(path: Path, side: str) -> tuple[list[EvalResult], set[tuple[str, str]]]:
     """The head-side EvalResults of a results file, with their fixture runs, as `side`."""
     from evalward.record.read import read_results
 
     document = read_results(path)
     runs = [f.model_copy(update={"side": side}) for f in document.fixtures if f.side == "head"]
     private = {(f.eval, f.fixture) for f in document.fixtures if f.visibility == "private"}
-    results = [
+    results: list[EvalResult] = [
         entry.model_copy(
             update={"side": side, "fixtures": [r for r in runs if r.eval == entry.eval]}
         )
@@ -83,3 +91,36 @@ def _read(path: Path, side: str) -> tuple[list[Any], set[tuple[str, str]]]:
         if entry.side == "head"
     ]
     return results, private
+
+
+def _missing(
+    before: list[EvalResult], after: list[EvalResult], first: str, second: str
+) -> list[str]:
+    """A note naming the Evals of the earlier file the later one lacks: the table lists the
+    later file's Evals only, so without it they would vanish from the comparison unsaid."""
+    names = {r.eval for r in after}
+    gone = sorted({r.eval for r in before} - names)
+    if not gone:
+        return []
+    unrelated = not names & {r.eval for r in before}
+    shared = "; the two files share no Eval: give two runs of the same suite" if unrelated else ""
+    more = f" and {len(gone) - LISTED} more" if len(gone) > LISTED else ""
+    return [
+        f"{second} has no results of {len(gone)} Eval{'s' if len(gone) != 1 else ''} of "
+        f"{first}: {', '.join(gone[:LISTED])}{more}; they are not compared{shared}"
+    ]
+
+
+def _own_verdicts(after: list[EvalResult], second: str) -> list[str]:
+    """A note for each Eval of the later file whose verdict its own run settled with tests
+    diff cannot run again: adaptive reps' sequential tests need the Eval's gate policy, and a
+    pairwise judge a model, neither of which results.json holds. Its verdict lines (head
+    against "base not run", the regressions counted) are then that run's, not this
+    comparison's, and said to be."""
+    own = [r.eval for r in after if r.sequential is not None or r.pairwise is not None]
+    return [
+        f"{name}: its verdict is {second}'s own, settled when it ran (sequential tests, a "
+        "pairwise judge: diff cannot run them again); Base → Head compares the two files, "
+        "the verdict lines do not: run `evalward run --base REF` for the change's"
+        for name in own
+    ]
