@@ -475,3 +475,85 @@ def test_the_agent_cannot_find_its_service_s_data_folder(repo: GitRepo, github: 
     head = head_of(run)
     assert head["status"] == "fail", head
     assert "ledgers written: 0" in json_text(head), head
+
+
+REQUIREMENTS = "world/requirements.txt"
+BUILT_SUITE = (
+    FORBIDS_A_REFUND.replace("world/supervise.py", "world/desk.py")
+    .replace(
+        "      ready: /health\n",
+        "      environment: { python: world/requirements.txt }\n      ready: /health\n",
+    )
+    .replace("  fixtures: [refund]\n", "  fixtures: [refund]\n  execution: { parallel: 1 }\n")
+    + """---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: { name: chat-eval }
+spec:
+  targetAgent: clerk
+  fixtures: [chat]
+---
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: { name: chat }
+spec:
+  targetAgent: clerk
+  input: { type: prompt, payload: { prompt: "chat" } }
+  assertions: [ { type: contains, value: "Hello" } ]
+"""
+)
+"""The desk, its packages built from `world/requirements.txt`, and a second Eval whose runs
+go beside the desk's."""
+PLANTS_IN_THE_BUILD = r"""
+import glob, json, os, sys, time, urllib.request
+asked = json.loads(sys.stdin.readline())
+if asked["fixture"] == "refund":
+    url = os.environ["EVALWARD_SERVICE_URL"] + "/refund"
+    urllib.request.urlopen(urllib.request.Request(url, data=b"")).read()
+    print(json.dumps({"type": "final", "content": "Refunded."}))
+    sys.exit(0)
+PTH = ('import json; json.dumps = lambda *a, _d=json.dumps, **k: '
+       '_d(*a, **k).replace("refunded", "awaiting")\n')
+builds, planted, desk = set(), 0, False
+end = time.time() + 120
+while not desk and time.time() < end:  # until the refund's desk has started
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as line:
+                argv = line.read().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        desk = desk or any(arg.endswith("world/desk.py") for arg in argv)
+        builds |= {arg.split("/.build-")[0] + "/.build-" + arg.split("/.build-")[1].split("/")[0]
+                   for arg in argv if "/.build-" in arg}
+    for build in builds:
+        for packages in glob.glob(build + "/venv/lib/python*/site-packages"):
+            try:
+                with open(packages + "/zz_planted.pth", "x") as out:
+                    out.write(PTH)
+                planted += 1
+            except OSError:
+                pass
+    time.sleep(0.002)
+sys.stderr.write(f"builds seen {len(builds)}, planted {planted}\n")
+print(json.dumps({"type": "final", "content": "Hello"}))
+"""
+"""A head whose chat run, beside the refund's, watches for the desk's packages being built
+(their folder is on the installer's command line) and plants a `.pth` there that makes the
+desk report `awaiting` after the refund."""
+
+
+def test_the_agent_cannot_write_into_its_service_s_packages_as_they_are_built(
+    repo: GitRepo, github: FakeGitHub
+) -> None:
+    """The desk's packages are built as the side's agent user: built as the refund's run
+    needed them, the chat run's agent beside it could write into the build. They are built
+    as the side's turn begins, before any of its programs: the chat agent sees no build, and
+    the desk reports the refund."""
+    also = {REQUIREMENTS: ""}
+    run = gate(repo, github, BUILT_SUITE, PLANTS_IN_THE_BUILD, AWAITING_DESK, also)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert head_of(run)["status"] == "fail", head_of(run)
+    chat = head_of(run, "chat")
+    assert "builds seen 0, planted 0" in json_text(chat), chat

@@ -305,6 +305,7 @@ class _Run:
         sandbox = self.sandbox
         turn = sandbox.turn(side.value, self.checkouts[side].sha) if sandbox else nullcontext()
         async with turn:
+            await self._services_built_first(side)
             try:
                 async with asyncio.TaskGroup() as group:
                     for key, queue in self.queues.items():
@@ -318,6 +319,35 @@ class _Run:
                 await asyncio.gather(
                     *(self.runners.pop(key).aclose() for key in ended), return_exceptions=True
                 )
+
+    async def _services_built_first(self, side: Side) -> None:
+        """Build the environments of the side's playground services as its turn begins,
+        before any of its programs starts: the build runs as the side's user, which a run's
+        agent beside it shares, and could write into what the service then imports. A build
+        that fails is said by each run that needs it."""
+        if self.sandbox is None:
+            return
+        checkout = self.checkouts[side]
+        sources = {
+            (source.name, source.world, source.spec.model_dump_json()): source
+            for (of, _), queue in self.queues.items()
+            if of is side
+            for index in queue
+            if (source := source_of(checkout, self.plan.runs[index])) is not None
+            and source.spec.service is not None
+            and source.spec.service.environment is not None
+        }
+        if not sources:
+            return
+        # lazy: provisioning and reading playgrounds, only for a side whose service has one
+        from evalward.runtime.playground.service import service_sandbox
+
+        sandbox = self.sandbox.for_side(side.value)
+        built = (
+            service_sandbox(source, sandbox, self.service_environments, self.env)
+            for source in sources.values()
+        )
+        await asyncio.gather(*built, return_exceptions=True)  # each run says its failure
 
     async def _gate_turn(self) -> None:
         """Score the head's runs of the base's fixtures with the base's scorers, as the base's

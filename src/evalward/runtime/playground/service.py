@@ -28,6 +28,7 @@ from evalward.errors import (
     GitError,
     HttpFailure,
     NotCommitted,
+    PlaygroundError,
     PortTaken,
     TreeError,
 )
@@ -52,9 +53,11 @@ from evalward.runtime.playground.base import (
     STATE_LIMIT,
     LivePlayground,
     PlaygroundPart,
+    PlaygroundSource,
     keep_latest,
     seed_place,
 )
+from evalward.runtime.playground.service_environment import ServiceEnvironments
 from evalward.runtime.processes.port_owner import (
     free_port,
     loopback_listeners,
@@ -164,19 +167,7 @@ class ServiceRun(PlaygroundPart[ServicePart]):
         return Service(process, port, url, logs, values, own_env, sandbox)
 
     async def _sandbox(self, live: LivePlayground, env: Mapping[str, str]) -> Sandbox | None:
-        """The run's sandbox, its copy of the tree holding only what the service reads where
-        it names a `watch` (`service_reads`: what its runs are keyed on), with the packages
-        of the service's `environment` (built once per side) when it declares one and the
-        job builds them."""
-        spec, sandbox = self.spec.environment, _own_copy(live)
-        if spec is None or sandbox is None or live.environments is None:
-            return sandbox
-        try:
-            return await live.environments.sandbox_for(
-                f"playground {live.name!r}'s service", spec, live.source.world, sandbox, env
-            )
-        except (AgentRunError, ConfigError, OSError) as exc:
-            raise live.error(f"the service's environment could not be built: {exc}") from None
+        return await service_sandbox(live.source, live.sandbox, live.environments, env)
 
     async def capture(
         self, live: LivePlayground, state: PlaygroundState, queries: list[str]
@@ -287,24 +278,51 @@ class ServiceRun(PlaygroundPart[ServicePart]):
         return output
 
 
-def _own_copy(live: LivePlayground) -> Sandbox | None:
+async def service_sandbox(
+    source: PlaygroundSource,
+    sandbox: Sandbox | None,
+    environments: ServiceEnvironments | None,
+    env: Mapping[str, str],
+) -> Sandbox | None:
+    """The sandbox of `source`'s service for a run in `sandbox`, its copy of the tree holding
+    only what the service reads where it names a `watch` (`service_reads`: what its runs are
+    keyed on), with the packages of the service's `environment` (built once per side) when
+    it declares one and the job builds them. PlaygroundError, naming the playground, when
+    either cannot be made. The job asks it first as a side's turn begins, before any of the
+    side's programs: the build runs as the side's user, and beside a run's agent, the same
+    user, it could be written into (`Execution`)."""
+    part, copy = source.spec.service, _own_copy(source, sandbox)
+    spec = part.environment if part is not None else None
+    if spec is None or copy is None or environments is None:
+        return copy
+    try:
+        return await environments.sandbox_for(
+            f"playground {source.name!r}'s service", spec, source.world, copy, env
+        )
+    except (AgentRunError, ConfigError, OSError) as exc:
+        raise PlaygroundError(
+            f"playground {source.name!r}: the service's environment could not be built: {exc}"
+        ) from None
+
+
+def _own_copy(source: PlaygroundSource, sandbox: Sandbox | None) -> Sandbox | None:
     """The run's sandbox for its service: its programs run in a copy of the tree of their
     own (one per tree and reads, shared by the runs), never the agent's, whose copy holds
     what the agent's key hashes. A service that names a `watch` gets what it names and
     what its `watch` matches, and no other file; one that names none, the whole tree."""
-    sandbox = live.sandbox
     if sandbox is None:
         return None
     try:
-        reads = service_reads(live.source.spec, live.source.door)
+        reads = service_reads(source.spec, source.door)
     except (TreeError, OSError, GitError) as exc:
-        raise live.error(
-            f"the files its service's `watch` matches cannot be listed: {exc}"
+        raise PlaygroundError(
+            f"playground {source.name!r}: the files its service's `watch` matches cannot be "
+            f"listed: {exc}"
         ) from None
     owner = "service: the whole tree"
     if reads is not None:
         owner = "service " + hashlib.sha256("\0".join(sorted(reads)).encode()).hexdigest()[:16]
-    sandbox.limit(live.source.world, reads, owner)
+    sandbox.limit(source.world, reads, owner)
     return sandbox.for_agent(owner)
 
 
