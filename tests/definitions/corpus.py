@@ -167,6 +167,22 @@ EXTRA: list[Case] = [
         {"a.yaml": AGENT.replace("name: bot", "name: b\x00ot")},
         ("a.yaml:3:",),
     ),
+    Case(
+        "crlf-documents",
+        "encodings",
+        {
+            "a.yaml": (AGENT + "---\n" + fixture_with("value: hi}", "value: ''}")).replace(
+                "\n", "\r\n"
+            )
+        },
+        ("a.yaml:18:24: spec.assertions[0].value: expected a non-empty string; found ''",),
+    ),
+    Case(
+        "list-of-resources",
+        "types and fields",
+        {"a.yaml": "- " + AGENT.replace("\n", "\n  ").rstrip() + "\n"},
+        ("a.yaml:1:3: [0]: this YAML document is a list, holding an evalward resource",),
+    ),
     # --- empty files and empty values ----------------------------------------------------------
     Case(
         "empty-spec",

@@ -475,6 +475,8 @@ class _Run:
     def _load_document(self, document: Document, index: int, rel: str) -> bool:
         """Load the `index`-th document of `rel`; whether it is evalward's (valid or not)."""
         data = document.data
+        if isinstance(data, list):
+            return self._refuse_list(document, index, rel)
         if not isinstance(data, dict):
             return False
         if slips := _case_slips(data):
@@ -509,6 +511,21 @@ class _Run:
             if agentv.unnamed_suite(data, rel):
                 self.problem(rel, index, document.start_line, ("tests",), UNNAMED, warning=True)
         return False
+
+    def _refuse_list(self, document: Document, index: int, rel: str) -> bool:
+        """A document that is a list holding a resource of ours (`- apiVersion: …`): each
+        resource is a document of its own, so the list is refused at its first such item,
+        never passed over as another tool's data with the resources in it unread."""
+        first = next((at for at, item in enumerate(document.data) if _declares_ours(item)), None)
+        if first is None:
+            return False
+        message = (
+            "this YAML document is a list, holding an evalward resource: expected one "
+            "resource (a mapping with apiVersion and kind) per document; write each item "
+            "without its leading `- `, and put a line `---` between them"
+        )
+        self.problem(rel, index, document.start_line, (first,), message)
+        return True
 
     def _refuse_slips(
         self, document: Document, index: int, rel: str, slips: dict[str, str]
@@ -737,7 +754,10 @@ def _holds_ours(content: bytes) -> bool:
 
 
 def _declares_ours(data: object) -> bool:
-    """Whether a document says it is evalward's: by its `apiVersion` or its `kind`."""
+    """Whether a document says it is evalward's: by its `apiVersion` or its `kind`; a list
+    does when one of its items does (`_refuse_list`)."""
+    if isinstance(data, list):
+        return any(isinstance(item, dict) and _declares_ours(item) for item in data)
     if not isinstance(data, dict):
         return False
     version, kind = data.get("apiVersion"), data.get("kind")

@@ -194,6 +194,20 @@ def without_bom(text: str) -> str:
     return text.removeprefix(BOM)
 
 
+def _parseable(text: str) -> str:
+    """`text` without its byte-order mark (`BOM`) and with every line break a line feed.
+
+    YAML reads CR LF and a lone CR as a line break, as LF (and gives the same value: a break
+    in a scalar is a line feed), but the fast path's searches for a document marker (`---`,
+    `_MARKER`) end a line only at LF: in a file saved with CR LF (Git for Windows checks
+    files out so by default) they found one document where there were several, whose list
+    was then read as that one document's data. Lines and columns stay those of the file."""
+    text = without_bom(text)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
 def decode(raw: bytes) -> str:
     """The text of a YAML file, which must be UTF-8 (a byte-order mark at its start is
     dropped, `BOM`); else a located, actionable error."""
@@ -248,7 +262,7 @@ def looks_like_resource(raw: bytes) -> bool:
 
 def parse_documents(text: str) -> list[Document]:
     """Every document of a multi-document YAML text, with marks."""
-    text = without_bom(text)
+    text = _parseable(text)
     check_shape(text)
     import yaml
 
@@ -288,7 +302,7 @@ _MARKER = _LineStart(r"---(?:[ \t]|$)")
 
 def load_documents(text: str) -> list[Document]:
     """Every document's data and start line, without per-node marks (the fast path)."""
-    text = without_bom(text)
+    text = _parseable(text)
     starts = _document_starts(text)
     implicit = _implicit_first_line(text)
     if implicit is not None and (not starts or implicit < starts[0]):
