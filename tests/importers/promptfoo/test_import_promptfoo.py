@@ -66,7 +66,10 @@ def test_a_promptfoo_suite_gives_promptfoos_verdict_on_every_test(
     assert done.returncode == 0, done.stderr
     validated = evalward("validate", cwd=repo.path)
     assert validated.returncode == 0, validated.stderr
-    assert "warning" not in validated.stdout
+    # the one warning an import leaves: a tool promptfoo offers has no implementation in
+    # evalward either (promptfoo stops at its call; the import says to give it a `mock`)
+    warnings = [w for w in validated.stdout.splitlines() if w.startswith("warning")]
+    assert all("has neither `mock` nor `command`" in w for w in warnings), validated.stdout
 
     server = served.setdefault("model", ReplyTableServer(*load_table(example / "replies.yaml")))
     out = tmp_path / "out"

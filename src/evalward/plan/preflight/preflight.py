@@ -123,6 +123,7 @@ def tree_problems(resources: ResourceSet, asked: TreeCheck) -> list[Problem]:
         resources.warnings += stale
     problems = sorted(found, key=Problem.order)
     resources.warnings += checks.static.warnings + programs.warnings + list(checks.guards)
+    resources.warnings += list(checks.warnings)
     return problems
 
 
@@ -173,6 +174,7 @@ def refuse_plan(
             raise ResourceError(problems, source="" if side is Side.head else "the base branch")
         if side is Side.head:
             found = checks.static.warnings + absent + stale + _unknown_models(tree, providers)
+            found += list(checks.warnings)
             warnings = sorted(dict.fromkeys(found), key=Problem.order)
     return warnings
 
@@ -290,6 +292,20 @@ def mcp_side_effect_refusal(
     return None
 
 
+def unanswered_tool(tools: Iterable[Tool], spec: EvalFixtureSpec) -> tuple[int, Tool] | None:
+    """The first enabled tool (its index in `tools`) with neither `mock` nor `command` that
+    the fixture neither shadows nor replays: nothing answers its call but an error, which
+    the model reads as the tool's result. Such a tool is fine where every fixture run
+    against it stands in for it (`shadowTools`, `toolReplay`), so this is asked per fixture."""
+    covered = [*(spec.shadow_tools or []), *(entry.tool for entry in spec.tool_replay or [])]
+    for index, tool in enumerate(tools):
+        if not tool.enabled or tool.mock is not None or tool.command is not None:
+            continue
+        if not any(tool_names.stands_for(tool.tool_name, written) for written in covered):
+            return index, tool
+    return None
+
+
 class _Checks:
     """The checks over one ResourceSet; problems are located, each reported once."""
 
@@ -311,6 +327,14 @@ class _Checks:
         never called (tool_refs.py), which `validate` warns about."""
         self.env = env
         self.static = StaticChecks(self.locator, env, served)
+        self.unanswered: set[tuple[str, int]] = set()
+        """Each agent's tool (by index) already told as `unanswered_tool`: once, at the
+        tool, for the first fixture that would call it unanswered."""
+        self.warnings: dict[Problem, None] = {}
+        """What `validate` and a run both say and neither refuses: a tool nothing answers
+        (`unanswered_tool`) is a warning, not a refusal, since a run may never call it, and
+        an imported promptfoo suite's tools have no implementation by design (promptfoo stops
+        at the call: the model is told the error and its final answer is checked)."""
         self.missing: dict[tuple[Path, int], tuple[Playground, list[tuple[str, str, str]]]] = {}
         """Each playground's missing seeds, by tree and definition (kept here, so the
         runs of an Eval that share one look in the tree once)."""
@@ -381,6 +405,20 @@ class _Checks:
         if refused is not None:
             at = ("spec", "shadowTools") if spec.shadow_tools is not None else ("spec",)
             self.add(fixture, at, refused)
+        unanswered = unanswered_tool(agent_spec.tools, spec)
+        if unanswered is not None and (target, unanswered[0]) not in self.unanswered:
+            index, tool = unanswered
+            self.unanswered.add((target, index))
+            self.warn(
+                agent,
+                ("spec", "tools", index),
+                f"tool {tool.tool_name!r} has neither `mock` nor `command`, and fixture "
+                f"{fixture_name!r} (Eval {eval_name!r}) neither shadows nor replays it: each "
+                "call of it is answered with an error, which the model reads as its result; "
+                "give the tool a `mock` (its reply) or a `command` (a program that answers "
+                "it), list it in the fixture's `shadowTools`, or record its output in "
+                "`toolReplay`",
+            )
 
     def tools(self, eval_name: str, fixture_name: str) -> None:
         target = self.resources.evals[eval_name].resource.spec.target_agent
@@ -480,6 +518,9 @@ class _Checks:
 
     def add(self, located: Located[Any], at: PathKey, message: str) -> None:
         self.problems[self.locator.problem(located, at, message)] = None
+
+    def warn(self, located: Located[Any], at: PathKey, message: str) -> None:
+        self.warnings[self.locator.problem(located, at, message)] = None
 
     def found(self) -> list[Problem]:
         """Every problem, once each, in file order: the definitions' and what the static
