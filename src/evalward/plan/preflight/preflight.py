@@ -52,7 +52,8 @@ from evalward.resources import ResourceSet
 from evalward.resources.agents.agent import AgentSpec, Tool
 from evalward.resources.agents.mcp import QUALIFIER
 from evalward.resources.conversation import simulator_model
-from evalward.resources.models import EvalFixture, EvalFixtureSpec
+from evalward.resources.gate_policy import RegressionPolicy
+from evalward.resources.models import EvalFixture, EvalFixtureSpec, EvalSpec
 from evalward.resources.playground import Playground
 from evalward.resources.reading.locate import Locator
 from evalward.resources.reading.yamlsource import PathKey
@@ -292,6 +293,26 @@ def mcp_side_effect_refusal(
     return None
 
 
+def zero_threshold(name: str, spec: EvalSpec) -> str | None:
+    """Why the Eval's `passThreshold: 0` is told: every score reaches it, so the Eval passes
+    with every fixture failing. Not beside `failOnRegression` (`any`, `significant`), where
+    the threshold is left to regressions on purpose (docs/github.md, "Noise"), nor under
+    adaptive reps, which do not read it (`validate` says so: resources/unread_settings.py).
+    A warning, as `validate` and every run say it: the setting is valid, but decides
+    nothing."""
+    if spec.execution.reps is not None or spec.scoring.pass_threshold != 0:
+        return None
+    if spec.scoring.gate.fail_on_regression is not RegressionPolicy.none:
+        return None
+    return (
+        f"Eval {name!r} has passThreshold 0, which every score reaches: it passes whatever "
+        "its fixtures score, every one of them failing too; set the score it must reach (the "
+        "weighted share of its fixtures that pass: 1.0, the default, is all of them), or, to "
+        "gate on regressions alone, set `scoring.gate.failOnRegression: significant` (or "
+        "`any`)"
+    )
+
+
 def unanswered_tool(tools: Iterable[Tool], spec: EvalFixtureSpec) -> tuple[int, Tool] | None:
     """The first enabled tool (its index in `tools`) with neither `mock` nor `command` that
     the fixture neither shadows nor replays: nothing answers its call but an error, which
@@ -331,10 +352,11 @@ class _Checks:
         """Each agent's tool (by index) already told as `unanswered_tool`: once, at the
         tool, for the first fixture that would call it unanswered."""
         self.warnings: dict[Problem, None] = {}
-        """What `validate` and a run both say and neither refuses: a tool nothing answers
-        (`unanswered_tool`) is a warning, not a refusal, since a run may never call it, and
-        an imported promptfoo suite's tools have no implementation by design (promptfoo stops
-        at the call: the model is told the error and its final answer is checked)."""
+        """What `validate` and a run both say and neither refuses: an Eval's
+        `passThreshold: 0` (`zero_threshold`), and a tool nothing answers (`unanswered_tool`),
+        a warning, not a refusal, since a run may never call it, and an imported promptfoo
+        suite's tools have no implementation by design (promptfoo stops at the call: the
+        model is told the error and its final answer is checked)."""
         self.missing: dict[tuple[Path, int], tuple[Playground, list[tuple[str, str, str]]]] = {}
         """Each playground's missing seeds, by tree and definition (kept here, so the
         runs of an Eval that share one look in the tree once)."""
@@ -347,6 +369,9 @@ class _Checks:
         for name in sorted(scope.evals & set(resources.evals)):
             located_eval = resources.evals[name]
             judge = located_eval.resource.spec.judge
+            zero = zero_threshold(name, located_eval.resource.spec)
+            if zero is not None:
+                self.warn(located_eval, ("spec", "scoring", "passThreshold"), zero)
             if judge.model is not None:
                 self.models(located_eval, ("spec", "judge"), [judge.model], key="model")
             user_model = located_eval.resource.spec.simulated_user.model

@@ -1,0 +1,64 @@
+"""`scoring: { passThreshold: 0 }` under fixed reps: every score reaches it, so the Eval
+passed with every fixture failing, and nothing said so. `validate` and a run warn at the
+field. Beside `failOnRegression`, a threshold of 0 leaves the gate to regressions on purpose,
+and nothing is said (adaptive reps do not read it, which is told apart:
+tests/resources/test_unread_settings.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from support.clirun import evalward, initialised
+from support.gitrepo import GitRepo
+
+pytestmark = pytest.mark.integration
+
+ADAPTIVE = "  execution: { reps: { min: 1, max: 8 } }\n"
+
+
+def test_a_zero_pass_threshold_is_told_at_its_line_by_validate_and_run(repo: GitRepo) -> None:
+    initialised(repo)
+    evals = repo.path / "evals/assistant.yaml"
+    text = evals.read_text(encoding="utf-8")
+    assert text.count(ADAPTIVE) == 1 and text.count("value: shipped") == 1
+    fixed = text.replace(ADAPTIVE, "  scoring: { passThreshold: 0 }\n")
+    evals.write_text(fixed.replace("value: shipped", "value: never said"), encoding="utf-8")
+    repo.commit("a threshold every score reaches, and a fixture that fails")
+    line = fixed.splitlines().index("  scoring: { passThreshold: 0 }") + 1
+
+    validated = evalward("validate", ".", cwd=repo.path)
+
+    assert validated.returncode == 0, validated.stderr
+    (warning,) = [w for w in validated.stdout.splitlines() if w.startswith("warning")]
+    assert warning.startswith(
+        f"warning: evals/assistant.yaml:{line}:14: spec.scoring.passThreshold: Eval "
+        "'assistant-eval' has passThreshold 0, which every score reaches: it passes whatever "
+        "its fixtures score"
+    ), warning
+    ran = evalward(
+        "run",
+        ".",
+        "--mock-script",
+        "evals/mock-replies.yaml",
+        "--no-history",
+        "--no-cache",
+        cwd=repo.path,
+    )
+    said = ran.stdout + ran.stderr
+    assert "Traceback" not in said
+    assert "assistant-order-status #0: fail" in said
+    assert f"evals/assistant.yaml:{line}:14: spec.scoring.passThreshold" in said
+
+
+def test_a_zero_pass_threshold_beside_a_regression_rule_is_not_told(repo: GitRepo) -> None:
+    initialised(repo)
+    evals = repo.path / "evals/assistant.yaml"
+    text = evals.read_text(encoding="utf-8")
+    rule = "  scoring: { passThreshold: 0, gate: { failOnRegression: significant } }\n"
+    evals.write_text(text.replace(ADAPTIVE, rule), encoding="utf-8")
+    repo.commit("regressions alone gate")
+
+    validated = evalward("validate", ".", cwd=repo.path)
+
+    assert validated.returncode == 0, validated.stderr
+    assert "passThreshold" not in validated.stdout + validated.stderr
