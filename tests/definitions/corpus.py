@@ -178,6 +178,15 @@ EXTRA: list[Case] = [
         ("a.yaml:18:24: spec.assertions[0].value: expected a non-empty string; found ''",),
     ),
     Case(
+        "regex-empty-pattern",
+        "regex",
+        {
+            "a.yaml": AGENT,
+            "f.yaml": fixture_with("{type: contains, value: hi}", "{type: regex, pattern: ''}"),
+        },
+        ("f.yaml:12:21: spec.assertions[0].pattern: expected a non-empty string; found ''",),
+    ),
+    Case(
         "list-of-resources",
         "types and fields",
         {"a.yaml": "- " + AGENT.replace("\n", "\n  ").rstrip() + "\n"},

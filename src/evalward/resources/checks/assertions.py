@@ -54,7 +54,8 @@ class EqualsAssertion(AssertionBase):
 
 class RegexAssertion(AssertionBase):
     type: Literal["regex"]
-    pattern: str
+    pattern: str = Field(min_length=1)
+    """Never empty: "" matches every text, so the check would pass whatever was said."""
     field: str | None = None
     _compiled: Pattern | None = PrivateAttr(default=None)
 
