@@ -1,17 +1,19 @@
 """Files under a root that evalward does not read as definitions are refused, never passed
 over: a symbolic link to a folder whose files no root holds (git keeps the link, not those
 files) when a file under it is evalward's, a file named `*.YAML` or `*.YML` that holds a
-document of evalward's, and a document whose `apiVersion` or `kind` is written in other
-case. The same on the working tree (`evalward validate`, `evalward run`) and on a commit
-(the action)."""
+document of evalward's, a `*.json` file that declares one, and a document whose
+`apiVersion` or `kind` is written in other case. The same on the working tree (`evalward
+validate`, `evalward run`) and on a commit (the action)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 from evalward.definitions.loader import MAX_DEFINITION_BYTES
 from evalward.resources.reading.discover import LINKED_WALK
@@ -401,3 +403,48 @@ def test_a_committed_linked_folder_is_looked_into_no_further_than_the_working_tr
     said = done.stdout + done.stderr
     assert done.returncode == 0, said
     assert "planted" not in said and "vendored" not in said, said
+
+
+PLANTED_JSON = json.dumps(yaml.safe_load(PLANTED), indent=2) + "\n"
+JSON_REFUSED = (
+    "evals/Planted.json:2:3: a JSON file that declares an evalward resource (`apiVersion: "
+    "evalward.dev/…`): evalward reads resources only from files named *.yaml or *.yml, so it "
+    "is never read; rename it to 'Planted.yaml'"
+)
+
+
+def test_a_json_file_that_declares_a_resource_is_refused_naming_the_yaml_name(
+    repo: GitRepo, github: FakeGitHub
+) -> None:
+    _with_roots(repo, github)
+    repo.commit(
+        "a fixture written as JSON, and other JSON files",
+        {
+            "evals/Planted.json": PLANTED_JSON,
+            "evals/package.json": '{"homepage": "https://evalward.dev/docs", "kind": "Eval"}\n',
+        },
+    )
+    assert PLANTED_JSON.splitlines()[1].startswith('  "apiVersion": "evalward.dev/v1"')
+
+    for argv in (("validate",), ("run", "--no-history", "--no-cache")):
+        done = evalward(*argv, cwd=repo.path)
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert JSON_REFUSED in done.stderr
+        assert "package.json" not in done.stderr
+        assert "Traceback" not in done.stderr
+    (repo.path / "evals/Planted.json").rename(repo.path / "evals/Planted.yaml")
+    renamed = evalward("validate", cwd=repo.path)
+    assert renamed.returncode == 0, renamed.stderr
+
+
+def test_the_gate_refuses_a_pull_request_that_adds_a_resource_as_json(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    base = _with_roots(repo, github)
+    head = repo.commit("a fixture written as JSON", {"evals/Planted.json": PLANTED_JSON})
+
+    run = gate_pull_request(repo, github, base, head, env)
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert JSON_REFUSED in run.stderr
+    assert run.outputs["result"] == "fail"

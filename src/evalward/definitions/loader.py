@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import re
 import stat
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -38,6 +39,7 @@ from evalward.resources.reading.discover import (
     LINKED_WALK,
     YAML_SUFFIXES,
     discover,
+    is_json,
     relative,
     under_builtin_exclude,
     unread_link_in,
@@ -115,7 +117,9 @@ def load_what_loads(
             continue
         line, column = config.locate(("roots", index))
         run.problems.append(Problem(CONFIG_FILE, line, column, f"roots[{index}]", why))
-    if run.load_files(_held(run.result, discover(root, config))):
+    held = _held(run.result, discover(root, config))
+    if run.load_files([path for path in held if not is_json(path)]):
+        run.refuse_json([path for path in held if is_json(path)])
         run.problems += _empty_roots(root, config, run.claimed)
         check_references(run.result, run.located_field)
         run.result.warnings += unknown_default_agent(config, run.result)
@@ -203,7 +207,8 @@ def load_changed_resources(
     run.result.agentv_files = previous.agentv_files - again
     run.result.reads = {f: paths for f, paths in previous.reads.items() if f not in again}
     paths = sorted(p for p in discover(root, config) if relative(p, root) in again)
-    run.load_files(paths)
+    run.load_files([path for path in paths if not is_json(path)])
+    run.refuse_json([path for path in paths if is_json(path)])
     check_references(run.result, run.located_field, check_files=check_files)
     if run.problems:
         raise ResourceError(sorted(run.problems, key=Problem.order))
@@ -287,6 +292,33 @@ class _Run:
         for index, document in enumerate(documents):
             if self._load_document(document, index, rel):
                 self.claimed.add(path)
+
+    def refuse_json(self, paths: list[Path]) -> None:
+        """Each `*.json` file of `paths` whose first bytes (`JSON_LOOK`) declare a resource
+        of ours (`_JSON_OURS`): never read as definitions, so refused at that line, as a
+        `*.YAML` one is, rather than passed over with its resources unread. Only its start
+        is read: a repository's JSON files may be many and large, and a resource of ours
+        written as JSON gives its `apiVersion` early."""
+        for path in paths:
+            rel = relative(path, self.root)
+            try:
+                start = self.result.files.start(rel, JSON_LOOK)
+            except (NotCommitted, OSError):
+                continue  # a link out, a FIFO, unreadable: no file of definitions either
+            found = _JSON_OURS.search(start)
+            if found is None:
+                continue
+            line = start.count(b"\n", 0, found.start()) + 1
+            column = found.start() - (start.rfind(b"\n", 0, found.start()) + 1) + 1
+            name = Path(rel).name
+            why = (
+                "a JSON file that declares an evalward resource (`apiVersion: evalward.dev/…`): "
+                "evalward reads resources only from files named *.yaml or *.yml, so it is "
+                f"never read; rename it to '{printable(name[: -len('.json')] + '.yaml')}' (a "
+                "YAML file may hold JSON as it is)"
+            )
+            self.problems.append(Problem(rel, line, column, "", why))
+            self.claimed.add(path)
 
     def _refuse_suffix(self, path: Path, rel: str, documents: list[Document]) -> None:
         """A file named `*.YAML` (a suffix in other case) that holds a document of ours: the
@@ -741,6 +773,13 @@ def _first_resource_on_disk(folder: Path) -> Path | None:
         except OSError:
             continue  # unreadable: no resource of ours
     return None
+
+
+JSON_LOOK = 64 * 1024
+"""The bytes of a `*.json` file under a root looked at for a resource of ours."""
+_JSON_OURS = re.compile(rb'"apiVersion"\s*:\s*"evalward\.dev/')
+"""A JSON document declaring itself evalward's: a mention of evalward.dev elsewhere (a
+schema's `$id`, a link) is not one."""
 
 
 def _holds_ours(content: bytes) -> bool:

@@ -1,8 +1,9 @@
 """Which files of a tree may hold resources: every `*.yaml` / `*.yml` under the configured
 roots, less the built-in excludes and `evalward.yaml`'s `exclude` globs.
 
-Two more paths are found so that the load can refuse them rather than pass over them: a name
-that ends `.YAML` or `.Yml` (evalward reads only the lower-case suffixes), and a symbolic link
+More paths are found so that the load can refuse them rather than pass over them: a name
+that ends `.YAML` or `.Yml` (evalward reads only the lower-case suffixes), a `*.json` file
+(refused when its first bytes declare an evalward resource), and a symbolic link
 to a folder that the walk would not read otherwise (git holds a link as a link, so the files
 it leads to are no files of the commit under that path), which the load refuses when a file
 under it is evalward's (on a commit side a link out of the repository is judged by the link
@@ -42,12 +43,22 @@ DEFAULT_EXCLUDES = frozenset(
 
 YAML_SUFFIXES = (".yaml", ".yml")
 """The names of the files evalward reads resources from, as they must end: in lower case."""
+JSON_SUFFIX = ".json"
+"""A file named so is never read as definitions; `discover` finds it only for the load to
+refuse one that declares an evalward resource (JSON is YAML: a user may well have written
+one), having looked at its first bytes alone."""
+
+
+def is_json(path: Path) -> bool:
+    """Whether `path` is named as a JSON file (in any case), which `discover` yields only to
+    be refused when it declares a resource of ours."""
+    return path.name.lower().endswith(JSON_SUFFIX)
 
 
 def discover(root: Path, config: RepoConfig) -> Iterator[Path]:
     """Every `*.yaml` / `*.yml` under the configured roots, minus the excludes; and each
-    file whose suffix is those in other case, and each link to a folder not read at its own
-    path (`unread_link`), for the load to refuse."""
+    file whose suffix is those in other case, each `*.json` file (`is_json`), and each link
+    to a folder not read at its own path (`unread_link`), for the load to refuse."""
     excludes = config.exclude
     starts = _starts(root, config)
     seen: set[Path] = set()
@@ -66,7 +77,9 @@ def discover(root: Path, config: RepoConfig) -> Iterator[Path]:
             # Only a YAML file's name becomes a Path: the other files of a large repository
             # cost one string test each.
             for name in filenames:
-                if not name.endswith(YAML_SUFFIXES) and not name.lower().endswith(YAML_SUFFIXES):
+                if not name.endswith(YAML_SUFFIXES) and not name.lower().endswith(
+                    (*YAML_SUFFIXES, JSON_SUFFIX)
+                ):
                     continue
                 path = base / name
                 if path in seen or (base == root and name == CONFIG_FILE):
