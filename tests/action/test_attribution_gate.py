@@ -274,6 +274,44 @@ def test_a_model_field_that_regresses_is_named_on_its_yaml_line_not_the_prompt_b
     assert "spec.models" in github.comments_on(7)[0]["body"]
 
 
+ALIASED = """\
+apiVersion: evalward.dev/v1
+kind: Agent
+metadata:
+  name: clerk
+  annotations: {{ m: &m {model} }}
+spec:
+  systemFile: prompts/clerk.md
+  models: [*m]
+"""
+"""The clerk whose model is named once, on line 5, and used through an alias on line 8."""
+
+
+def test_a_change_made_through_an_alias_is_named_on_the_line_it_was_made_on(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """The pull request edits only line 5, the anchor, to a cheaper model that `models` (line
+    8, as it was) takes through the alias, and rewords the prompt. Compared as data, the change
+    was `spec.models` on line 8, which nobody edited, and taking back line 5 left the head's
+    model in place, so line 5 was cleared. The file is compared as text: the cause is line 5."""
+    script(model)
+    base = _clerk_base(repo, ALIASED.format(model="openai/gpt-4.1-mini"), config=ROOMY)
+    head = repo.commit(
+        "a cheaper model, a warmer clerk",
+        {
+            "agents/clerk.yaml": ALIASED.format(model="openai/gpt-4.1-nano"),
+            "prompts/clerk.md": BASE_PROMPT.replace("Be brief.", "Be very brief."),
+        },
+    )
+    github.add_pull(
+        FakePull(number=7, head_sha=head, base_sha=base, files=repo.pull_files(base, head))
+    )
+
+    culprit = _one_culprit(repo, github, model)
+    assert (culprit["path"], culprit["first"], culprit["last"]) == ("agents/clerk.yaml", 5, 5)
+    assert "agents/clerk.yaml:8" not in github.comments_on(7)[0]["body"]
+
+
 def test_a_cause_on_a_file_github_shows_no_diff_of_leaves_the_other_comment_standing(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
 ) -> None:

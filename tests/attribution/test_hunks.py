@@ -410,10 +410,14 @@ def test_an_agent_yaml_with_a_hundred_changed_fields_is_split_by_field(repo: Git
     assert hunks[0].field_name == "spec.tools[t1]"
 
 
-def test_a_field_changed_through_an_anchor_is_on_no_line_of_the_diff(repo: GitRepo) -> None:
+def test_an_agent_that_names_an_anchor_is_split_as_text_on_the_lines_the_diff_shows(
+    repo: GitRepo,
+) -> None:
     """A tool's description written as an alias (`*desc`) changes with its anchor's value,
-    on a line the diff shows; the alias's own line is unchanged, and a review comment on it
-    would be refused, the whole review with it."""
+    on a line the diff shows; the alias's own line is unchanged. As fields, the change would
+    be the description's, on a line nobody edited, and taking back the anchor's field alone
+    would leave the description as the head has it: the file is split as text, one hunk on
+    the anchor's line, whose taking back takes the description back too."""
     agent = BASE_AGENT.replace(
         "  temperature: 0\n", "  temperature: 0\n  x-words: &desc Look up an order.\n"
     ).replace("description: Look up an order.", "description: *desc")
@@ -422,8 +426,9 @@ def test_a_field_changed_through_an_anchor_is_on_no_line_of_the_diff(repo: GitRe
         "head", {"agents/support.yaml": agent.replace("&desc Look up", "&desc Never look up")}
     )
     hunks = split_change(Git(repo.path), base, head, SUPPORT)
-    shown = {h.field_name: h.changed for h in hunks}
-    assert shown == {"spec.x-words": (9, 9), "spec.tools[lookup_order].description": (0, 0)}
+    assert [(h.path, h.field_name, h.changed) for h in hunks] == [
+        ("agents/support.yaml", "", (9, 9))
+    ]
 
 
 def test_a_prompt_renamed_with_a_change_is_the_rename_and_the_change_on_its_diff_s_lines(

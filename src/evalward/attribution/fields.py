@@ -66,7 +66,10 @@ class AgentYaml:
 def read_agent_yaml(text: str, agent: str) -> AgentYaml | None:
     """The document of `text` that defines the Agent `agent`; None when ruamel cannot read
     the text, its shape is past the loader's bounds (nesting, aliases that expand: a pull
-    request writes it) or no document defines it (the file is then compared as text)."""
+    request writes it), no document defines it, or it names an anchor (the file is then
+    compared as text). Through an alias one line's edit changes fields whose own lines are
+    as they were: compared as data, the change would be named on a line nobody edited, and
+    taking back the edited line would leave the aliased fields as the head has them."""
     try:
         check_shape(text)
         documents, nodes = _documents_and_nodes(text)
@@ -74,8 +77,26 @@ def read_agent_yaml(text: str, agent: str) -> AgentYaml | None:
         return None
     for index, (data, node) in enumerate(zip(documents, nodes, strict=True)):
         if is_agent(data, agent) and isinstance(node, MappingNode):
-            return AgentYaml(text, documents, index, node)
+            return None if _anchored(node) else AgentYaml(text, documents, index, node)
     return None
+
+
+def _anchored(root: Node) -> bool:
+    """Whether any node of the document has an anchor (what an alias or merge key names)."""
+    seen: set[int] = set()
+    left = [root]
+    while left:
+        node = left.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if node.anchor is not None:
+            return True
+        if isinstance(node, SequenceNode):
+            left.extend(node.value)
+        elif isinstance(node, MappingNode):
+            left.extend(part for pair in node.value for part in pair)
+    return False
 
 
 def _documents_and_nodes(text: str) -> tuple[list[Any], list[Node]]:
