@@ -63,3 +63,23 @@ def test_a_problem_in_a_later_document_of_a_crlf_file_is_at_its_own_line(
     assert f"evals/assistant.yaml:{at}:" in done.stderr, done.stderr
     assert "spec.kind" in done.stderr and "\r" not in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("mark", ["\x85", "\u2028", "\u2029"], ids=["NEL", "LS", "PS"])
+def test_a_document_joined_by_another_line_break_after_a_comment_is_read(
+    repo: GitRepo, mark: str
+) -> None:
+    """PyYAML reads a NEL, a line separator or a paragraph separator as a line break, and
+    yaml-rs as text: a fixture joined by them after a comment was one comment line to the
+    fast reader, and dropped without a word. Such a file is read by PyYAML alone."""
+    initialised(repo)
+    evals = repo.path / "evals/assistant.yaml"
+    first, second, rest = evals.read_text(encoding="utf-8").split("\n---\n", 2)
+    joined = f"{first}\n# the next fixture{mark}---{mark}" + second.replace("\n", mark)
+    evals.write_text(f"{joined}\n---\n{rest}", encoding="utf-8")
+    repo.commit("a fixture joined by another line break")
+
+    validated = evalward("validate", ".", cwd=repo.path)
+
+    assert validated.returncode == 0, validated.stderr
+    assert validated.stdout == "1 agents, 2 fixtures, 1 evals OK\n"

@@ -62,14 +62,20 @@ _CORE_SPECIALS = frozenset(
 ) | {".nan", ".NaN", ".NAN"}
 
 
+_OTHER_BREAKS = ("\x85", "\u2028", "\u2029")
+"""Line breaks of YAML 1.1 (PyYAML's) that YAML 1.2 (yaml-rs) reads as text."""
+
+
 def _yaml_rs_differs(text: str) -> bool:
     """Whether yaml-rs could read `text` otherwise than the core schema: a merge key (yaml-rs
     keeps `<<` as a key), a tag (it drops unknown ones, reads `!!binary` as text), a number
     with `_` (it drops underscores: `_1` is 1), a binary, signed or upper-case hex or octal,
     or `.inf` / `.nan` in mixed case: all strings, or merged, by the core schema; or a number
-    too long to write in decimal (`_LONG_DIGITS`). One pass
+    too long to write in decimal (`_LONG_DIGITS`); or a NEL, line or paragraph separator
+    (`_OTHER_BREAKS`), a line break to PyYAML and text to yaml-rs, which then read another
+    number of documents (a document after a comment, joined by NELs, was dropped). One pass
     over the text; each token is looked at once."""
-    if "<<" in text:
+    if "<<" in text or any(each in text for each in _OTHER_BREAKS):
         return True
     if max(map(len, text.splitlines()), default=0) >= _LONG_RUN and _LONG_DIGITS.search(text):
         return True  # no line break is a digit: a run that long is within one line
