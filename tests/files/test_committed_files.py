@@ -495,3 +495,25 @@ def test_a_plan_looks_up_each_agent_s_files_on_the_working_tree_a_few_times(
         assert f"bot-{agents - 1}-eval" in said, said
         looks[agents] = counted.count
     assert looks[40] - looks[2] <= 38 * LOOKS_PER_AGENT, looks
+
+
+def test_the_starts_of_many_files_are_read_on_a_commit_and_in_the_working_tree(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`starts` reads a commit's small files in one `cat-file --batch` and a larger one on
+    its own, leaving out what `find` refuses (a link out of the repository), on a commit as
+    in the working tree."""
+    files = {f"data/{n}.json": f'{{"n": {n}}}\n' for n in range(40)}
+    large = "x" * 3000
+    sha = repo.commit("data", files | {"data/large.json": large})
+    os.symlink("/etc/hostname", repo.path / "data/out.json")
+    asked = [*files, "data/large.json", "data/out.json", "data/missing.json"]
+    monkeypatch.setattr("evalward.files.committed.WHOLE_BLOBS", 1000)  # the large one apart
+
+    on_commit = RepoFiles.at_commit(Git(repo.path), sha).starts(asked, 8)
+    in_tree = RepoFiles.working_tree(repo.path).starts(asked, 8)
+
+    expected = {path: text.encode()[:8] for path, text in files.items()}
+    expected["data/large.json"] = b"xxxxxxxx"
+    assert on_commit == expected
+    assert in_tree == expected

@@ -299,12 +299,10 @@ class _Run:
         `*.YAML` one is, rather than passed over with its resources unread. Only its start
         is read: a repository's JSON files may be many and large, and a resource of ours
         written as JSON gives its `apiVersion` early."""
-        for path in paths:
-            rel = relative(path, self.root)
-            try:
-                start = self.result.files.start(rel, JSON_LOOK)
-            except (NotCommitted, OSError):
-                continue  # a link out, a FIFO, unreadable: no file of definitions either
+        named = {relative(path, self.root): path for path in paths}
+        # a link out, a FIFO, unreadable: left out, no file of definitions either
+        for rel, start in self.result.files.starts(list(named), JSON_LOOK).items():
+            path = named[rel]
             found = _JSON_OURS.search(start)
             if found is None:
                 continue
