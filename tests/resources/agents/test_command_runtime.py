@@ -35,10 +35,18 @@ def test_an_argument_that_is_another_name_for_the_input_alone_is_refused(argumen
         CommandRuntime(run=["./agent", argument])
 
 
-@pytest.mark.parametrize("argument", ["{port}", "{session_id}"])
-def test_an_argument_that_is_a_name_evalward_does_not_replace_alone_is_refused(
+@pytest.mark.parametrize("argument", ["{port}", "{seed}", "{data}"])
+def test_an_argument_that_is_a_placeholder_of_another_program_alone_is_refused(
     argument: str,
 ) -> None:
-    """It was passed to the program as written: `{port}` is an http runtime's placeholder."""
+    """It was passed to the program as written: `{port}` is an http runtime's placeholder,
+    `{seed}` and `{data}` a playground service's."""
     with pytest.raises(ValidationError, match=re.escape(f"`{argument}` is no placeholder")):
         CommandRuntime(run=["./agent", "--port", argument])
+
+
+@pytest.mark.parametrize(
+    "run", [["jq", "-c", "{name}"], ["xargs", "-I", "{file}", "cat", "{file}"]]
+)
+def test_another_name_in_braces_alone_is_the_program_s_own(run: list[str]) -> None:
+    assert CommandRuntime(run=run).run == run

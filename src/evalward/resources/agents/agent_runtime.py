@@ -73,6 +73,13 @@ _MEANT_AS_INPUT = frozenset(
     {"prompt", "question", "query", "message", "text", "user_input", "input_text", "request"}
 )
 """Names a placeholder of the fixture's input is written as by mistake (`{input}` is it)."""
+_REPLACED_ELSEWHERE = {
+    "{port}": "; `{port}` is an http runtime's (`runtime.http`), which evalward starts on a "
+    "free port",
+    "{seed}": "; `{seed}` is a playground service's (`playground.service.start`)",
+    "{data}": "; `{data}` is a playground service's (`playground.service.start`)",
+}
+"""Placeholders evalward replaces in other programs' arguments, and where."""
 
 
 class CommandRuntime(Model):
@@ -118,23 +125,19 @@ class CommandRuntime(Model):
     @model_validator(mode="after")
     def _input_placeholder_spelt(self) -> CommandRuntime:
         """`{prompt}` (or `{question}`, `{inputs}`) for `{input}` is passed to the program as
-        written: it never gets the fixture's input, and answers something else. So is an
-        argument that is any other `{name}` alone (`{port}`, an http runtime's placeholder):
-        no program is asked for a bare name in braces, and it waits on a value never given."""
+        written: it never gets the fixture's input, and answers something else. So is
+        `{port}`, `{seed}` or `{data}` alone, which evalward replaces for an http runtime or
+        a playground's service, not here: the program waits on a value never given. Another
+        name in braces is the program's own (jq's `{name}`, xargs' `-I {file}`)."""
         for index, argument in enumerate(self.run):
             whole = _PLACEHOLDER.fullmatch(argument)
             name = whole[1] if whole else "input"  # braces in the program's own text: its own
             if name != "input" and (
                 name in _MEANT_AS_INPUT
                 or difflib.get_close_matches(name, ["input"], 1, 0.8)
-                or argument == f"{{{name}}}"
+                or argument in _REPLACED_ELSEWHERE
             ):
-                port = (
-                    "; `{port}` is an http runtime's (`runtime.http`), which evalward starts "
-                    "on a free port"
-                    if name == "port"
-                    else ""
-                )
+                port = _REPLACED_ELSEWHERE.get(argument, "")
                 raise error_at(
                     ("run", index),
                     f"`{{{name}}}` is no placeholder evalward replaces: the program would get "
