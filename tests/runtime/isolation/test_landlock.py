@@ -39,6 +39,8 @@ os.makedirs(sys.argv[2] + "/b")
 open(sys.argv[2] + "/a/f", "w").close()
 os.rename(sys.argv[2] + "/a/f", sys.argv[2] + "/b/f")
 print("moved")
+with open("/proc/self/status") as status:
+    print([line.strip() for line in status if line.startswith("NoNewPrivs:")][0])
 """
 
 
@@ -82,5 +84,6 @@ def test_a_confined_program_reaches_no_other_program_of_its_user() -> None:
         signal,
         "own child's memory open",
         "moved",
+        "NoNewPrivs:\t1",
     ]
     assert f"Landlock domain of its own (ABI {abi})" in landlock.statement()

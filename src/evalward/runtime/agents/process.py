@@ -200,7 +200,7 @@ def _why_not_started(program: str, exc: Exception, cwd: Path, user: AgentUser | 
             "root, and there is no shell)"
         )
     if isinstance(exc, SubprocessError):
-        return f"cannot start {program!r}: it could not enter a Landlock domain of its own"
+        return f"cannot start {program!r}: {landlock.NOT_ENTERED}"
     if not isinstance(exc, PermissionError):
         detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         return f"cannot start {program!r}: {detail}"

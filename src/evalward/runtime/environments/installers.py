@@ -169,9 +169,7 @@ class Installer:
         except OSError as exc:
             raise AgentRunError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
         except SubprocessError:
-            raise AgentRunError(
-                f"cannot start {argv[0]}: it could not enter a Landlock domain of its own"
-            ) from None
+            raise AgentRunError(f"cannot start {argv[0]}: {landlock.NOT_ENTERED}") from None
         try:
             return await self._wait(process, argv)
         finally:

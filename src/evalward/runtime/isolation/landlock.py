@@ -7,7 +7,8 @@ process in a Landlock domain may trace, read the memory of, or (ABI 6+) signal o
 of its own domain and the domains below it: each program started in a domain of its own
 reaches none of the others, while evalward (in none) still reaches them all. The domain
 takes away no file access (it allows moving files between folders everywhere, which a domain
-would otherwise refuse); where the kernel has signal scoping, signals are scoped too.
+would otherwise refuse); where the kernel has signal scoping, signals are scoped too. Entering
+it needs `no_new_privs`: a set-user-ID program the agent runs gains no privilege.
 
 Where the kernel has no Landlock (or only its first ABI), `available` is 0 and programs start
 as before; the job's log says so (`statement`).
@@ -21,6 +22,9 @@ import os
 import struct
 from collections.abc import Callable
 
+NOT_ENTERED = "it could not enter a Landlock domain of its own"
+"""Why a program did not start whose child could not enter its domain (`confinement`: the
+child's error is not told, only that its `preexec_fn` failed)."""
 _CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446
 """The system calls' numbers, one table for every architecture since Linux 5.13."""
 _VERSION = 1 << 0
@@ -55,11 +59,12 @@ def available() -> int:
 def statement() -> str:
     """What holds between a run's programs, for the job's log."""
     abi = available()
-    if not abi:
+    if not abi or confinement() is None:
+        why = "no Landlock (ABI 2 or later) in this kernel" if not abi else "no Landlock domain"
         return (
-            "evalward: no Landlock (ABI 2 or later) in this kernel: programs of one side's "
-            "agent user can trace each other (a playground service's memory among them) "
-            "where the machine's Yama does not forbid it"
+            f"evalward: {why}: programs of one side's agent user can trace each other (a "
+            "playground service's memory among them) where the machine's Yama does not "
+            "forbid it"
         )
     signals = " or signal" if abi >= 6 else ""
     return (
@@ -83,14 +88,18 @@ def confinement() -> Callable[[], None] | None:
     ruleset = int(libc.syscall(_CREATE_RULESET, attr, ctypes.c_size_t(len(attr)), 0))
     if ruleset < 0:
         return None
-    root = os.open("/", os.O_PATH | os.O_CLOEXEC)
     try:
-        rule = struct.pack("=Qi", _REFER, root)
-        if libc.syscall(_ADD_RULE, ruleset, _PATH_BENEATH, rule, 0) != 0:
-            os.close(ruleset)
-            return None
-    finally:
-        os.close(root)
+        root = os.open("/", os.O_PATH | os.O_CLOEXEC)
+        try:
+            rule = struct.pack("=Qi", _REFER, root)
+            added = libc.syscall(_ADD_RULE, ruleset, _PATH_BENEATH, rule, 0) == 0
+        finally:
+            os.close(root)
+    except OSError:
+        added = False
+    if not added:
+        os.close(ruleset)
+        return None
 
     def enter() -> None:
         if libc.prctl(_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
