@@ -50,11 +50,18 @@ def test_a_zero_pass_threshold_is_told_at_its_line_by_validate_and_run(repo: Git
     assert f"evals/assistant.yaml:{line}:14: spec.scoring.passThreshold" in said
 
 
-def test_a_zero_pass_threshold_beside_a_regression_rule_is_not_told(repo: GitRepo) -> None:
+@pytest.mark.parametrize(
+    "rule",
+    [
+        "  scoring: { passThreshold: 0, gate: { failOnRegression: significant } }\n",
+        "  execution: { repsPerFixture: 3 }\n  scoring: { passThreshold: 0, minPassHatK: 1.0 }\n",
+    ],
+    ids=["a regression rule", "pass^k"],
+)
+def test_a_zero_pass_threshold_beside_another_rule_is_not_told(repo: GitRepo, rule: str) -> None:
     initialised(repo)
     evals = repo.path / "evals/assistant.yaml"
     text = evals.read_text(encoding="utf-8")
-    rule = "  scoring: { passThreshold: 0, gate: { failOnRegression: significant } }\n"
     evals.write_text(text.replace(ADAPTIVE, rule), encoding="utf-8")
     repo.commit("regressions alone gate")
 

@@ -296,20 +296,22 @@ def mcp_side_effect_refusal(
 def zero_threshold(name: str, spec: EvalSpec) -> str | None:
     """Why the Eval's `passThreshold: 0` is told: every score reaches it, so the Eval passes
     with every fixture failing. Not beside `failOnRegression` (`any`, `significant`), where
-    the threshold is left to regressions on purpose (docs/github.md, "Noise"), nor under
-    adaptive reps, which do not read it (`validate` says so: resources/unread_settings.py).
-    A warning, as `validate` and every run say it: the setting is valid, but decides
-    nothing."""
+    the threshold is left to regressions on purpose (docs/github.md, "Noise"), nor beside
+    `minPassHatK`, which gates on its own, nor under adaptive reps, which do not read it
+    (`validate` says so: resources/unread_settings.py). A warning, as `validate` and every
+    run say it: the setting is valid, but decides nothing."""
     if spec.execution.reps is not None or spec.scoring.pass_threshold != 0:
         return None
     if spec.scoring.gate.fail_on_regression is not RegressionPolicy.none:
+        return None
+    if spec.scoring.min_pass_hat_k is not None:
         return None
     return (
         f"Eval {name!r} has passThreshold 0, which every score reaches: it passes whatever "
         "its fixtures score, every one of them failing too; set the score it must reach (the "
         "weighted share of its fixtures that pass: 1.0, the default, is all of them), or, to "
         "gate on regressions alone, set `scoring.gate.failOnRegression: significant` (or "
-        "`any`)"
+        "`any`), or on every rep passing, `scoring.minPassHatK`"
     )
 
 
