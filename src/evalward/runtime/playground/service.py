@@ -191,9 +191,12 @@ class ServiceRun(PlaygroundPart[ServicePart]):
         data, self.data = self.data, None
         if data is not None:
             try:
-                await asyncio.to_thread(remove_tree, data)
-            except TreeError as exc:
-                left = "; ".join(filter(None, [left, f"its data folder: {exc}"]))
+                data.rmdir()  # most services leave it empty: no walk, no thread
+            except OSError:
+                try:
+                    await asyncio.to_thread(remove_tree, data)
+                except TreeError as exc:
+                    left = "; ".join(filter(None, [left, f"its data folder: {exc}"]))
         return f"its service: {left}" if left else ""
 
     async def _stop(self, live: LivePlayground) -> str:
