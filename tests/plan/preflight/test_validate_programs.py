@@ -240,3 +240,32 @@ def test_a_playground_services_program_on_no_path_is_refused_at_its_line(repo: G
         "runs 'api/dump.py', which is not a file of the repository"
     ) in said, said
     assert "2 problems" in said, said
+
+
+def test_a_service_given_its_data_folder_on_its_command_line_is_warned_of(
+    repo: GitRepo,
+) -> None:
+    """A command line is every user's to read: the agent, the service's own user, would find
+    the service's folder there and could write into it what the service reports."""
+    spec = "  models: [openai/gpt-4.1-mini]\n"
+    playground = (
+        "playground:\n"
+        "    service:\n"
+        "      start: [python3, api/serve.py, '{port}', '--data={data}']\n"
+        "      dump: [python3, api/dump.py]\n"
+    )
+    suite = documents(agent(spec), eval_for("bot", "fixtures: [bot-run]", playground), FIXTURE)
+    repo.commit("bot", {"agents.yaml": suite, "api/serve.py": "", "api/dump.py": ""})
+    line = suite.splitlines().index(
+        "      start: [python3, api/serve.py, '{port}', '--data={data}']"
+    )
+
+    done = evalward("validate", ".", cwd=repo.path)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    (warning,) = [w for w in done.stdout.splitlines() if w.startswith("warning")]
+    assert (
+        warning.startswith(f"warning: agents.yaml:{line + 1}:")
+        and "spec.playground.service.start[3]: playground" in warning
+    ), warning
+    assert "read it from $EVALWARD_SERVICE_DATA instead" in warning

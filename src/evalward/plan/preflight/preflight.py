@@ -359,6 +359,8 @@ class _Checks:
         a warning, not a refusal, since a run may never call it, and an imported promptfoo
         suite's tools have no implementation by design (promptfoo stops at the call: the
         model is told the error and its final answer is checked)."""
+        self.data_said: set[tuple[int, PathKey]] = set()
+        """The `{data}` arguments already warned of (`_data_on_its_command_line`)."""
         self.missing: dict[tuple[Path, int], tuple[Playground, list[tuple[str, str, str]]]] = {}
         """Each playground's missing seeds, by tree and definition (kept here, so the
         runs of an Eval that share one look in the tree once)."""
@@ -473,6 +475,35 @@ class _Checks:
                 "(docs/playgrounds.md)",
             )
         self._served_mcp(eval_name, fixture)
+        self._data_on_its_command_line(eval_name, fixture)
+
+    def _data_on_its_command_line(self, eval_name: str, fixture: Located[EvalFixture]) -> None:
+        """A service whose `start` or `dump` names `{data}`: a command line is every user's
+        to read, so the agent, which runs as the service's user, finds the service's own
+        folder there and can write into it what the service then reports. A warning: the
+        service works, and whether its state is kept there is its own."""
+        found = defined_playground(self.resources, eval_name, fixture.resource.metadata.name)
+        service = found[1].service if found is not None else None
+        if found is None or service is None:
+            return
+        name, _, kind = found
+        located: Located[Any] = fixture
+        if kind != "EvalFixture":
+            located = self.resources.evals[eval_name]
+        for command, arguments in (("start", service.start), ("dump", service.dump or [])):
+            for index, argument in enumerate(arguments):
+                where = ("spec", "playground", "service", command, index)
+                if "{data}" in argument and (id(located), where) not in self.data_said:
+                    self.data_said.add((id(located), where))
+                    self.warn(
+                        located,
+                        where,
+                        f"playground {name!r}'s service is given its `{{data}}` folder on "
+                        "its command line, which every program of the machine may read: the "
+                        "agent, which runs as the same user, finds the folder there and can "
+                        "write into it the state the service then reports; read it from "
+                        "$EVALWARD_SERVICE_DATA instead",
+                    )
 
     def _served_mcp(self, eval_name: str, fixture: Located[EvalFixture]) -> None:
         """An MCP server the agent reaches on the playground's service (`service: /mcp`)
