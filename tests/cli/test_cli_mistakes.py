@@ -189,22 +189,27 @@ def _scripted_call(started: GitRepo, call: str, *, agent: bool = True) -> None:
 
 
 @pytest.mark.parametrize("command", ["validate", "run"])
-def test_a_scripted_call_of_a_tool_the_agent_lacks_is_refused_at_its_line(
+def test_a_scripted_call_of_a_tool_the_agent_lacks_is_warned_of_at_its_line_and_runs(
     started: GitRepo, command: str
 ) -> None:
-    """The run answered it "no such tool" and its assertion failed without naming the
-    script; now validate and the run name the script's line, with the tool meant."""
+    """A script may make the model call a wrong tool name on purpose, to see how the agent
+    recovers: a name close to a real tool is warned of at the script's line with the tool
+    meant, and validate passes and the run runs (its assertion then fails on the call)."""
     _scripted_call(started, '{ name: lookup_ordr, arguments: { order_id: "12345" } }')
 
     done = evalward(command, "--mock-script", MOCK, cwd=started.path)
 
-    refused(
-        done,
-        f"{MOCK}:33:23: replies[6].turns[0].toolCalls[0].name: the call is of tool "
-        "'lookup_ordr', which agent 'assistant' is not offered (did you mean 'lookup_order'?)",
-        "its tools are lookup_order; fix its name",
-    )
-    assert "runs planned" not in done.stderr
+    assert done.returncode == (0 if command == "validate" else 1), done.stdout + done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    said = done.stdout + done.stderr
+    assert (
+        f"warning: {MOCK}:33:23: replies[6].turns[0].toolCalls[0].name: the call is of tool "
+        "'lookup_ordr', which agent 'assistant' is not offered (did you mean 'lookup_order'?)"
+    ) in said
+    if command == "validate":
+        assert "its tools are lookup_order; fix its name, unless the call is meant to fail" in said
+    else:
+        assert "the model asked for tools the agent was not offered: 'lookup_ordr'" in said
 
 
 def test_a_scripted_argument_the_tool_s_schema_lacks_is_refused_at_its_line(
@@ -226,8 +231,9 @@ def test_a_scripted_argument_the_tool_s_schema_lacks_is_refused_at_its_line(
 def test_a_scripted_call_of_no_agent_s_tool_is_checked_against_every_agent_s(
     started: GitRepo,
 ) -> None:
-    """A name close to no tool may be on purpose (how the agent copes with a tool it lacks):
-    a warning at its line, and validate passes; a close one is a misspelling."""
+    """A tool no agent is offered may be called on purpose (how the agent copes with a tool
+    it lacks): a warning at its line, and validate passes; a close one is warned of too,
+    with the tool meant."""
     _scripted_call(started, "{ name: search_web, arguments: {} }", agent=False)
 
     done = evalward("validate", "--mock-script", MOCK, cwd=started.path)
@@ -242,10 +248,12 @@ def test_a_scripted_call_of_no_agent_s_tool_is_checked_against_every_agent_s(
 
     script = started.path / MOCK
     script.write_text(script.read_text(encoding="utf-8").replace("search_web", "Lookup_Order"))
-    refused(
-        evalward("validate", "--mock-script", MOCK, cwd=started.path),
-        "which no agent is offered (did you mean 'lookup_order'?)",
-    )
+    done = evalward("validate", "--mock-script", MOCK, cwd=started.path)
+    assert done.returncode == 0, done.stderr
+    assert (
+        f"warning: {MOCK}:33:23: replies[6].turns[0].toolCalls[0].name: the call is of tool "
+        "'Lookup_Order', which no agent is offered (did you mean 'lookup_order'?)"
+    ) in done.stdout + done.stderr
 
 
 @pytest.mark.parametrize("shard", [[], ["--shard", "1/2"]], ids=["run", "shard"])

@@ -238,10 +238,10 @@ def undefined_names(script: MockScript, defined: Defined) -> tuple[list[Problem]
                 message = f"{said}; remove it if it is stale, or name what it is for"
                 warned.append(Problem(shown, line, column, render_path(loc), message))
         for call, at in _tool_calls(reply, ("replies", index), document):
-            for (place, message), misspelt in _unoffered(call, at, match, defined):
+            for (place, message), refuse in _unoffered(call, at, match, defined):
                 line, column = document.locate(place)
                 found = Problem(shown, line, column, render_path(place), message)
-                (refused if misspelt else warned).append(found)
+                (refused if refuse else warned).append(found)
     return refused, warned
 
 
@@ -268,10 +268,12 @@ def _unoffered(
 ) -> list[tuple[tuple[PathKey, str], bool]]:
     """What is wrong with a scripted tool call that the tools its agent is offered show (the
     agent it names, else every agent's): a tool not offered, which the run answers with
-    "no such tool", or an argument its schema does not list. Each with whether a name close
-    to it is offered: then it is a misspelling (refused), else maybe on purpose (a warning:
-    how an agent copes with a tool it lacks). A judge's or a simulated user's call, and an
-    agent whose tools are known only in a run, are not checked."""
+    "no such tool", or an argument its schema does not list. Each with whether it is refused.
+    A tool not offered is only warned of, close name or not: a script may make the model call
+    a wrong name on purpose, to test how the agent recovers, and refusing it would break such
+    scripts; the warning still says which tool is close. An argument the schema lacks is
+    refused when a name close to it is listed (a misspelling), else warned of. A judge's or a
+    simulated user's call, and an agent whose tools are known only in a run, are not checked."""
     if match.purpose not in (None, "agent"):
         return []
     agents = [match.agent] if match.agent is not None else sorted(defined.tools)
@@ -294,8 +296,8 @@ def _unoffered(
             f"{'its' if match.agent is not None else 'the'} tools are "
             f"{', '.join(listed[:LISTED_NAMES]) or 'none'}"
         )
-        fix = "fix its name" if close else "name one of them, unless the call is meant to fail"
-        return [(((*at, "name"), f"{said}; {fix}"), bool(close))]
+        fix = "fix its name" if close else "name one of them"
+        return [(((*at, "name"), f"{said}; {fix}, unless the call is meant to fail"), False)]
     schemas = offered[call.name]
     if any(names is None for names in schemas):
         return []
