@@ -150,8 +150,13 @@ def test_import_test_rows_nested_past_any_json_parser_are_located(repo: GitRepo)
             "promptfooconfig.yaml:3:1: providers: an empty list: each test runs against every "
             "prompt and provider, so none would run; give at least one, a provider id such as",
         ),
+        (
+            {**SUITE, "providers": {}},
+            "promptfooconfig.yaml:3:1: providers: an empty mapping: each test runs against "
+            "every prompt and provider, so none would run; give at least one, a provider id",
+        ),
     ],
-    ids=["no-prompts", "no-prompt-map", "no-providers"],
+    ids=["no-prompts", "no-prompt-map", "no-providers", "no-provider-map"],
 )
 def test_import_blames_an_empty_prompts_or_providers_at_its_line_not_the_tests(
     repo: GitRepo, config: dict[str, object], said: str
@@ -160,7 +165,7 @@ def test_import_blames_an_empty_prompts_or_providers_at_its_line_not_the_tests(
     the tests are not what is missing."""
     done = imported(repo, {**config, "tests": [{"vars": {"question": "2+2?"}}]})
 
-    refused(done, said)
+    refused(done, "1 part of the promptfoo config", said)
     assert "no test is left" not in done.stderr
     assert not (repo.path / "evals").exists()
 

@@ -171,10 +171,13 @@ class _Importer:
         node = config.get("providers")
         if node is None:
             raise config.refuse("a promptfoo config needs `providers`", droppable=False)
-        if node.value == []:
+        # a mapping is one provider's options, but an empty one gives none: said once, as
+        # for an empty list, not also as a provider without an `id`
+        items = [] if node.value == {} else node.elements()
+        if not items:
             self.attempt(_empty(node, "a provider id such as openai:gpt-4.1-mini, or its options"))
         found: list[PromptfooProvider] = []
-        for item in node.elements():
+        for item in items:
             try:
                 found += providers_.providers(item, self.files, self.env)
             except Refused as error:
@@ -408,9 +411,9 @@ def convert(
 
 
 def _empty(node: Node, one: str) -> Refused:
-    """`prompts` or `providers` given as an empty list: every test runs against each (prompt,
-    provider) pair, so there would be none to run, and "no test is left" would blame the
-    tests."""
+    """`prompts` or `providers` given as an empty list or mapping (either shape holds them):
+    every test runs against each (prompt, provider) pair, so there would be none to run, and
+    "no test is left" would blame the tests."""
     kind = "list" if isinstance(node.value, list) else "mapping"
     return node.refuse(
         f"an empty {kind}: each test runs against every prompt and provider, so none would "
