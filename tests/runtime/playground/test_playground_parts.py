@@ -130,6 +130,28 @@ def test_a_seed_that_does_not_load_fails_each_run_naming_it(tmp_path: Path) -> N
         templates.close()
 
 
+def test_a_fixtures_seed_that_does_not_load_in_a_run_names_the_row(tmp_path: Path) -> None:
+    """As `validate` does: the seed's name alone leaves a file of rows to search."""
+    root = world(tmp_path)
+    (root / "seed.yaml").write_text("t:\n  - id: 1\n  - id: 2\n  - id: 1\n")
+    spec = Playground.model_validate({"sqlite": {"seed": "seed.yaml"}})
+    templates = Templates()
+
+    async def provisioned() -> None:
+        await provision(
+            PlaygroundSource("shop", spec, root), PlaygroundSetting(ENV, templates=templates)
+        )
+
+    try:
+        with pytest.raises(PlaygroundError) as caught:
+            asyncio.run(provisioned())
+    finally:
+        templates.close()
+    said = str(caught.value)
+    assert said.startswith("playground 'shop': the seed 'seed.yaml' does not load"), said
+    assert said.endswith(" (the row at seed.yaml:4)"), said
+
+
 def test_files_a_database_and_a_service_together(tmp_path: Path) -> None:
     """The service gets the database's variables (and not the folder's), its state is read
     by its dump command, and teardown ends it and removes every part."""

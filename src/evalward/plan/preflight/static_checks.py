@@ -44,6 +44,7 @@ from evalward.resources.reading.problems import did_you_mean
 from evalward.resources.reading.yamlsource import PathKey
 from evalward.resources.resource_set import Located
 from evalward.runtime.playground.base import SEED_LIMIT, PlaygroundSource
+from evalward.runtime.playground.sqlite import seed_refusal
 from evalward.runtime.playground.sqlite_seed import load_seed, parse_yaml
 from evalward.runtime.playground.state import SnapshotUnloadable, snapshot_data
 
@@ -161,7 +162,7 @@ class StaticChecks:
                 if not isinstance(exc, SeedTimeout) and part.seed.endswith(".sql"):
                     line = _failing_line(part.seed, text)
                     where = f"the statement at {part.seed}:{line}" if line else ""
-                self._owner_problem(use, f"{exc} ({where})" if where else str(exc))
+                self._owner_problem(use, seed_refusal(exc, where))
                 return None
             tables, views = _schema(connection)
             told = f"the seed {part.seed!r} of playground {use.source.name!r}"

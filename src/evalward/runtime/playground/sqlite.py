@@ -110,6 +110,14 @@ def _write_new(path: Path, image: bytes) -> None:
         os.close(fd)
 
 
+def seed_refusal(exc: SeedError, where: str | None = None) -> str:
+    """Why a seed does not load, with the part of it that did not (`where`, else the error's
+    own `where`: `the row at shop/seed.yaml:4`), as a run and `validate` both say it: the
+    seed's name alone leaves a file of rows to search for the one to fix."""
+    at = exc.where if where is None else where
+    return f"{exc} ({at})" if at else str(exc)
+
+
 def _seed_database(live: LivePlayground, part: SqlitePart, database: Path) -> None:
     text = seed_text(live, part.seed)  # the side's commit's, never the workspace's
     connection = sqlite3.connect(database)
@@ -120,7 +128,7 @@ def _seed_database(live: LivePlayground, part: SqlitePart, database: Path) -> No
         load_seed(connection, part.seed, text)  # within its bounds: sqlite_seed.py
         connection.commit()
     except SeedError as exc:
-        raise live.error(str(exc)) from None
+        raise live.error(seed_refusal(exc)) from None
     except sqlite3.Error as exc:
         refused = refused_by_the_machine(connection, exc)  # written at the commit
         if refused is not None:
