@@ -108,6 +108,36 @@ def test_verdicts_diff_cannot_settle_again_are_said_to_be_the_later_run_s(
     assert json.loads(as_json.stdout)["notes"] == [note]
 
 
+def test_many_verdicts_diff_cannot_settle_again_are_one_note_naming_a_few(
+    two_runs: tuple[Path, Path],
+) -> None:
+    """A note is one line of the comment: a suite of adaptive Evals gets one, naming five of
+    them and counting the rest, not a full-length note each."""
+    before, after = two_runs
+    top = before.parents[1]
+    document = json.loads(after.read_text())
+    (entry,) = document["evals"]
+    runs = [f for f in document["fixtures"] if f["eval"] == "assistant-eval"]
+    for n in range(1, 7):
+        name = f"suite-{n}-eval"
+        document["evals"].append({**entry, "eval": name})
+        document["fixtures"] += [{**f, "eval": name} for f in runs]
+    (top / "many.json").write_text(json.dumps(document))
+
+    done = evalward("diff", "before/results.json", "many.json", "--json", cwd=top)
+
+    assert done.returncode == 1, done.stderr
+    assert json.loads(done.stdout)["notes"] == [
+        "assistant-eval, suite-1-eval, suite-2-eval, suite-3-eval, suite-4-eval and 2 more: "
+        "their verdicts are many.json's own, settled when it ran (sequential tests, a pairwise "
+        "judge: diff cannot run them again); Base → Head compares the two files, the verdict "
+        "lines do not: run `evalward run --base REF` for the change's"
+    ]
+    shown = evalward("diff", "before/results.json", "many.json", cwd=top)
+    notes = [line for line in shown.stdout.splitlines() if "their verdicts are" in line]
+    assert notes == [notes[0]] and "suite-4-eval and 2 more" in notes[0], shown.stdout
+
+
 def test_the_earlier_file_s_evals_the_later_lacks_are_named(
     two_runs: tuple[Path, Path],
 ) -> None:

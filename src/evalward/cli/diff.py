@@ -112,15 +112,20 @@ def _missing(
 
 
 def _own_verdicts(after: list[EvalResult], second: str) -> list[str]:
-    """A note for each Eval of the later file whose verdict its own run settled with tests
+    """A note naming the Evals of the later file whose verdict its own run settled with tests
     diff cannot run again: adaptive reps' sequential tests need the Eval's gate policy, and a
-    pairwise judge a model, neither of which results.json holds. Its verdict lines (head
+    pairwise judge a model, neither of which results.json holds. Their verdict lines (head
     against "base not run", the regressions counted) are then that run's, not this
-    comparison's, and said to be."""
-    own = [r.eval for r in after if r.sequential is not None or r.pairwise is not None]
+    comparison's, and said to be. One note, naming LISTED Evals at most, as `_missing` does:
+    a note is one line of the comment, and a suite of such Evals would fill it with copies."""
+    own = sorted({r.eval for r in after if r.sequential is not None or r.pairwise is not None})
+    if not own:
+        return []
+    more = f" and {len(own) - LISTED} more" if len(own) > LISTED else ""
+    named = f"{', '.join(own[:LISTED])}{more}"
+    whose = f"{named}: its verdict is" if len(own) == 1 else f"{named}: their verdicts are"
     return [
-        f"{name}: its verdict is {second}'s own, settled when it ran (sequential tests, a "
-        "pairwise judge: diff cannot run them again); Base → Head compares the two files, "
-        "the verdict lines do not: run `evalward run --base REF` for the change's"
-        for name in own
+        f"{whose} {second}'s own, settled when it ran (sequential tests, a pairwise judge: "
+        "diff cannot run them again); Base → Head compares the two files, the verdict lines "
+        "do not: run `evalward run --base REF` for the change's"
     ]
