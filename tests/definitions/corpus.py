@@ -192,6 +192,17 @@ EXTRA: list[Case] = [
         {"a.yaml": "- " + AGENT.replace("\n", "\n  ").rstrip() + "\n"},
         ("a.yaml:1:3: [0]: this YAML document is a list, holding an evalward resource",),
     ),
+    Case(
+        "list-of-kinds",
+        "types and fields",
+        {"a.yaml": "- {kind: Agent, name: deploy-bot, replicas: 2}\n"},
+        (
+            "a.yaml:1:3: [0]: this YAML document is a list, holding an evalward resource: "
+            "expected one resource (a mapping with apiVersion and kind) per document; write "
+            "each item without its leading `- `, and put a line `---` between them; or, if "
+            "the file is not evalward's, list it under `exclude`",
+        ),
+    ),
     # --- empty files and empty values ----------------------------------------------------------
     Case(
         "empty-spec",

@@ -554,6 +554,10 @@ class _Run:
             "resource (a mapping with apiVersion and kind) per document; write each item "
             "without its leading `- `, and put a line `---` between them"
         )
+        version = document.data[first].get("apiVersion")
+        if not (isinstance(version, str) and version.startswith("evalward.dev/")):
+            # taken for ours by its `kind` alone: it may be another tool's
+            message += "; or, if the file is not evalward's, list it under `exclude`"
         self.problem(rel, index, document.start_line, (first,), message)
         return True
 
