@@ -187,6 +187,17 @@ EXTRA: list[Case] = [
         ("f.yaml:12:21: spec.assertions[0].pattern: expected a non-empty string; found ''",),
     ),
     Case(
+        "state-matches-empty",
+        "regex",
+        {
+            "a.yaml": AGENT,
+            "f.yaml": fixture_with(
+                "{type: contains, value: hi}", "{type: stateValue, at: db.orders, matches: ''}"
+            ),
+        },
+        ("f.yaml:12:41: spec.assertions[0].matches: expected a non-empty string; found ''",),
+    ),
+    Case(
         "list-of-resources",
         "types and fields",
         {"a.yaml": "- " + AGENT.replace("\n", "\n  ").rstrip() + "\n"},

@@ -54,7 +54,7 @@ class StateValueAssertion(StateCriterion):
     )
     equals: Any = None
     contains: Any = None
-    matches: str | None = None
+    matches: str | None = Field(default=None, min_length=1)
     exists: bool | None = None
 
     @model_validator(mode="after")
