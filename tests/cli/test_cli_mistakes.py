@@ -217,20 +217,22 @@ def test_a_scripted_call_of_a_tool_the_agent_lacks_is_warned_of_at_its_line_and_
         assert "the model asked for tools the agent was not offered: 'lookup_ordr'" in said
 
 
-def test_a_scripted_argument_the_tool_s_schema_lacks_is_refused_at_its_line(
+def test_a_scripted_argument_the_tool_s_schema_lacks_is_warned_of_at_its_line(
     started: GitRepo,
 ) -> None:
+    """The tool refuses it in the run; a script may pass it on purpose (how the agent copes
+    with a refused call), so validate warns, with the argument meant, and passes."""
     _scripted_call(started, '{ name: lookup_order, arguments: { orderid: "12345" } }')
 
     done = evalward("validate", "--mock-script", MOCK, cwd=started.path)
 
-    refused(
-        done,
-        f"{MOCK}:33:",
+    assert done.returncode == 0, done.stderr
+    assert f"warning: {MOCK}:33:" in done.stdout, done.stdout
+    assert (
         "replies[6].turns[0].toolCalls[0].arguments.orderid: 'orderid' is no "
         "argument of tool 'lookup_order' (did you mean 'order_id'?), whose schema lists "
-        "order_id and no other",
-    )
+        "order_id and no other; fix its name, unless the call is meant to fail"
+    ) in done.stdout
 
 
 def test_a_scripted_call_of_no_agent_s_tool_is_checked_against_every_agent_s(

@@ -238,10 +238,9 @@ def undefined_names(script: MockScript, defined: Defined) -> tuple[list[Problem]
                 message = f"{said}; remove it if it is stale, or name what it is for"
                 warned.append(Problem(shown, line, column, render_path(loc), message))
         for call, at in _tool_calls(reply, ("replies", index), document):
-            for (place, message), refuse in _unoffered(call, at, match, defined):
+            for place, message in _unoffered(call, at, match, defined):
                 line, column = document.locate(place)
-                found = Problem(shown, line, column, render_path(place), message)
-                (refused if refuse else warned).append(found)
+                warned.append(Problem(shown, line, column, render_path(place), message))
     return refused, warned
 
 
@@ -265,15 +264,14 @@ def _tool_calls(
 
 def _unoffered(
     call: MockToolCall, at: PathKey, match: MockMatch, defined: Defined
-) -> list[tuple[tuple[PathKey, str], bool]]:
+) -> list[tuple[PathKey, str]]:
     """What is wrong with a scripted tool call that the tools its agent is offered show (the
     agent it names, else every agent's): a tool not offered, which the run answers with
-    "no such tool", or an argument its schema does not list. Each with whether it is refused.
-    A tool not offered is only warned of, close name or not: a script may make the model call
-    a wrong name on purpose, to test how the agent recovers, and refusing it would break such
-    scripts; the warning still says which tool is close. An argument the schema lacks is
-    refused when a name close to it is listed (a misspelling), else warned of. A judge's or a
-    simulated user's call, and an agent whose tools are known only in a run, are not checked."""
+    "no such tool", or an argument its schema does not list, which the tool refuses. Each is
+    only warned of, close name or not: a script may make the model call a wrong name or
+    argument on purpose, to test how the agent recovers, and refusing it would break such
+    scripts; the warning still says which name is close. A judge's or a simulated user's
+    call, and an agent whose tools are known only in a run, are not checked."""
     if match.purpose not in (None, "agent"):
         return []
     agents = [match.agent] if match.agent is not None else sorted(defined.tools)
@@ -297,21 +295,22 @@ def _unoffered(
             f"{', '.join(listed[:LISTED_NAMES]) or 'none'}"
         )
         fix = "fix its name" if close else "name one of them"
-        return [(((*at, "name"), f"{said}; {fix}, unless the call is meant to fail"), False)]
+        return [((*at, "name"), f"{said}; {fix}, unless the call is meant to fail")]
     schemas = offered[call.name]
     if any(names is None for names in schemas):
         return []
     allowed = sorted(frozenset[str]().union(*(n for n in schemas if n is not None)))
-    wrong: list[tuple[tuple[PathKey, str], bool]] = []
+    wrong: list[tuple[PathKey, str]] = []
     for argument in call.arguments:
         if argument not in allowed:
             close = did_you_mean(argument, allowed)
             message = (
                 f"{argument!r} is no argument of tool {call.name!r}{close}, whose schema lists "
                 f"{', '.join(allowed)} and no other; "
-                f"{'fix its name' if close else 'remove it, or add it to the schema'}"
+                f"{'fix its name' if close else 'remove it, or add it to the schema'}, "
+                "unless the call is meant to fail"
             )
-            wrong.append((((*at, "arguments", argument), message), bool(close)))
+            wrong.append(((*at, "arguments", argument), message))
     return wrong
 
 
