@@ -309,6 +309,26 @@ def test_merge_into_a_file_is_refused(started: GitRepo) -> None:
 
 
 @pytest.mark.parametrize(
+    ("option", "name", "said"),
+    [
+        ("--fixture", "assistant-eval", "an Eval, not a fixture; select it with --eval"),
+        ("--eval", "assistant-order-status", "a fixture, not an Eval; select it with --fixture"),
+        ("--eval", "assistant", "an agent, not an Eval; select it with --agent"),
+        ("--agent", "assistant-eval", "an Eval, not an agent; select it with --eval"),
+    ],
+)
+def test_a_name_given_to_the_option_of_another_kind_says_which_option_selects_it(
+    started: GitRepo, option: str, name: str, said: str
+) -> None:
+    """The nearest name of the kind asked for (a fixture for an Eval's name) led astray."""
+    done = evalward("run", "--mock-script", MOCK, option, name, cwd=started.path)
+
+    refused(done, f"{option} {name}: {said} {name}")
+    assert "did you mean" not in done.stderr
+    assert "runs planned" not in done.stderr
+
+
+@pytest.mark.parametrize(
     ("flag", "said"),
     [
         ("--json", "no results to print (the part's runs go to shard-1-of-2.json in"),

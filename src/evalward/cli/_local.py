@@ -44,9 +44,14 @@ class Selection:
 
     def apply(self, plan: Plan, resources: Mapping[Side, ResourceSet]) -> Plan:
         head = resources[Side.head]
-        _known("--agent", self.agents, head.agents)
-        _known("--eval", self.evals, head.evals)
-        _known("--fixture", self.fixtures, head.fixtures)
+        defined: dict[str, Mapping[str, Any]] = {
+            "--agent": head.agents,
+            "--eval": head.evals,
+            "--fixture": head.fixtures,
+        }
+        _known("--agent", self.agents, defined)
+        _known("--eval", self.evals, defined)
+        _known("--fixture", self.fixtures, defined)
 
         def wanted(name: str) -> bool:
             if self.evals and name not in self.evals:
@@ -92,13 +97,27 @@ _SELECTS = {
 """Why a name given to narrow a run has no run in it, by option."""
 
 
-def _known(option: str, names: tuple[str, ...], defined: Mapping[str, Any]) -> None:
+_KINDS = {"--agent": "an agent", "--eval": "an Eval", "--fixture": "a fixture"}
+"""What each option names, as its refusal says it."""
+
+
+def _known(option: str, names: tuple[str, ...], defined: Mapping[str, Mapping[str, Any]]) -> None:
+    """Every name given to `option` is defined as what it selects. A name defined as another
+    kind (an Eval's given to --fixture) is said to be that, with the option that selects it:
+    the nearest name of the wrong kind would only send the user further astray."""
     for name in names:
-        if name not in defined:
+        if name in defined[option]:
+            continue
+        other = next((o for o, there in defined.items() if o != option and name in there), None)
+        if other is not None:
             raise ConfigError(
-                f"{option} {name}: no such resource in the repository"
-                f"{did_you_mean(name, list(defined))}"
+                f"{option} {name}: {_KINDS[other]}, not {_KINDS[option]}; "
+                f"select it with {other} {name}"
             )
+        raise ConfigError(
+            f"{option} {name}: no such resource in the repository"
+            f"{did_you_mean(name, list(defined[option]))}"
+        )
 
 
 def distrusted(
