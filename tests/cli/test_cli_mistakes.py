@@ -308,6 +308,23 @@ def test_merge_into_a_file_is_refused(started: GitRepo) -> None:
     assert (started.path / "notes.txt").read_text() == "mine\n"
 
 
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_a_number_of_reps_says_repsperfixture_takes_it(started: GitRepo, command: str) -> None:
+    """`reps: 3` reads as three runs per fixture; `reps` takes only adaptive `{min, max}`."""
+    evals = started.path / "evals" / "assistant.yaml"
+    text = evals.read_text(encoding="utf-8")
+    assert "execution: { reps: { min: 1, max: 8 } }" in text
+    evals.write_text(text.replace("{ reps: { min: 1, max: 8 } }", "{ reps: 3 }"))
+
+    done = evalward(command, "--mock-script", MOCK, cwd=started.path)
+
+    refused(
+        done,
+        "evals/assistant.yaml:46:16: spec.execution.reps: expected a mapping; found 3 (for a "
+        "fixed number of runs per fixture, `repsPerFixture: 3`; adaptive reps are `{min, max}`)",
+    )
+
+
 @pytest.mark.parametrize(
     ("option", "name", "said"),
     [

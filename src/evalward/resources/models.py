@@ -34,6 +34,7 @@ from evalward.resources.common import (
     Model,
     Severity,
     error_at,
+    is_number,
     repeated,
 )
 from evalward.resources.conversation import Conversation, SimulatedUserDefaults
@@ -400,6 +401,18 @@ class ExecutionConfig(Model):
             "while its\nsequential test is open (`scoring.gate`); replaces repsPerFixture."
         ),
     )
+
+    @field_validator("reps", mode="before")
+    @classmethod
+    def _reps_range(cls, value: object) -> object:
+        """`reps: 3` reads as three runs per fixture, which is `repsPerFixture`'s: the
+        mapping `reps` takes alone would not say so."""
+        if is_number(value):
+            raise ValueError(
+                f"expected a mapping; found {value!r} (for a fixed number of runs per "
+                f"fixture, `repsPerFixture: {value}`; adaptive reps are `{{min, max}}`)"
+            )
+        return value
 
 
 class EvalSpec(Model):
