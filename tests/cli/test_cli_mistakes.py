@@ -20,7 +20,7 @@ from evalward.rundata.results import Status
 from evalward.rundata.trace import StepType, Trace
 from evalward.scoring.assertions import check
 from fakes.http import LoopbackServer, Request, Response
-from support.clirun import evalward
+from support.clirun import REPO_ROOT, evalward
 from support.gitrepo import GitRepo
 
 pytestmark = pytest.mark.hostile
@@ -466,6 +466,18 @@ def test_promote_names_the_message_that_is_not_an_object(started: GitRepo, forma
                     cwd=started.path)  # fmt: skip
 
     refused(done, f"trace.json: not a valid {format} trace", "messages[1] is 7")
+
+
+def test_promote_names_an_empty_contains_flag(started: GitRepo) -> None:
+    """Every output contains the empty text: the check would pass whatever the agent said."""
+    trace = str(REPO_ROOT / "tests" / "data" / "traces" / "openai.json")
+
+    done = evalward("promote", trace, "--agent", "assistant", "--contains", "shipped",
+                    "--contains", "", cwd=started.path)  # fmt: skip
+
+    refused(done, '--contains "": the text the output must contain is empty', "give the text")
+    assert "spec.assertions" not in done.stderr
+    assert done.stdout == ""
 
 
 # --- an agent's output ----------------------------------------------------------------------

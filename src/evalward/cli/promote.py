@@ -64,6 +64,11 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     from evalward.resources.common import NAME_PATTERN
 
     host.started()  # no run follows: nothing here lives long enough to be worth the pause
+    if "" in args.contains:  # the fixture's check would fail at the model, not the flag
+        raise ConfigError(
+            '--contains "": the text the output must contain is empty, and every output '
+            "contains that; give the text (e.g. --contains shipped), or leave out --contains"
+        )
     loaded = load_trace(Path(args.trace), args.format)
     name = args.name or default_name(loaded.trace_id)
     if not re.match(NAME_PATTERN, name):
