@@ -444,6 +444,28 @@ def test_a_mock_script_that_is_not_a_plain_file_is_refused_by_name(
     refused(done, "replies.yaml", "cannot read the mock script", said[shape])
 
 
+@pytest.mark.parametrize(
+    ("command", "given", "kind"),
+    [
+        ("run", "evals/assistant.yaml", "EvalFixture"),
+        ("validate", "agents/assistant.yaml", "Agent"),
+    ],
+)
+def test_a_resource_file_given_as_the_mock_script_is_said_to_be_one_once(
+    started: GitRepo, command: str, given: str, kind: str
+) -> None:
+    """Not each of its top-level fields as unknown to a script: the file is the wrong one."""
+    done = evalward(command, "--mock-script", given, cwd=started.path)
+
+    refused(
+        done,
+        f"{given}:3:1: a resource definition (`kind: {kind}`), not a mock script",
+        "`replies: [{match, turns}, ...]`",
+    )
+    assert "unknown field" not in done.stderr
+    assert done.stderr.count("not a mock script") == 1
+
+
 def test_diff_of_a_results_json_from_another_schema_says_how_to_read_it(
     started: GitRepo,
 ) -> None:

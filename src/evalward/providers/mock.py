@@ -149,6 +149,9 @@ def load_script(path: Path) -> MockScript:
     except YamlSyntaxError as exc:
         raise ResourceError([Problem(shown, exc.line, exc.column, "", str(exc))]) from None
     document = documents[0] if documents else Document(None, 1)
+    definition = _resource_definition(document, shown)
+    if definition is not None:
+        raise ResourceError([definition])
     try:
         script = MockScript.model_validate(document.data or {})
     except ValidationError as exc:
@@ -156,6 +159,28 @@ def load_script(path: Path) -> MockScript:
         raise ResourceError(problems) from None
     script._origin = (shown, document)
     return script
+
+
+def _resource_definition(document: Document, shown: str) -> Problem | None:
+    """Why a file of evalward's resources (an Eval's, an agent's) given as the script is not
+    one, said once: each of its top-level fields refused as unknown hid the file's mix-up."""
+    data = document.data
+    if not isinstance(data, Mapping) or "apiVersion" not in data or "replies" in data:
+        return None
+    kind = data.get("kind")
+    shape = (
+        f"kind: {kind}" if isinstance(kind, str) and kind else f"apiVersion: {data['apiVersion']}"
+    )
+    line, column = document.locate(("apiVersion",))
+    return Problem(
+        shown,
+        line,
+        column,
+        "",
+        f"a resource definition (`{shape}`), not a mock script, which is a file of scripted "
+        "replies shaped `replies: [{match, turns}, ...]` (docs/providers.md#the-mock-provider); "
+        "give the script's file instead",
+    )
 
 
 @dataclass(frozen=True)
