@@ -502,6 +502,18 @@ def test_promote_names_an_empty_contains_flag(started: GitRepo) -> None:
     assert done.stdout == ""
 
 
+@pytest.mark.parametrize("rubric", ["", "   "])
+def test_promote_names_an_empty_rubric_flag(started: GitRepo, rubric: str) -> None:
+    """An empty rubric added no judge assertion, and nothing said so."""
+    trace = str(REPO_ROOT / "tests" / "data" / "traces" / "openai.json")
+
+    done = evalward("promote", trace, "--agent", "assistant", "--rubric", rubric,
+                    cwd=started.path)  # fmt: skip
+
+    refused(done, f"--rubric {rubric!r}: the judge's rubric is empty", "leave out --rubric")
+    assert done.stdout == ""
+
+
 # --- an agent's output ----------------------------------------------------------------------
 
 

@@ -69,6 +69,12 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
             '--contains "": the text the output must contain is empty, and every output '
             "contains that; give the text (e.g. --contains shipped), or leave out --contains"
         )
+    if args.rubric is not None and not args.rubric.strip():  # it was added as no judge at all
+        raise ConfigError(
+            f"--rubric {args.rubric!r}: the judge's rubric is empty, so no judge assertion "
+            "would be added; give what the judge checks (e.g. --rubric 'says when the order "
+            "ships'), or leave out --rubric"
+        )
     loaded = load_trace(Path(args.trace), args.format)
     name = args.name or default_name(loaded.trace_id)
     if not re.match(NAME_PATTERN, name):
