@@ -254,7 +254,9 @@ def test_a_service_given_its_data_folder_on_its_command_line_is_warned_of(
         "      start: [python3, api/serve.py, '{port}', '--data={data}']\n"
         "      dump: [python3, api/dump.py]\n"
     )
-    suite = documents(agent(spec), eval_for("bot", "fixtures: [bot-run]", playground), FIXTURE)
+    select = "fixtures: [bot-run, bot-again]"  # two runs of one service: one warning
+    again = FIXTURE.replace("bot-run", "bot-again")
+    suite = documents(agent(spec), eval_for("bot", select, playground), FIXTURE, again)
     repo.commit("bot", {"agents.yaml": suite, "api/serve.py": "", "api/dump.py": ""})
     line = suite.splitlines().index(
         "      start: [python3, api/serve.py, '{port}', '--data={data}']"

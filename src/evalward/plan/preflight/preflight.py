@@ -359,8 +359,6 @@ class _Checks:
         a warning, not a refusal, since a run may never call it, and an imported promptfoo
         suite's tools have no implementation by design (promptfoo stops at the call: the
         model is told the error and its final answer is checked)."""
-        self.data_said: set[tuple[int, PathKey]] = set()
-        """The `{data}` arguments already warned of (`_data_on_its_command_line`)."""
         self.missing: dict[tuple[Path, int], tuple[Playground, list[tuple[str, str, str]]]] = {}
         """Each playground's missing seeds, by tree and definition (kept here, so the
         runs of an Eval that share one look in the tree once)."""
@@ -493,8 +491,7 @@ class _Checks:
         for command, arguments in (("start", service.start), ("dump", service.dump or [])):
             for index, argument in enumerate(arguments):
                 where = ("spec", "playground", "service", command, index)
-                if "{data}" in argument and (id(located), where) not in self.data_said:
-                    self.data_said.add((id(located), where))
+                if "{data}" in argument:  # said once however many fixtures: `warnings`
                     self.warn(
                         located,
                         where,
