@@ -122,7 +122,7 @@ class ServiceRun(PlaygroundPart[ServicePart]):
     ) -> dict[str, str]:
         part = self.spec
         seed = seed_place(live, part.seed) if part.seed else ""
-        sandbox = await self._sandbox(live, env)
+        sandbox = await service_sandbox(live.source, live.sandbox, live.environments, env)
         for tries_left in reversed(range(PORT_TRIES)):
             service = self.service = await self._launch(live, env, shared, seed, sandbox)
             try:
@@ -165,9 +165,6 @@ class ServiceRun(PlaygroundPart[ServicePart]):
         url = f"http://127.0.0.1:{port}"
         own_env["EVALWARD_SERVICE_URL"] = url
         return Service(process, port, url, logs, values, own_env, sandbox)
-
-    async def _sandbox(self, live: LivePlayground, env: Mapping[str, str]) -> Sandbox | None:
-        return await service_sandbox(live.source, live.sandbox, live.environments, env)
 
     async def capture(
         self, live: LivePlayground, state: PlaygroundState, queries: list[str]
