@@ -49,11 +49,15 @@ spec:
 """
 
 
+TYPO = "CREATE TABLE fine (x);\n-- the next one is misspelt\nCRATE TABLE x;\n"
+"""A seed whose third line does not load."""
+
+
 def tried(repo: GitRepo, *evals: tuple[str, str]) -> Trials:
     text = AGENT + "".join(EVAL.format(name=name, seed=seed) for name, seed in evals)
     repo.commit(
         "suite",
-        {"evals/suite.yaml": text, "shop/seed.sql": SEED, "shop/typo.sql": "CRATE TABLE x;\n"},
+        {"evals/suite.yaml": text, "shop/seed.sql": SEED, "shop/typo.sql": TYPO},
     )
     return asyncio.run(try_playgrounds(load_resources(repo.path), {"PATH": "/usr/bin:/bin"}))
 
@@ -84,3 +88,4 @@ def test_a_seed_that_does_not_load_is_told_at_the_playgrounds_line(repo: GitRepo
         "spec.playground",
     )
     assert "shop/typo.sql" in problem.message
+    assert problem.message.endswith("(the statement at shop/typo.sql:3)"), problem.message

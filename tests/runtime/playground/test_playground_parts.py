@@ -152,6 +152,33 @@ def test_a_fixtures_seed_that_does_not_load_in_a_run_names_the_row(tmp_path: Pat
     assert said.endswith(" (the row at seed.yaml:4)"), said
 
 
+def test_an_sql_seed_that_does_not_load_in_a_run_names_the_statement(tmp_path: Path) -> None:
+    """As `validate` does: SQLite's own message names no line, and a seed's first line is
+    every seed's."""
+    root = world(tmp_path)
+    (root / "seed.sql").write_text(
+        "CREATE TABLE orders (id INTEGER);\n\n-- the orders the fixtures refund\n"
+        "INSERT INTO orders VALUES (1);\nINSERT INTO\n  refunds VALUES (1);\n"
+    )
+    spec = Playground.model_validate({"sqlite": {"seed": "seed.sql"}})
+    templates = Templates()
+
+    async def provisioned() -> None:
+        await provision(
+            PlaygroundSource("shop", spec, root), PlaygroundSetting(ENV, templates=templates)
+        )
+
+    try:
+        with pytest.raises(PlaygroundError) as caught:
+            asyncio.run(provisioned())
+    finally:
+        templates.close()
+    said = str(caught.value)
+    assert said.startswith("playground 'shop': the seed 'seed.sql' does not load"), said
+    assert "no such table: refunds" in said, said
+    assert said.endswith(" (the statement at seed.sql:5)"), said
+
+
 def test_files_a_database_and_a_service_together(tmp_path: Path) -> None:
     """The service gets the database's variables (and not the folder's), its state is read
     by its dump command, and teardown ends it and removes every part."""

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalward.errors import NotCommitted, Problem, SeedError, SeedTimeout, YamlSyntaxError
+from evalward.errors import NotCommitted, Problem, SeedError, YamlSyntaxError
 from evalward.files.committed import RepoFiles
 from evalward.plan.plan import Checkout, PlannedRun
 from evalward.plan.playgrounds import source_of
@@ -158,11 +158,7 @@ class StaticChecks:
             try:
                 load_seed(connection, part.seed, text)
             except SeedError as exc:
-                where = exc.where
-                if not isinstance(exc, SeedTimeout) and part.seed.endswith(".sql"):
-                    line = _failing_line(part.seed, text)
-                    where = f"the statement at {part.seed}:{line}" if line else ""
-                self._owner_problem(use, seed_refusal(exc, where))
+                self._owner_problem(use, seed_refusal(exc))
                 return None
             tables, views = _schema(connection)
             told = f"the seed {part.seed!r} of playground {use.source.name!r}"
@@ -322,27 +318,6 @@ def _suggestion(said: str, tables: dict[str, list[str]]) -> str:
     if near is not None:
         return did_you_mean(near[1].upper(), _KEYWORDS)
     return ""
-
-
-def _failing_line(seed: str, text: str) -> int | None:
-    """The line of the seed's first statement that does not load, loaded again statement by
-    statement (a seed that fails once loads no longer than it did)."""
-    connection = sqlite3.connect(":memory:")
-    try:
-        statement, start = "", 0
-        for number, line in enumerate(text.splitlines(keepends=True), start=1):
-            if not start and line.strip() and not line.lstrip().startswith("--"):
-                start = number
-            statement += line
-            if start and sqlite3.complete_statement(statement):
-                try:
-                    load_seed(connection, seed, statement)
-                except SeedError:
-                    return start
-                statement, start = "", 0
-        return start or None  # an incomplete last statement
-    finally:
-        connection.close()
 
 
 def _seed_files(door: RepoFiles, seed: str) -> frozenset[str] | None:

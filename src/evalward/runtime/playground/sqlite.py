@@ -110,12 +110,11 @@ def _write_new(path: Path, image: bytes) -> None:
         os.close(fd)
 
 
-def seed_refusal(exc: SeedError, where: str | None = None) -> str:
-    """Why a seed does not load, with the part of it that did not (`where`, else the error's
-    own `where`: `the row at shop/seed.yaml:4`), as a run and `validate` both say it: the
-    seed's name alone leaves a file of rows to search for the one to fix."""
-    at = exc.where if where is None else where
-    return f"{exc} ({at})" if at else str(exc)
+def seed_refusal(exc: SeedError) -> str:
+    """Why a seed does not load, with the part of it that did not (`the row at
+    shop/seed.yaml:4`, `the statement at shop/seed.sql:2`), as a run and `validate` both say
+    it: the seed's name alone leaves a file of rows to search for the one to fix."""
+    return f"{exc} ({exc.where})" if exc.where else str(exc)
 
 
 def _seed_database(live: LivePlayground, part: SqlitePart, database: Path) -> None:

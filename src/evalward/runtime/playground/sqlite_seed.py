@@ -54,7 +54,43 @@ def load_seed(
 ) -> None:
     """Load `text`, the seed `seed` (an SQL script, or a .json/.yaml fixtures file), into
     `connection`, within this module's bounds (`seconds` at most); SeedError when it does
-    not load."""
+    not load, whose `where` names an SQL seed's failing statement as a fixtures seed's row,
+    for a run and `validate` alike (SQLite's message names neither)."""
+    try:
+        _load(connection, seed, text, seconds)
+    except SeedTimeout:
+        raise  # loaded again statement by statement, it would take as long once more
+    except SeedError as exc:
+        if seed.endswith(".sql") and not exc.where:
+            line = _failing_line(seed, text, seconds)
+            exc.where = f"the statement at {seed}:{line}" if line else ""
+        raise
+
+
+def _failing_line(seed: str, text: str, seconds: float) -> int | None:
+    """The line of the SQL seed's first statement that does not load, loaded again statement
+    by statement into a database of its own (a seed that fails once loads no longer than it
+    did)."""
+    connection = sqlite3.connect(":memory:")
+    try:
+        statement, start = "", 0
+        for number, line in enumerate(text.splitlines(keepends=True), start=1):
+            if not start and line.strip() and not line.lstrip().startswith("--"):
+                start = number
+            statement += line
+            if start and sqlite3.complete_statement(statement):
+                try:
+                    _load(connection, seed, statement, seconds)
+                except SeedError:
+                    return start
+                statement, start = "", 0
+        return start or None  # an incomplete last statement
+    finally:
+        connection.close()
+
+
+def _load(connection: sqlite3.Connection, seed: str, text: str, seconds: float) -> None:
+    """`load_seed` without the failing statement's line."""
     guard = _Guard()
     _bound(connection)
     deadline = time.monotonic() + seconds
