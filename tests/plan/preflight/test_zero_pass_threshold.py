@@ -2,7 +2,8 @@
 passed with every fixture failing, and nothing said so. `validate` and a run warn at the
 field. Beside `failOnRegression`, a threshold of 0 leaves the gate to regressions on purpose,
 and nothing is said (adaptive reps do not read it, which is told apart:
-tests/resources/test_unread_settings.py)."""
+tests/resources/test_unread_settings.py). A fixture's own `passThreshold: 0` passes each of
+its runs, and is told the same way, unless its `scoringFunction` decides them."""
 
 from __future__ import annotations
 
@@ -68,4 +69,66 @@ def test_a_zero_pass_threshold_beside_another_rule_is_not_told(repo: GitRepo, ru
     validated = evalward("validate", ".", cwd=repo.path)
 
     assert validated.returncode == 0, validated.stderr
+    assert "passThreshold" not in validated.stdout + validated.stderr
+
+
+SEVERITY = "  severity: high\n"
+
+
+def test_a_fixtures_zero_pass_threshold_is_told_at_its_line_by_validate_and_run(
+    repo: GitRepo,
+) -> None:
+    """A fixture's own `passThreshold: 0` passes each of its runs whatever its assertions
+    find: the head could break every check of it and neither side would fail or regress."""
+    initialised(repo)
+    evals = repo.path / "evals/assistant.yaml"
+    text = evals.read_text(encoding="utf-8")
+    assert text.count(SEVERITY) == 1 and text.count("value: shipped") == 1
+    zeroed = text.replace(SEVERITY, SEVERITY + "  passThreshold: 0\n")
+    evals.write_text(zeroed.replace("value: shipped", "value: never said"), encoding="utf-8")
+    repo.commit("a fixture every run of which passes, and a check it fails")
+    line = zeroed.splitlines().index("  passThreshold: 0") + 1
+
+    validated = evalward("validate", ".", cwd=repo.path)
+
+    assert validated.returncode == 0, validated.stderr
+    (warning,) = [w for w in validated.stdout.splitlines() if w.startswith("warning")]
+    assert warning.startswith(
+        f"warning: evals/assistant.yaml:{line}:3: spec.passThreshold: fixture "
+        "'assistant-order-status' has passThreshold 0, which every run's score reaches: its "
+        "runs pass whatever its assertions find"
+    ), warning
+    ran = evalward(
+        "run",
+        ".",
+        "--mock-script",
+        "evals/mock-replies.yaml",
+        "--no-history",
+        "--no-cache",
+        cwd=repo.path,
+    )
+    said = ran.stdout + ran.stderr
+    assert "Traceback" not in said
+    assert "assistant-order-status #0: pass" in said  # what the warning is about
+    assert f"evals/assistant.yaml:{line}:3: spec.passThreshold: fixture" in said
+
+
+def test_a_fixtures_zero_pass_threshold_beside_its_scoring_function_is_not_told(
+    repo: GitRepo,
+) -> None:
+    """The function is given the threshold and decides the run itself."""
+    initialised(repo)
+    evals = repo.path / "evals/assistant.yaml"
+    text = evals.read_text(encoding="utf-8")
+    own_rule = (
+        "  passThreshold: 0\n  scoringFunction:\n    language: python\n    source: |\n"
+        "      def decide(named_scores, context):\n"
+        "          return {'pass': True, 'score': 1.0, 'reason': 'decided here'}\n"
+    )
+    evals.write_text(text.replace(SEVERITY, SEVERITY + own_rule), encoding="utf-8")
+    repo.commit("a fixture deciding its runs by its own function")
+
+    validated = evalward("validate", ".", cwd=repo.path)
+
+    assert validated.returncode == 0, validated.stdout + validated.stderr
     assert "passThreshold" not in validated.stdout + validated.stderr

@@ -315,6 +315,20 @@ def zero_threshold(name: str, spec: EvalSpec) -> str | None:
     )
 
 
+def zero_fixture_threshold(name: str, spec: EvalFixtureSpec) -> str | None:
+    """Why a fixture's `passThreshold: 0` is told: every run's score reaches it, so each run
+    passes whatever its assertions find (an error still fails), and neither side of a pull
+    request can fail it or regress. Not beside a `scoringFunction`, which is given the
+    threshold and decides the run itself. A warning, as `zero_threshold` is."""
+    if spec.pass_threshold != 0 or spec.scoring_function is not None:
+        return None
+    return (
+        f"fixture {name!r} has passThreshold 0, which every run's score reaches: its runs "
+        "pass whatever its assertions find, every one of them failing too; set the weighted "
+        "score a run must reach, or leave it out, and every assertion that gates must pass"
+    )
+
+
 def unanswered_tool(tools: Iterable[Tool], spec: EvalFixtureSpec) -> tuple[int, Tool] | None:
     """The first enabled tool (its index in `tools`) with neither `mock` nor `command` that
     the fixture neither shadows nor replays: nothing answers its call but an error, which
@@ -355,7 +369,8 @@ class _Checks:
         tool, for the first fixture that would call it unanswered."""
         self.warnings: dict[Problem, None] = {}
         """What `validate` and a run both say and neither refuses: an Eval's
-        `passThreshold: 0` (`zero_threshold`), and a tool nothing answers (`unanswered_tool`),
+        `passThreshold: 0` or a fixture's (`zero_threshold`, `zero_fixture_threshold`), and a
+        tool nothing answers (`unanswered_tool`),
         a warning, not a refusal, since a run may never call it, and an imported promptfoo
         suite's tools have no implementation by design (promptfoo stops at the call: the
         model is told the error and its final answer is checked)."""
@@ -390,6 +405,10 @@ class _Checks:
                 spec = calibration.resource.spec
                 self.models(calibration, ("spec", "judgeModels"), spec.judge_models)
         for eval_name, fixture_name in sorted(scope.pairs):
+            fixture = resources.fixtures.get(fixture_name)
+            zero = zero_fixture_threshold(fixture_name, fixture.resource.spec) if fixture else None
+            if fixture is not None and zero is not None:
+                self.warn(fixture, ("spec", "passThreshold"), zero)
             self.side_effects(eval_name, fixture_name)
             self.playground(eval_name, fixture_name)
         for eval_name, fixture_name in sorted(scope.tool_checked & scope.pairs):
