@@ -370,10 +370,10 @@ class _Checks:
         self.warnings: dict[Problem, None] = {}
         """What `validate` and a run both say and neither refuses: an Eval's
         `passThreshold: 0` or a fixture's (`zero_threshold`, `zero_fixture_threshold`), and a
-        tool nothing answers (`unanswered_tool`),
-        a warning, not a refusal, since a run may never call it, and an imported promptfoo
-        suite's tools have no implementation by design (promptfoo stops at the call: the
-        model is told the error and its final answer is checked)."""
+        tool nothing answers (`unanswered_tool`), a warning, not a refusal, since a run may
+        never call it, and an imported promptfoo suite's tools have no implementation by
+        design (promptfoo stops at the call: the model is told the error and its final
+        answer is checked)."""
         self.missing: dict[tuple[Path, int], tuple[Playground, list[tuple[str, str, str]]]] = {}
         """Each playground's missing seeds, by tree and definition (kept here, so the
         runs of an Eval that share one look in the tree once)."""
