@@ -17,25 +17,47 @@ pytestmark = pytest.mark.integration
 ADAPTIVE = "  execution: { reps: { min: 1, max: 8 } }\n"
 
 
-def test_a_zero_pass_threshold_is_told_at_its_line_by_validate_and_run(repo: GitRepo) -> None:
+SEVERITY = "  severity: high\n"
+
+
+@pytest.mark.parametrize(
+    ("before", "zero", "told"),
+    [
+        (
+            ADAPTIVE,
+            "  scoring: { passThreshold: 0 }",
+            ":14: spec.scoring.passThreshold: Eval 'assistant-eval' has passThreshold 0, which "
+            "every score reaches: it passes whatever its fixtures score",
+        ),
+        (
+            SEVERITY,
+            SEVERITY + "  passThreshold: 0",
+            ":3: spec.passThreshold: fixture 'assistant-order-status' has passThreshold 0, "
+            "which every run's score reaches: its runs pass whatever its assertions find",
+        ),
+    ],
+    ids=["the Eval's", "a fixture's"],
+)
+def test_a_zero_pass_threshold_is_told_at_its_line_by_validate_and_run(
+    repo: GitRepo, before: str, zero: str, told: str
+) -> None:
+    """Either decides nothing: the Eval's passes it whatever its fixtures score; a fixture's
+    passes each of its runs whatever its assertions find, so the head could break every
+    check of it and neither side would fail or regress."""
     initialised(repo)
     evals = repo.path / "evals/assistant.yaml"
     text = evals.read_text(encoding="utf-8")
-    assert text.count(ADAPTIVE) == 1 and text.count("value: shipped") == 1
-    fixed = text.replace(ADAPTIVE, "  scoring: { passThreshold: 0 }\n")
-    evals.write_text(fixed.replace("value: shipped", "value: never said"), encoding="utf-8")
-    repo.commit("a threshold every score reaches, and a fixture that fails")
-    line = fixed.splitlines().index("  scoring: { passThreshold: 0 }") + 1
+    assert text.count(before) == 1 and text.count("value: shipped") == 1
+    zeroed = text.replace(before, zero + "\n")
+    evals.write_text(zeroed.replace("value: shipped", "value: never said"), encoding="utf-8")
+    repo.commit("a threshold every score reaches, and a check the fixture fails")
+    line = zeroed.splitlines().index(zero.splitlines()[-1]) + 1
 
     validated = evalward("validate", ".", cwd=repo.path)
 
     assert validated.returncode == 0, validated.stderr
     (warning,) = [w for w in validated.stdout.splitlines() if w.startswith("warning")]
-    assert warning.startswith(
-        f"warning: evals/assistant.yaml:{line}:14: spec.scoring.passThreshold: Eval "
-        "'assistant-eval' has passThreshold 0, which every score reaches: it passes whatever "
-        "its fixtures score"
-    ), warning
+    assert warning.startswith(f"warning: evals/assistant.yaml:{line}{told}"), warning
     ran = evalward(
         "run",
         ".",
@@ -47,8 +69,10 @@ def test_a_zero_pass_threshold_is_told_at_its_line_by_validate_and_run(repo: Git
     )
     said = ran.stdout + ran.stderr
     assert "Traceback" not in said
-    assert "assistant-order-status #0: fail" in said
-    assert f"evals/assistant.yaml:{line}:14: spec.scoring.passThreshold" in said
+    # the Eval's: the fixture fails and the Eval passes; a fixture's: its run passes
+    outcome = "pass" if before == SEVERITY else "fail"
+    assert f"assistant-order-status #0: {outcome}" in said
+    assert f"evals/assistant.yaml:{line}{told.partition(' has ')[0]}" in said
 
 
 @pytest.mark.parametrize(
@@ -70,47 +94,6 @@ def test_a_zero_pass_threshold_beside_another_rule_is_not_told(repo: GitRepo, ru
 
     assert validated.returncode == 0, validated.stderr
     assert "passThreshold" not in validated.stdout + validated.stderr
-
-
-SEVERITY = "  severity: high\n"
-
-
-def test_a_fixtures_zero_pass_threshold_is_told_at_its_line_by_validate_and_run(
-    repo: GitRepo,
-) -> None:
-    """A fixture's own `passThreshold: 0` passes each of its runs whatever its assertions
-    find: the head could break every check of it and neither side would fail or regress."""
-    initialised(repo)
-    evals = repo.path / "evals/assistant.yaml"
-    text = evals.read_text(encoding="utf-8")
-    assert text.count(SEVERITY) == 1 and text.count("value: shipped") == 1
-    zeroed = text.replace(SEVERITY, SEVERITY + "  passThreshold: 0\n")
-    evals.write_text(zeroed.replace("value: shipped", "value: never said"), encoding="utf-8")
-    repo.commit("a fixture every run of which passes, and a check it fails")
-    line = zeroed.splitlines().index("  passThreshold: 0") + 1
-
-    validated = evalward("validate", ".", cwd=repo.path)
-
-    assert validated.returncode == 0, validated.stderr
-    (warning,) = [w for w in validated.stdout.splitlines() if w.startswith("warning")]
-    assert warning.startswith(
-        f"warning: evals/assistant.yaml:{line}:3: spec.passThreshold: fixture "
-        "'assistant-order-status' has passThreshold 0, which every run's score reaches: its "
-        "runs pass whatever its assertions find"
-    ), warning
-    ran = evalward(
-        "run",
-        ".",
-        "--mock-script",
-        "evals/mock-replies.yaml",
-        "--no-history",
-        "--no-cache",
-        cwd=repo.path,
-    )
-    said = ran.stdout + ran.stderr
-    assert "Traceback" not in said
-    assert "assistant-order-status #0: pass" in said  # what the warning is about
-    assert f"evals/assistant.yaml:{line}:3: spec.passThreshold: fixture" in said
 
 
 def test_a_fixtures_zero_pass_threshold_beside_its_scoring_function_is_not_told(

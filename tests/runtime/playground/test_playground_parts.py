@@ -130,11 +130,28 @@ def test_a_seed_that_does_not_load_fails_each_run_naming_it(tmp_path: Path) -> N
         templates.close()
 
 
-def test_a_fixtures_seed_that_does_not_load_in_a_run_names_the_row(tmp_path: Path) -> None:
-    """As `validate` does: the seed's name alone leaves a file of rows to search."""
+@pytest.mark.parametrize(
+    ("seed", "text", "why", "where"),
+    [
+        ("seed.yaml", "t:\n  - id: 1\n  - id: 2\n  - id: 1\n", "UNIQUE", "the row at seed.yaml:4"),
+        (
+            "seed.sql",
+            "CREATE TABLE orders (id INTEGER);\n\n-- the orders the fixtures refund\n"
+            "INSERT INTO orders VALUES (1);\nINSERT INTO\n  refunds VALUES (1);\n",
+            "no such table: refunds",
+            "the statement at seed.sql:5",
+        ),
+    ],
+    ids=["a fixtures seed's row", "an SQL seed's statement"],
+)
+def test_a_seed_that_does_not_load_in_a_run_names_its_part(
+    tmp_path: Path, seed: str, text: str, why: str, where: str
+) -> None:
+    """As `validate` does: the seed's name alone leaves a file of rows to search, SQLite's
+    own message names no line, and a seed's first line is every seed's."""
     root = world(tmp_path)
-    (root / "seed.yaml").write_text("t:\n  - id: 1\n  - id: 2\n  - id: 1\n")
-    spec = Playground.model_validate({"sqlite": {"seed": "seed.yaml"}})
+    (root / seed).write_text(text)
+    spec = Playground.model_validate({"sqlite": {"seed": seed}})
     templates = Templates()
 
     async def provisioned() -> None:
@@ -148,35 +165,9 @@ def test_a_fixtures_seed_that_does_not_load_in_a_run_names_the_row(tmp_path: Pat
     finally:
         templates.close()
     said = str(caught.value)
-    assert said.startswith("playground 'shop': the seed 'seed.yaml' does not load"), said
-    assert said.endswith(" (the row at seed.yaml:4)"), said
-
-
-def test_an_sql_seed_that_does_not_load_in_a_run_names_the_statement(tmp_path: Path) -> None:
-    """As `validate` does: SQLite's own message names no line, and a seed's first line is
-    every seed's."""
-    root = world(tmp_path)
-    (root / "seed.sql").write_text(
-        "CREATE TABLE orders (id INTEGER);\n\n-- the orders the fixtures refund\n"
-        "INSERT INTO orders VALUES (1);\nINSERT INTO\n  refunds VALUES (1);\n"
-    )
-    spec = Playground.model_validate({"sqlite": {"seed": "seed.sql"}})
-    templates = Templates()
-
-    async def provisioned() -> None:
-        await provision(
-            PlaygroundSource("shop", spec, root), PlaygroundSetting(ENV, templates=templates)
-        )
-
-    try:
-        with pytest.raises(PlaygroundError) as caught:
-            asyncio.run(provisioned())
-    finally:
-        templates.close()
-    said = str(caught.value)
-    assert said.startswith("playground 'shop': the seed 'seed.sql' does not load"), said
-    assert "no such table: refunds" in said, said
-    assert said.endswith(" (the statement at seed.sql:5)"), said
+    assert said.startswith(f"playground 'shop': the seed '{seed}' does not load"), said
+    assert why in said, said
+    assert said.endswith(f" ({where})"), said
 
 
 def test_files_a_database_and_a_service_together(tmp_path: Path) -> None:
