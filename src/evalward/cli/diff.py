@@ -104,10 +104,9 @@ def _missing(
         return []
     unrelated = not names & {r.eval for r in before}
     shared = "; the two files share no Eval: give two runs of the same suite" if unrelated else ""
-    more = f" and {len(gone) - LISTED} more" if len(gone) > LISTED else ""
     return [
         f"{second} has no results of {len(gone)} Eval{'s' if len(gone) != 1 else ''} of "
-        f"{first}: {', '.join(gone[:LISTED])}{more}; they are not compared{shared}"
+        f"{first}: {_named(gone)}; they are not compared{shared}"
     ]
 
 
@@ -116,16 +115,21 @@ def _own_verdicts(after: list[EvalResult], second: str) -> list[str]:
     diff cannot run again: adaptive reps' sequential tests need the Eval's gate policy, and a
     pairwise judge a model, neither of which results.json holds. Their verdict lines (head
     against "base not run", the regressions counted) are then that run's, not this
-    comparison's, and said to be. One note, naming LISTED Evals at most, as `_missing` does:
+    comparison's, and said to be. One note, naming LISTED Evals at most (`_named`):
     a note is one line of the comment, and a suite of such Evals would fill it with copies."""
     own = sorted({r.eval for r in after if r.sequential is not None or r.pairwise is not None})
     if not own:
         return []
-    more = f" and {len(own) - LISTED} more" if len(own) > LISTED else ""
-    named = f"{', '.join(own[:LISTED])}{more}"
+    named = _named(own)
     whose = f"{named}: its verdict is" if len(own) == 1 else f"{named}: their verdicts are"
     return [
         f"{whose} {second}'s own, settled when it ran (sequential tests, a pairwise judge: "
         "diff cannot run them again); Base → Head compares the two files, the verdict lines "
         "do not: run `evalward run --base REF` for the change's"
     ]
+
+
+def _named(names: list[str]) -> str:
+    """The first LISTED of `names`, and how many more: a note is one line of the comment."""
+    more = f" and {len(names) - LISTED} more" if len(names) > LISTED else ""
+    return f"{', '.join(names[:LISTED])}{more}"
