@@ -168,8 +168,8 @@ def _provisioned(
 
 
 def _told(problem: Problem, found: list[Problem]) -> bool:
-    """Whether a playground's failure is told already, in the same words and more precisely
-    (a seed that does not load, with the line of its statement)."""
+    """Whether a playground's failure is told already, in the same words or more (a seed
+    that does not load: the static checks and the provisioning both name its statement)."""
     return any(p.file == problem.file and p.message.startswith(problem.message) for p in found)
 
 
