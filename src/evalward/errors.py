@@ -73,6 +73,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evalward.text.counts import counted
 from evalward.text.cuts import cap_chars
 
 EXIT_OK = 0
@@ -169,7 +170,7 @@ class ResourceError(ConfigError):
     def __str__(self) -> str:
         count = len(self.problems)
         of = f" of {self.source}" if self.source else ""
-        head = f"{count} problem{'s' if count != 1 else ''} in evalward resources{of}:"
+        head = f"{counted(count, 'problem')} in evalward resources{of}:"
         return "\n".join([head, *(f"  {p.render()}" for p in self.problems), *self.after])
 
 

@@ -406,7 +406,7 @@ def test_getting_started_a_regressing_pull_request_is_blocked_by_the_action(
     # The log says what asked for each round's runs: the failing fixture's open test, and
     # the pairwise judge, which pairs each head run with a base run.
     assert re.search(
-        r"evalward: \d+ more runs, \d+ in all: \d+ where outcomes are open \(adaptive reps\); "
+        r"evalward: \d+ more runs?, \d+ in all: \d+ where outcomes are open \(adaptive reps\); "
         r"\d+ that the pairwise judge's open tests ask for\n",
         run.stdout,
     ), run.stdout

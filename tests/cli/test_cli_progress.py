@@ -111,7 +111,7 @@ def test_a_round_asked_for_by_several_tests_counts_each() -> None:
         "pairwise judge's open tests ask for; 2 on the base, of fixtures the head did not pass"
     )
     assert MoreRuns(adaptive=1).text(17) == (
-        "1 more runs where outcomes are open (adaptive reps), 17 in all"
+        "1 more run where outcomes are open (adaptive reps), 17 in all"
     )
 
 

@@ -78,7 +78,7 @@ def test_one_broken_fixture_is_a_settled_regression_and_the_base_runs_only_it(
     assert reps["head"] == {**dict.fromkeys(FIXTURES, 2), "f3": 3}
     assert reps["base"] == {"f3": 2}
     assert "evalward: 16 runs planned" in done.stderr
-    assert "evalward: 1 more runs where outcomes are open (adaptive reps), 17 in all" in (
+    assert "evalward: 1 more run where outcomes are open (adaptive reps), 17 in all" in (
         done.stderr
     )
     (head,) = [e for e in document["evals"] if e["side"] == "head"]
@@ -211,7 +211,7 @@ def test_the_plan_gives_the_range_and_a_call_budget_stops_the_rounds(
     (head,) = [e for e in document["evals"] if e["side"] == "head"]
     (f3,) = [f for f in head["sequential"]["fixtures"] if f["fixture"] == "f3"]
     assert (f3["verdict"], f3["head_runs"]) == ("likely regression", 2)
-    assert "adaptive reps stopped early: 1 more runs would exceed max-model-calls (16)" in (
+    assert "adaptive reps stopped early: 1 more run would exceed max-model-calls (16)" in (
         (out / "comment.md").read_text()
     )
 

@@ -153,9 +153,9 @@ def test_a_round_the_budget_cannot_pay_for_is_not_run_and_the_note_says_so(
     budget = Budget(max_model_calls=1)
     results, notes, skipped = rounds_of(plan, checkouts(tmp_path, ADAPTIVE), env, rounds, budget)
     assert ran(results) == [("head", "a", 0, False)]
-    assert skipped and all(run.rep >= 1 or run.side is Side.base for run in skipped)
+    assert len(skipped) == 1 and all(run.rep >= 1 or run.side is Side.base for run in skipped)
     assert notes == [
-        f"adaptive reps stopped early: {len(skipped)} more runs would exceed "
+        "adaptive reps stopped early: 1 more run would exceed "
         "max-model-calls (1); the verdicts say how sure they are with what ran"
     ]
     assert len(model.requests_mentioning("question a")) == 1

@@ -47,6 +47,7 @@ from evalward.files.committed import RepoFiles
 from evalward.git import Git
 from evalward.resources.models import Agent
 from evalward.resources.reading.yamlsource import load_documents
+from evalward.text.counts import first_few
 from evalward.text.cuts import cap_chars
 
 
@@ -128,9 +129,8 @@ thousands of hunks, or of a few in files with names of 4 KiB, would not fit in i
 def _named(taken: frozenset[Hunk]) -> str:
     """The hunks taken back, as the variant's commit message names them."""
     hunks = in_diff_order(taken)
-    named = ", ".join(cap_chars(printable(h.describe()), 300) for h in hunks[:MESSAGE_HUNKS])
-    more = len(hunks) - MESSAGE_HUNKS
-    return named + (f" and {more} more" if more > 0 else "")
+    named = [cap_chars(printable(h.describe()), 300) for h in hunks[:MESSAGE_HUNKS]]
+    return first_few(named, MESSAGE_HUNKS, total=len(hunks))
 
 
 def with_only(

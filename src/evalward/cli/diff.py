@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any, TextIO
 
+from evalward.text.counts import counted, first_few
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -105,8 +107,8 @@ def _missing(
     unrelated = not names & {r.eval for r in before}
     shared = "; the two files share no Eval: give two runs of the same suite" if unrelated else ""
     return [
-        f"{second} has no results of {len(gone)} Eval{'s' if len(gone) != 1 else ''} of "
-        f"{first}: {_named(gone)}; they are not compared{shared}"
+        f"{second} has no results of {counted(len(gone), 'Eval')} of "
+        f"{first}: {first_few(gone, LISTED)}; they are not compared{shared}"
     ]
 
 
@@ -115,21 +117,15 @@ def _own_verdicts(after: list[EvalResult], second: str) -> list[str]:
     diff cannot run again: adaptive reps' sequential tests need the Eval's gate policy, and a
     pairwise judge a model, neither of which results.json holds. Their verdict lines (head
     against "base not run", the regressions counted) are then that run's, not this
-    comparison's, and said to be. One note, naming LISTED Evals at most (`_named`):
+    comparison's, and said to be. One note, naming LISTED Evals at most:
     a note is one line of the comment, and a suite of such Evals would fill it with copies."""
     own = sorted({r.eval for r in after if r.sequential is not None or r.pairwise is not None})
     if not own:
         return []
-    named = _named(own)
+    named = first_few(own, LISTED)
     whose = f"{named}: its verdict is" if len(own) == 1 else f"{named}: their verdicts are"
     return [
         f"{whose} {second}'s own, settled when it ran (sequential tests, a pairwise judge: "
         "diff cannot run them again); Base → Head compares the two files, the verdict lines "
         "do not: run `evalward run --base REF` for the change's"
     ]
-
-
-def _named(names: list[str]) -> str:
-    """The first LISTED of `names`, and how many more: a note is one line of the comment."""
-    more = f" and {len(names) - LISTED} more" if len(names) > LISTED else ""
-    return f"{', '.join(names[:LISTED])}{more}"

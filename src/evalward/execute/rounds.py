@@ -25,6 +25,7 @@ from evalward.resources.gate_policy import FlakyOnMain
 from evalward.rundata.results import FixtureResult
 from evalward.rundata.sides import Side
 from evalward.rundata.spending import Allowance, Budget, Estimate
+from evalward.text.counts import counted
 from evalward.verdict.adaptive import SequentialTests, more_runs
 from evalward.verdict.preference import pass_rate_share
 from evalward.verdict.settle import outcomes
@@ -118,8 +119,8 @@ async def run_rounds(
             if refused:
                 notes.append(
                     f"{'adaptive reps' if len(held) < len(extra) else 'base runs'} stopped "
-                    f"early: {len(extra)} more runs would exceed {refused}; the verdicts say "
-                    "how sure they are with what ran"
+                    f"early: {counted(len(extra), 'more run')} would exceed {refused}; the "
+                    "verdicts say how sure they are with what ran"
                 )
                 skipped = extra
                 break

@@ -66,6 +66,7 @@ from evalward.rundata.sequential_record import (
 )
 from evalward.rundata.sides import Side
 from evalward.rundata.spending import Budget, Spent
+from evalward.text.counts import first_few
 from evalward.text.cuts import cap_chars
 from evalward.verdict.adaptive import SequentialVerdict
 from evalward.verdict.compare import Change, EvalComparison
@@ -490,8 +491,7 @@ def ignored_beside(revisions: Revisions, evaluation: Evaluation, agent: str) -> 
 def _first_paths(paths: list[str]) -> str:
     """The first three of `paths` and how many more: a name is anyone's bytes, said as
     `printable` says it."""
-    more = f" and {len(paths) - 3} more" if len(paths) > 3 else ""
-    return ", ".join(map(printable, paths[:3])) + more
+    return first_few([printable(path) for path in paths[:3]], 3, total=len(paths))
 
 
 async def attribute_regression(

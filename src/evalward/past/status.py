@@ -35,6 +35,7 @@ from evalward.files.safe_files import read_regular
 from evalward.past.history import SAFE_NAME, unreadable, write_atomically
 from evalward.plan.fingerprint import FileIndex, agent_fingerprint
 from evalward.resources import Agent, Located, ResourceSet
+from evalward.text.counts import and_others
 
 STATUS_DIR = "status"
 """The default branch's status: this folder of the result cache directory."""
@@ -216,8 +217,7 @@ def _unreadable(exc: OSError | ValueError | ValidationError) -> str:
     if first["type"] == "model_type":
         return "JSON, but not an Eval status: expected an object"
     field = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in first["loc"])
-    more = exc.error_count() - 1
-    also = f" (and {more} more)" if more else ""
+    also = and_others(exc.error_count())
     said = first["msg"]
     if first["type"] == "string_pattern_mismatch":  # the pattern is no words for a reader
         said = "a value of a form evalward does not write there"

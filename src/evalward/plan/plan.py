@@ -31,6 +31,7 @@ from evalward.resources.gate_policy import BaseRuns, RegressionPolicy
 from evalward.resources.models import Eval
 from evalward.resources.reading.repo_config import RepoConfig
 from evalward.rundata.sides import GateConfig, Side
+from evalward.text.counts import counted
 
 if TYPE_CHECKING:
     from evalward.plan.preflight.tool_refs import RemovedTool
@@ -74,10 +75,10 @@ class MoreRuns:
         ]
         given = [(count, why) for count, why in reasons if count]
         if len(given) == 1:
-            said = f"{self.runs} more runs {given[0][1]}, {total} in all"
+            said = f"{counted(self.runs, 'more run')} {given[0][1]}, {total} in all"
         else:
             each = "; ".join(f"{count} {why}" for count, why in given)
-            said = f"{self.runs} more runs, {total} in all: {each}"
+            said = f"{counted(self.runs, 'more run')}, {total} in all: {each}"
         if self.reused:
             said += f" ({self.reused} of them reused from the result cache, not run again)"
         return said

@@ -23,6 +23,7 @@ from evalward.errors import (
     ProviderUnavailable,
 )
 from evalward.http.client import HttpClient, Reply, StreamingReply
+from evalward.text.counts import counted
 from evalward.text.cuts import cap_chars
 
 T = TypeVar("T")
@@ -223,9 +224,8 @@ def error_of(response: Reply) -> dict[str, Any]:
 
 def exhausted(endpoint: Endpoint, policy: RetryPolicy, problem: str, said: str = "") -> str:
     return (
-        f"{endpoint.provider}: {problem} after {policy.attempts} attempt"
-        f"{'s' if policy.attempts != 1 else ''} ({endpoint.shown_url})"
-        + (f"; the server said: {said}" if said else "")
+        f"{endpoint.provider}: {problem} after {counted(policy.attempts, 'attempt')} "
+        f"({endpoint.shown_url})" + (f"; the server said: {said}" if said else "")
     )
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from evalward.resources.gate_policy import RegressionPolicy
 from evalward.rundata.pairwise_record import PairCounts, PairwiseRecord
 from evalward.rundata.sequential_record import POOLED_TEST, SequentialRecord
+from evalward.text.counts import first_few
 from evalward.text.numbers import bound_text
 from evalward.verdict.blocked import falls_short, pairwise_only, policy_of
 from evalward.verdict.compare import EvalComparison
@@ -79,9 +80,8 @@ def pairwise_text(record: PairwiseRecord, *, named: bool = True) -> str:
             f"{PAIRWISE_WORSE} on {only.fixture} ({judge}{_pairs(only.counts)}, "
             f"p ≤ {bound_text(only.p_bound)})"
         )
-    fixtures = ", ".join(f.fixture for f in blocking[:3])
-    more = f" and {len(blocking) - 3} more" if len(blocking) > 3 else ""
-    return f"{PAIRWISE_WORSE} on {len(blocking)} fixtures ({judge}{fixtures}{more})"
+    fixtures = first_few([f.fixture for f in blocking], 3)
+    return f"{PAIRWISE_WORSE} on {len(blocking)} fixtures ({judge}{fixtures})"
 
 
 def _pairs(counts: PairCounts) -> str:

@@ -15,6 +15,7 @@ from evalward.attribution.search import Attributed, NotAttributable, Tried
 from evalward.errors import printable
 from evalward.rundata.pairwise_record import PAIR_POOLED_TEST
 from evalward.rundata.sequential_record import POOLED_TEST
+from evalward.text.counts import counted
 from evalward.text.escaping import code_span, inline
 
 HEAD_ITSELF = "this head itself, as the gate ran it"
@@ -223,7 +224,7 @@ class RegressedAt:
     @property
     def tried_text(self) -> str:
         """ "1 variant run", "4 variants run"."""
-        return f"{self.tried} variant{'' if self.tried == 1 else 's'} run"
+        return f"{counted(self.tried, 'variant')} run"
 
 
 def said_lines(found: RunAttribution | None) -> list[RegressedAt]:

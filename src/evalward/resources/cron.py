@@ -15,6 +15,8 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
+from evalward.text.counts import counted
+
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
 _FIELDS: tuple[tuple[str, int, int, tuple[str, ...]], ...] = (
@@ -62,7 +64,7 @@ def parse_cron(expression: str) -> Cron:
     if len(fields) != 5:
         raise ValueError(
             f"a schedule is a 5-field cron expression such as {EXAMPLE}; "
-            f"found {len(fields)} field{'s' if len(fields) != 1 else ''} in {expression!r}"
+            f"found {counted(len(fields), 'field')} in {expression!r}"
         )
     sets = [_field(text.lower(), *spec) for text, spec in zip(fields, _FIELDS, strict=True)]
     minutes, hours, days, months, weekdays = sets

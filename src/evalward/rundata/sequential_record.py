@@ -8,6 +8,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from evalward.rundata.record_model import RecordModel
+from evalward.text.counts import first_few
 from evalward.text.numbers import bound_text
 
 BLOCKING_VERDICTS = ("regression", "still failing", "failing")
@@ -113,11 +114,8 @@ class SequentialRecord(RecordModel):
                 f"{only.numbers.replace(' · ', ', ')})"
             )
         elif blocking:
-            named = ", ".join(f"{f.fixture} {f.verdict}" for f in blocking[:3])
-            more = f" and {len(blocking) - 3} more" if len(blocking) > 3 else ""
-            said.append(
-                f"{len(blocking)} fixtures settled failing ({FIXTURE_TEST}s: {named}{more})"
-            )
+            named = first_few([f"{f.fixture} {f.verdict}" for f in blocking], 3)
+            said.append(f"{len(blocking)} fixtures settled failing ({FIXTURE_TEST}s: {named})")
         if self.pooled_blocks:
             base = f", base {self.pooled_base}" if self.pooled_base else ""
             said.append(

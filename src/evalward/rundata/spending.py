@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalward.rundata.trace import Usage
+from evalward.text.counts import counted
 
 SETTLED_USD = 1e-9
 """Less than any call can hold (2,000 tokens at the cheapest price are $0.0002): what is left
@@ -544,7 +545,7 @@ def cost_text(cost_usd: float | None, unpriced: int, priced_usd: float = 0.0) ->
     """ "$0.0291"; "cost unknown (2 calls to a model with no price; $0.0100 priced)"."""
     if cost_usd is not None and not unpriced:
         return f"${cost_usd:.4f}"
-    calls = f"{unpriced} call{'s' if unpriced != 1 else ''} to a model with no price"
+    calls = f"{counted(unpriced, 'call')} to a model with no price"
     known = f"; ${priced_usd:.4f} priced" if priced_usd else ""
     return f"cost unknown ({calls}{known})" if unpriced else "cost unknown (a model has no price)"
 
@@ -552,8 +553,8 @@ def cost_text(cost_usd: float | None, unpriced: int, priced_usd: float = 0.0) ->
 def spent_text(calls: int, tokens: int, cost: str, split: str = "") -> str:
     """What a run's model calls used, as every surface words it: "21 model calls, 35,255
     tokens incl. judge, $0.0291" (with `split`, the calls by purpose after their count)."""
-    counted = f"{calls:,} model call{'s' if calls != 1 else ''}" + (f" ({split})" if split else "")
-    return f"{counted}, {tokens:,} tokens incl. judge, {cost}"
+    made = counted(calls, "model call") + (f" ({split})" if split else "")
+    return f"{made}, {tokens:,} tokens incl. judge, {cost}"
 
 
 PURPOSE_NAMES = {

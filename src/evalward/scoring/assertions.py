@@ -41,6 +41,7 @@ from evalward.rundata.results import Status
 from evalward.rundata.trace import StepType, Trace
 from evalward.scoring.reps import TOLERANCE
 from evalward.text import jsontext, tool_names
+from evalward.text.counts import and_others
 from evalward.text.cuts import cap_chars
 from evalward.text.numbers import side_text
 
@@ -366,7 +367,7 @@ def _json_schema(a: JsonSchemaAssertion, trace: Trace) -> CheckOutcome:
         return Status.passed, f"{_where(a.field)} validates against the schema"
     first = errors[0]
     at = "/".join(str(p) for p in first.absolute_path) or "(root)"
-    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    more = and_others(len(errors))
     return Status.failed, f"{_where(a.field)} fails the schema at {at}: {first.message}{more}"
 
 

@@ -35,6 +35,7 @@ from evalward.rundata.playground_state import (
 from evalward.rundata.results import Status
 from evalward.scoring.assertions import REGEX_TIMEOUT_SECONDS, CheckOutcome, pass_or_fail
 from evalward.text import jsontext
+from evalward.text.counts import and_others, first_few
 from evalward.text.cuts import cap_chars
 
 MAX_LISTED = 5
@@ -169,9 +170,7 @@ def shown(value: Any, limit: int = 120) -> str:
 
 
 def _listing(paths: list[tuple[str, ...]]) -> str:
-    names = [".".join(p) or "(the whole state)" for p in paths[:MAX_LISTED]]
-    more = f" and {len(paths) - MAX_LISTED} more" if len(paths) > MAX_LISTED else ""
-    return ", ".join(names) + more
+    return first_few([".".join(p) or "(the whole state)" for p in paths], MAX_LISTED)
 
 
 # --- the criteria ------------------------------------------------------------------------
@@ -246,7 +245,7 @@ def _not_a_file(
 
 def _no_text(unread: dict[str, Any]) -> str:
     name, kept = next(iter(unread.items()))
-    more = f" (and {len(unread) - 1} more such files)" if len(unread) > 1 else ""
+    more = and_others(len(unread), "such files")
     return (
         f"{_FILES}.{name} is not text the state holds: it holds {shown(kept)}{more}, for a "
         f"file over {FILE_TEXT_LIMIT // 1024} KiB or not UTF-8 is kept by its size and hash "

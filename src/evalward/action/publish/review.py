@@ -26,6 +26,7 @@ from evalward.action.github import GitHubClient, LineComment, PullInfo, ReviewCo
 from evalward.errors import GitHubError
 from evalward.report.markdown import MAX_COMMENT_CHARS
 from evalward.security import Redact
+from evalward.text.counts import counted
 from evalward.text.escaping import code_span, inline
 
 RETIRED = "**No longer applies**"
@@ -192,9 +193,8 @@ def comment_body(marker: str, finding: LineFinding, report_url: str) -> str:
 def review_body(marker: str, count: int, head_sha: str, report_url: str) -> str:
     """The review's own text: what it holds and for which head."""
     link = f" Details: [report.html]({report_url})." if report_url else ""
-    noun = "finding" if count == 1 else "findings"
     return (
-        f"{marker}\n**evalward**: {count} {noun} on the changed lines, as of "
+        f"{marker}\n**evalward**: {counted(count, 'finding')} on the changed lines, as of "
         f"{code_span(head_sha[:12])}.{link}"
     )
 

@@ -29,6 +29,7 @@ from evalward.importers.promptfoo.templates import combinations, compose, render
 from evalward.importers.promptfoo.test_cases import Test, merged, test_nodes
 from evalward.resources.checks.assertions import DEFAULT_EMBEDDING_MODEL
 from evalward.resources.reading.yamlsource import Document
+from evalward.text.counts import counted
 
 TOP_KEYS = {"description", "prompts", "providers", "tests", "defaultTest", "evaluateOptions"}
 IGNORED_KEYS = {
@@ -374,7 +375,7 @@ def _refusal(problems: list[Problem], *, skippable: bool) -> ConfigError:
     if skippable:
         fix += ", or leave them out with --skip-unsupported (each one left out is listed)"
     return ConfigError(
-        f"{count} part{'s' if count != 1 else ''} of the promptfoo config "
+        f"{counted(count, 'part')} of the promptfoo config "
         f"{'have' if count != 1 else 'has'} no evalward equivalent, so nothing was written:\n"
         f"{lines}\n{fix}"
     )

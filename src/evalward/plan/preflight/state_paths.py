@@ -28,6 +28,7 @@ from evalward.resources.checks.state_assertions import (
 from evalward.resources.reading.problems import did_you_mean
 from evalward.resources.reading.yamlsource import PathKey
 from evalward.runtime.playground.sqlite_seed import parse_yaml
+from evalward.text.counts import first_few
 from evalward.text.cuts import cap_chars
 
 LISTED_NAMES = 8
@@ -212,5 +213,4 @@ def _nearest(word: str, names: Iterable[str]) -> str:
     close = did_you_mean(word, listed)
     if close or not listed:
         return close
-    more = f" and {len(listed) - LISTED_NAMES} more" if len(listed) > LISTED_NAMES else ""
-    return f"; it has {', '.join(repr(n) for n in listed[:LISTED_NAMES])}{more}"
+    return f"; it has {first_few([repr(n) for n in listed], LISTED_NAMES)}"

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 from evalward.errors import Problem
 from evalward.resources.common import AT_FIELD, NAME_PATTERN
 from evalward.resources.reading.yamlsource import Document, PathKey
+from evalward.text.counts import counted
 
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str:
@@ -173,7 +174,7 @@ def _message(errors: list[dict[str, Any]], loc: PathKey, model: type[BaseModel],
     if kind == "too_short":
         ctx = first.get("ctx", {})
         minimum = ctx.get("min_length", 1)
-        return f"expected at least {minimum} item{'s' if minimum != 1 else ''}; found none"
+        return f"expected at least {counted(minimum, 'item')}; found none"
     if kind == "string_too_short":
         return f"expected a non-empty string; found {found(value)}"
     if kind == AT_FIELD:

@@ -41,6 +41,7 @@ from evalward.runtime.processes.strays import (
     end_strays,
     join_late_forks,
 )
+from evalward.text.counts import and_others, first_few
 
 
 class Apart:
@@ -182,10 +183,9 @@ class Apart:
                 f"every user may write, at a base turn"
             )
         if held := await asyncio.to_thread(held_sockets.held, set(uids)):
-            more = f" (and {len(held) - 1} more)" if len(held) > 1 else ""
             self._not_clean(
                 f"a socket an agent user made outlived its processes, handed to a process "
-                f"of another user (SCM_RIGHTS): {held[0].said()}{more}"
+                f"of another user (SCM_RIGHTS): {held[0].said()}{and_others(len(held))}"
             )
 
     def _not_clean(self, why: str) -> None:
@@ -246,11 +246,10 @@ class Apart:
         if found and self.turns.folder is not None:
             found = self._end_unclaimed(found, uids, self.turns.folder)
         if found:
-            pids = ", ".join(str(group.pid) for group in found[:5])
-            more = f" and {len(found) - 5} more" if len(found) > 5 else ""
+            pids = first_few([str(group.pid) for group in found], 5)
             self._log(
                 f"evalward: a head agent user's process was alive during {during} (pid "
-                f"{pids}{more}): its result is not kept in the result cache"
+                f"{pids}): its result is not kept in the result cache"
             )
             return True
         if held := held_sockets.held(uids):

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from evalward.errors import TreeError
 from evalward.files.trees import FOLDER, Removal, TreeBounds, shown
+from evalward.text.counts import and_others
 
 DEPTH = 32
 BOUNDS = TreeBounds(entries=10_000_000, seconds=600.0)
@@ -79,8 +80,7 @@ def sweep(
             os.close(folder)
     _sweep_ipc(found)
     if problems := found.problems:
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        raise TreeError(problems[0] + more)
+        raise TreeError(problems[0] + and_others(len(problems)))
     return found
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from evalward.files.trees import shown
 from evalward.runtime.processes import sock_diag, thread_groups
+from evalward.text.counts import first_few
 
 PROC = Path("/proc")
 UNIX = PROC / "net" / "unix"
@@ -52,13 +53,13 @@ class HeldSocket:
 
     def said(self) -> str:
         """The socket, and who holds it, as the log says it."""
-        holders = ", ".join(
+        holders = [
             f"pid {pid} (uid {'/'.join(map(str, sorted(thread_groups.uids_of(pid)))) or '?'})"
             for pid in self.holders[:5]
-        )
-        more = f" and {len(self.holders) - 5} more" if len(self.holders) > 5 else ""
+        ]
         name = shown(self.name) if self.name else "an unnamed one"
-        return f"{name}, made by uid {self.maker}, held by {holders}{more}"
+        held_by = first_few(holders, 5, total=len(self.holders))
+        return f"{name}, made by uid {self.maker}, held by {held_by}"
 
 
 def held(uids: Collection[int]) -> list[HeldSocket]:
