@@ -88,7 +88,7 @@ def test_many_files_of_a_commit_are_read_at_once_within_a_limit(
     assert found["tools/run.sh"].content == b"#!/bin/sh\n"
     assert found["prompts/bot.md"].size == len("committed prompt")
     assert found["prompts/bot.md"].content is None  # larger than asked: not held
-    assert files.start("prompts/current.md", 9) == b"committed"
+    assert files.starts(["prompts/current.md"], 9) == {"prompts/current.md": b"committed"}
     assert RepoFiles.working_tree(repo.path).read_committed(asked, limit=12) == {}
 
 

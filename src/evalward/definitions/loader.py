@@ -483,7 +483,7 @@ class _Run:
                 why = f"the file {exc.reason}; a resource must be a file of the repository"
                 self.problems.append(Problem(rel, None, None, "", why))
             return None
-        start = door.start(rel, 65536) if found.content is None else b""
+        start = door.starts([rel], 65536).get(rel, b"") if found.content is None else b""
         return self._decoded(rel, found.content, found.size, start)
 
     def _decoded(self, rel: str, content: bytes | None, size: int, start: bytes) -> str | None:

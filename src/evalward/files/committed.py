@@ -583,16 +583,6 @@ class RepoFiles:
         except OSError as exc:
             raise NotCommitted(path, f"cannot be read ({exc.strerror})") from None
 
-    def start(self, path: str, length: int) -> bytes:
-        """The first `length` bytes of the file `path` names (`find`), never holding more."""
-        real = self.find(path)
-        if self.commit is not None and self.git is not None:
-            _, entry = self.git.lookup(self.commit, real)
-            assert entry is not None  # found just above
-            return self.git.blob_start(entry.oid, length)
-        with (self._real_root / real).open("rb") as file:
-            return file.read(length)
-
     def starts(self, paths: list[str], length: int) -> dict[str, bytes]:
         """The first `length` bytes of each file of `paths` that can be read (one `find`
         refuses, or that is gone, is left out). On a commit, the files no larger than

@@ -241,8 +241,8 @@ def _interpreter(files: RepoFiles, program: str) -> str:
     `#!/usr/bin/env python3`: `python3`), else the one its extension says; "" when neither
     says one, so that no example names the wrong one."""
     try:
-        first = files.start(program, 256).split(b"\n", 1)[0].decode("utf-8")
-    except (NotCommitted, OSError, UnicodeDecodeError):
+        first = files.starts([program], 256).get(program, b"").split(b"\n", 1)[0].decode()
+    except UnicodeDecodeError:
         first = ""
     if first.startswith("#!"):
         words = first[2:].split()
