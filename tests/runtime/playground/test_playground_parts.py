@@ -141,8 +141,17 @@ def test_a_seed_that_does_not_load_fails_each_run_naming_it(tmp_path: Path) -> N
             "no such table: refunds",
             "the statement at seed.sql:5",
         ),
+        (
+            "seed.sql",
+            "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT);\n"
+            "INSERT INTO t VALUES (1, 'a\u2028b\x0cc');\n"  # no line break to SQLite
+            "INSERT INTO t VALUES (2, 'x'); /* a note\nthat ends here */\n"
+            "INSERT INTO t VALUES (1, 'again');\n",
+            "UNIQUE constraint failed",
+            "the statement at seed.sql:5",
+        ),
     ],
-    ids=["a fixtures seed's row", "an SQL seed's statement"],
+    ids=["a fixtures seed's row", "an SQL seed's statement", "lines by line feed alone"],
 )
 def test_a_seed_that_does_not_load_in_a_run_names_its_part(
     tmp_path: Path, seed: str, text: str, why: str, where: str

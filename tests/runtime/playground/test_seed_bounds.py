@@ -54,6 +54,24 @@ def test_a_seed_that_never_ends_is_stopped_at_its_bound() -> None:
     assert connection.execute("SELECT 1").fetchone() == (1,)
 
 
+def test_the_search_for_a_failing_statement_is_held_to_the_seeds_bound_too() -> None:
+    """A seed that fails is loaded again statement by statement to name the failing one's
+    line: a statement of many lines, each a place it could end (a `;` in a string), is asked
+    whether it is whole at each, which grows with the square of its lines, so the search
+    stops at the seed's own bound and the error names no line."""
+    rows = "".join(f"({n}, 'a;'),\n" for n in range(2, 200_000))
+    text = f"CREATE TABLE t (id INTEGER PRIMARY KEY, v);\nINSERT INTO t VALUES\n{rows}(1, 'b');\n"
+    text = text.replace("VALUES\n", "VALUES\n(1, 'a;'),\n", 1)  # the id twice: it fails
+    connection = sqlite3.connect(":memory:")
+    try:
+        with pytest.raises(SeedError) as failed:
+            load_seed(connection, "seed.sql", text, seconds=2)
+    finally:
+        connection.close()
+    assert "UNIQUE constraint failed" in str(failed.value)
+    assert failed.value.where == ""
+
+
 def test_the_pragmas_a_dump_writes_still_load() -> None:
     """What `sqlite3 .dump` writes (foreign keys off, a transaction) is a seed as before."""
     connection = sqlite3.connect(":memory:")

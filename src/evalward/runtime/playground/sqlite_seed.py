@@ -62,31 +62,51 @@ def load_seed(
         raise  # loaded again statement by statement, it would take as long once more
     except SeedError as exc:
         if seed.endswith(".sql") and not exc.where:
-            line = _failing_line(seed, text, seconds)
+            line = _failing_line(seed, text, time.monotonic() + seconds)
             exc.where = f"the statement at {seed}:{line}" if line else ""
         raise
 
 
-def _failing_line(seed: str, text: str, seconds: float) -> int | None:
+def _failing_line(seed: str, text: str, deadline: float) -> int | None:
     """The line of the SQL seed's first statement that does not load, loaded again statement
-    by statement into a database of its own (a seed that fails once loads no longer than it
-    did)."""
+    by statement into a database of its own, all of them within the load's own `seconds`
+    (None once the deadline passes: the error then names no line). Lines are counted as
+    SQLite and editors count them, by line feed alone, and a statement is asked whether it
+    is whole only at a line that can end it (a `;`, or the `*/` closing a comment after
+    one): a statement of a million lines is not read again at every line."""
     connection = sqlite3.connect(":memory:")
     try:
         statement, start = "", 0
-        for number, line in enumerate(text.splitlines(keepends=True), start=1):
+        for number, line in enumerate(_lines(text), start=1):
             if not start and line.strip() and not line.lstrip().startswith("--"):
                 start = number
             statement += line
-            if start and sqlite3.complete_statement(statement):
+            if not start or (";" not in line and "*/" not in line):
+                continue
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            if sqlite3.complete_statement(statement):
                 try:
-                    _load(connection, seed, statement, seconds)
+                    _load(connection, seed, statement, left)
+                except SeedTimeout:
+                    return None
                 except SeedError:
                     return start
                 statement, start = "", 0
         return start or None  # an incomplete last statement
     finally:
         connection.close()
+
+
+def _lines(text: str) -> Iterator[str]:
+    """`text`'s lines with their line feeds, split at line feeds only (`str.splitlines` also
+    splits at a form feed or U+2028, which no editor counts as a line)."""
+    lines = text.split("\n")
+    for line in lines[:-1]:
+        yield line + "\n"
+    if lines[-1]:
+        yield lines[-1]
 
 
 def _load(connection: sqlite3.Connection, seed: str, text: str, seconds: float) -> None:
