@@ -204,6 +204,12 @@ EXTRA: list[Case] = [
         ("a.yaml:1:3: [0]: this YAML document is a list, holding an evalward resource",),
     ),
     Case(
+        "list-in-a-list-of-resources",
+        "types and fields",
+        {"a.yaml": "- - " + AGENT.replace("\n", "\n    ").rstrip() + "\n"},
+        ("a.yaml:1:3: [0]: this YAML document is a list, holding an evalward resource",),
+    ),
+    Case(
         "list-of-kinds",
         "types and fields",
         {"a.yaml": "- {kind: Agent, name: deploy-bot, replicas: 2}\n"},

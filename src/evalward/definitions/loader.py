@@ -554,7 +554,7 @@ class _Run:
             "resource (a mapping with apiVersion and kind) per document; write each item "
             "without its leading `- `, and put a line `---` between them"
         )
-        version = document.data[first].get("apiVersion")
+        version = _version_of(document.data[first])
         if not (isinstance(version, str) and version.startswith("evalward.dev/")):
             # taken for ours by its `kind` alone: it may be another tool's
             message += "; or, if the file is not evalward's, list it under `exclude`"
@@ -794,11 +794,18 @@ def _holds_ours(content: bytes) -> bool:
         return False
 
 
+def _version_of(data: object) -> object:
+    """The `apiVersion` of the first resource of ours that `data` is, or holds in lists."""
+    while isinstance(data, list):
+        data = next(item for item in data if _declares_ours(item))
+    return data.get("apiVersion") if isinstance(data, dict) else None
+
+
 def _declares_ours(data: object) -> bool:
     """Whether a document says it is evalward's: by its `apiVersion` or its `kind`; a list
-    does when one of its items does (`_refuse_list`)."""
+    does when one of its items does, a list in a list too (`_refuse_list`)."""
     if isinstance(data, list):
-        return any(isinstance(item, dict) and _declares_ours(item) for item in data)
+        return any(_declares_ours(item) for item in data)
     if not isinstance(data, dict):
         return False
     version, kind = data.get("apiVersion"), data.get("kind")
