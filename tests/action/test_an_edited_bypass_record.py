@@ -54,23 +54,31 @@ def _pushed(
     return run_action(repo.path, github, event, env=env, inputs=CHECKED, run_dir=where)
 
 
+@pytest.mark.parametrize(
+    "editor",
+    ["author", "github-actions"],
+    ids=["the author", "a person named as the workflow token's app is"],
+)
 def test_a_record_someone_else_edited_to_name_a_later_head_bypasses_nothing(
     repo: GitRepo,
     github: FakeGitHub,
     model: ScriptedModelServer,
     env: dict[str, str],
     tmp_path: Path,
+    editor: str,
 ) -> None:
+    """GraphQL names the workflow token's bot `github-actions`, as a person of that login
+    would be named; only its `__typename` tells them apart."""
     base, h1, h2, _ = _labeled_by_the_maintainer(repo, github, model, env)
     ((comment_id, comment),) = github.comments.items()
-    github.edit_comment(comment_id, comment["body"].replace(h1, h2), editor="author")
+    github.edit_comment(comment_id, comment["body"].replace(h1, h2), editor=editor)
 
     run = _pushed(repo, github, env, base, h2, tmp_path / "h2")
 
     assert run.returncode == 1, run.stdout + run.stderr
     assert run.outputs["result"] == "fail"
     assert (
-        "::warning::evalward's comment was last edited by author, not by evalward, so its "
+        f"::warning::evalward's comment was last edited by {editor}, not by evalward, so its "
         "bypass record is not read: a bypass of this head needs the label applied again"
     ) in run.stdout
     record = json.loads(run.outputs["audit"])
@@ -86,7 +94,8 @@ def test_control_a_record_evalward_edited_last_is_read_as_ever(
     tmp_path: Path,
 ) -> None:
     """The labeled head gated again (a re-run on `synchronize`'s payload of it, after
-    evalward rewrote its comment): the record evalward wrote covers it."""
+    evalward rewrote its comment): the record evalward wrote covers it, its edit read as its
+    own though GraphQL names its bot without the `[bot]` of its `viewer`."""
     base, h1, _, _ = _labeled_by_the_maintainer(repo, github, model, env)
     again = _pushed(repo, github, env, base, h1, tmp_path / "again")
     assert again.outputs["result"] == "bypassed", again.stdout

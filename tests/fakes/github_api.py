@@ -709,16 +709,18 @@ class FakeGitHub:
         return {k: v for k, v in comment.items() if k not in ("_issue", "_pull", "_editor")}
 
     def _node(self, node_id: str) -> dict[str, Any] | None:
-        """GraphQL's `node`: an issue comment by its node id, with its last editor."""
+        """GraphQL's `node`: an issue comment by its node id, with its last editor. GraphQL
+        names a bot by its app's slug, without the `[bot]` REST and `viewer` give it
+        (`github-actions` for the workflow token's edits)."""
         comment = next((c for c in self.comments.values() if c.get("node_id") == node_id), None)
         if comment is None:
             return None
         editor = comment.get("_editor")
-        actor = (
-            {"__typename": "Bot" if editor.endswith("[bot]") else "User", "login": editor}
-            if editor
-            else None
-        )
+        actor = None
+        if editor and editor.endswith("[bot]"):
+            actor = {"__typename": "Bot", "login": editor.removesuffix("[bot]")}
+        elif editor:
+            actor = {"__typename": "User", "login": editor}
         return {"__typename": "IssueComment", "id": node_id, "editor": actor}
 
 

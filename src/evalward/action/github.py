@@ -40,7 +40,9 @@ TITLE_BYTES = 255
 """GitHub's limit for an annotation's title, counted the same way; the check run's title is
 held to it too (a verdict's headline)."""
 VIEWER_QUERY = "query { viewer { login } }"
-EDITOR_QUERY = "query($id: ID!) { node(id: $id) { ... on IssueComment { editor { login } } } }"
+EDITOR_QUERY = (
+    "query($id: ID!) { node(id: $id) { ... on IssueComment { editor { __typename login } } } }"
+)
 
 
 def same_login(one: str, other: str) -> bool:
@@ -309,7 +311,10 @@ class GitHubClient:
     def last_editor(self, comment: Comment) -> str | None:
         """Who edited evalward's comment last (None: no one since it was written). Anyone
         with write access may edit any comment, and its author stays evalward's account:
-        only GraphQL's `editor` tells an edit of evalward's own from another's."""
+        only GraphQL's `editor` tells an edit of evalward's own from another's. GraphQL names
+        a bot there by its app's slug alone (`github-actions`), where `viewer` and REST name
+        it `github-actions[bot]`: a bot's login is given the suffix, which no person's login
+        can hold, so that the workflow token's own edit is read as its own."""
         if not comment.node_id:
             raise GitHubError("GitHub API: the comment's listing gave no node id to ask after")
 
@@ -320,7 +325,11 @@ class GitHubClient:
                 named = printable(repr(answer))[:500]
                 raise GitHubError(f"GitHub API: GraphQL `node` gave no comment: {named}")
             login = dig(node, "editor", "login")
-            return login if isinstance(login, str) and login else None
+            if not isinstance(login, str) or not login:
+                return None
+            if dig(node, "editor", "__typename") == "Bot" and not login.endswith("[bot]"):
+                return f"{login}[bot]"
+            return login
 
         return _call(f"ask who last edited comment {comment.id}", ask)
 
