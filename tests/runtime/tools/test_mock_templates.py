@@ -1,10 +1,16 @@
-"""A tool's mock output rendered over the call's arguments, in jinja2's sandbox."""
+"""A tool's mock output rendered over the call's arguments, in jinja2's sandbox, within its
+time and sizes: a template is a pull request's code run in evalward's own process."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from evalward.runtime.tools.tools import render_mock
+from evalward.runtime.tools import mock_templates
+from evalward.runtime.tools.mock_templates import render_mock
+from support.clirun import evalward, initialised
+from support.gitrepo import GitRepo
 
 pytestmark = pytest.mark.unit
 
@@ -30,3 +36,72 @@ def test_a_template_cannot_reach_past_the_sandbox() -> None:
     shown = render_mock(escape, {})
     assert shown.startswith("error: the mock output template failed:")
     assert "is unsafe" in shown
+
+
+@pytest.mark.parametrize(
+    ("template", "said"),
+    [
+        ("{{ 1 / 0 }}", "ZeroDivisionError: division by zero"),
+        ("{{ order_id | wordwrap(0) }}", "ValueError"),
+        ("{{ '%d' % order_id }}", "TypeError"),
+        ("{{ 'x' * 10 ** 10 }}", "`*` would make more than"),
+        ("{{ 'x' * 5000000 }}", "`*` would make more than"),
+        ("{{ [1] * 5000000 }}", "`*` would make more than"),
+        ("{{ 7 ** 99999999 }}", "`**` would make more than"),
+    ],
+)
+def test_a_template_that_raises_or_grows_past_a_reply_is_the_tools_error(
+    template: str, said: str
+) -> None:
+    shown = render_mock({"status": template}, {"order_id": "A-7"})["status"]
+    assert shown.startswith("error: the mock output template failed:"), shown
+    assert said in shown, shown
+    assert render_mock("{{ 'ab' * 3 }}{{ 2 ** 10 }}", {}) == "ababab1024"  # within bounds
+
+
+def test_a_template_that_would_loop_for_hours_is_stopped_at_its_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ten billion turns of a loop, no output between them: the clock is asked at every line
+    the template runs, so it stops at its time, with the other outputs of the call."""
+    monkeypatch.setattr(mock_templates, "RENDER_SECONDS", 0.2)
+    forever = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
+    shown = render_mock({"a": "{{ order_id }}", "b": forever}, {"order_id": "A-7"})
+    assert shown == {
+        "a": "A-7",
+        "b": "error: the mock output template did not render within 0.2 s",
+    }
+
+
+@pytest.mark.integration
+def test_a_head_whose_mock_template_raises_runs_to_its_verdict_without_a_traceback(
+    repo: GitRepo,
+) -> None:
+    """`evalward init`'s agent, its tool's mock divided by zero: validate passes it (it
+    parses), and the run's tool reply is the error, as the model would read it."""
+    initialised(repo)
+    agent = repo.path / "agents/assistant.yaml"
+    text = agent.read_text(encoding="utf-8")
+    assert text.count('"{{ order_id }}"') == 1
+    agent.write_text(text.replace('"{{ order_id }}"', '"{{ 1 / 0 }}"'), encoding="utf-8")
+    repo.commit("a mock that divides by zero")
+
+    ran = evalward(
+        "run",
+        ".",
+        "--mock-script",
+        "evals/mock-replies.yaml",
+        "--no-history",
+        "--no-cache",
+        "--output-dir",
+        str(repo.path / "out"),
+        cwd=repo.path,
+    )
+
+    assert "Traceback" not in ran.stdout + ran.stderr
+    assert ran.returncode == 0, ran.stderr
+    results = json.loads((repo.path / "out/results.json").read_text())
+    (run,) = [f for f in results["fixtures"] if f["fixture"] == "assistant-order-status"]
+    (result,) = [s for s in run["trace"]["steps"] if s["type"] == "tool_result"]
+    assert result["output"].startswith('{"order": "error: the mock output template failed: ')
+    assert "ZeroDivisionError: division by zero" in result["output"]

@@ -21,11 +21,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from evalward.errors import AgentRunError
 from evalward.providers.base import ToolCall, ToolSpec
@@ -42,26 +41,14 @@ from evalward.runtime.agents.process import (
     tail,
 )
 from evalward.runtime.tools.mcp_tools import McpTool, McpToolbox
+from evalward.runtime.tools.mock_templates import render_mock
 from evalward.text import tool_names
-
-if TYPE_CHECKING:
-    from jinja2.sandbox import SandboxedEnvironment
 
 MAX_OUTPUT_BYTES = 4 * 1024 * 1024
 """Most a command tool may print on stdout for one call: an MCP server's bound for one reply
 (runtime/tools/mcp_wire.py), a million tokens or so, already more than a model reads."""
 PIPE_HELD = 64 * 1024
 """Half of what evalward holds of a command tool's stdout or stderr that it has not read yet."""
-
-
-@functools.cache
-def _templates() -> SandboxedEnvironment:
-    """The sandbox mock outputs render in, made for the first templated one."""
-    # lazy: jinja2 costs about 10 ms of start-up, paid only by a run whose mocks template
-    import jinja2
-    from jinja2.sandbox import SandboxedEnvironment
-
-    return SandboxedEnvironment(undefined=jinja2.ChainableUndefined, autoescape=False)
 
 
 def _contains(actual: Any, expected: Any) -> bool:
@@ -267,25 +254,6 @@ def _flooded(tool: str) -> ToolResult:
             "not given to the model"
         ),
     )
-
-
-def render_mock(output: Any, arguments: Mapping[str, Any]) -> Any:
-    """Render every string of a mock output as a template over the call's arguments."""
-    if isinstance(output, str):
-        if "{{" not in output and "{%" not in output:
-            return output
-        # lazy: imported with the sandbox, by the first templated output
-        from jinja2 import TemplateError
-
-        try:
-            return _templates().from_string(output).render(**arguments)
-        except TemplateError as exc:
-            return f"error: the mock output template failed: {exc}"
-    if isinstance(output, dict):
-        return {k: render_mock(v, arguments) for k, v in output.items()}
-    if isinstance(output, list):
-        return [render_mock(v, arguments) for v in output]
-    return output
 
 
 def tool_text(output: Any) -> str:
