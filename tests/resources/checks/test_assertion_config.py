@@ -70,15 +70,19 @@ def test_invalid_assertions_are_located(tmp_path: Path, assertion: str, says: st
         ({"threshold": 2, "negate": True}, True),
         ({"threshold": -0.5, "metric": "euclidean"}, True),
         ({"threshold": 1}, False),
+        ({"threshold": 1, "negate": True}, True),
         ({"threshold": 0.2, "metric": "dot"}, False),
+        ({"threshold": 5, "metric": "dot"}, False),  # a dot product has no bounds
+        ({"threshold": -3, "metric": "dot", "negate": True}, False),
+        ({"threshold": -1, "negate": True}, False),  # passes an opposite text alone
         ({"threshold": 1.4, "metric": "euclidean"}, False),
     ],
 )
 def test_a_similarity_threshold_no_similarity_can_cross_is_refused(
     fields: dict[str, object], refused: bool
 ) -> None:
-    """`threshold: -2` passed every run (a cosine is at least -1), and `threshold: 2` with
-    `negate` did too."""
+    """`threshold: -2` passed every run (a cosine is at least -1), and `threshold: 1` with
+    `negate` did too; a dot product of vectors not of length 1 may be anything."""
     written = {"type": "similar", "value": "refunded", **fields}
     if not refused:
         TypeAdapter(Assertion).validate_python(written)

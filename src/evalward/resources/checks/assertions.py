@@ -275,19 +275,27 @@ class SimilarAssertion(AssertionBase):
     @model_validator(mode="after")
     def _a_threshold_that_decides(self) -> SimilarAssertion:
         """A threshold no similarity can fall on either side of passes every run (or, with
-        `negate`, every run again): a cosine is from -1 to 1, a distance never below 0."""
+        `negate`, every run again): a cosine is from -1 to 1, a distance never below 0. A
+        dot product has no bounds (an embedding model's vectors need not be of length 1)."""
         if self.metric is SimilarityMetric.euclidean:
             if self.threshold < 0:
                 raise ValueError(
                     f"`threshold` {self.threshold} is a distance below 0, which no two texts "
                     "are apart, so the check would decide nothing: give a distance of 0 or more"
                 )
-        elif not -1 < self.threshold <= 1:
-            raise ValueError(
-                f"`threshold` {self.threshold} is outside the {self.metric.value} similarity's "
-                "range, from -1 to 1, so the check would decide nothing: give a value above -1 "
-                "and at most 1 (0.75 by default)"
-            )
+        elif self.metric is SimilarityMetric.cosine:
+            if self.negate and self.threshold >= 1:
+                raise ValueError(
+                    f"`threshold` {self.threshold} with `negate` passes every run, for no "
+                    "cosine similarity is above 1, so the check would decide nothing: give a "
+                    "value below 1"
+                )
+            if not -1 <= self.threshold <= 1 or (self.threshold == -1 and not self.negate):
+                raise ValueError(
+                    f"`threshold` {self.threshold} is outside the cosine similarity's range, "
+                    "from -1 to 1, so the check would decide nothing: give a value above -1 "
+                    "and at most 1 (0.75 by default)"
+                )
         return self
 
     @property
