@@ -515,3 +515,48 @@ def test_a_file_an_agent_of_the_base_branch_reads_only_since_the_branch_point_is
     assert f"the base branch {done} the agent after this branch was made" in run.stdout
     assert UPDATE in run.stdout
     assert model.requests == []
+
+
+# --- a branch made before the base branch had evalward ---------------------------------------
+
+
+def test_a_branch_made_before_the_base_branch_gated_its_agents_is_told_to_update_itself(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """Main took up evalward (`roots: [agents, evals]`) after the branch was made, and the
+    branch added the same agent with a worse prompt. The commit the base side runs has none
+    of those folders: nothing gates, as before, but the base branch is whole, so the message
+    asks for the branch to be updated, not for the base branch to be mended or the gate
+    bypassed."""
+    start = repo.commit("before evalward", {"README.md": "the support bot\n"})
+    repo.branch("feature")
+    repo.checkout("main")
+    suite = {
+        "evalward.yaml": "roots: [agents, evals]\n",
+        "evals/support-bot.yaml": SUPPORT_EVAL,
+        "evals/fixtures/order-status.yaml": ORDER_FIXTURE,
+        "evals/fixtures/greeting.yaml": GREETING_FIXTURE,
+    }
+    tip = repo.commit(
+        "gate the support bot",
+        {**suite, "agents/support-bot.yaml": SUPPORT_BOT.format(prompt=BASE_PROMPT)},
+    )
+    repo.checkout("feature")
+    head = repo.commit(
+        "the support bot, sharper",
+        {**suite, "agents/support-bot.yaml": SUPPORT_BOT.format(prompt=HEAD_PROMPT)},
+    )
+    assert repo.git("merge-base", tip, head).strip() == start
+    script_model(model, head_greets_well=False)
+
+    run = gate(repo, github, tip, head, env)
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    said = comment(github)
+    assert f"the commit this branch was made from ({start[:12]})" in said
+    assert "root 'agents' is not a folder of the repository" in said
+    assert UPDATE in said
+    assert "fix them on the base branch first" not in said
+    assert "force-eval-bypass" not in said
+    assert run.outputs.get("result") not in ("pass", "skipped")
+    assert model.requests == []

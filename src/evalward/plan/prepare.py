@@ -23,7 +23,13 @@ from evalward.errors import ResourceError
 from evalward.files.committed import RepoFiles
 from evalward.files.inside import watched_folders
 from evalward.git import FileChange, Git, folders_of
-from evalward.plan.changes import ChangeSet, agents_changed, changed_paths, detect_changes
+from evalward.plan.changes import (
+    UPDATE_THE_BRANCH,
+    ChangeSet,
+    agents_changed,
+    changed_paths,
+    detect_changes,
+)
 from evalward.plan.fingerprint import (
     FileIndex,
     agent_reads,
@@ -238,7 +244,7 @@ class _Bases:
             self.base, self.root, self.whole = loaded.resources, loaded.root, loaded.whole
         except ResourceError as exc:
             if self.from_base:
-                raise _unloadable(exc, merge_base, self.instead) from None
+                raise self._base_refusal(exc, merge_base, tip, head_commit, dirty) from None
             self.notes.append(
                 f"the base branch's resources do not load, so there is no baseline: "
                 f"{exc.problems[0].render()}"
@@ -254,6 +260,33 @@ class _Bases:
             self.gating = load_base(git, tip, self.head, differs, self.stack, config).resources
         except ResourceError as exc:
             raise _unloadable(exc, tip, self.instead) from None
+
+    def _base_refusal(
+        self, exc: ResourceError, merge_base: str, tip: str, head: str | None, dirty: set[str]
+    ) -> ResourceError:
+        """The merge base's definitions do not load, so nothing can gate. Where the base
+        branch has moved on and they load at its tip, the base branch is whole: this branch
+        was made before they did (before the repository had them, or before a mend), and the
+        base side runs its branch point, so updating the branch is the way on, not mending
+        the base branch or a bypass."""
+        if tip != merge_base:
+            differs = changed_paths(self.git.changed_files(tip, head)) | dirty
+            config = self.config or load_config(self.head_root)
+            try:
+                load_base(self.git, tip, self.head, differs, self.stack, config)
+            except ResourceError:
+                pass
+            else:
+                return ResourceError(
+                    exc.problems,
+                    source=f"the commit this branch was made from ({merge_base[:12]})",
+                    after=(
+                        "The base branch's definitions load as they are now, not as they were "
+                        "where this branch was made from it, which the gate's base side runs. "
+                        + UPDATE_THE_BRANCH,
+                    ),
+                )
+        return _unloadable(exc, merge_base, self.instead)
 
 
 def behind_tip(
