@@ -1045,6 +1045,32 @@ def test_control_an_honest_eval_the_pr_adds_that_does_not_fit_is_skipped_and_all
     assert "1 run(s) skipped by the budget" in comment(github)
 
 
+def test_an_eval_the_pr_adds_that_the_budget_leaves_unrun_is_not_said_to_meet_its_threshold(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """The budget holds the base's own runs alone: every run of the pull request's Eval is
+    skipped, which allow-incomplete allows. The gate passes, but an Eval that ran nothing
+    has met no threshold, and the reason says so by name."""
+    base, _ = make_pr(repo, github)
+    head = repo.commit("an Eval of our own", an_eval_of_its_own(3))
+    github.pulls[7].head_sha = head
+    script_model(model, head_greets_well=True)
+
+    run = gate(
+        repo, github, base, head, env, **{"max-model-calls": "8", "allow-incomplete": "true"}
+    )
+
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.outputs["result"] == "pass"
+    skipped = {(r["eval"], r["fixture"]) for r in run.results()["skippedRuns"]}
+    assert skipped == {("pr-eval", "pr-0"), ("pr-eval", "pr-1"), ("pr-eval", "pr-2")}
+    reason = run.results()["reason"]
+    assert reason.startswith(
+        "every affected Eval that ran meets its threshold; pr-eval ran nothing: the budget "
+        "skipped every run of it (allowed by allow-incomplete)"
+    ), reason
+
+
 def inflated_tool(prompt: str) -> str:
     """The support bot whose order lookup (the tool the greeting names) returns 400 KB."""
     big = json.dumps({"status": "shipped", "eta": "2026-11-25", "history": "x" * 400_000})

@@ -158,6 +158,9 @@ class Verdicts:
     """Failing on their own verdict: below the threshold, or blocked by sequential tests."""
     regressed: list[EvalComparison]
     """Passing their threshold, and blocked by `failOnRegression`."""
+    unrun: list[EvalComparison]
+    """The budget skipped every head run of them: no score to fail by, and their skipped
+    runs decide (incomplete, or an excused pass)."""
 
     @classmethod
     def of(
@@ -192,6 +195,7 @@ class Verdicts:
             down=[c for c in failed if c.head.provider_unavailable],
             below=[c for c in failed if not c.head.provider_unavailable],
             regressed=regressed,
+            unrun=unrun,
         )
 
     @property

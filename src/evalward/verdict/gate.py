@@ -13,6 +13,7 @@ from typing import Any
 from evalward.errors import EXIT_EXTERNAL, EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from evalward.resources.gate_policy import RegressionPolicy
 from evalward.text import jsontext
+from evalward.text.counts import first_few
 from evalward.verdict import blocked
 from evalward.verdict.blocked import Verdicts
 from evalward.verdict.compare import EvalComparison
@@ -334,7 +335,7 @@ def _decision(
     )
     undecided = evals.unscored or evals.inconclusive
     if not decision.failing_evals and not facts.blocking and not undecided:
-        return _passed(decision, evals.advisory, facts)
+        return _passed(decision, evals, facts)
     if bypass is not None:  # something fails or is unfinished, and a bypass honours it
         decision.result = GateResult.bypassed
         decision.bypass = bypass
@@ -442,15 +443,22 @@ def _unexcused_text(budget: SkippedGating) -> str:
     return "; ".join(said)
 
 
-def _passed(
-    decision: GateDecision, advisory: list[EvalComparison], facts: _RunFacts
-) -> GateDecision:
+def _passed(decision: GateDecision, evals: Verdicts, facts: _RunFacts) -> GateDecision:
+    """Nothing fails: what met its threshold, and what the budget left unrun (allowed by
+    allow-incomplete, or the gate would be incomplete), named apart from what ran."""
     budget = facts.budget
-    decision.reason = (
-        "every affected Eval that gates meets its threshold; " + _advisory(advisory)
-        if advisory
-        else "every affected Eval meets its threshold"
+    which = " and ".join(
+        word for word, named in (("gates", evals.advisory), ("ran", evals.unrun)) if named
     )
+    decision.reason = f"every affected Eval{' that ' + which if which else ''} meets its threshold"
+    if evals.unrun:
+        names = first_few([c.name for c in evals.unrun], 5)
+        decision.reason += (
+            f"; {names} ran nothing: the budget skipped every run of "
+            f"{'it' if len(evals.unrun) == 1 else 'them'} (allowed by allow-incomplete)"
+        )
+    if evals.advisory:
+        decision.reason += "; " + _advisory(evals.advisory)
     if budget.runs:  # under allow-incomplete, all of them of the Evals `over` names
         decision.uncovered = (
             f"{budget.runs} runs of fixtures the base branch gates with were not run: the "
