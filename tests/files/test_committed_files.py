@@ -65,6 +65,7 @@ def test_a_commit_is_read_from_git_objects_only(repo: GitRepo, planted: str) -> 
         "prompts/out.md": "leads out of the repository",
         "../outside": "leads out of the repository",
         "vendor/lib": "is a submodule",
+        "vendor/lib/README.md": "is inside the submodule 'vendor/lib'",
         "prompts": "is a folder",
     }
     for path, reason in refused.items():

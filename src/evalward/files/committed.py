@@ -95,6 +95,19 @@ def _is_link(path: Path) -> bool:
         return False
 
 
+def _submodule_above(git: Git, commit: str, path: str) -> str | None:
+    """The submodule of `commit` that `path` would be inside (None: none): its files are
+    another repository's, which is why the commit has nothing at `path`."""
+    parts = path.split("/")
+    for end in range(1, len(parts)):
+        entry = git.entry(commit, "/".join(parts[:end]))
+        if entry is None:
+            return None
+        if entry.is_submodule:
+            return "/".join(parts[:end])
+    return None
+
+
 def _in_submodule(submodule: str) -> str:
     return (
         f"is inside the submodule '{printable(submodule)}', another repository whose files no "
@@ -367,6 +380,9 @@ class RepoFiles:
                 path, "leads out of the repository (a symbolic link, or links that loop)"
             )
         if entry is None:
+            submodule = _submodule_above(git, commit, real)
+            if submodule is not None:
+                raise NotCommitted(path, _in_submodule(submodule))
             raise NotCommitted(
                 path,
                 f"is not a file of {self.describe()} (untracked, git-ignored or written "
