@@ -230,6 +230,39 @@ def test_an_evalward_yaml_of_the_pr_does_not_choose_what_gates(
     assert_fails_below_threshold(gate(repo, github, base, head, env), github)
 
 
+def test_resources_moved_out_of_the_base_branch_s_roots_are_told_whose_roots_those_are(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """The base branch reads `roots: [agents, evals]`; the pull request moves its Evals to
+    `suite/` and names that root in its own `evalward.yaml`, which the gate does not read.
+    The job stops before any run (exit 2), as ever; the message says the `evalward.yaml` it
+    quotes is the base branch's, so that the author does not edit their own file again."""
+    repo.commit("roots", {"evalward.yaml": "roots: [agents, evals]\n"})
+    base, _ = make_pr(repo, github)
+    moved = {
+        "evals/support-bot.yaml": SUPPORT_EVAL,
+        "evals/fixtures/order-status.yaml": ORDER_FIXTURE,
+        "evals/fixtures/greeting.yaml": GREETING_FIXTURE,
+    }
+    repo.remove("-r", "evals")
+    head = repo.commit(
+        "the evals in suite/",
+        {"evalward.yaml": "roots: [agents, suite]\n"}
+        | {path.replace("evals/", "suite/", 1): text for path, text in moved.items()},
+    )
+    github.pulls[7].head_sha = head
+
+    run = gate(repo, github, base, head, env)
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    body = comment(github)
+    assert "evalward.yaml:1:17: roots\\[1\\]: root 'evals' is not a folder of the" in body
+    assert (
+        f"evalward.yaml above is the base branch's (at {base[:12]}), read in place of this change's"
+    ) in body
+    assert not model.requests
+
+
 def trivial_critical_fixtures(prefix: str, count: int) -> dict[str, str]:
     """`count` critical fixtures of the support bot that any greeting passes (`contains: H`),
     named `<prefix>-<n>`: what a pull request adds to lift a failing score."""

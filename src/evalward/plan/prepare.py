@@ -82,9 +82,12 @@ def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
         # Where resources live, what is skipped and the Evals' defaults decide what gates:
         # the pull request's own `evalward.yaml` must not choose them.
         config = config_at(git, tip) if tip is not None and from_base else None
-        head = load_resources(
-            head_root, config=config, door=_head_files(git, revisions.head, head_root)
-        )
+        try:
+            head = load_resources(
+                head_root, config=config, door=_head_files(git, revisions.head, head_root)
+            )
+        except ResourceError as exc:
+            raise _with_whose_config(exc, config, tip) from None
         if setup.started is not None:
             setup.started()
         index = FileIndex(head_root)  # one reading of the head's tree: changes and cache keys
@@ -426,6 +429,23 @@ def _head_files(git: Git, head: str | None, root: Path) -> RepoFiles:
 def config_at(git: Git, commit: str) -> RepoConfig:
     """The `evalward.yaml` of a commit (defaults when it has none)."""
     return parse_config(RepoFiles.at_commit(git, commit).contents([CONFIG_FILE]).get(CONFIG_FILE))
+
+
+def _with_whose_config(
+    exc: ResourceError, config: RepoConfig | None, tip: str | None
+) -> ResourceError:
+    """`exc`, where a problem is at `evalward.yaml` that is the base branch's (`config`,
+    read in place of the pull request's), with a line that says so: its roots are where the
+    pull request's resources are looked for, and an edit of the pull request's own file
+    changes nothing until it is merged."""
+    if config is None or tip is None or not any(p.file == CONFIG_FILE for p in exc.problems):
+        return exc
+    said = (
+        f"evalward.yaml above is the base branch's (at {tip[:12]}), read in place of this "
+        "change's: where resources live decides what gates. Keep them where its roots look, "
+        "or change the roots on the base branch first."
+    )
+    return ResourceError(exc.problems, source=exc.source, after=(*exc.after, said))
 
 
 BASE_FIRST = (
