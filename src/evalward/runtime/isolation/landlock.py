@@ -62,9 +62,9 @@ def statement() -> str:
     if not abi or confinement() is None:
         why = "no Landlock (ABI 2 or later) in this kernel" if not abi else "no Landlock domain"
         return (
-            f"evalward: {why}: programs of one side's agent user can trace each other (a "
-            "playground service's memory among them) where the machine's Yama does not "
-            "forbid it"
+            f"evalward: {why}: programs of one side's agent user can read each other's "
+            "environment and command line (a playground service's among them), and trace "
+            "each other where the machine's Yama does not forbid it"
         )
     signals = " or signal" if abi >= 6 else ""
     return (

@@ -108,7 +108,11 @@ class ServiceRun(PlaygroundPart[ServicePart]):
         self.data: Path | None = None
         """The service's own folder (`{data}`): not in the run's folder, whose path the agent
         is told, but beside it under a name no agent user can list or guess, so that the
-        agent, the same user, cannot write there what the service then reports."""
+        agent, the same user, cannot write there what the service then reports. The name is
+        in the service's environment and, where its command line passes it on (a child
+        started with it), in that command line: each program's Landlock domain keeps the
+        agent from reading the first; the second is every user's to read (docs/playgrounds.md
+        warns of `{data}` on the command line); without Landlock, both are the agent's."""
 
     def lay_out(self, live: LivePlayground) -> dict[str, str]:
         self.data = Path(tempfile.mkdtemp(prefix="evalward-service-data-", dir=live.folder.parent))
