@@ -68,3 +68,57 @@ def test_a_path_that_is_not_a_folder_is_refused(
         said
         == f"{file}: not a directory; give a folder of the repository (default: the current one)"
     )
+
+
+ADVISORY = """\
+apiVersion: evalward.dev/v1
+kind: EvalFixture
+metadata: { name: answers-quickly, labels: { suite: speed } }
+spec:
+  targetAgent: assistant
+  input: { type: prompt, payload: { prompt: "Where is my order 12345?" } }
+  assertions:
+    - { type: latency }
+---
+apiVersion: evalward.dev/v1
+kind: Eval
+metadata: { name: speed-eval }
+spec:
+  targetAgent: assistant
+  fixtureSelector: { matchLabels: { suite: speed } }
+"""
+"""An Eval whose one assertion only reports (a `latency` without `maxMs`): advisory."""
+
+
+def test_an_advisory_eval_is_reported_and_given_no_phase_beside_one_that_passed(
+    started: GitRepo,
+) -> None:
+    """Seed 003's phases are Passed and Failed once a run is over; an advisory Eval neither
+    passes nor fails, so no status records it (it stays Pending), and the run's reports and
+    the other Eval's status are written as ever."""
+    (started.path / "evals" / "speed.yaml").write_text(ADVISORY, encoding="utf-8")
+    started.commit("an Eval that only reports")
+    host = quiet_host(started.path)
+    mock = str(started.path / "evals" / "mock-replies.yaml")
+    out = started.path / "out"
+    ran = in_process(
+        run.main,
+        "run",
+        str(started.path),
+        "--mock-script",
+        mock,
+        "--output-dir",
+        str(out),
+        host=host,
+    )
+    assert ran[0] == 0, ran[1]
+    results = json.loads((out / "results.json").read_text())
+    assert {(e["eval"], e["advisory"]) for e in results["evals"]} == {
+        ("assistant-eval", False),
+        ("speed-eval", True),
+    }
+
+    code, said = in_process(status.main, "status", str(started.path), "--json", host=host)
+    assert code == 0
+    phases = {entry["name"]: entry["phase"] for entry in json.loads(said)["evals"]}
+    assert phases == {"assistant-eval": "Passed", "speed-eval": "Pending"}

@@ -67,7 +67,8 @@ class Evaluation:
 
     def unfinished_evals(self) -> dict[str, str]:
         """Evals this run has no whole head-side result for, and why: runs the budget left
-        out, every run's provider down, a judge that cannot decide, or it could not run.
+        out, every run's provider down, a judge that cannot decide, it could not run, or it
+        is advisory (every assertion only reports: no verdict, so no `phase` of seed 003's).
         Their score says nothing about the agent as it is, so no Eval status records it."""
         why = dict(self.plan.not_run)
         for run in self.skipped:
@@ -80,6 +81,9 @@ class Evaluation:
                 why.setdefault(result.eval, "every run's model provider was unavailable")
             if result.side == "head" and result.inconclusive_reason and not result.passed:
                 why.setdefault(result.eval, result.inconclusive_reason)
+            if result.side == "head" and result.advisory:
+                reason = result.advisory_reason or "every assertion only reports"
+                why.setdefault(result.eval, f"it is advisory, with no verdict: {reason}")
         return why
 
     def decision(
