@@ -327,13 +327,14 @@ async def run_all(job: Job, request: RunRequest) -> int:
     verdict = decide(outcome)
     evaluation = verdict.evaluation
     head_sha = job.site.context.sha
+    report = branch_report(job.site, verdict, route)
+    report.since_scheduled = status.since_scheduled(evaluation)
+    write_everything(job, verdict, report)
+    # after the files: what the run found is written whatever recording its status meets
     if outcome.failure is not None:
         status.close(job.console, "the run stopped with an error")
     else:
         status.finish(job.console, evaluation, cancelled=outcome.cancelled)
-    report = branch_report(job.site, verdict, route)
-    report.since_scheduled = status.since_scheduled(evaluation)
-    write_everything(job, verdict, report)
     whole = not outcome.cancelled and outcome.failure is None
     if job.site.context.event_name in ("push", "schedule") and whole:
         record_scores(job, evaluation)

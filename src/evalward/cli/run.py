@@ -337,8 +337,6 @@ def _report(
     keep = not (args.no_history or decision.interrupted or outcome.failure)
     commit = evaluation.head_commit  # as the run found it: its results are of that tree
     deltas = history.record(root, measured, commit=commit) if keep and not kept.why else []
-    if keep and not (args.fixture or args.reps):  # a narrowed run is no status
-        record_local(root, evaluation, started, commit, sys.stderr)
     estimate = evaluation.estimate
     own = outcome.spent
     spent = spending_json(estimate, own.spent()) if estimate and own else None
@@ -360,6 +358,9 @@ def _report(
         run=outcome.run_info(**where),
         trends=earlier,
     )
+    # after the files: what the run found is written whatever recording its status meets
+    if keep and not (args.fixture or args.reps):  # a narrowed run is no status
+        record_local(root, evaluation, started, commit, sys.stderr)
     line = outcome.spending()
     if line is not None:
         print(f"evalward: {line}", file=sys.stderr)
