@@ -67,5 +67,9 @@ def test_problems_that_escape_to_more_than_the_limit_still_replace_the_comment(
     assert "do not load" in body
     assert "unknown assertion type" in body, "the first problems are shown"
     assert "60 problems" in body and "the job's log lists every one" in body, body[-600:]
+    shown = [line for line in body.splitlines() if line.startswith("- ") and "unknown" in line]
+    assert f"60 problems; the first {len(shown)}:" in body
+    # every one not shown is counted: those past the room, and those past the first 50
+    assert f"- … and {60 - len(shown)} more, cut to fit GitHub's size limit" in body
     assert run.summary.count("unknown assertion type") > 50, "the job summary lists the first 50"
     assert (run.stdout + run.stderr).count("unknown assertion type") >= 60, "the log, all"

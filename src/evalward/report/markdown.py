@@ -36,6 +36,7 @@ from evalward.report.story import Blocking, Reason
 from evalward.report.view import REASONS_BUDGET, LineBudget, build_view
 from evalward.rundata.spool import TraceSource
 from evalward.text import escaping, utf8
+from evalward.text.counts import counted
 from evalward.text.numbers import delta_text, threshold_text
 from evalward.verdict.compare import Change, EvalComparison
 from evalward.verdict.gate import BypassRecord, GateDecision, GateResult
@@ -469,11 +470,11 @@ def render_unloadable(
         if room < 0:
             break
         shown.append(line)
-    cut = len(problems[:UNLOADABLE_SHOWN]) - len(shown)
-    first = (
-        f"{len(problems)} problems; the first {len(shown)}:" if len(shown) < len(problems) else ""
-    )
+    cut = len(problems) - len(shown)  # past the first UNLOADABLE_SHOWN, or past the room
+    for_room = len(shown) < min(len(problems), UNLOADABLE_SHOWN)
+    first = f"{counted(len(problems), 'problem')}; the first {len(shown)}:" if cut else ""
     said = "the job's log lists every one (`evalward validate` does too)"
+    why_cut = ", cut to fit GitHub's size limit" if for_room else ""
     lines = [
         marker,
         heading,
@@ -481,7 +482,7 @@ def render_unloadable(
         "Nothing ran, and the gate fails until they load. " + first,
         "",
         *shown,
-        *([f"- … and {cut:,} more, cut to fit GitHub's size limit: {said}."] if cut else []),
+        *([f"- … and {cut:,} more{why_cut}: {said}."] if cut else []),
         *(["", *way] if way else []),
         *foot,
     ]
