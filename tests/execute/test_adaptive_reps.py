@@ -161,22 +161,29 @@ def test_fail_on_regression_lives_in_the_eval_and_a_pull_request_cannot_lower_it
     assert "significant regression" in done.stdout
 
 
+@pytest.mark.parametrize("threshold", [0, 0.5], ids=["no threshold", "a threshold it fails"])
 def test_a_drop_spread_thin_over_fixtures_is_shown_with_its_numbers_and_does_not_block(
-    repo: GitRepo, model: ScriptedModelServer, tmp_path: Path
+    repo: GitRepo, model: ScriptedModelServer, tmp_path: Path, threshold: float
 ) -> None:
     """Pooled over the Eval, six failed reps of nine look significant (p = 1/64); no fixture's
-    drop is (2 of 3, p = 0.25): `significant` is per fixture, and the pooled test is shown."""
+    drop is (2 of 3, p = 0.25): `significant` is per fixture, and the pooled test is shown.
+    Below a threshold of 0.5 the Eval is blocked by it, and the pooled test's line says no
+    regression blocks, not that nothing does."""
     names = ["f0", "f1", "f2"]
-    change(repo, FIXED % ("significant", 3), names)
+    eval_yaml = (FIXED % ("significant", 3)).replace(
+        "passThreshold: 0,", f"passThreshold: {threshold},"
+    )
+    change(repo, eval_yaml, names)
     scripted(model, "v1", {name: [True] * 3 for name in names})
     scripted(model, "v2", {name: [False, False, True] for name in names})
 
     done = run(repo, model, tmp_path / "out")
 
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.returncode == (1 if threshold else 0), done.stdout + done.stderr
     comment = (tmp_path / "out" / "comment.md").read_text()
     assert "McNemar's exact test over paired reps, 6 worse / 0 better, p = 0.016" in comment
-    assert "Why it is blocked" not in comment
+    assert "no fixture's own drop is significant, so no regression blocks" in comment
+    assert ("Why it is blocked" in comment) == bool(threshold)
 
 
 def test_the_plan_gives_the_range_and_a_call_budget_stops_the_rounds(
