@@ -40,6 +40,14 @@ def test_an_eval_below_its_threshold_names_it_and_its_failing_fixtures() -> None
     assert eval_evidence(below) == ""  # its fixtures' counts say it all
 
 
+def test_without_a_base_the_failing_fixtures_give_the_head_s_numbers_alone() -> None:
+    """A run with no base (`evalward run` without `--base`): no "base 0/0" beside the head's."""
+    (alone,) = compare([evals(["a", "b", "c"], {"b"})[1]])
+    assert why([alone], [], RegressionPolicy.none) == [
+        "support: score 0.67 is below its threshold 1.00 — failing b (head 0/1)"
+    ]
+
+
 def test_a_score_just_below_its_threshold_is_never_written_at_it() -> None:
     close = _comparison({"b"}, score=0.849, pass_threshold=0.85)
     text = shortfall(close)

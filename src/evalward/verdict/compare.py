@@ -65,10 +65,12 @@ class FixtureComparison:
         return self.change is Change.regression and self.mcnemar().p_value < SIGNIFICANCE
 
     def numbers(self) -> str:
-        """ "base 5/5 → head 0/5": its passes over its reps on each side."""
-        base = sum(r.passed for r in self.base)
-        head = sum(r.passed for r in self.head)
-        return f"base {base}/{len(self.base)} → head {head}/{len(self.head)}"
+        """ "base 5/5 → head 0/5": its passes over its reps on each side ("head 0/5" alone
+        where no base ran it: a run with no base, or a fixture the change adds)."""
+        head = f"head {sum(r.passed for r in self.head)}/{len(self.head)}"
+        if not self.base:
+            return head
+        return f"base {sum(r.passed for r in self.base)}/{len(self.base)} → {head}"
 
 
 @dataclass
