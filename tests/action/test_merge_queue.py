@@ -130,6 +130,7 @@ def test_the_bypass_label_of_the_pull_request_the_group_ends_with_lets_it_throug
         "maintainer",
     )
     assert (record["pull_request"], record["head_sha"]) == (7, group)
+    assert record["base_ref"] == "main"  # by name, as a pull request's audit says it
     assert "::warning::evalward gate bypassed by maintainer" in run.stdout
     audit = (run.output_dir / "audit.jsonl").read_text().splitlines()
     assert json.loads(audit[-1])["head_sha"] == group

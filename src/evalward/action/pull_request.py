@@ -251,7 +251,7 @@ async def gate_group(job: Job, request: RunRequest) -> int:
     )
     report = group_report(job.site, verdict, route.pr, base_sha)
     write_everything(job, verdict, report)
-    audit(job.console, job.site, verdict, route.pr, head_sha, job.site.context.group_base_ref)
+    audit(job.console, job.site, verdict, route.pr, head_sha, job.site.context.group_branch)
     annotate(job.console, report)
     report_check(job, verdict, report, head_sha, into=job.site.context.group_base_ref)
     return conclude(job.console, verdict)
