@@ -34,7 +34,14 @@ from evalward.rundata.results import (
 from evalward.rundata.trace import StepType, Trace
 from evalward.text import escaping
 from evalward.verdict.compare import EvalComparison, compare
-from evalward.verdict.gate import Bypass, BypassRecord, GateDecision, GateResult, decide
+from evalward.verdict.gate import (
+    Bypass,
+    BypassRecord,
+    GateDecision,
+    GateResult,
+    decide,
+    stopped,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -354,6 +361,21 @@ def test_cancelled_decision_renders() -> None:
         decision=GateDecision(GateResult.incomplete, reason="cancelled after 3 of 8 runs"),
     )
     assert "## ⏹️ evalward: cancelled after 3 of 8 runs" in render_comment(ctx)
+
+
+def test_a_bypass_of_a_run_an_error_stopped_says_what_it_let_through() -> None:
+    """No Eval failed (the run stopped before any verdict): the bypass names the error it let
+    through, never an empty list of failing Evals."""
+    bypass = Bypass("force-eval-bypass", "alice", "2026-11-20T10:00:00", "write", "sha", "a" * 40)
+    error = "agents/bot.yaml: the runtime could not start"
+    ctx = ReportContext(
+        comparisons=[],
+        marker=MARKER,
+        decision=stopped(error, 3, bypass, None, done=1, planned=3),
+    )
+    body = render_comment(ctx)
+    assert "so this check passes although the run stopped: agents/bot.yaml" in body
+    assert "these Evals fail: ." not in body
 
 
 def test_a_rendering_far_past_the_limit_is_stopped_then_cut(tmp_path: Path) -> None:
