@@ -4,6 +4,7 @@ stale when too old, from another evalward version or for another agent."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 from pathlib import Path
 
 import pytest
@@ -59,6 +60,31 @@ def test_old_records_and_another_version_are_stale(tmp_path: Path) -> None:
     assert old.flaky == {} and old.stale == "the newest record is 20 days old"
     other = main_history(tmp_path, "e", agent="fp", version="2", now=NOW)
     assert other.flaky == {} and other.stale == "recorded by evalward 1, not 2"
+
+
+def test_a_stale_record_beside_a_fresh_one_is_not_counted(tmp_path: Path) -> None:
+    """The newest record decides whether the history is stale; an older one of the same agent
+    that is stale itself (its age, its version) adds no runs to the rate."""
+    record(tmp_path, {"flips": [True, True, True, True]}, days=200)
+    record(tmp_path, {"flips": [True, True, False, False]}, days=1)
+    assert main_history(tmp_path, "e", agent="fp", version="1", now=NOW).flaky == {"flips": 0.5}
+    path = tmp_path / "fixture-runs" / "e.json"
+    document = json.loads(path.read_text())
+    document["records"][0]["version"] = "0.0.1"
+    document["records"][0]["when"] = (NOW - dt.timedelta(days=2)).isoformat()
+    document["records"][0]["fixtures"] = {"flips": [4, 4]}
+    path.write_text(json.dumps(document))
+    assert main_history(tmp_path, "e", agent="fp", version="1", now=NOW).flaky == {"flips": 0.5}
+
+
+def test_a_record_whose_time_has_no_zone_is_stale_not_an_error(tmp_path: Path) -> None:
+    record(tmp_path, {"flips": [True, False, True, False]})
+    path = tmp_path / "fixture-runs" / "e.json"
+    document = json.loads(path.read_text())
+    document["records"][0]["when"] = "2026-11-20T10:00:00"
+    path.write_text(json.dumps(document))
+    found = main_history(tmp_path, "e", agent="fp", version="1", now=NOW)
+    assert found.flaky == {} and found.stale == "its record has no readable time"
 
 
 def test_too_few_runs_say_nothing_and_no_file_is_no_history(tmp_path: Path) -> None:

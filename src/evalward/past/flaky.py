@@ -97,13 +97,30 @@ def main_history(
     if newest.get("version") != version:
         return MainHistory(stale=f"recorded by evalward {newest.get('version')}, not {version}")
     moment = now or dt.datetime.now(dt.UTC)
-    try:
-        age = moment - dt.datetime.fromisoformat(str(newest.get("when")))
-    except ValueError:
+    age = _age(newest, moment)
+    if age is None:
         return MainHistory(stale="its record has no readable time")
     if age > dt.timedelta(days=MAX_AGE_DAYS):
         return MainHistory(stale=f"the newest record is {age.days} days old")
-    return MainHistory(flaky=_flaky(same))
+    # beside the newest, only records that are not stale themselves count
+    fresh = [
+        r
+        for r in same
+        if r.get("version") == version
+        and (when := _age(r, moment)) is not None
+        and when <= dt.timedelta(days=MAX_AGE_DAYS)
+    ]
+    return MainHistory(flaky=_flaky(fresh))
+
+
+def _age(record: dict[str, Any], moment: dt.datetime) -> dt.timedelta | None:
+    """How long before `moment` the record was made; None for a time that is not one with
+    its zone, as every record evalward writes has."""
+    try:
+        when = dt.datetime.fromisoformat(str(record.get("when")))
+    except ValueError:
+        return None
+    return moment - when if when.tzinfo is not None else None
 
 
 def _flaky(records: list[dict[str, Any]]) -> dict[str, float]:
