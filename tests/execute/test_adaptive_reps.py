@@ -186,6 +186,25 @@ def test_a_drop_spread_thin_over_fixtures_is_shown_with_its_numbers_and_does_not
     assert ("Why it is blocked" in comment) == bool(threshold)
 
 
+def test_an_eval_its_regression_blocks_reads_regressed_in_the_report_as_in_the_comment(
+    repo: GitRepo, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """Above its threshold of 0, with `failOnRegression: any`, one fixture that regressed
+    blocks the Eval: report.html said "pass" where the comment said "Regressed"."""
+    names = ["f0", "f1"]
+    change(repo, FIXED % ("any", 1), names)
+    scripted(model, "v1", {name: [True] for name in names})
+    scripted(model, "v2", {"f0": [True], "f1": [False]})
+
+    done = run(repo, model, tmp_path / "out")
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "❌ Regressed" in (tmp_path / "out" / "comment.md").read_text()
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert '<span class="verdict fail">regressed</span>' in page
+    assert '<span class="verdict pass">' not in page
+
+
 def test_the_plan_gives_the_range_and_a_call_budget_stops_the_rounds(
     repo: GitRepo, model: ScriptedModelServer, tmp_path: Path
 ) -> None:

@@ -144,6 +144,7 @@ def write_reports(
         summary=summary,
         run=run,
         attribution=evaluation.attribution,
+        failing=frozenset(decision.failing_evals),
     )
     html = html_chunks(page, trace_of=evaluation.trace_of, trends=shown.trends, redact=redact)
     _write_or_lose(output_dir / "report.html", html, redact, lose)

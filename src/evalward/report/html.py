@@ -117,6 +117,9 @@ class EvalRow:
     """Its fixtures that gate: `passing`, failing and `not_settled` add up to it."""
     errors: int
     passed: bool
+    regressed: bool
+    """It passed its own threshold, and its regressions block the gate: "regressed", never
+    "pass", as the comment's row says it."""
     bars: Markup
     outcomes: Markup
     trend: Markup
@@ -165,7 +168,9 @@ def _no_verdict(head: EvalResult) -> str:
     return "inconclusive" if head.inconclusive_reason else ""
 
 
-def _eval_rows(comparisons: list[EvalComparison], trends: Mapping[str, Trend]) -> list[EvalRow]:
+def _eval_rows(
+    comparisons: list[EvalComparison], trends: Mapping[str, Trend], failing: frozenset[str]
+) -> list[EvalRow]:
     rows = []
     for comparison in comparisons:
         head, base = comparison.head, comparison.base
@@ -185,6 +190,7 @@ def _eval_rows(comparisons: list[EvalComparison], trends: Mapping[str, Trend]) -
                 not_settled=counts.not_settled,
                 errors=head.errors,
                 passed=head.passed,
+                regressed=head.passed and comparison.name in failing,
                 bars=Markup(  # noqa: S704 - drawn and escaped by charts
                     charts.score_bars(
                         head=head.score,
@@ -289,6 +295,9 @@ class Page:
     """The commits, the workflow run's link, how long the run took and what it spent."""
     attribution: RunAttribution | None = None
     """Which hunks of the change caused its regressions, as the comment says it."""
+    failing: frozenset[str] = frozenset()
+    """The Evals the gate's decision names failing (`GateDecision.failing_evals`): one that
+    passed its own threshold among them was blocked by its regressions."""
 
 
 def html_chunks(
@@ -322,7 +331,7 @@ def html_chunks(
     )  # a page rendered alone; a run passes the summary its comment shows
     candidates = blocking(comparisons)
     card = [reason_of(c, private, trace_of) for c in candidates[:CARD_REASONS]]
-    rows = _eval_rows(comparisons, trends or {})
+    rows = _eval_rows(comparisons, trends or {}, page.failing)
     problems = [p for p in pairs if p.flags & PROBLEMS]
     meta = {
         "result": result,
