@@ -13,11 +13,13 @@ import json
 from datetime import datetime, timedelta
 
 from evalward.action.context import WorkflowContext
-from evalward.action.github import GitHubClient, LabelEvent, PullInfo
+from evalward.action.github import Comment, GitHubClient, LabelEvent, PullInfo
 from evalward.action.job import Console, Site
 from evalward.action.workflow import AUDIT_FILE, append_audit, command
 from evalward.errors import EXIT_OK
 from evalward.flows.session import Outcome, RunVerdict, decide
+from evalward.report.markdown import shown_head
+from evalward.text.escaping import printable
 from evalward.verdict.gate import Bypass, BypassRecord, LabelWeighed, audit_record, judge_bypass
 
 
@@ -28,13 +30,17 @@ def check_bypass(
     head_sha: str,
     previous: BypassRecord | None,
     needed: bool,
+    *,
+    shown: Comment | None = None,
 ) -> LabelWeighed:
     """The bypass (or its refusal) for this head, and the record the comment keeps of which
     head the label was applied on (`previous`: the record the earlier comment kept). The
     label is weighed only where the gate cannot pass on its own (`needed`: `needs_bypass`),
     and as it stands when the gate decides: a label taken off while the runs went on is no
     label, however the pull request read when the job started. This run's `labeled` payload
-    shows the head only when it is the event of the label that stands (`stale_payload`)."""
+    shows the head only when it is the event of the label that stands (`stale_payload`), and
+    covers it only when evalward's comment (`shown`, as it stands) showed that head's result
+    when the label was applied (`unseen_head`)."""
     label = site.settings.bypass_label
     if label not in pull.labels or label not in github.labels(pull.number):
         return LabelWeighed()
@@ -49,7 +55,9 @@ def check_bypass(
         and context.pr_number == pull.number
         and context.head_sha
     ):
-        unproven = stale_payload(context, applied)
+        unproven = stale_payload(context, applied) or unseen_head(
+            github, shown, context.head_sha, labeled_at
+        )
         if not unproven:
             base = context.event_base_ref or None
             record = BypassRecord(label, labeled_at, context.head_sha, base)
@@ -112,6 +120,40 @@ def stale_payload(context: WorkflowContext, applied: LabelEvent | None) -> str:
             f"it was made at {context.event_updated_at}, before the label that stands was "
             f"applied at {applied.created_at} (a re-run of an earlier run, or the label was "
             "removed and applied again since)"
+        )
+    return ""
+
+
+def unseen_head(
+    github: GitHubClient, shown: Comment | None, head: str, labeled_at: str | None
+) -> str:
+    """Why the label does not cover `head`, the head its `labeled` payload shows ("" when it
+    does). A label is applied on the result its author read in evalward's comment: where the
+    comment showed another head's (a push landed just before the label, and its run was
+    cancelled or had not reported), or showed this head's only after the label, or was last
+    edited by someone else (its foot may name any head), the payload's head is one its
+    author never saw fail. With no comment yet, the label came before any result: it covers
+    the head it was applied on, whatever it does."""
+    if shown is None:
+        return ""
+    reported = shown_head(shown.body)
+    if reported is not None and not head.startswith(reported):
+        return (
+            f"the label was applied while evalward's comment showed the result of head "
+            f"{reported}, not of this head {head[:12]}, pushed before the label: apply the "
+            "label again once this head's result is posted"
+        )
+    written, labeled = instant(shown.updated_at), instant(labeled_at)
+    if written is not None and labeled is not None and written > labeled + LABELED_SKEW:
+        return (
+            f"evalward's comment showed this head's result only at {shown.updated_at}, after "
+            f"the label was applied at {labeled_at}: apply the label again"
+        )
+    editor = github.last_editor(shown)
+    if editor is not None and not github.is_own(editor):
+        return (
+            f"evalward's comment, which the label was applied beside, was last edited by "
+            f"{printable(editor)}, not by evalward: apply the label again"
         )
     return ""
 

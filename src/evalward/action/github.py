@@ -90,6 +90,9 @@ class Comment:
     body: str
     node_id: str = ""
     """Its GraphQL id: who edited it last is asked there alone (`last_editor`)."""
+    updated_at: str = ""
+    """When it was last written (ISO 8601, GitHub's `updated_at`): what a label applied
+    before then was applied beside (`bypass.unseen_head`)."""
 
 
 @dataclass(frozen=True)
@@ -303,7 +306,8 @@ class GitHubClient:
                 # request per comment on the pull request
                 author = str(comment.user.login or "") if comment.user else ""
                 if same_login(author, login) and comment.body and comment.body.startswith(marker):
-                    return Comment(comment.id, comment.body, str(comment.node_id or ""))
+                    updated = comment.updated_at.isoformat() if comment.updated_at else ""
+                    return Comment(comment.id, comment.body, str(comment.node_id or ""), updated)
             return None
 
         return _call(f"read the comments of pull request #{number}", find)

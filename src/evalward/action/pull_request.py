@@ -152,7 +152,7 @@ async def gate(job: Job, request: RunRequest) -> int:
         job.console,
         request,
         outcome,
-        lambda: _weigh(job, github, pull, head_sha, previous, needed),
+        lambda: _weigh(job, github, pull, head_sha, previous, needed, shown=existing),
     )
     report = gate_report(job.site, verdict, pull, head_sha)
     body = write_everything(job, verdict, report)
@@ -342,11 +342,13 @@ def _weigh(
     head_sha: str,
     previous: BypassRecord | None,
     needed: bool,
+    *,
+    shown: Comment | None = None,
 ) -> LabelWeighed:
     """The bypass label as it stands now (`check_bypass`); GitHub failing to say costs a
     warning and the bypass, never the decision."""
     try:
-        return check_bypass(job.site, github, pull, head_sha, previous, needed)
+        return check_bypass(job.site, github, pull, head_sha, previous, needed, shown=shown)
     except GitHubError as exc:
         job.console.log(
             command("warning", f"{exc} The bypass label could not be checked: no bypass.")

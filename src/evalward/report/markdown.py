@@ -431,6 +431,17 @@ def _closers(text: str) -> str:
     return (f"\n{fence}" if fence else "") + "\n\n</details>" * depth
 
 
+SHOWN_HEAD = re.compile(r" · head `([0-9a-f]{12})`")
+"""How the foot of every comment evalward writes names the head it reports."""
+
+
+def shown_head(body: str) -> str | None:
+    """The head (its first 12 hex digits) evalward's comment `body` reports, as its foot
+    names it; None where it names none (a repository's own template may leave it out)."""
+    found = SHOWN_HEAD.findall(body)
+    return found[-1] if found else None
+
+
 def render_unloadable(
     marker: str,
     problems: list[str],
