@@ -76,6 +76,8 @@ def test_a_call_budget_runs_the_most_severe_fixture_and_the_gate_is_incomplete(
     assert [f["fixture"] for f in results(tmp_path / "over")["fixtures"]] == ["zzz-top"]
     assert [r["fixture"] for r in results(tmp_path / "over")["skippedRuns"]] == ["aaa-low"]
     assert "skipped by the budget" in over.stdout
+    # the Eval's row is of what ran, and says so: no "✅ Pass" under an incomplete gate
+    assert "⏹️ Pass on what ran (1 skipped)" in over.stdout and "✅ Pass" not in over.stdout
     assert len(model.requests) == 1
     # what the plan was estimated to need and what the run spent, side by side
     line = next(x for x in over.stderr.splitlines() if x.startswith("evalward: estimated"))

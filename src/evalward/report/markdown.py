@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -34,6 +35,7 @@ from evalward.report.pairwise_text import pairwise_lines
 from evalward.report.reps import axes_text, has_run_numbers, percent, reps_text
 from evalward.report.story import Blocking, Reason
 from evalward.report.view import REASONS_BUDGET, LineBudget, build_view
+from evalward.rundata.sides import Side
 from evalward.rundata.spool import TraceSource
 from evalward.text import escaping, utf8
 from evalward.text.counts import counted
@@ -93,6 +95,8 @@ class ReportContext:
     gate_config: str = "base"
     cache_hits: int = 0
     skipped_runs: int = 0
+    skipped_evals: dict[str, int] = field(default_factory=dict)
+    """By Eval, the head runs the budget skipped: its row's result is of what ran alone."""
     ran: RunReason | None = None
     """What ran and why, for a run with no base (schedule, dispatch, push): said instead of
     the changed agents, which would all be "new"."""
@@ -190,6 +194,7 @@ def report_context(
         gate_config=workflow.gate_config,
         cache_hits=evaluation.cache_hits,
         skipped_runs=len(evaluation.skipped),
+        skipped_evals=dict(Counter(r.eval for r in evaluation.skipped if r.side is Side.head)),
         summary=run_summary(evaluation, decision),
         run=run,
         trace_of=evaluation.trace_of,

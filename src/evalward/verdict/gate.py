@@ -13,7 +13,7 @@ from typing import Any
 from evalward.errors import EXIT_EXTERNAL, EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from evalward.resources.gate_policy import RegressionPolicy
 from evalward.text import jsontext
-from evalward.text.counts import first_few
+from evalward.text.counts import counted, first_few
 from evalward.verdict import blocked
 from evalward.verdict.blocked import Verdicts
 from evalward.verdict.compare import EvalComparison
@@ -411,7 +411,7 @@ def _skipped_text(facts: _RunFacts) -> str:
         return ""
     if facts.allow_incomplete:  # only the base's gating fixtures' runs count then
         return _unexcused_text(facts.budget)
-    said = f"{blocking} runs were skipped by the budget"
+    said = f"{counted(blocking, 'run')} {'was' if blocking == 1 else 'were'} skipped by the budget"
     if facts.budget.over:
         said += (
             f" ({facts.budget.over_runs} of fixtures the base branch gates with: the budget "
@@ -467,7 +467,7 @@ def _passed(decision: GateDecision, evals: Verdicts, facts: _RunFacts) -> GateDe
         )
         decision.reason += f" without them: {decision.uncovered}"
     if facts.skipped_runs > budget.runs:
-        decision.reason += f" ({facts.skipped_runs} runs skipped by the budget, allowed)"
+        decision.reason += f" ({counted(facts.skipped_runs, 'run')} skipped by the budget, allowed)"
     if facts.undefined:
         decision.result = GateResult.skipped
         decision.reason = f"{facts.undefined}; {decision.reason} (they gate once merged)"
