@@ -1055,53 +1055,50 @@ def test_an_eval_the_pr_adds_cannot_push_the_bases_fixtures_out_of_the_budget(
     assert "skipped by the budget, allowed" not in body
 
 
+@pytest.mark.parametrize(
+    ("calls", "expected"),
+    [
+        ("12", (["pr-2"], "every affected Eval meets its threshold (1 run skipped by the")),
+        (
+            "8",
+            (
+                ["pr-0", "pr-1", "pr-2"],
+                "every affected Eval that ran meets its threshold; pr-eval ran nothing: the "
+                "budget skipped every run of it (allowed by allow-incomplete)",
+            ),
+        ),
+    ],
+    ids=["a fixture of it", "all of it"],
+)
 def test_control_an_honest_eval_the_pr_adds_that_does_not_fit_is_skipped_and_allowed(
-    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    calls: str,
+    expected: tuple[list[str], str],
 ) -> None:
-    """The same added Eval on a head that greets well: the base's fixtures all run, the
-    fixture of the pull request's own that does not fit is skipped, and allow-incomplete
-    allows it."""
+    """The same added Eval on a head that greets well: the base's fixtures all run, what of
+    the pull request's own does not fit is skipped, and allow-incomplete allows it. Where the
+    budget holds the base's own runs alone, the pull request's Eval ran nothing and has met
+    no threshold: the reason names it."""
     base, _ = make_pr(repo, github)
     head = repo.commit("an Eval of our own", an_eval_of_its_own(3))
     github.pulls[7].head_sha = head
     script_model(model, head_greets_well=True)
 
     run = gate(
-        repo, github, base, head, env, **{"max-model-calls": "12", "allow-incomplete": "true"}
+        repo, github, base, head, env, **{"max-model-calls": calls, "allow-incomplete": "true"}
     )
 
     assert run.returncode == 0, run.stdout + run.stderr
     assert run.outputs["result"] == "pass"
+    skipped, said = expected
     assert [(r["eval"], r["fixture"]) for r in run.results()["skippedRuns"]] == [
-        ("pr-eval", "pr-2")
+        ("pr-eval", fixture) for fixture in skipped
     ]
-    assert "1 run(s) skipped by the budget" in comment(github)
-
-
-def test_an_eval_the_pr_adds_that_the_budget_leaves_unrun_is_not_said_to_meet_its_threshold(
-    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
-) -> None:
-    """The budget holds the base's own runs alone: every run of the pull request's Eval is
-    skipped, which allow-incomplete allows. The gate passes, but an Eval that ran nothing
-    has met no threshold, and the reason says so by name."""
-    base, _ = make_pr(repo, github)
-    head = repo.commit("an Eval of our own", an_eval_of_its_own(3))
-    github.pulls[7].head_sha = head
-    script_model(model, head_greets_well=True)
-
-    run = gate(
-        repo, github, base, head, env, **{"max-model-calls": "8", "allow-incomplete": "true"}
-    )
-
-    assert run.returncode == 0, run.stdout + run.stderr
-    assert run.outputs["result"] == "pass"
-    skipped = {(r["eval"], r["fixture"]) for r in run.results()["skippedRuns"]}
-    assert skipped == {("pr-eval", "pr-0"), ("pr-eval", "pr-1"), ("pr-eval", "pr-2")}
-    reason = run.results()["reason"]
-    assert reason.startswith(
-        "every affected Eval that ran meets its threshold; pr-eval ran nothing: the budget "
-        "skipped every run of it (allowed by allow-incomplete)"
-    ), reason
+    assert f"{len(skipped)} run(s) skipped by the budget" in comment(github)
+    assert run.results()["reason"].startswith(said), run.results()["reason"]
 
 
 def inflated_tool(prompt: str) -> str:
