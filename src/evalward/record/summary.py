@@ -24,7 +24,7 @@ from evalward.record.decided import decided_by, eval_evidence, pairwise_text, re
 from evalward.resources.common import DEFAULT_SEVERITY_WEIGHTS, Severity
 from evalward.rundata.results import EvalResult, FixtureOutcome, FixtureResult, Status
 from evalward.rundata.sequential_record import SequentialRecord
-from evalward.text.counts import counted, first_few
+from evalward.text.counts import counted
 from evalward.text.numbers import score_text, threshold_text
 from evalward.text.ordering import NaturalKey, natural_key
 from evalward.verdict.blocked import falls_short, pairwise_only
@@ -353,7 +353,9 @@ def headline(comparisons: list[EvalComparison], decision: GateDecision, counts: 
         ),
         key=lambda c: (c.added, c.head.score - c.head.pass_threshold, c.name),
     )
-    scores = first_few([_decided(c, decision) for c in below], 3, more_of="Evals")
+    scores = ", ".join(_decided(c, decision) for c in below[:3]) + (
+        f" and {len(below) - 3} more Evals" if len(below) > 3 else ""
+    )
     unfinished = ", ".join(
         [
             f"{c.name} is incomplete: {c.head.incomplete_reason}"

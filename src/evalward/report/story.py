@@ -39,7 +39,6 @@ from evalward.rundata.results import RUN_FAILED, FixtureOutcome, FixtureResult, 
 from evalward.rundata.sequential_record import FIXTURE_TEST, POOLED_TEST, FixtureVerdictRecord
 from evalward.rundata.spool import TraceSource
 from evalward.rundata.trace import Step, StepType, Trace
-from evalward.text.counts import counted
 from evalward.text.cuts import cap_chars
 from evalward.text.numbers import delta_text, seconds_text
 from evalward.verdict.compare import EvalComparison, FixtureComparison
@@ -385,7 +384,8 @@ def counts_phrases(summary: RunSummary) -> list[str]:
     phrases = [
         *summary.blocked_by,
         gating,
-        counted(c.regressions, "regression") + (f" ({crit} critical)" if crit else ""),
+        f"{c.regressions} regression{'s' if c.regressions != 1 else ''}"
+        + (f" ({crit} critical)" if crit else ""),
         f"{c.failing} failing",
     ]
     if c.not_settled:

@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from evalward.resources.gate_policy import RegressionPolicy
-from evalward.text.counts import first_few
 from evalward.text.numbers import bound_text, score_text, threshold_text
 from evalward.verdict.compare import SIGNIFICANCE, Change, EvalComparison, FixtureComparison
 
@@ -28,8 +27,9 @@ def why(
         if pairwise_only(c):
             continue
         fixtures = failing(c)
-        named = first_few([f"{f.fixture} ({f.numbers()})" for f in fixtures], 5)
-        said.append(f"{c.name}: {_shortfall(c)} — failing {named or 'no fixture'}")
+        named = ", ".join(f"{f.fixture} ({f.numbers()})" for f in fixtures[:5])
+        more = f" and {len(fixtures) - 5} more" if len(fixtures) > 5 else ""
+        said.append(f"{c.name}: {_shortfall(c)} — failing {named or 'no fixture'}{more}")
     for c in regressed_evals:
         said += _lines(c, policy_of(c, tightened))
     return said

@@ -13,7 +13,7 @@ from typing import Any
 from evalward.errors import EXIT_EXTERNAL, EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from evalward.resources.gate_policy import RegressionPolicy
 from evalward.text import jsontext
-from evalward.text.counts import counted, first_few
+from evalward.text.counts import counted
 from evalward.verdict import blocked
 from evalward.verdict.blocked import Verdicts
 from evalward.verdict.compare import EvalComparison
@@ -452,7 +452,8 @@ def _passed(decision: GateDecision, evals: Verdicts, facts: _RunFacts) -> GateDe
     )
     decision.reason = f"every affected Eval{' that ' + which if which else ''} meets its threshold"
     if evals.unrun:
-        names = first_few([c.name for c in evals.unrun], 5)
+        names = ", ".join(c.name for c in evals.unrun[:5])
+        names += f" and {len(evals.unrun) - 5} more" if len(evals.unrun) > 5 else ""
         decision.reason += (
             f"; {names} ran nothing: the budget skipped every run of "
             f"{'it' if len(evals.unrun) == 1 else 'them'} (allowed by allow-incomplete)"
