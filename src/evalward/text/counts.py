@@ -9,21 +9,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 
-def counted(count: int, noun: str, plural: str | None = None) -> str:
-    """`count` and its noun, singular for one: "1 fixture", "3 fixtures", "2 matches"
-    (`plural` where adding an s is wrong)."""
-    return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
+def counted(count: int, noun: str) -> str:
+    """`count` and its noun, singular for one: "1 fixture", "3 fixtures"."""
+    return f"{count:,} {noun if count == 1 else noun + 's'}"
 
 
-def first_few(
-    items: Sequence[str], most: int, *, total: int | None = None, more_of: str = ""
-) -> str:
+def first_few(items: Sequence[str], most: int, *, total: int | None = None) -> str:
     """The first `most` of `items`, comma-joined, and how many more there are: "a, b, c and 2
-    more" (`more_of` names what they are: "and 2 more Evals"); empty for none. `total` is the
-    whole list's length where `items` holds only its first few, each costly to write."""
+    more"; empty for none. `total` is the whole list's length where `items` holds only its
+    first few, each costly to write."""
     left = (len(items) if total is None else total) - most
-    more = f" and {left:,} more{' ' + more_of if more_of else ''}" if left > 0 else ""
-    return ", ".join(items[:most]) + more
+    return ", ".join(items[:most]) + (f" and {left:,} more" if left > 0 else "")
 
 
 def and_others(count: int, of_what: str = "") -> str:
