@@ -247,7 +247,7 @@ class _Bases:
             self.base, self.root, self.whole = loaded.resources, loaded.root, loaded.whole
         except ResourceError as exc:
             if self.from_base:
-                raise self._base_refusal(exc, merge_base, tip, head_commit, dirty) from None
+                raise self._base_refusal(exc, merge_base, tip, head_commit, dirty, config) from None
             self.notes.append(
                 f"the base branch's resources do not load, so there is no baseline: "
                 f"{exc.problems[0].render()}"
@@ -265,7 +265,13 @@ class _Bases:
             raise _unloadable(exc, tip, self.instead) from None
 
     def _base_refusal(
-        self, exc: ResourceError, merge_base: str, tip: str, head: str | None, dirty: set[str]
+        self,
+        exc: ResourceError,
+        merge_base: str,
+        tip: str,
+        head: str | None,
+        dirty: set[str],
+        config: RepoConfig,
     ) -> ResourceError:
         """The merge base's definitions do not load, so nothing can gate. Where the base
         branch has moved on and they load at its tip, the base branch is whole: this branch
@@ -274,7 +280,6 @@ class _Bases:
         the base branch or a bypass."""
         if tip != merge_base:
             differs = changed_paths(self.git.changed_files(tip, head)) | dirty
-            config = self.config or load_config(self.head_root)
             try:
                 load_base(self.git, tip, self.head, differs, self.stack, config)
             except ResourceError:
