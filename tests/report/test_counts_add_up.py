@@ -229,6 +229,14 @@ def surfaces_agree(
     assert shown is not None and html.unescape(shown[1]).strip() == line
     cell = re.search(r'data-label="Fixtures">(\d+)/(\d+)', page)
     assert cell is not None and (int(cell[1]), int(cell[2])) == (counts.passing, counts.fixtures)
+    # the fixtures bar: its segments are the fixtures that gate, none drawn backwards
+    (bar,) = re.findall(r'<svg[^>]*class="chart outcomes".*?</svg>', page, re.S)
+    widths = [
+        float(w) for w in re.findall(r'<rect class="\w+" x="[\d.]+" y="2" width="(-?[\d.]+)"', bar)
+    ]
+    assert all(width > 0 for width in widths), bar
+    drawn = sum(int(n) for n in re.findall(r"<title>(\d+) \w+</title>", bar))
+    assert drawn == counts.fixtures, bar
 
 
 # --- pairwise outcomes ------------------------------------------------------------------------

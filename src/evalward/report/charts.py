@@ -11,6 +11,7 @@ from __future__ import annotations
 from html import escape
 
 from evalward.past.trend import Trend
+from evalward.text.counts import counted
 
 GREEN = "#1a7f37"
 RED = "#cf222e"
@@ -89,7 +90,7 @@ def outcomes(*, passing: int, regressed: int, failing: int, total: int) -> str:
         )
         x += width
     said = ", ".join(f"{number} {name}" for name, number, _ in parts if number)
-    return _svg(14, f"{total} fixtures on head: {said}", body, kind="outcomes")
+    return _svg(14, f"{counted(total, 'fixture')} on head: {said}", body, kind="outcomes")
 
 
 def trend(history: Trend, *, current: float, passed: bool, threshold: float) -> str:

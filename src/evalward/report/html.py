@@ -30,7 +30,7 @@ from evalward import __version__
 from evalward.attribution.found import RunAttribution
 from evalward.past.trend import Trend
 from evalward.record.schema import RunInfo
-from evalward.record.summary import RunSummary, count, eval_score_text, threshold_of
+from evalward.record.summary import RunSummary, count, eval_score_text, facts_of, threshold_of
 from evalward.report import charts, pairwise_text
 from evalward.report.attribution_text import said_lines, spent_text, unfinished_line
 from evalward.report.compiled import TEMPLATES, template_cache
@@ -176,6 +176,9 @@ def _eval_rows(
         head, base = comparison.head, comparison.base
         history = trends.get(comparison.name)
         counts = count([comparison])
+        # a fixture regressed on an Eval with no verdict neither passes nor fails: the bar
+        # draws as regressed only those it fails by
+        failing_regressed = sum(f.failing and f.regressed for _, _, f in facts_of(comparison))
         rows.append(
             EvalRow(
                 name=comparison.name,
@@ -205,8 +208,8 @@ def _eval_rows(
                 outcomes=Markup(  # noqa: S704
                     charts.outcomes(
                         passing=counts.passing,
-                        regressed=counts.regressions,
-                        failing=counts.failing - counts.regressions,
+                        regressed=failing_regressed,
+                        failing=counts.failing - failing_regressed,
                         total=counts.fixtures,
                     )
                 ),
