@@ -74,11 +74,14 @@ _BARE_LOGIN = re.compile(r"(?:^|(?<=[\s,]))([^\s,:/@?#=]+:(?!//)[^\s,@]+)@")
 """A login with no scheme before it, where a `:` says it holds a password: a Go driver's
 DSN (`app:password@tcp(db:3306)/app`); not an e-mail address (no `:`)."""
 _CREDENTIAL = re.compile(
-    r"(?i)(?:^|(?<=[?&;\s]))(?:password|passwd|pwd|pass|sslpassword|secret|"
-    r"(?:access_|auth_|api_)?token|api[_-]?key|apikey)\s*=\s*('[^']*'|\"[^\"]*\"|[^\s&;#]+)"
+    r"(?i)(?:^|(?<=[?&;\s]))(?:password|passwd|pwd|pass|sslpassword|(?:client_)?secret|"
+    r"(?:access_|auth_|api_)?token|(?:x-)?api[_-]?key|apikey|key|"
+    r"(?:subscription|access|secret|account)[_-]?key|sig|signature|code)"
+    r"\s*=\s*('[^']*'|\"[^\"]*\"|[^\s&;#]+)"
 )
 """A credential written as a parameter: in a URL's query (libpq's
-`postgresql://db/app?user=app&password=…`), a keyword string (libpq's
+`postgresql://db/app?user=app&password=…`, a gateway's `?key=…` or `?subscription-key=…`,
+a signed URL's `?sig=…`, an Azure function's `?code=…`), a keyword string (libpq's
 `host=db password=…`, ADO.NET's `Server=db;Password=…;`)."""
 _NETWORK_NAMES = re.compile(r"(?i)(?:^|_)PROXY\Z|INDEX|REGISTRY")
 """The variables that name a proxy or a package index (`HTTPS_PROXY`, `UV_EXTRA_INDEX_URL`,

@@ -1,7 +1,8 @@
 """A base agent lists database variables in its `env:`, as the docs allow, and the job holds
 them with the database's password: in a URL's login, in its query (libpq's `?password=`),
-or in a DSN with no scheme (a Go driver's). The pull request's program prints them in its
-answer: none of the passwords reaches it, nor the comment, results.json or the log."""
+or in a DSN with no scheme (a Go driver's); and URLs whose query holds a key (a signed URL's
+`?sig=`, a function's `?code=`). The pull request's program prints them in its answer: none
+of the passwords reaches it, nor the comment, results.json or the log."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ PASSWORDS = {
     "DATABASE_URL": "Qry-Db-Passw0rd-77",
     "MYSQL_DSN": "Go-Dsn-Passw0rd-88",
     "LOGIN_URL": "Login-Passw0rd-99",
+    "SIGNED_URL": "Signed-Url-Sig-66",
+    "FUNCTION_URL": "Function-Key-55",
 }
 ANSWERS = (
     'import json, sys\nsys.stdin.read()\nprint(json.dumps({"type": "final", "content": "hello"}))\n'
@@ -49,6 +52,8 @@ def test_a_database_password_in_a_query_or_a_dsn_reaches_neither_the_program_nor
         "DATABASE_URL": f"postgresql://db.example/app?user=app&password={PASSWORDS['DATABASE_URL']}",
         "MYSQL_DSN": f"app:{PASSWORDS['MYSQL_DSN']}@tcp(db.example:3306)/app",
         "LOGIN_URL": f"postgres://app:{PASSWORDS['LOGIN_URL']}@db.example/app",
+        "SIGNED_URL": f"https://store.example/b/c?sv=2024-05-04&sig={PASSWORDS['SIGNED_URL']}",
+        "FUNCTION_URL": f"https://fn.example/api/hook?code={PASSWORDS['FUNCTION_URL']}",
     }
     suite = labelled_suite("pr-agent", "greets", "hi", "{ type: equals, value: hello }")
     base = repo.commit(
@@ -66,6 +71,9 @@ def test_a_database_password_in_a_query_or_a_dsn_reaches_neither_the_program_nor
     results = json.dumps(run.results())
     (said,) = [f["output"] for f in run.results()["fixtures"] if f["side"] == "head"]
     assert "go away postgresql://db.example/app?user=app&password= | tcp(db.example:3306)/app" in (
+        said
+    ), said
+    assert "https://store.example/b/c?sv=2024-05-04&sig= | https://fn.example/api/hook?code=" in (
         said
     ), said
     comments = "\n".join(c["body"] for c in github.comments_on(7))

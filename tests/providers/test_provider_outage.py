@@ -418,6 +418,52 @@ def test_the_action_says_in_its_first_lines_that_it_reuses_results(
     assert "♻️ 4 run(s) reused from the result cache" in github.comments_on(7)[0]["body"]
 
 
+GATEWAY_KEY = "Gw-Query-Key-31337"
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        f"?key={GATEWAY_KEY}",
+        f"?subscription-key={GATEWAY_KEY}",
+        f"#{GATEWAY_KEY}",
+        f"?api-version=2024-02-01&token={GATEWAY_KEY}",
+    ],
+)
+def test_a_base_url_whose_query_holds_a_gateway_key_is_refused_and_never_shown(
+    query: str, repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """A gateway's key in the base URL's query was never sent (the API's routes went after
+    it) and was shown, with the URL, in the error of every run: in the comment, the job
+    summary and the log. It is refused before any run, the URL shown up to its path."""
+    base, head = make_pr(repo, github)
+    env = {**provider_env(model, KEY), "OPENAI_BASE_URL": model.base_url + query}
+    run = run_action(
+        repo.path, github, pull_request_event(github.repository, 7, base, head), env=env
+    )
+    assert run.returncode == 2, run.stdout[-2000:] + run.stderr[-2000:]
+    said = run.stderr + run.stdout
+    assert "OPENAI_BASE_URL holds a query or a fragment" in said, said[-2000:]
+    assert f"(OPENAI_BASE_URL up to its path: {model.base_url!r})" in said
+    comments = "\n".join(c["body"] for c in github.comments_on(7))
+    assert GATEWAY_KEY not in said + run.summary + comments
+    assert not model.requests, "refused before any call"
+
+
+def test_a_providers_base_url_with_a_query_in_evalward_yaml_is_named_at_its_line(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    suite(repo)
+    repo.commit(
+        "a gateway",
+        {"evalward.yaml": "providers:\n  openai:\n    baseUrl: https://gw.example/v1?key=abc\n"},
+    )
+    done = run_cli(repo, tmp_path / "out", "http://127.0.0.1:9/v1")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "evalward.yaml:3" in done.stderr and "holds a query or a fragment" in done.stderr
+    assert "apiKeyEnv" in done.stderr and "Traceback" not in done.stderr
+
+
 def test_the_action_refuses_a_base_url_without_its_scheme(
     repo: GitRepo, github: FakeGitHub
 ) -> None:

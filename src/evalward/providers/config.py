@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, field_validator
 
 from evalward.errors import Problem, ResourceError
 from evalward.resources.agents.agent_runtime import ENV_NAME
@@ -35,6 +35,14 @@ Locate = Callable[[tuple[str | int, ...]], tuple[int | None, int | None]]
 BUILT_IN: tuple[str, ...] = ("openai", "anthropic")
 """The providers every run has, at their vendors' own URLs unless evalward.yaml moves them."""
 MOCK = "mock"
+QUERY_REFUSED = (
+    "holds a query or a fragment (`?…`, `#…`; not shown): evalward adds the API's routes to a "
+    "base URL, so what follows `?` would not be sent as written. Give a gateway's key through "
+    "the provider's key variable (`apiKeyEnv` in evalward.yaml) and Azure OpenAI's "
+    "`api-version` as the provider's `apiVersion`"
+)
+"""Why a provider's base URL may not carry a query: a gateway's key written there would be
+in every message that names the URL, and no request would carry it."""
 NAMED = re.compile(r"^[a-z][a-z0-9-]{0,39}\Z")
 """The name of a provider evalward.yaml adds (`ollama`, `azure`, `local-vllm`)."""
 
@@ -63,6 +71,13 @@ class ProviderSettings(StrictModel):
     )
     """Azure OpenAI's dated API (an `openai` provider's): calls go to
     `{baseUrl}/deployments/{model}/…?api-version=…` with the key in `api-key`."""
+
+    @field_validator("base_url")
+    @classmethod
+    def _no_query(cls, value: str | None) -> str | None:
+        if value is not None and re.search(r"[?#]", value):
+            raise ValueError(f"the base URL {QUERY_REFUSED}")
+        return value
 
 
 MAX_PRICE = 1_000_000.0

@@ -23,6 +23,7 @@ from evalward.providers import anthropic, gemini, openai
 from evalward.providers.base import ChatRequest, ChatResponse, Provider, RunLabels
 from evalward.providers.config import (
     BUILT_IN,
+    QUERY_REFUSED,
     ProvidersConfig,
     ProviderSettings,
     from_repo_config,
@@ -36,6 +37,7 @@ from evalward.resources.reading.repo_config import load_config
 from evalward.rundata.cache_mode import CacheMode
 from evalward.rundata.spending import GRADING, Ceiling, Spent, worst_usage
 from evalward.rundata.trace import Usage
+from evalward.security import without_logins
 
 if TYPE_CHECKING:
     from evalward.providers.mock import MockScript
@@ -516,11 +518,15 @@ def _env_url(env: Mapping[str, str], name: str) -> str | None:
     value = provider_variable(env, name)
     if value is None:
         return None
+    shown = without_logins(re.split(r"[?#]", value, maxsplit=1)[0], name)
     if not re.match(r"^https?://", value):
         raise ConfigError(
-            f"{name}={value!r}: expected an http:// or https:// URL, e.g. "
+            f"{name}={shown!r}: expected an http:// or https:// URL, e.g. "
             f"http://localhost:8080/v1; add the scheme"
         )
+    if re.search(r"[?#]", value):
+        hidden = ", its login not shown" if "@" in value else ""
+        raise ConfigError(f"{name} {QUERY_REFUSED} ({name} up to its path{hidden}: {shown!r})")
     return value
 
 

@@ -76,11 +76,11 @@ class Endpoint:
     @property
     def shown_url(self) -> str:
         """`base_url` as messages show it: without the user and password a URL may carry
-        (a gateway's basic auth), as those messages reach logs, comments and agents."""
+        (a gateway's basic auth), nor a query or a fragment (a gateway's key, which the
+        settings refuse there), as those messages reach logs, comments and agents."""
         parts = urlsplit(self.base_url)
-        if "@" not in parts.netloc:
-            return self.base_url
-        return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+        host = parts.netloc.rpartition("@")[2]
+        return urlunsplit(parts._replace(netloc=host, query="", fragment=""))
 
 
 def settle(
