@@ -37,6 +37,23 @@ class Output:
     output_dir: str | None = None
     extra: str = ""
     extra_json: dict[str, Any] | None = None
+    in_actions: bool = False
+    """It prints into a GitHub Actions job's log (`GITHUB_ACTIONS`), whose runner obeys a
+    line that starts with `::` and a `##[` anywhere: what an agent wrote must start none."""
+
+    def shown(self, text: str) -> str:
+        """`text` redacted, and in a job's log starting no runner command (`log_text`)."""
+        text = self.redact(text)
+        return escaping.log_text(text) if self.in_actions else text
+
+    def shown_json(self, text: str) -> str:
+        """A JSON document redacted, and in a job's log starting no runner command: `::` and
+        `##[` stand only inside its strings, and are written there with a `\\u` escape, which
+        any JSON reader reads as the same characters."""
+        text = self.redact(text)
+        if self.in_actions:
+            text = text.replace("::", ":\\u003a").replace("##[", "##\\u005b")
+        return text
 
 
 def emit(
@@ -81,11 +98,11 @@ def emit(
     if output.as_json:
         document = results_document(evaluation, decision, run, context.summary)
         document.update(output.extra_json or {})
-        print(redact(json.dumps(document, indent=2)), file=out)
+        print(output.shown_json(json.dumps(document, indent=2)), file=out)
     else:
-        print(redact(render_comment(context, sink=escaping.TERMINAL)), file=out)
+        print(output.shown(render_comment(context, sink=escaping.TERMINAL)), file=out)
         if output.extra:
-            print(redact(output.extra), file=out)
+            print(output.shown(output.extra), file=out)
     if lost:
         # the decision is printed whole; a file the disk could not take costs that file
         print(

@@ -73,7 +73,13 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     if outcome.failure is not None:
         raise outcome.failure  # a part refused, or none given: said, nothing written
     return emit(
-        Output(out, host.redactor(), as_json=args.json, output_dir=args.output_dir),
+        Output(
+            out,
+            host.redactor(),
+            as_json=args.json,
+            output_dir=args.output_dir,
+            in_actions=host.env.get("GITHUB_ACTIONS") == "true",
+        ),
         outcome.evaluation,
         session.decide(outcome).decision,
         base=args.base is not None,

@@ -107,7 +107,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     from evalward.providers.registry import build_providers, repo_providers
     from evalward.rundata.cache_mode import CacheMode
     from evalward.rundata.spending import Budget
-    from evalward.text.escaping import reveal_controls
+    from evalward.text.escaping import log_line
 
     env = host.env
     root = repository(args.path)
@@ -174,7 +174,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
             if unkept:  # a cache's loss: said, and the run goes on to its report
                 print(redact(f"evalward: {unkept}"), file=sys.stderr)
     for line in attributed:  # an error's words may quote what a pull request wrote
-        print(redact(f"evalward: {reveal_controls(line)}"), file=sys.stderr)
+        print(redact(f"evalward: {log_line(line)}"), file=sys.stderr)
     outcome = verdict.outcome
     failure = outcome.failure
     if failure is not None and (not outcome.began or isinstance(failure, MissingSecretError)):
@@ -348,6 +348,7 @@ def _report(
         output_dir=args.output_dir,
         extra=history.render(deltas, color=color),
         extra_json={"history": [d.as_json() for d in deltas], "spending": spent},
+        in_actions=setup.env.get("GITHUB_ACTIONS") == "true",
     )
     where = compared(setup.git, args.base, commit)
     code = emit(
