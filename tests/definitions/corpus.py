@@ -338,7 +338,39 @@ EXTRA: list[Case] = [
         {"evalward.yaml": "roots: [\n"},
         ("evalward.yaml:2:1: invalid YAML: did not find expected node content",),
     ),
+    # a tag that says what its text is not: read as the tag says, `!!bool yes` was false (a
+    # tool with side effects taken for one without) and `!!null text` nothing
+    Case(
+        "tagged-bool-yes",
+        "YAML syntax",
+        {"a.yaml": SIDE_EFFECTING.replace("sideEffects: true", "sideEffects: !!bool yes")},
+        ("a.yaml:7:66: invalid YAML: `!!bool` tags 'yes', which is not true or false",),
+    ),
+    Case(
+        "tagged-null-text",
+        "YAML syntax",
+        {"a.yaml": AGENT + "  systemFile: !!null prompts/p.md\n"},
+        ("a.yaml:6:15: invalid YAML: `!!null` tags 'prompts/p.md', which is not nothing",),
+    ),
+    Case(
+        "tagged-int-text",
+        "YAML syntax",
+        {"a.yaml": AGENT + "  maxTurns: !!int abc\n"},
+        ("a.yaml:6:13: invalid YAML: `!!int` tags 'abc', which is not an integer",),
+    ),
+    Case(
+        "tagged-float-text",
+        "YAML syntax",
+        {"evalward.yaml": "providers:\n  openai:\n    timeoutSeconds: !!float abc\n"},
+        ("evalward.yaml:3:21: invalid YAML: `!!float` tags 'abc', which is not a number",),
+    ),
     # --- types ---------------------------------------------------------------------------------
+    Case(
+        "system-file-path-empty",
+        "types and fields",
+        {"a.yaml": AGENT + "  systemFile: ''\n"},
+        ("a.yaml:6:3: spec.systemFile: an empty path names no file",),
+    ),
     Case(
         "kind-number",
         "types and fields",

@@ -36,8 +36,18 @@ class NamesRepoFile:
         return "NamesRepoFile()"
 
 
-RepoPath = Annotated[str, NamesRepoFile()]
-"""A repository path a definition names (see `NamesRepoFile`)."""
+def _names_a_file(path: str) -> str:
+    if not path.strip():
+        raise ValueError(
+            "an empty path names no file: give the file's path from the repository root, or "
+            "leave the field out"
+        )
+    return path
+
+
+RepoPath = Annotated[str, NamesRepoFile(), AfterValidator(_names_a_file)]
+"""A repository path a definition names (see `NamesRepoFile`); never empty, which read as no
+file at all (`systemFile: ''`: an agent with no system prompt, and no word of it)."""
 
 
 def _said(rubric: str) -> str:

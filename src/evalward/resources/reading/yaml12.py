@@ -77,6 +77,8 @@ def _construct_int(loader: yaml.SafeLoader, node: yaml.Node) -> int:
     """An integer, refused at its line when Python would not write it in decimal (more than
     `sys.get_int_max_str_digits()` digits): it could be neither compared nor reported."""
     value = str(loader.construct_scalar(node))  # type: ignore[arg-type]
+    if not _INT.match(value):  # only a `!!int` tag gives text that is no integer here
+        raise _not_as_tagged(node, value, "an integer (digits, 0o… or 0x…)")
     try:
         if value.startswith("0o"):
             number = int(value[2:], 8)
@@ -94,7 +96,10 @@ def _construct_int(loader: yaml.SafeLoader, node: yaml.Node) -> int:
 
 
 def _construct_float(loader: yaml.SafeLoader, node: yaml.Node) -> float:
-    value = str(loader.construct_scalar(node)).lower()  # type: ignore[arg-type]
+    written = str(loader.construct_scalar(node))  # type: ignore[arg-type]
+    if not _FLOAT.match(written):  # only a `!!float` tag gives text that is no number here
+        raise _not_as_tagged(node, written, "a number (`1.5`, `2e-3`, `.inf`, `.nan`)")
+    value = written.lower()
     if value.endswith(".inf"):
         return float("-inf") if value.startswith("-") else float("inf")
     if value == ".nan":
@@ -103,12 +108,36 @@ def _construct_float(loader: yaml.SafeLoader, node: yaml.Node) -> float:
 
 
 def _construct_bool(loader: yaml.SafeLoader, node: yaml.Node) -> bool:
-    return str(loader.construct_scalar(node)).lower() == "true"  # type: ignore[arg-type]
+    value = str(loader.construct_scalar(node))  # type: ignore[arg-type]
+    if not _BOOL.match(value):  # `!!bool yes` is YAML 1.1's true, and no 1.2 reader's
+        raise _not_as_tagged(node, value, "true or false")
+    return value.lower() == "true"
+
+
+def _construct_null(loader: yaml.SafeLoader, node: yaml.Node) -> None:
+    value = str(loader.construct_scalar(node))  # type: ignore[arg-type]
+    if not _NULL.match(value):  # `!!null prompts/a.md` would drop what it tags
+        raise _not_as_tagged(node, value, "nothing, `~` or `null`")
+
+
+def _not_as_tagged(node: yaml.Node, value: str, expected: str) -> yaml.constructor.ConstructorError:
+    """The refusal of a scalar whose tag says it is what its text is not (only an explicit
+    tag gets here): read as the tag says, `!!bool yes` was false and `!!null text` nothing,
+    each a silent change of what the file says."""
+    tag = node.tag.removeprefix("tag:yaml.org,2002:")
+    shown = value if len(value) <= 40 else value[:40] + "…"
+    return yaml.constructor.ConstructorError(
+        None,
+        None,
+        f"`!!{tag}` tags {shown!r}, which is not {expected}: remove the tag or the text",
+        node.start_mark,
+    )
 
 
 CoreLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 CoreLoader.add_constructor("tag:yaml.org,2002:float", _construct_float)
 CoreLoader.add_constructor("tag:yaml.org,2002:bool", _construct_bool)
+CoreLoader.add_constructor("tag:yaml.org,2002:null", _construct_null)
 for _tag, _pattern, _first in (
     ("tag:yaml.org,2002:bool", _BOOL, "tTfF"),
     ("tag:yaml.org,2002:null", _NULL, ["~", "n", "N", ""]),
