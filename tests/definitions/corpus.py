@@ -683,6 +683,18 @@ EXTRA: list[Case] = [
         ),
     ),
     Case(
+        "model-id-without-its-model",
+        "refusals",
+        {"a.yaml": AGENT.replace("openai/gpt-test", "openai/"), "f.yaml": FIXTURE, "e.yaml": EVAL},
+        ("a.yaml:5:12: spec.models[0]: model 'openai/' names no model after its provider",),
+    ),
+    Case(
+        "judge-model-id-without-its-model",
+        "refusals",
+        {"a.yaml": AGENT, "f.yaml": FIXTURE, "e.yaml": EVAL + "  judge: {model: anthropic/}\n"},
+        ("e.yaml:7:11: spec.judge.model: model 'anthropic/' names no model after its provider",),
+    ),
+    Case(
         "unknown-judge-provider",
         "refusals",
         {"a.yaml": AGENT, "f.yaml": FIXTURE, "e.yaml": EVAL + "  judge: {model: gemini/flash}\n"},

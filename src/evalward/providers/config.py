@@ -118,7 +118,12 @@ def unservable(
     """Why no provider can answer `model_id` (a `provider/model` id), or None when one can:
     its provider is not among `providers` (the run's, `ProvidersConfig.names`), or it is the
     mock provider and no mock script is set."""
-    name = model_id.partition("/")[0]
+    name, _, model = model_id.partition("/")
+    if not model.strip():
+        return (
+            f"model {model_id!r} names no model after its provider: write `provider/model`, "
+            "e.g. `openai/gpt-4.1-mini`"
+        )
     known = (*providers, MOCK)
     if name not in known:
         return (
