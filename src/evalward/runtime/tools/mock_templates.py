@@ -1,22 +1,34 @@
 """A tool's mock output rendered over the call's arguments: each of its strings a template.
 
-A template is an agent definition's, a pull request's for the head's runs, and it renders in
-evalward's own process, beside every other run of the job: in jinja2's sandbox (no Python
-internals), within RENDER_SECONDS for one call's output (a loop over loops would hold the
-job until the workflow's own time limit), and with `*` and `**` held to what a reply could
-hold (`"x" * 10**10` asks for gigabytes in one step no clock can stop). A template that
-fails, whatever it raises, or that runs past its time, is the tool's reply, an error the
-model reads, never the run's end: the model reads what any tool that failed would say.
-Each template is compiled once, not at every call.
+A template is an agent definition's, a pull request's for the head's runs. It renders in a
+child process of evalward's (`serve`, one a process, started by the first templated output):
+in jinja2's sandbox (no Python internals), within RENDER_SECONDS for one call's output (a
+loop over loops would hold the job until the workflow's own time limit; a process that
+outlives its time is ended), and within RENDERER_MEMORY bytes of address space, which the
+kernel holds it to (`'x' | center(3000000000)`, a chain of `replace`s that each quadruple a
+text, a loop of a long text: one step each that no clock stops, which in evalward's own
+process took gigabytes from the job beside every run). `*` and `**` are held to what a reply
+could hold, as before, for a message that says which. A template that fails, whatever it
+raises, or that runs past its time or its memory, is the tool's reply, an error the model
+reads, never the run's end: the model reads what any tool that failed would say. Each
+template is compiled once in the child, not at every call.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
+import json
+import os
+import re
+import select
+import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
@@ -26,11 +38,21 @@ if TYPE_CHECKING:
 
 RENDER_SECONDS = 5.0
 """How long one call's mock output may take to render, all of its templates together."""
+RENDERER_MEMORY = 1024 * 1024 * 1024
+"""The address space of the process templates render in: an interpreter with jinja2 takes
+about 40 MiB of it, and a reply is at most REPLY_BYTES."""
+REPLY_BYTES = 16 * 1024 * 1024
+"""The most a rendered output may take as JSON, more than a tool may answer."""
+ENDED_GRACE = 1.0
+"""How much longer than its time the parent waits for the child's own word that a template
+ran past it, before ending the child."""
 LONGEST_REPEAT = 4 * 1024 * 1024
 """The most items (characters of a text, entries of a list) a template's `*` may make: the
 most a command tool may answer (tools.MAX_OUTPUT_BYTES)."""
 LARGEST_POWER_BITS = 64 * 1024
 """The most bits a template's `**` of two integers may make."""
+_SOURCE = str(Path(__file__).resolve().parents[3])
+"""Where the evalward package this module is of lives: the child imports it from there."""
 
 
 class _Late(Exception):
@@ -38,32 +60,181 @@ class _Late(Exception):
 
 
 def render_mock(output: Any, arguments: Mapping[str, Any]) -> Any:
-    """Render every string of a mock output as a template over the call's arguments."""
-    return _rendered(output, arguments, time.monotonic() + RENDER_SECONDS)
+    """Render every string of a mock output as a template over the call's arguments: one
+    that only names arguments (`{{ order_id }}`, most mocks) here, where it makes no more
+    than they hold, and any other in the child (`_Renderer`)."""
+    templates = [text for text in _strings(output) if "{{" in text or "{%" in text]
+    if not templates:
+        return output
+    deadline = time.monotonic() + RENDER_SECONDS
+    here = [text for text in templates if _names_only(text)]
+    rendered = {text: _rendered(text, arguments, deadline, RENDER_SECONDS) for text in here}
+    apart = [text for text in templates if text not in rendered]
+    if apart:
+        rendered.update(zip(apart, _RENDERER.render(apart, arguments), strict=True))
+    return _replaced(output, rendered)
 
 
-def _rendered(output: Any, arguments: Mapping[str, Any], deadline: float) -> Any:
+_NAMED = re.compile(r"\{\{\s*[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\s*\}\}")
+"""A placeholder that names an argument, or a field of one."""
+
+
+def _names_only(template: str) -> bool:
+    """Whether `template` is text and placeholders that name arguments (`_NAMED`): no
+    filter, call, operator or statement, nothing that makes more than the arguments hold."""
+    rest = _NAMED.sub("", template)
+    return "{{" not in rest and "{%" not in rest and "{#" not in rest
+
+
+def _strings(output: Any) -> Iterator[str]:
     if isinstance(output, str):
-        if "{{" not in output and "{%" not in output:
-            return output
-        # lazy: imported with the sandbox, by the first templated output
-        from jinja2 import TemplateError
+        yield output
+    elif isinstance(output, dict):
+        for value in output.values():
+            yield from _strings(value)
+    elif isinstance(output, list):
+        for value in output:
+            yield from _strings(value)
 
-        try:
-            template = _compiled(output)
-            with _until(deadline):
-                return template.render(**arguments)
-        except _Late:
-            return f"error: the mock output template did not render within {RENDER_SECONDS:g} s"
-        except TemplateError as exc:
-            return f"error: the mock output template failed: {exc}"
-        except Exception as exc:
-            return f"error: the mock output template failed: {type(exc).__name__}: {exc}"
+
+def _replaced(output: Any, rendered: Mapping[str, str]) -> Any:
+    if isinstance(output, str):
+        return rendered.get(output, output)
     if isinstance(output, dict):
-        return {k: _rendered(v, arguments, deadline) for k, v in output.items()}
+        return {k: _replaced(v, rendered) for k, v in output.items()}
     if isinstance(output, list):
-        return [_rendered(v, arguments, deadline) for v in output]
+        return [_replaced(v, rendered) for v in output]
     return output
+
+
+class _Renderer:
+    """The child process templates render in, started on first use (again after one that
+    ended), one call at a time; ended as evalward ends."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen[bytes] | None = None
+        self._owner = 0
+        atexit.register(self.stop)
+
+    def render(self, templates: list[str], arguments: Mapping[str, Any]) -> list[str]:
+        """Each of `templates` rendered, or the error that is its tool's reply."""
+        seconds = RENDER_SECONDS
+        request = {"templates": templates, "arguments": arguments, "seconds": seconds}
+        with self._lock:
+            try:
+                reply = self._ask(json.dumps(request).encode() + b"\n", seconds + ENDED_GRACE)
+            except _Late:
+                self.stop()
+                return [_late(seconds)] * len(templates)
+            except (OSError, ValueError) as exc:
+                self.stop()  # it ended (its memory), or said what is no reply: a new one next
+                said = f"error: the mock output template failed: its renderer stopped ({exc})"
+                return [said] * len(templates)
+        return [str(text) for text in reply]
+
+    def _ask(self, request: bytes, seconds: float) -> list[Any]:
+        process = self._started()
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(request)
+        process.stdin.flush()
+        deadline = time.monotonic() + seconds
+        line = b""
+        while not line.endswith(b"\n"):
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([process.stdout], [], [], left)[0]:
+                raise _Late
+            chunk = os.read(process.stdout.fileno(), 1 << 16)
+            if not chunk:
+                raise OSError(f"exit code {process.wait()}")
+            line += chunk
+            if len(line) > REPLY_BYTES:
+                raise ValueError(f"a reply of more than {REPLY_BYTES:,} bytes")
+        reply = json.loads(line)
+        if not isinstance(reply, list) or len(reply) != len(json.loads(request)["templates"]):
+            raise ValueError("a reply of another shape")
+        return reply
+
+    def _started(self) -> subprocess.Popen[bytes]:
+        ended = self._process is not None and self._process.poll() is not None
+        if self._process is None or self._owner != os.getpid() or ended:  # ended: its memory
+            start = (
+                f"import sys; sys.path.insert(0, {_SOURCE!r}); "
+                "from evalward.runtime.tools.mock_templates import serve; serve()"
+            )
+            self._process = subprocess.Popen(  # this interpreter, evalward's own code
+                [sys.executable, "-I", "-X", "utf8", "-c", start],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env={},
+            )
+            self._owner = os.getpid()
+        return self._process
+
+    def stop(self) -> None:
+        """End the child, if this process started one."""
+        process, self._process = self._process, None
+        if process is not None and self._owner == os.getpid():
+            with contextlib.suppress(OSError):
+                process.kill()
+            with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+                process.wait(timeout=5)
+            for pipe in (process.stdin, process.stdout):
+                if pipe is not None:
+                    with contextlib.suppress(OSError):
+                        pipe.close()
+
+
+_RENDERER = _Renderer()
+
+
+def _late(seconds: float) -> str:
+    return f"error: the mock output template did not render within {seconds:g} s"
+
+
+def serve() -> None:
+    """The child's loop: a request a line (templates, arguments, seconds), a reply a line
+    (each template rendered, or its error), held to RENDERER_MEMORY by the kernel."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (RENDERER_MEMORY, RENDERER_MEMORY))
+    for line in sys.stdin.buffer:
+        request = json.loads(line)
+        deadline = time.monotonic() + float(request["seconds"])
+        arguments, shown = request["arguments"], []
+        for template in request["templates"]:
+            try:
+                shown.append(_rendered(template, arguments, deadline, float(request["seconds"])))
+            except MemoryError:
+                shown.append(
+                    "error: the mock output template failed: it would take more than "
+                    f"{RENDERER_MEMORY // (1024 * 1024):,} MiB"
+                )
+        reply = json.dumps(shown).encode() + b"\n"
+        if len(reply) > REPLY_BYTES:
+            said = f"error: the mock output template made more than {REPLY_BYTES:,} bytes"
+            reply = json.dumps([said] * len(shown)).encode() + b"\n"
+        sys.stdout.buffer.write(reply)
+        sys.stdout.buffer.flush()
+
+
+def _rendered(template: str, arguments: Mapping[str, Any], deadline: float, seconds: float) -> str:
+    # lazy: imported with the sandbox, by the first templated output
+    from jinja2 import TemplateError
+
+    try:
+        compiled = _compiled(template)
+        with _until(deadline):
+            return compiled.render(**arguments)
+    except _Late:
+        return _late(seconds)
+    except MemoryError:
+        raise
+    except TemplateError as exc:
+        return f"error: the mock output template failed: {exc}"
+    except Exception as exc:
+        return f"error: the mock output template failed: {type(exc).__name__}: {exc}"
 
 
 @contextlib.contextmanager
