@@ -119,6 +119,7 @@ def _load(connection: sqlite3.Connection, seed: str, text: str, seconds: float) 
     at: list[PathKey] = []  # the table, or the row, a fixtures seed is loading
     try:
         if seed.endswith(".sql"):
+            _refuse_nul(seed, text)
             connection.executescript(text)
         else:
             _insert_fixtures(connection, _fixtures(seed, text), at)
@@ -139,6 +140,19 @@ def _load(connection: sqlite3.Connection, seed: str, text: str, seconds: float) 
     finally:
         connection.set_progress_handler(None, 0)
         connection.set_authorizer(None)
+
+
+def _refuse_nul(seed: str, text: str) -> None:
+    """SeedError at the line of the SQL seed's first NUL character: SQLite reads a script as
+    text that ends at one, and Python refuses to hand it over at all (a ValueError)."""
+    at = text.find("\0")
+    if at >= 0:
+        line = text.count("\n", 0, at) + 1
+        raise SeedError(
+            f"the seed {seed!r} does not load: it holds a NUL character (byte 0), which an SQL "
+            "script may not; remove it (write a blob with a NUL as X'00')",
+            f"the NUL character at {seed}:{line}",
+        )
 
 
 def refused_by_the_machine(connection: sqlite3.Connection, exc: BaseException) -> OSError | None:
