@@ -1,5 +1,5 @@
 """A SQLite playground's seed through the command line: a seed `validate` can tell a run
-cannot load (a NUL character) is refused at the definition's line with exit 2."""
+cannot load (a folder, a NUL character) is refused at the definition's line with exit 2."""
 
 from __future__ import annotations
 
@@ -68,6 +68,29 @@ def refusal(done: subprocess.CompletedProcess[str]) -> str:
     assert "Traceback" not in said and "internal error" not in said, said
     (problem,) = [x.removeprefix("evalward:").strip() for x in done.stderr.splitlines()[1:]]
     return problem
+
+
+def test_a_seed_that_is_a_folder_is_refused_by_validate_at_the_seed_s_line(
+    repo: GitRepo,
+) -> None:
+    repo.commit(
+        "a folder seed",
+        {
+            "evals.yaml": suite("SELECT count(*) FROM orders", "[[1]]"),
+            "agent.py": AGENT,
+            "shop/seed.sql/orders.sql": SEED,
+        },
+    )
+    lines = (repo.path / "evals.yaml").read_text().splitlines()
+    assert lines[SEED_LINE - 1].strip() == "sqlite: { seed: shop/seed.sql }"
+
+    problem = refusal(evalward("validate", ".", cwd=repo.path))
+
+    assert problem.startswith(f"evals.yaml:{SEED_LINE}:"), problem
+    assert problem.endswith(
+        "spec.playground.sqlite.seed: playground 'shop': cannot read the seed 'shop/seed.sql': "
+        "it is a folder, not a file; name the .sql script or .json/.yaml fixtures file in it"
+    ), problem
 
 
 def test_a_nul_character_in_an_sql_seed_is_the_seed_s_error_at_its_line(repo: GitRepo) -> None:

@@ -177,13 +177,18 @@ class StaticChecks:
             connection.close()
 
     def _seed_text(self, use: _Use, seed: str) -> str | None:
+        """The seed's text, or None once it is refused: a folder here (a run could not read
+        it), one the side does not have by the preflight (`missing_seeds`)."""
         door = use.source.door
-        if not door.is_file(seed):
-            return None  # the preflight's refusal: `missing_seeds`
         try:
             return door.text(seed, SEED_LIMIT)
         except NotCommitted as exc:
-            self._owner_problem(use, f"cannot read the seed {seed!r}: it {exc.reason}")
+            try:
+                _, folder = door.place(seed)
+            except NotCommitted:
+                return None  # the preflight's refusal: `missing_seeds`
+            fix = "; name the .sql script or .json/.yaml fixtures file in it" if folder else ""
+            self._owner_problem(use, f"cannot read the seed {seed!r}: it {exc.reason}{fix}")
             return None
 
     def _snapshots(self, use: _Use, fixture: Located[EvalFixture]) -> None:
