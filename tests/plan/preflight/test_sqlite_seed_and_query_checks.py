@@ -1,15 +1,20 @@
-"""A SQLite playground's seed through the command line: a seed `validate` can tell a run
-cannot load (a folder, a NUL character) is refused at the definition's line with exit 2."""
+"""A SQLite playground's seed and `sql` criteria through the command line: a seed `validate`
+can tell a run cannot load (a folder, a NUL character) is refused at the definition's line
+with exit 2, and a criterion's query that only reads, a recursive one too, validates and is
+answered by the run, within the query's time bound when it never ends."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from support.clirun import evalward
+from support.clirun import SOURCE, evalward
 from support.gitrepo import GitRepo
+from support.limits import subprocess_limit
 
 pytestmark = pytest.mark.hostile
 
@@ -24,8 +29,11 @@ CREATE TABLE orders (id TEXT PRIMARY KEY, amount REAL);
 INSERT INTO orders VALUES ('A-1', 25);
 """
 
+COUNT_TO_3 = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3) "
+FOREVER = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
 
-def suite(query: str, rows: str) -> str:
+
+def suite(query: str, rows: str = "[[3]]") -> str:
     """A command agent's suite whose one fixture has the criterion `query` (expecting `rows`)
     on a playground seeded from shop/seed.sql."""
     return f"""\
@@ -109,3 +117,69 @@ def test_a_nul_character_in_an_sql_seed_is_the_seed_s_error_at_its_line(repo: Gi
         assert problem.startswith(f"evals.yaml:{SEED_LINE}:"), problem
         assert "the seed 'shop/seed.sql' does not load: it holds a NUL character" in problem
         assert problem.endswith("(the NUL character at shop/seed.sql:3)"), problem
+
+
+def test_a_recursive_query_reads_and_is_answered(repo: GitRepo, tmp_path: Path) -> None:
+    repo.commit(
+        "a recursive criterion",
+        {
+            "evals.yaml": suite(COUNT_TO_3 + "SELECT count(*) FROM c"),
+            "agent.py": AGENT,
+            "shop/seed.sql": SEED,
+        },
+    )
+    done = evalward("validate", ".", cwd=repo.path)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    out = tmp_path / "out"
+    done = evalward("run", ".", "--no-cache", "--output-dir", str(out), cwd=repo.path)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    (result,) = json.loads((out / "results.json").read_text())["fixtures"]
+    assert result["status"] == "pass", result
+
+
+BOUND = 2.0
+"""The query bound this test runs evalward with, in place of QUERY_SECONDS (10 s): what it
+proves is that the bound holds."""
+BOUNDED_EVALWARD = (
+    "import runpy, sys; from evalward.runtime.playground import sqlite_read; "
+    f"sqlite_read.QUERY_SECONDS = {BOUND!r}; sys.argv[0] = 'evalward'; "
+    "runpy.run_module('evalward', run_name='__main__', alter_sys=True)"
+)
+
+
+def test_a_recursive_query_that_never_ends_fails_its_criterion_within_the_bound(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    repo.commit(
+        "a criterion that never ends",
+        {
+            "evals.yaml": suite(FOREVER + "SELECT count(*) FROM c"),
+            "agent.py": AGENT,
+            "shop/seed.sql": SEED,
+        },
+    )
+    out = tmp_path / "out"
+    args = ("run", ".", "--no-cache", "--output-dir", str(out))
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", BOUNDED_EVALWARD, *args],
+            cwd=repo.path,
+            capture_output=True,
+            text=True,
+            timeout=subprocess_limit(300),  # without the bound, for ever
+            env={
+                "PATH": "/usr/bin:/bin",
+                "HOME": str(repo.path),
+                "GIT_CONFIG_NOSYSTEM": "1",
+                "PYTHONPATH": SOURCE,
+            },
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("a criterion's recursive query had no time bound: the run never ended")
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 1, done.stdout + done.stderr
+    (result,) = json.loads((out / "results.json").read_text())["fixtures"]
+    assert result["status"] == "error", result
+    assert f"the query did not finish within {BOUND:g} s" in json.dumps(result), result

@@ -62,6 +62,21 @@ def test_a_query_that_would_write_is_refused(repo: GitRepo) -> None:
     assert "it would write; a criterion's query may only read" in problem.message
 
 
+def test_a_recursive_query_reads_and_one_that_feeds_a_write_is_refused(repo: GitRepo) -> None:
+    count = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3)"
+    fixture = refund_fixture(
+        "refund",
+        sql(f"{count} SELECT count(*) FROM c"),
+        sql(f"{count} INSERT INTO refunds (order_id) SELECT x FROM c"),
+    )
+    checkout = shop(repo, refunder(), refunds_eval("refund"), fixture)
+
+    (problem,) = checked(checkout).problems
+
+    assert problem.path == "spec.assertions[1].query"
+    assert "it would write; a criterion's query may only read" in problem.message
+
+
 def test_a_seed_that_does_not_load_is_the_playground_s_problem(repo: GitRepo) -> None:
     fixture = refund_fixture("refund", sql("SELECT 1"))
     bad = "CREATE TABLE orders (id TEXT);\nCREATE TABLE broken (;\n"

@@ -45,6 +45,7 @@ from evalward.resources.reading.yamlsource import PathKey
 from evalward.resources.resource_set import Located
 from evalward.runtime.playground.base import SEED_LIMIT, PlaygroundSource
 from evalward.runtime.playground.sqlite import seed_refusal
+from evalward.runtime.playground.sqlite_read import READ_ACTIONS
 from evalward.runtime.playground.sqlite_seed import load_seed, parse_yaml
 from evalward.runtime.playground.state import SnapshotUnloadable, snapshot_data
 
@@ -52,9 +53,6 @@ PlaygroundKey = tuple[str, str]
 """A playground as provisioned: the tree it is made from, and its definition."""
 LISTED_FILES = 20_000
 """Files of a seed folder listed at most; past it, its files are not checked against."""
-_READ = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION}
-"""What a criterion's query may do: what a run's reading of the state allows it
-(runtime/playground/sqlite_read.py)."""
 _KEYWORDS = frozenset(
     """SELECT FROM WHERE GROUP ORDER BY HAVING LIMIT OFFSET JOIN LEFT INNER CROSS OUTER ON AS AND
     OR NOT NULL IS IN LIKE GLOB BETWEEN EXISTS DISTINCT UNION ALL EXCEPT INTERSECT WITH RECURSIVE
@@ -308,7 +306,7 @@ def _prepare(
 
 
 def _read_only(action: int, *_: object) -> int:
-    return sqlite3.SQLITE_OK if action in _READ else sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_OK if action in READ_ACTIONS else sqlite3.SQLITE_DENY
 
 
 def _suggestion(said: str, tables: dict[str, list[str]]) -> str:

@@ -49,7 +49,12 @@ generated columns and views make each row cost what the pull request likes (a mi
 `printf` a row), and nothing else bounds the reader's time."""
 PROGRESS_STEPS = 100
 """SQLite instructions between two looks at the clock: one instruction may be one slow call."""
-_ALLOWED = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION}
+READ_ACTIONS = frozenset(
+    {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
+)
+"""What a state criterion's query may ask SQLite's authorizer for: reading (a recursive
+common table expression reads too), here and in the checks before a run
+(plan/preflight/static_checks.py). Its time is bounded by the progress handler, not by this."""
 KNOWN_INLINE_BYTES = 64 * 1024
 """A template image up to this size is compared with a run's database on the event loop."""
 JOURNAL_MAGIC = bytes.fromhex("d9d505f920a163d7")
@@ -406,7 +411,7 @@ def _read_only(
     """Reading only; the functions a statement calls are added to `called`."""
     if action == sqlite3.SQLITE_FUNCTION and called is not None:
         called.add((second or "").lower())
-    return sqlite3.SQLITE_OK if action in _ALLOWED else sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_OK if action in READ_ACTIONS else sqlite3.SQLITE_DENY
 
 
 class _Reading:
