@@ -1,7 +1,8 @@
 """A SQLite playground's seed and `sql` criteria through the command line: a seed `validate`
-can tell a run cannot load (a folder, a NUL character) is refused at the definition's line
-with exit 2, and a criterion's query that only reads, a recursive one too, validates and is
-answered by the run, within the query's time bound when it never ends."""
+can tell a run cannot load or read (a folder, a NUL character, a virtual table, a TEMP table
+a criterion reads) is refused at the definition's line with exit 2, and a criterion's query
+that only reads, a recursive one too, validates and is answered by the run, within the
+query's time bound when it never ends."""
 
 from __future__ import annotations
 
@@ -117,6 +118,46 @@ def test_a_nul_character_in_an_sql_seed_is_the_seed_s_error_at_its_line(repo: Gi
         assert problem.startswith(f"evals.yaml:{SEED_LINE}:"), problem
         assert "the seed 'shop/seed.sql' does not load: it holds a NUL character" in problem
         assert problem.endswith("(the NUL character at shop/seed.sql:3)"), problem
+
+
+def test_a_table_the_seed_makes_temporary_is_one_a_criterion_cannot_read(
+    repo: GitRepo,
+) -> None:
+    repo.commit(
+        "a TEMP table",
+        {
+            "evals.yaml": suite("SELECT count(*) FROM orders", "[[1]]"),
+            "agent.py": AGENT,
+            "shop/seed.sql": SEED.replace("CREATE TABLE", "CREATE TEMP TABLE"),
+        },
+    )
+
+    problem = refusal(evalward("validate", ".", cwd=repo.path))
+
+    assert problem.endswith(
+        "spec.assertions[0].query: the query fails on the seed 'shop/seed.sql' of playground "
+        "'shop': no such table: orders (the seed makes it a TEMP table, gone once the seed is "
+        "loaded: make it with CREATE TABLE)"
+    ), problem
+
+
+def test_a_virtual_table_the_seed_makes_is_refused_at_the_seed_s_line(repo: GitRepo) -> None:
+    repo.commit(
+        "a virtual table",
+        {
+            "evals.yaml": suite("SELECT count(*) FROM orders", "[[1]]"),
+            "agent.py": AGENT,
+            "shop/seed.sql": SEED + "CREATE VIRTUAL TABLE notes USING fts5(body);\n",
+        },
+    )
+
+    problem = refusal(evalward("validate", ".", cwd=repo.path))
+
+    assert problem.startswith(f"evals.yaml:{SEED_LINE}:"), problem
+    assert problem.endswith(
+        "the seed 'shop/seed.sql' makes the virtual table 'notes', which a run's state, read "
+        "with nothing but reading allowed, cannot read; make it an ordinary table (CREATE TABLE)"
+    ), problem
 
 
 def test_a_recursive_query_reads_and_is_answered(repo: GitRepo, tmp_path: Path) -> None:

@@ -151,12 +151,25 @@ class StaticChecks:
         text = self._seed_text(use, part.seed)
         if text is None:
             return None
-        connection = sqlite3.connect(":memory:")
+        seeded = sqlite3.connect(":memory:")
         try:
-            try:
-                load_seed(connection, part.seed, text)
-            except SeedError as exc:
-                self._owner_problem(use, seed_refusal(exc))
+            load_seed(seeded, part.seed, text)
+            temporary = _temporary_tables(seeded)
+            connection = _saved(seeded)
+        except SeedError as exc:
+            self._owner_problem(use, seed_refusal(exc))
+            return None
+        finally:
+            seeded.close()
+        try:
+            virtual = _virtual_tables(connection)
+            if virtual:
+                self._owner_problem(
+                    use,
+                    f"the seed {part.seed!r} makes the virtual table {virtual!r}, which a "
+                    "run's state, read with nothing but reading allowed, cannot read; make it "
+                    "an ordinary table (CREATE TABLE)",
+                )
                 return None
             tables, views = _schema(connection)
             told = f"the seed {part.seed!r} of playground {use.source.name!r}"
@@ -165,6 +178,13 @@ class StaticChecks:
                     if not isinstance(criterion, SqlAssertion):
                         continue
                     why = _prepare(connection, criterion.query, {**views, **tables})
+                    missing = _NO_SUCH.search(why or "")
+                    name = missing[2].rstrip(";").rsplit(".", 1)[-1] if missing else ""
+                    if missing and missing[1] == "table" and name in temporary:
+                        why = (
+                            f"no such table: {name} (the seed makes it a TEMP table, gone "
+                            "once the seed is loaded: make it with CREATE TABLE)"
+                        )
                     if why is not None:
                         problem = self.locator.problem(
                             fixture, (*at, "query"), f"the query fails on {told}: {why}"
@@ -265,6 +285,34 @@ def _criteria(fixture: EvalFixture) -> list[tuple[PathKey, Assertion]]:
         at: PathKey = ("spec", "conversation", "turns", number, "assertions")
         found += [((*at, i), a) for i, a in enumerate(turn.assertions)]
     return [(at, a) for at, a in found if isinstance(a, STATE_TYPES)]
+
+
+def _temporary_tables(connection: sqlite3.Connection) -> frozenset[str]:
+    """The TEMP tables the seed made: they are gone once it is loaded, so a run's database
+    never holds them, and a criterion that reads one would fail every run."""
+    listed = connection.execute("SELECT name FROM temp.sqlite_master WHERE type = 'table'")
+    return frozenset(str(name) for (name,) in listed.fetchall())
+
+
+def _saved(connection: sqlite3.Connection) -> sqlite3.Connection:
+    """The seeded database as a run's file holds it: its main schema alone, in a connection
+    of its own (no TEMP table, view or trigger of the seed's)."""
+    saved = sqlite3.connect(":memory:")
+    (pages,) = connection.execute("PRAGMA main.page_count").fetchone()
+    if pages:  # none: nothing made in it, an empty database (which SQLite cannot serialize)
+        saved.deserialize(connection.serialize())
+    return saved
+
+
+def _virtual_tables(connection: sqlite3.Connection) -> str | None:
+    """The first virtual table the seed made (`CREATE VIRTUAL TABLE f USING fts5(x)`), or
+    None: a run's state reads every table with reading alone allowed, which a virtual
+    table's module does not keep to, so each run of the playground would be an error."""
+    found = connection.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' "
+        "AND sql LIKE 'CREATE VIRTUAL TABLE%' ORDER BY rowid LIMIT 1"
+    ).fetchone()
+    return None if found is None else str(found[0])
 
 
 def _schema(connection: sqlite3.Connection) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
