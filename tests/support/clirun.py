@@ -57,6 +57,34 @@ def evalward(*args: str, cwd: Path = REPO_ROOT, **env: str) -> subprocess.Comple
         )
 
 
+def evalward_setting(
+    setting: str, value: float, *args: str, cwd: Path, limit: float
+) -> subprocess.CompletedProcess[str]:
+    """`evalward ARGS` in an interpreter of its own, with one module's setting (`setting`,
+    `module.NAME`) at `value`: a bound a test proves holds, made short enough that proving
+    it costs little. Past `limit` seconds it raises subprocess.TimeoutExpired (the bound did
+    not hold)."""
+    module, _, name = setting.rpartition(".")
+    start = (
+        f"import runpy, sys; import {module} as bounded; bounded.{name} = {value!r}; "
+        "sys.argv[0] = 'evalward'; "
+        "runpy.run_module('evalward', run_name='__main__', alter_sys=True)"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", start, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=subprocess_limit(limit),
+        env={
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(cwd),
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "PYTHONPATH": SOURCE,
+        },
+    )
+
+
 def run_for_results(
     cwd: Path, *args: str, cache: bool = False, **env: str
 ) -> tuple[int, dict[str, Any], str]:

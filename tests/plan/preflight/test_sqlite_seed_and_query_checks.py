@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from support.clirun import SOURCE, evalward
+from support.clirun import evalward, evalward_setting
 from support.gitrepo import GitRepo
-from support.limits import subprocess_limit
 
 pytestmark = pytest.mark.hostile
 
@@ -183,11 +182,6 @@ def test_a_recursive_query_reads_and_is_answered(repo: GitRepo, tmp_path: Path) 
 BOUND = 2.0
 """The query bound this test runs evalward with, in place of QUERY_SECONDS (10 s): what it
 proves is that the bound holds."""
-BOUNDED_EVALWARD = (
-    "import runpy, sys; from evalward.runtime.playground import sqlite_read; "
-    f"sqlite_read.QUERY_SECONDS = {BOUND!r}; sys.argv[0] = 'evalward'; "
-    "runpy.run_module('evalward', run_name='__main__', alter_sys=True)"
-)
 
 
 def test_a_recursive_query_that_never_ends_fails_its_criterion_within_the_bound(
@@ -204,19 +198,10 @@ def test_a_recursive_query_that_never_ends_fails_its_criterion_within_the_bound(
     out = tmp_path / "out"
     args = ("run", ".", "--no-cache", "--output-dir", str(out))
     try:
-        done = subprocess.run(
-            [sys.executable, "-c", BOUNDED_EVALWARD, *args],
-            cwd=repo.path,
-            capture_output=True,
-            text=True,
-            timeout=subprocess_limit(300),  # without the bound, for ever
-            env={
-                "PATH": "/usr/bin:/bin",
-                "HOME": str(repo.path),
-                "GIT_CONFIG_NOSYSTEM": "1",
-                "PYTHONPATH": SOURCE,
-            },
-        )
+        done = evalward_setting(  # without the bound, for ever
+            "evalward.runtime.playground.sqlite_read.QUERY_SECONDS", BOUND, *args,
+            cwd=repo.path, limit=300,
+        )  # fmt: skip
     except subprocess.TimeoutExpired:
         pytest.fail("a criterion's recursive query had no time bound: the run never ended")
     assert "Traceback" not in done.stderr, done.stderr

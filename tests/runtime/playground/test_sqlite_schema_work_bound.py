@@ -14,9 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from support.clirun import SOURCE
+from support.clirun import evalward_setting
 from support.gitrepo import GitRepo
-from support.limits import subprocess_limit
 
 pytestmark = pytest.mark.hostile
 
@@ -75,11 +74,6 @@ rows (MAX_ROWS) × 50 ms."""
 BOUND = 3.0
 """The reading bound this test runs evalward with, in place of READ_SECONDS (30 s): what it
 proves is that the bound holds, and 27 s more of one core's work would prove nothing more."""
-BOUNDED_EVALWARD = (
-    "import runpy, sys; from evalward.runtime.playground import sqlite_read; "
-    f"sqlite_read.READ_SECONDS = {BOUND!r}; sys.argv[0] = 'evalward'; "
-    "runpy.run_module('evalward', run_name='__main__', alter_sys=True)"
-)
 
 
 def test_a_generated_column_that_costs_an_hour_to_read_fails_its_run_within_the_bound(
@@ -89,19 +83,10 @@ def test_a_generated_column_that_costs_an_hour_to_read_fails_its_run_within_the_
     out = tmp_path / "out"
     args = ("run", ".", "--no-cache", "--output-dir", str(out))
     try:
-        done = subprocess.run(
-            [sys.executable, "-c", BOUNDED_EVALWARD, *args],
-            cwd=repo.path,
-            capture_output=True,
-            text=True,
-            timeout=subprocess_limit(600),  # without the bound, hours
-            env={
-                "PATH": "/usr/bin:/bin",
-                "HOME": str(repo.path),
-                "GIT_CONFIG_NOSYSTEM": "1",
-                "PYTHONPATH": SOURCE,
-            },
-        )
+        done = evalward_setting(  # without the bound, hours
+            "evalward.runtime.playground.sqlite_read.READ_SECONDS", BOUND, *args,
+            cwd=repo.path, limit=600,
+        )  # fmt: skip
     except subprocess.TimeoutExpired:
         pytest.fail("reading the playground's database had no time bound: the run never ended")
     assert "Traceback" not in done.stderr, done.stderr
