@@ -63,7 +63,11 @@ def render_mock(output: Any, arguments: Mapping[str, Any]) -> Any:
     """Render every string of a mock output as a template over the call's arguments: one
     that only names arguments (`{{ order_id }}`, most mocks) here, where it makes no more
     than they hold, and any other in the child (`_Renderer`)."""
-    templates = [text for text in _strings(output) if "{{" in text or "{%" in text]
+    # here, not at the top: the child imports this module, and the definitions' models cost
+    # it 0.25 s of start-up that rendering never needs
+    from evalward.resources.agents.agent import mock_strings
+
+    templates = [text for text in mock_strings(output) if "{{" in text or "{%" in text]
     if not templates:
         return output
     deadline = time.monotonic() + RENDER_SECONDS
@@ -84,17 +88,6 @@ def _names_only(template: str) -> bool:
     filter, call, operator or statement, nothing that makes more than the arguments hold."""
     rest = _NAMED.sub("", template)
     return "{{" not in rest and "{%" not in rest and "{#" not in rest
-
-
-def _strings(output: Any) -> Iterator[str]:
-    if isinstance(output, str):
-        yield output
-    elif isinstance(output, dict):
-        for value in output.values():
-            yield from _strings(value)
-    elif isinstance(output, list):
-        for value in output:
-            yield from _strings(value)
 
 
 def _replaced(output: Any, rendered: Mapping[str, str]) -> Any:
