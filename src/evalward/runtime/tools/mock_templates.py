@@ -1,17 +1,18 @@
 """A tool's mock output rendered over the call's arguments: each of its strings a template.
 
-A template is an agent definition's, a pull request's for the head's runs. It renders in a
-child process of evalward's (`serve`, one a process, started by the first templated output):
-in jinja2's sandbox (no Python internals), within RENDER_SECONDS for one call's output (a
-loop over loops would hold the job until the workflow's own time limit; a process that
-outlives its time is ended), and within RENDERER_MEMORY bytes of address space, which the
-kernel holds it to (`'x' | center(3000000000)`, a chain of `replace`s that each quadruple a
-text, a loop of a long text: one step each that no clock stops, which in evalward's own
-process took gigabytes from the job beside every run). `*` and `**` are held to what a reply
-could hold, as before, for a message that says which. A template that fails, whatever it
+A template is an agent definition's, a pull request's for the head's runs. One that only
+names arguments renders here; any other in a child process of evalward's (`serve`, one a
+process, started by the first such template): in jinja2's sandbox (no Python internals),
+within RENDER_SECONDS for one call's output (a loop over loops would hold the job until the
+workflow's own time limit; a child that outlives its time is ended), and within
+RENDERER_MEMORY bytes of address space, which the kernel holds it to (`'x' |
+center(3000000000)`, a chain of `replace`s that each quadruple a text, a loop of a long
+text: one step each that no clock stops, which in evalward's own process took gigabytes
+from the job beside every run). `*` and `**` are held to what a reply could hold, for a
+message that says which (text/bounded_templates.py). A template that fails, whatever it
 raises, or that runs past its time or its memory, is the tool's reply, an error the model
 reads, never the run's end: the model reads what any tool that failed would say. Each
-template is compiled once in the child, not at every call.
+template is compiled once, not at every call.
 """
 
 from __future__ import annotations
@@ -27,9 +28,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -46,17 +46,8 @@ REPLY_BYTES = 16 * 1024 * 1024
 ENDED_GRACE = 1.0
 """How much longer than its time the parent waits for the child's own word that a template
 ran past it, before ending the child."""
-LONGEST_REPEAT = 4 * 1024 * 1024
-"""The most items (characters of a text, entries of a list) a template's `*` may make: the
-most a command tool may answer (tools.MAX_OUTPUT_BYTES)."""
-LARGEST_POWER_BITS = 64 * 1024
-"""The most bits a template's `**` of two integers may make."""
 _SOURCE = str(Path(__file__).resolve().parents[3])
 """Where the evalward package this module is of lives: the child imports it from there."""
-
-
-class _Late(Exception):
-    """The template ran past its time (raised inside it, by the tracer of `_until`)."""
 
 
 def render_mock(output: Any, arguments: Mapping[str, Any]) -> Any:
@@ -100,6 +91,10 @@ def _replaced(output: Any, rendered: Mapping[str, str]) -> Any:
     return output
 
 
+class _NoReply(Exception):
+    """The child said nothing within its time and the grace after it."""
+
+
 class _Renderer:
     """The child process templates render in, started on first use (again after one that
     ended), one call at a time; ended as evalward ends."""
@@ -117,7 +112,9 @@ class _Renderer:
         with self._lock:
             try:
                 reply = self._ask(json.dumps(request).encode() + b"\n", seconds + ENDED_GRACE)
-            except _Late:
+                if len(reply) != len(templates):
+                    raise ValueError("a reply of another length")
+            except _NoReply:
                 self.stop()
                 return [_late(seconds)] * len(templates)
             except (OSError, ValueError) as exc:
@@ -136,7 +133,7 @@ class _Renderer:
         while not line.endswith(b"\n"):
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([process.stdout], [], [], left)[0]:
-                raise _Late
+                raise _NoReply
             chunk = os.read(process.stdout.fileno(), 1 << 16)
             if not chunk:
                 raise OSError(f"exit code {process.wait()}")
@@ -144,7 +141,7 @@ class _Renderer:
             if len(line) > REPLY_BYTES:
                 raise ValueError(f"a reply of more than {REPLY_BYTES:,} bytes")
         reply = json.loads(line)
-        if not isinstance(reply, list) or len(reply) != len(json.loads(request)["templates"]):
+        if not isinstance(reply, list):
             raise ValueError("a reply of another shape")
         return reply
 
@@ -216,11 +213,13 @@ def _rendered(template: str, arguments: Mapping[str, Any], deadline: float, seco
     # lazy: imported with the sandbox, by the first templated output
     from jinja2 import TemplateError
 
+    from evalward.text.bounded_templates import Late, until
+
     try:
         compiled = _compiled(template)
-        with _until(deadline):
+        with until(deadline):
             return compiled.render(**arguments)
-    except _Late:
+    except Late:
         return _late(seconds)
     except MemoryError:
         raise
@@ -228,26 +227,6 @@ def _rendered(template: str, arguments: Mapping[str, Any], deadline: float, seco
         return f"error: the mock output template failed: {exc}"
     except Exception as exc:
         return f"error: the mock output template failed: {type(exc).__name__}: {exc}"
-
-
-@contextlib.contextmanager
-def _until(deadline: float) -> Iterator[None]:
-    """Python's tracer on this thread while a template renders: a template is Python code
-    (jinja2 compiles it), so every line it runs asks the clock, and past `deadline` the line
-    raises `_Late` inside it. The tracer before (a coverage tool's) is put back."""
-
-    def traced(frame: FrameType, event: str, arg: object) -> Any:
-        del frame, event, arg
-        if time.monotonic() > deadline:
-            raise _Late
-        return traced
-
-    before = sys.gettrace()
-    sys.settrace(traced)
-    try:
-        yield
-    finally:
-        sys.settrace(before)
 
 
 @functools.lru_cache(maxsize=256)
@@ -262,33 +241,7 @@ def _templates() -> SandboxedEnvironment:
     """The sandbox mock outputs render in, made for the first templated one."""
     # lazy: jinja2 costs about 10 ms of start-up, paid only by a run whose mocks template
     import jinja2
-    from jinja2.exceptions import SecurityError
-    from jinja2.sandbox import SandboxedEnvironment
 
-    class Bounded(SandboxedEnvironment):
-        intercepted_binops = frozenset({"*", "**"})
+    from evalward.text.bounded_templates import BoundedSandbox
 
-        def call_binop(
-            self, context: jinja2.runtime.Context, operator: str, left: Any, right: Any
-        ) -> Any:
-            if operator == "*" and (_too_long(left, right) or _too_long(right, left)):
-                raise SecurityError(f"`*` would make more than {LONGEST_REPEAT:,} items")
-            if operator == "**" and _too_large(left, right):
-                raise SecurityError(f"`**` would make more than {LARGEST_POWER_BITS:,} bits")
-            return super().call_binop(context, operator, left, right)
-
-    return Bounded(undefined=jinja2.ChainableUndefined, autoescape=False)
-
-
-def _too_long(sized: Any, times: Any) -> bool:
-    return (
-        isinstance(sized, (str, bytes, list, tuple))
-        and isinstance(times, int)
-        and len(sized) * times > LONGEST_REPEAT
-    )
-
-
-def _too_large(base: Any, exponent: Any) -> bool:
-    if not (isinstance(base, int) and isinstance(exponent, int)) or exponent <= 1:
-        return False
-    return max(abs(base).bit_length(), 1) * exponent > LARGEST_POWER_BITS
+    return BoundedSandbox(undefined=jinja2.ChainableUndefined, autoescape=False)
