@@ -347,6 +347,43 @@ def test_a_hostile_or_impossible_config_is_refused_with_nothing_written(
     assert "a secret beside" not in done.stdout + done.stderr
 
 
+@pytest.mark.parametrize(
+    ("prompt", "refusal"),
+    [
+        # a hundred million turns: more than the sandbox's range gives
+        ("{% for i in range(100000000) %}x{% endfor %}{{q}}", "OverflowError: Range too big"),
+        # a text of 300 million characters, made in one step
+        ("{{ q * 100000000 }}", "`*` would make more than 4,194,304 items"),
+        # each step within bounds, the whole more than the file of fixtures holds
+        ("{% for i in range(100000) %}{{ 'x' * 4000000 }}{% endfor %}", "renders more than"),
+        # ten billion turns of a loop, nothing made: stopped at its time
+        (
+            "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
+            "did not render within 5 s",
+        ),
+        ("{{ q / 0 }}", "TypeError: unsupported operand"),
+    ],
+    ids=["range", "repeat", "too-long", "time", "raises"],
+)
+def test_a_template_the_import_cannot_render_is_refused_at_its_line_with_nothing_written(
+    repo: GitRepo, prompt: str, refusal: str
+) -> None:
+    config = {
+        "prompts": [prompt],
+        "providers": ["openai:gpt-4.1-mini"],
+        "tests": [{"vars": {"q": "why"}, "assert": [{"type": "contains", "value": "x"}]}],
+    }
+    repo.commit("a suite", {"promptfooconfig.yaml": yaml.safe_dump(config)})
+
+    done = evalward("import", "promptfoo", "promptfooconfig.yaml", cwd=repo.path)
+
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "promptfooconfig.yaml:2:" in done.stderr and "prompts[0]: the template" in done.stderr
+    assert refusal in done.stderr
+    assert "Traceback" not in done.stderr and "nothing was written" in done.stderr
+    assert not (repo.path / "evals").exists()
+
+
 def test_providers_whose_names_agree_make_distinct_agents_and_evals(repo: GitRepo) -> None:
     config = {
         "description": "Two temperatures",

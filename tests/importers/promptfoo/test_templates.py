@@ -70,3 +70,43 @@ def test_a_json_prompt_has_its_strings_rendered_and_is_written_as_json_stringify
 
 def test_stringify_writes_whole_numbers_as_integers() -> None:
     assert stringify({"a": 1.0, "b": [2.5, 3.0]}) == '{"a":1,"b":[2.5,3]}'
+
+
+@pytest.mark.parametrize(
+    ("template", "said"),
+    [
+        ("{% for i in range(100000000) %}x{% endfor %}", "OverflowError: Range too big"),
+        ("{{ 1 / 0 }}", "ZeroDivisionError: division by zero"),
+        ("{{ 1 + 'a' }}", "TypeError: unsupported operand"),
+        ("{{ range(3) | dump }}", "TypeError: Object of type range is not JSON serializable"),
+        ("{{ [1].index(2) }}", "ValueError: 2 is not in list"),
+        ("{{ [].pop() }}", "IndexError: pop from empty list"),
+        ("{{ '%(a)s' % {} }}", "KeyError: 'a'"),
+        ("{{ 'x'.encode('nope') }}", "LookupError: unknown encoding: nope"),
+        ("{{ 'abc' | truncate(-5, leeway=-100) }}", "AssertionError: expected length"),
+        ("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}", "RecursionError: maximum recursion"),
+        ("{{ " + "(" * 3000 + "1" + ")" * 3000 + " }}", "RecursionError: maximum recursion"),
+        ("{{ q * 5000000 }}", "`*` would make more than 4,194,304 items"),
+        ("{{ 2 ** 70000 }}", "`**` would make more than 65,536 bits"),
+        (
+            "{% for i in range(3) %}{{ 'x' * 2000000 }}{% endfor %}",
+            "renders more than 5,242,880 characters",
+        ),
+    ],
+    ids=[
+        "range", "zero", "type", "dump", "value", "index", "key", "lookup", "assertion",
+        "recursion", "nesting", "repeat", "power", "too-long",
+    ],
+)  # fmt: skip
+def test_a_template_that_fails_however_it_fails_is_refused_at_its_line(
+    template: str, said: str
+) -> None:
+    """Whatever a template's Python raises, or a text too long for the file it goes into, is
+    the user's template to fix: one refusal at the prompt's line, never an internal error."""
+    with pytest.raises(Refused) as raised:
+        render_prompt(template, {"q": "why"}, _node(), [])
+    problem = raised.value.problem
+    assert (problem.file, problem.line, problem.path) == ("promptfooconfig.yaml", 2, "prompts[0]")
+    assert problem.message.startswith("the template ")
+    assert said in problem.message
+    assert raised.value.droppable is False

@@ -4,6 +4,11 @@ Templates are Nunjucks; Jinja (in its sandbox: a template is data, not code) ren
 `{{ var }}`, filters and tags, with Nunjucks' `dump` added and its rules kept: no escaping, the
 trailing newline kept, an undefined variable rendered empty. A variable given as a list runs
 the test once per value (every combination); `file://` values are the file's content.
+
+A template renders in evalward's process at import, so it is held as a mock output is
+(`text.bounded_templates`): `*` and `**` bounded, RENDER_SECONDS of time, and no more text
+than a resource file holds (what it renders is written into one). A template that fails,
+whatever it raises, is refused at its line, like one that does not parse.
 """
 
 from __future__ import annotations
@@ -12,16 +17,21 @@ import functools
 import itertools
 import json
 import re
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import yaml
 from jinja2 import Template, TemplateError, meta
-from jinja2.sandbox import SandboxedEnvironment
 
+from evalward.errors import Refused
 from evalward.importers.promptfoo.source import Files, Node
 from evalward.resources.reading import yaml12
+from evalward.resources.reading.yamlsource import MAX_FILE_BYTES
 from evalward.text import jsontext
+from evalward.text.bounded_templates import BoundedSandbox, Late, until
+from evalward.text.cuts import cap_chars
 
 SCRIPT_SUFFIXES = {".js", ".cjs", ".mjs", ".ts", ".py", ".rb"}
 MEDIA_SUFFIXES = {
@@ -30,6 +40,19 @@ MEDIA_SUFFIXES = {
 }  # fmt: skip
 PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 PARTIAL_TAG = re.compile(r"({%[^%]*$|{{[^}]*$|{#[^#]*$)", re.MULTILINE)
+RENDER_SECONDS = 5.0
+"""How long one template may take to render (a loop over loops would hold the import for
+hours; promptfoo's own prompts render in milliseconds)."""
+LONGEST_RENDERING = MAX_FILE_BYTES
+"""The most characters a template may render to: the fixture it goes into is a resource
+file, which holds no more bytes."""
+SHOWN_ERROR = 500
+"""The most characters of what a failing template raised that the refusal quotes (a
+`ValueError` may quote a value of megabytes)."""
+
+
+class _TooLong(Exception):
+    """The template rendered more than LONGEST_RENDERING characters."""
 
 
 def _dump(value: Any, indent: int | None = None) -> str:
@@ -38,7 +61,7 @@ def _dump(value: Any, indent: int | None = None) -> str:
     return json.dumps(value, ensure_ascii=False, indent=indent, separators=separators)
 
 
-_ENV = SandboxedEnvironment(autoescape=False, keep_trailing_newline=True)
+_ENV = BoundedSandbox(autoescape=False, keep_trailing_newline=True)
 _ENV.filters["dump"] = _dump
 
 
@@ -70,9 +93,37 @@ def render(template: str, variables: dict[str, Any], node: Node, warnings: list[
                 f"{node.source.shown}:{line}: {', '.join(missing)} not defined for this test: "
                 "rendered empty, as promptfoo does"
             )
-        return compiled.render(variables)
+        with until(time.monotonic() + RENDER_SECONDS):
+            return _joined(compiled.generate(variables))
+    except Refused:
+        raise
+    except Late:
+        problem = f"the template did not render within {RENDER_SECONDS:g} s: shorten its loops"
+    except _TooLong:
+        problem = (
+            f"the template renders more than {LONGEST_RENDERING:,} characters, more than the "
+            f"{MAX_FILE_BYTES // (1024 * 1024)} MiB file of fixtures it goes into may hold: "
+            "make it render the prompt a test sends"
+        )
     except TemplateError as exc:
-        raise node.refuse(f"the template does not render: {exc}", droppable=False) from None
+        problem = f"the template does not render: {cap_chars(str(exc), SHOWN_ERROR)}"
+    except Exception as exc:  # whatever a template's Python raises: OverflowError, TypeError…
+        shown = cap_chars(str(exc), SHOWN_ERROR)
+        problem = f"the template does not render: {type(exc).__name__}: {shown}"
+    raise node.refuse(problem, droppable=False) from None
+
+
+def _joined(parts: Iterator[str]) -> str:
+    """The parts a template renders, joined, but no more than LONGEST_RENDERING characters:
+    a loop of bounded `*`s would otherwise make gigabytes before its time is up."""
+    kept: list[str] = []
+    size = 0
+    for part in parts:
+        size += len(part)
+        if size > LONGEST_RENDERING:
+            raise _TooLong
+        kept.append(part)
+    return "".join(kept)
 
 
 def render_value(value: Any, variables: dict[str, Any], node: Node, warnings: list[str]) -> Any:
