@@ -69,6 +69,26 @@ def _write_files(texts: dict[Path, str], new: list[Path]) -> None:
         ) from None
 
 
+def _check_size(path: Path, text: str, documents: list[Any], config: Path) -> None:
+    """Refuse, before anything is written, a file larger than `evalward validate` reads: it
+    is named with the promptfoo test (or config) its largest document came from."""
+    from evalward.errors import ConfigError
+    from evalward.importers.promptfoo.resources import render
+    from evalward.resources.reading.yamlsource import MAX_FILE_BYTES
+
+    size = len(text.encode())
+    if size <= MAX_FILE_BYTES:
+        return
+    largest = max(documents, key=lambda document: len(render([document], "")))
+    source = largest["metadata"].get("annotations", {}).get("promptfoo") or str(config)
+    raise ConfigError(
+        f"{source}: the import would write {path} of {size:,} bytes, over the "
+        f"{MAX_FILE_BYTES // (1024 * 1024)} MiB a resource file may hold, so nothing was "
+        f"written (its largest part is {largest['metadata']['name']!r}, from here): import the "
+        "tests in parts, a config for each part, each with its own --name"
+    )
+
+
 def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
     from pathlib import Path
 
@@ -103,6 +123,8 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
         path: render(documents, HEADER.format(config=config.name, what=what))
         for path, (documents, what) in files.items()
     }
+    for path, (documents, _) in files.items():
+        _check_size(path, texts[path], documents, config)
     settings_file = root / "evalward.yaml"
     write_settings = bool(conversion.settings) and not (
         settings_file.exists() or settings_file.is_symlink()

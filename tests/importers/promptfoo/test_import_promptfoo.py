@@ -384,6 +384,55 @@ def test_a_template_the_import_cannot_render_is_refused_at_its_line_with_nothing
     assert not (repo.path / "evals").exists()
 
 
+def test_prompts_that_together_outgrow_the_file_of_fixtures_are_refused_at_the_test(
+    repo: GitRepo,
+) -> None:
+    """Each prompt is 3 MB, under the 5 MiB a resource file may hold; two are over it."""
+    config = """\
+prompts: ["{{q}}"]
+providers: ["openai:gpt-4.1-mini"]
+tests:
+  - vars: {q: "file://big.txt"}
+    assert: [{type: contains, value: x}]
+  - vars: {q: "file://big.txt"}
+    assert: [{type: contains, value: y}]
+"""
+    big = "x" * 3_000_000 + "\n"
+    repo.commit("a suite", {"promptfooconfig.yaml": config, "big.txt": big})
+
+    done = evalward("import", "promptfoo", "promptfooconfig.yaml", cwd=repo.path)
+
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "promptfooconfig.yaml:6:5: tests[1]:" in done.stderr
+    assert "more than 5,242,880" in done.stderr
+    assert "nothing was written" in done.stderr and "--name" in done.stderr
+    assert not (repo.path / "evals").exists()
+
+
+def test_a_fixture_whose_prompt_and_vars_outgrow_its_file_is_refused_at_its_test(
+    repo: GitRepo,
+) -> None:
+    """A 3 MB prompt, and its 3 MB var beside it for the code scorer: `evalward validate`
+    would refuse the file of fixtures, so the import writes none."""
+    config = {
+        "prompts": ["{{q}}"],
+        "providers": ["openai:gpt-4.1-mini"],
+        "tests": [
+            {"vars": {"q": "file://big.txt"}, "assert": [{"type": "python", "value": "True"}]},
+        ],
+    }
+    big = "x" * 3_000_000 + "\n"
+    repo.commit("a suite", {"promptfooconfig.yaml": yaml.safe_dump(config), "big.txt": big})
+
+    done = evalward("import", "promptfoo", "promptfooconfig.yaml", cwd=repo.path)
+
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith("evalward: promptfooconfig.yaml:6: the import would write")
+    assert "fixtures.yaml" in done.stderr and "over the 5 MiB" in done.stderr
+    assert "nothing was written" in done.stderr
+    assert not (repo.path / "evals").exists()
+
+
 def test_providers_whose_names_agree_make_distinct_agents_and_evals(repo: GitRepo) -> None:
     config = {
         "description": "Two temperatures",

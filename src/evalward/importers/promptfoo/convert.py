@@ -28,7 +28,7 @@ from evalward.importers.promptfoo.source import Files, Node, Source
 from evalward.importers.promptfoo.templates import combinations, compose, render_prompt
 from evalward.importers.promptfoo.test_cases import Test, merged, test_nodes
 from evalward.resources.checks.assertions import DEFAULT_EMBEDDING_MODEL
-from evalward.resources.reading.yamlsource import Document
+from evalward.resources.reading.yamlsource import MAX_FILE_BYTES, Document
 from evalward.text.counts import counted
 
 TOP_KEYS = {"description", "prompts", "providers", "tests", "defaultTest", "evaluateOptions"}
@@ -84,6 +84,8 @@ class _Importer:
         """The providers `similar` assertions embed with (the suite calls them too)."""
         self.test_options: dict[str, Node] = {}
         """The options of the test being converted (its grading `provider` map)."""
+        self.rendered = 0
+        """Characters of every prompt rendered so far: the file of fixtures holds each."""
 
     def attempt(self, error: Refused) -> None:
         """A refusal: kept as a problem, or, when it may be left out and the user said so,
@@ -302,6 +304,15 @@ class _Importer:
             f"{prefix.value if prefix else ''}{prompt.template}{suffix.value if suffix else ''}"
         )
         text = render_prompt(template, values, prompt.node, self.warnings)
+        self.rendered += len(text)
+        if self.rendered > MAX_FILE_BYTES:  # stopped now: more tests would only add to it
+            problem = test.node.problem(
+                f"the prompts rendered up to this test come to more than {MAX_FILE_BYTES:,} "
+                "characters, more than the file of fixtures the import writes may hold "
+                f"({MAX_FILE_BYTES // (1024 * 1024)} MiB), so nothing was written: import the "
+                "tests in parts, a config for each part, each with its own --name"
+            )
+            raise ConfigError(problem.render())
         return sent(text, provider.reads, _named(provider), prompt.node, self.warnings)
 
     def resources(self, judge: PromptfooProvider | None, options: Node | None) -> None:
