@@ -54,8 +54,8 @@ def render_mock(output: Any, arguments: Mapping[str, Any]) -> Any:
     """Render every string of a mock output as a template over the call's arguments: one
     that only names arguments (`{{ order_id }}`, most mocks) here, where it makes no more
     than they hold, and any other in the child (`_Renderer`)."""
-    # here, not at the top: the child imports this module, and the definitions' models cost
-    # it 0.25 s of start-up that rendering never needs
+    # lazy: the child imports this module, and the definitions' models would cost it 0.25 s
+    # of start-up that rendering never needs
     from evalward.resources.agents.agent import mock_strings
 
     templates = [text for text in mock_strings(output) if "{{" in text or "{%" in text]
@@ -213,6 +213,7 @@ def _rendered(template: str, arguments: Mapping[str, Any], deadline: float, seco
     # lazy: imported with the sandbox, by the first templated output
     from jinja2 import TemplateError
 
+    # lazy: it imports jinja2 (about 10 ms of start-up), as above
     from evalward.text.bounded_templates import Late, until
 
     try:
@@ -242,6 +243,7 @@ def _templates() -> SandboxedEnvironment:
     # lazy: jinja2 costs about 10 ms of start-up, paid only by a run whose mocks template
     import jinja2
 
+    # lazy: it imports jinja2, as above
     from evalward.text.bounded_templates import BoundedSandbox
 
     return BoundedSandbox(undefined=jinja2.ChainableUndefined, autoescape=False)
