@@ -65,11 +65,15 @@ def test_a_template_that_raises_or_grows_past_a_reply_is_the_tools_error(
     [
         "{{ order_id | center(3000000000) }}",
         "{{ order_id.ljust(3000000000) }}",
-        "{{ ('a' * 4000000) | replace('a', 'aaaa') | replace('a', 'aaaa') | replace('a', 'aaaa')"
-        " | replace('a', 'aaaa') | replace('a', 'aaaa') }}",
+        "{{ ('a' * 4000000) | replace('a', 'a' * 300) }}",
         "{% set big = 'x' * 4000000 %}{% for i in range(100000) %}{{ big }}{% endfor %}",
     ],
-    ids=["a filter's width", "a method's width", "replace upon replace", "a loop of a long text"],
+    ids=[
+        "a filter's width",
+        "a method's width",
+        "a replace that multiplies",
+        "a loop of a long text",
+    ],
 )
 def test_a_template_that_would_take_gigabytes_is_the_tools_error_and_the_next_renders(
     template: str,

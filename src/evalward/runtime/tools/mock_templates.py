@@ -43,6 +43,9 @@ RENDERER_MEMORY = 1024 * 1024 * 1024
 about 40 MiB of it, and a reply is at most REPLY_BYTES."""
 REPLY_BYTES = 16 * 1024 * 1024
 """The most a rendered output may take as JSON, more than a tool may answer."""
+STARTED_SECONDS = 60.0
+"""How long the child may take to start (an interpreter and jinja2 on a busy machine): not
+counted in any call's RENDER_SECONDS."""
 ENDED_GRACE = 1.0
 """How much longer than its time the parent waits for the child's own word that a template
 ran past it, before ending the child."""
@@ -128,6 +131,16 @@ class _Renderer:
         assert process.stdin is not None and process.stdout is not None
         process.stdin.write(request)
         process.stdin.flush()
+        reply = json.loads(self._read_line(process, seconds))
+        if not isinstance(reply, list):
+            raise ValueError("a reply of another shape")
+        return reply
+
+    @staticmethod
+    def _read_line(process: subprocess.Popen[bytes], seconds: float) -> bytes:
+        """One line from the child within `seconds` (`_NoReply` past them); OSError when it
+        ended, ValueError past REPLY_BYTES."""
+        assert process.stdout is not None
         deadline = time.monotonic() + seconds
         line = b""
         while not line.endswith(b"\n"):
@@ -140,10 +153,7 @@ class _Renderer:
             line += chunk
             if len(line) > REPLY_BYTES:
                 raise ValueError(f"a reply of more than {REPLY_BYTES:,} bytes")
-        reply = json.loads(line)
-        if not isinstance(reply, list):
-            raise ValueError("a reply of another shape")
-        return reply
+        return line
 
     def _started(self) -> subprocess.Popen[bytes]:
         ended = self._process is not None and self._process.poll() is not None
@@ -160,6 +170,7 @@ class _Renderer:
                 env={},
             )
             self._owner = os.getpid()
+            self._read_line(self._process, STARTED_SECONDS)  # its word that it is ready
         return self._process
 
     def stop(self) -> None:
@@ -189,6 +200,9 @@ def serve() -> None:
     import resource
 
     resource.setrlimit(resource.RLIMIT_AS, (RENDERER_MEMORY, RENDERER_MEMORY))
+    _templates()  # jinja2 imported before the first call's clock starts
+    sys.stdout.buffer.write(b"ready\n")
+    sys.stdout.buffer.flush()
     for line in sys.stdin.buffer:
         request = json.loads(line)
         deadline = time.monotonic() + float(request["seconds"])
