@@ -409,6 +409,36 @@ tests:
     assert not (repo.path / "evals").exists()
 
 
+def test_lists_of_values_whose_combinations_outgrow_a_test_are_refused_before_any_is_made(
+    repo: GitRepo,
+) -> None:
+    """Three lists of a hundred values: a million tests, every combination (five would be ten
+    billion, more than any memory holds), refused at the longest list before one is made."""
+    config = {
+        "prompts": ["{{a}} {{b}} {{c}}"],
+        "providers": ["openai:gpt-4.1-mini"],
+        "tests": [
+            {
+                "vars": {
+                    "a": [f"a{i}" for i in range(100)],
+                    "b": [f"b{i}" for i in range(100)],
+                    "c": [f"c{i}" for i in range(100)],
+                },
+                "assert": [{"type": "contains", "value": "a"}],
+            }
+        ],
+    }
+    repo.commit("a suite", {"promptfooconfig.yaml": yaml.safe_dump(config)})
+
+    done = evalward("import", "promptfoo", "promptfooconfig.yaml", cwd=repo.path)
+
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "promptfooconfig.yaml:" in done.stderr and "tests[0].vars.a" in done.stderr
+    assert "make 1,000,000 tests (every combination of them)" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (repo.path / "evals").exists()
+
+
 def test_a_fixture_whose_prompt_and_vars_outgrow_its_file_is_refused_at_its_test(
     repo: GitRepo,
 ) -> None:

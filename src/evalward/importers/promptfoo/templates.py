@@ -46,6 +46,9 @@ hours; promptfoo's own prompts render in milliseconds)."""
 LONGEST_RENDERING = MAX_FILE_BYTES
 """The most characters a template may render to: the fixture it goes into is a resource
 file, which holds no more bytes."""
+MOST_COMBINATIONS = 10_000
+"""The most tests one promptfoo test's lists of values may make: each is a fixture of the
+file of fixtures, which holds no more than MAX_FILE_BYTES (a few hundred bytes each)."""
 SHOWN_ERROR = 500
 """The most characters of what a failing template raised that the refusal quotes (a
 `ValueError` may quote a value of megabytes)."""
@@ -139,8 +142,23 @@ def render_value(value: Any, variables: dict[str, Any], node: Node, warnings: li
 
 def combinations(variables: dict[str, Node], files: Files) -> list[dict[str, Any]]:
     """promptfoo's var expansion: a list of strings, or a `file://` glob, gives one test per
-    value, and several give every combination; a list of anything else is one value."""
+    value, and several give every combination; a list of anything else is one value. More
+    than MOST_COMBINATIONS are refused, counted before one is made (five lists of a hundred
+    would be ten billion)."""
     options: list[list[Any]] = []
+    made, longest = 1, None
+    for node in variables.values():
+        value = node.value
+        if isinstance(value, list) and len(value) > 1 and isinstance(value[0], str):
+            made *= len(value)
+            longest = node if longest is None or len(value) > len(longest.value) else longest
+    if made > MOST_COMBINATIONS and longest is not None:
+        raise longest.refuse(
+            f"the test's lists of values make {made:,} tests (every combination of them), more "
+            f"than the {MOST_COMBINATIONS:,} one test may make, whose fixtures would outgrow "
+            "the file they go into: split the lists across tests",
+            droppable=False,
+        )
     for node in variables.values():
         value = node.value
         if isinstance(value, str) and value.startswith("file://"):
