@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import itertools
 import json
+import math
 import re
 import time
 from collections.abc import Iterator
@@ -146,19 +147,6 @@ def combinations(variables: dict[str, Node], files: Files) -> list[dict[str, Any
     than MOST_COMBINATIONS are refused, counted before one is made (five lists of a hundred
     would be ten billion)."""
     options: list[list[Any]] = []
-    made, longest = 1, None
-    for node in variables.values():
-        value = node.value
-        if isinstance(value, list) and len(value) > 1 and isinstance(value[0], str):
-            made *= len(value)
-            longest = node if longest is None or len(value) > len(longest.value) else longest
-    if made > MOST_COMBINATIONS and longest is not None:
-        raise longest.refuse(
-            f"the test's lists of values make {made:,} tests (every combination of them), more "
-            f"than the {MOST_COMBINATIONS:,} one test may make, whose fixtures would outgrow "
-            "the file they go into: split the lists across tests",
-            droppable=False,
-        )
     for node in variables.values():
         value = node.value
         if isinstance(value, str) and value.startswith("file://"):
@@ -168,6 +156,15 @@ def combinations(variables: dict[str, Node], files: Files) -> list[dict[str, Any
         else:
             values = [value]
         options.append(values)
+    made = math.prod(len(values) for values in options)
+    if made > MOST_COMBINATIONS:
+        longest, _ = max(zip(variables.values(), options, strict=True), key=lambda n: len(n[1]))
+        raise longest.refuse(
+            f"the test's lists of values make {made:,} tests (every combination of them), more "
+            f"than the {MOST_COMBINATIONS:,} one test may make, whose fixtures would outgrow "
+            "the file they go into: split the lists across tests",
+            droppable=False,
+        )
     return [dict(zip(variables, chosen, strict=True)) for chosen in itertools.product(*options)]
 
 
