@@ -49,9 +49,7 @@ class ToolMock(Model):
     def _templates_parse(cls, output: Any) -> Any:
         """A template that does not parse failed at every call, the model told so in the
         tool's reply and nobody else: it is refused where it is written."""
-        for text in mock_strings(output):
-            if "{{" not in text and "{%" not in text:
-                continue
+        for text in templated_strings(output):
             # lazy: jinja2 costs about 10 ms of start-up, paid only where a mock templates
             import jinja2
             from jinja2.sandbox import SandboxedEnvironment
@@ -77,16 +75,18 @@ def _free_form(schema: dict[str, Any]) -> bool:
     return (extra is not None and extra is not False) or any(k in schema for k in combined)
 
 
-def mock_strings(value: Any) -> Iterator[str]:
-    """Every string of a mock output, as `render_mock` renders them."""
+def templated_strings(value: Any) -> Iterator[str]:
+    """Every string of a mock output that is a template (`{{` or `{%` in it), as
+    `render_mock` renders them; the others are the output as written."""
     if isinstance(value, str):
-        yield value
+        if "{{" in value or "{%" in value:
+            yield value
     elif isinstance(value, dict):
         for item in value.values():
-            yield from mock_strings(item)
+            yield from templated_strings(item)
     elif isinstance(value, list):
         for item in value:
-            yield from mock_strings(item)
+            yield from templated_strings(item)
 
 
 class ToolCommand(Model):
@@ -163,9 +163,7 @@ class Tool(Model):
         if self.mock is None or not isinstance(properties, dict) or _free_form(self.parameters):
             return self
         named = [str(name) for name in properties]
-        for text in mock_strings(self.mock.output):
-            if "{{" not in text and "{%" not in text:
-                continue
+        for text in templated_strings(self.mock.output):
             # lazy: jinja2 costs about 10 ms of start-up, paid only where a mock templates
             from jinja2 import meta
             from jinja2.sandbox import SandboxedEnvironment

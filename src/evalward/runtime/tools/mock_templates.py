@@ -59,9 +59,9 @@ def render_mock(output: Any, arguments: Mapping[str, Any]) -> Any:
     than they hold, and any other in the child (`_Renderer`)."""
     # lazy: the child imports this module, and the definitions' models would cost it 0.25 s
     # of start-up that rendering never needs
-    from evalward.resources.agents.agent import mock_strings
+    from evalward.resources.agents.agent import templated_strings
 
-    templates = [text for text in mock_strings(output) if "{{" in text or "{%" in text]
+    templates = list(templated_strings(output))
     if not templates:
         return output
     deadline = time.monotonic() + RENDER_SECONDS
