@@ -1,5 +1,9 @@
 """A tiny threaded HTTP server on 127.0.0.1 with a free port, for the fakes below.
 
+Its port is one the kernel never hands out for `bind(("127.0.0.1", 0))`: evalward picks its
+services' and agents' ports that way and asks them for readiness before they bind, so a fake
+on a port of that range could be given one just picked and receive another test's probe.
+
 A reply is either one body (`content-length`) or a stream of Server-Sent Events: chunked
 transfer encoding, one chunk per event, each written and flushed as it is produced, so a
 client holds the first event while the server has not sent the last, and the connection is
@@ -9,7 +13,9 @@ kept alive after the final chunk as HTTP/1.1 wants.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
+import random
 import socket
 import struct
 import threading
@@ -17,6 +23,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -201,7 +208,7 @@ class LoopbackServer:
                 return
 
         self.handler = handler
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._server = _outside_the_ephemeral_ports(_Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
@@ -218,3 +225,26 @@ class LoopbackServer:
         self._closing.set()
         self._server.shutdown()
         self._server.server_close()
+
+
+EPHEMERAL_PORTS = Path("/proc/sys/net/ipv4/ip_local_port_range")
+LOWEST_QUIET_PORT = 10000
+"""Below the ports a system's servers commonly use."""
+
+
+def _outside_the_ephemeral_ports(handler: type[BaseHTTPRequestHandler]) -> ThreadingHTTPServer:
+    """A server on a free port outside the kernel's ephemeral range (below it, where the range
+    leaves room; a port of the range where it does not)."""
+    try:
+        low = int(EPHEMERAL_PORTS.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = LOWEST_QUIET_PORT
+    candidates = list(range(LOWEST_QUIET_PORT, low))
+    random.shuffle(candidates)
+    for port in candidates[:200]:
+        try:
+            return ThreadingHTTPServer(("127.0.0.1", port), handler)
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                raise
+    return ThreadingHTTPServer(("127.0.0.1", 0), handler)

@@ -60,6 +60,7 @@ spec:
 
 
 CACHED = "cache: { mode: read-write }\n"
+API_PATHS = ("/chat/completions", "/embeddings", "/messages")
 
 
 class Recorder:
@@ -70,6 +71,8 @@ class Recorder:
         self.server = LoopbackServer(self.handle)
 
     def handle(self, request: Request) -> Response:
+        if request.method != "POST" or not request.path.endswith(API_PATHS):
+            return Response(404, {"error": {"message": f"no route {request.path}"}})
         self.requests.append(request)
         body = request.json()
         if request.path.endswith("/embeddings"):

@@ -19,6 +19,7 @@ from evalward.runtime.playground.base import PlaygroundSource
 from evalward.runtime.playground.provision import PlaygroundSetting
 from evalward.runtime.playground.run import StateNeeds, run_in_playground
 from evalward.runtime.processes.port_owner import HANDED, free_port, release_port
+from fakes.http import EPHEMERAL_PORTS, LOWEST_QUIET_PORT, LoopbackServer, Response
 
 pytestmark = pytest.mark.integration
 
@@ -128,3 +129,25 @@ def test_a_port_handed_to_a_server_is_not_handed_again_until_it_is_given_back() 
         for port in handed:
             release_port(port)
     assert not HANDED.intersection(handed)
+
+
+def test_a_tests_fake_server_never_holds_a_port_evalward_could_pick() -> None:
+    """evalward asks a service's port for readiness before the service binds it; a fake of
+    the tests on a port of the kernel's ephemeral range (where `free_port` picks) could be
+    given that port between the pick and the bind, and be asked in the service's place (a
+    model server that took that `GET /` for a model call failed its test)."""
+    low, high = map(int, EPHEMERAL_PORTS.read_text().split())
+    if low <= LOWEST_QUIET_PORT:
+        pytest.skip(f"the ephemeral range {low}-{high} leaves no port below it")
+    servers = [LoopbackServer(lambda _: Response(404)) for _ in range(20)]
+    try:
+        ports = {int(server.url.rsplit(":", 1)[1]) for server in servers}
+    finally:
+        for server in servers:
+            server.close()
+    assert len(ports) == 20
+    assert all(LOWEST_QUIET_PORT <= port < low for port in ports), sorted(ports)
+    picked = [free_port() for _ in range(20)]
+    for port in picked:
+        release_port(port)
+    assert all(low <= port <= high for port in picked)
