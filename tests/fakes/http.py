@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 
@@ -208,7 +208,9 @@ class LoopbackServer:
                 return
 
         self.handler = handler
-        self._server = _outside_the_ephemeral_ports(_Handler)
+        self._server = bound_quietly(
+            lambda port: ThreadingHTTPServer(("127.0.0.1", port), _Handler)
+        )
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
@@ -231,10 +233,12 @@ EPHEMERAL_PORTS = Path("/proc/sys/net/ipv4/ip_local_port_range")
 LOWEST_QUIET_PORT = 10000
 """Below the ports a system's servers commonly use."""
 
+_Bound = TypeVar("_Bound")
 
-def _outside_the_ephemeral_ports(handler: type[BaseHTTPRequestHandler]) -> ThreadingHTTPServer:
-    """A server on a free port outside the kernel's ephemeral range (below it, where the range
-    leaves room; a port of the range where it does not)."""
+
+def bound_quietly(bind: Callable[[int], _Bound]) -> _Bound:
+    """`bind(port)` on a free loopback port outside the kernel's ephemeral range (below it,
+    where the range leaves room; one of the range, `bind(0)`, where it does not)."""
     try:
         low = int(EPHEMERAL_PORTS.read_text().split()[0])
     except (OSError, ValueError, IndexError):
@@ -243,8 +247,8 @@ def _outside_the_ephemeral_ports(handler: type[BaseHTTPRequestHandler]) -> Threa
     random.shuffle(candidates)
     for port in candidates[:200]:
         try:
-            return ThreadingHTTPServer(("127.0.0.1", port), handler)
+            return bind(port)
         except OSError as exc:
             if exc.errno != errno.EADDRINUSE:
                 raise
-    return ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    return bind(0)

@@ -14,6 +14,8 @@ import threading
 import time
 from collections.abc import Callable
 
+from fakes.http import bound_quietly
+
 Serve = Callable[[socket.socket, int], None]
 """Handles one accepted connection; the int counts connections from 0."""
 
@@ -75,7 +77,8 @@ class RawServer:
     ) -> None:
         self.requests: list[bytes] = []
         self.connections = 0
-        self._listener = socket.create_server(("127.0.0.1", 0))
+        # off the ports evalward's servers are given, whose readiness probes could reach it
+        self._listener = bound_quietly(lambda port: socket.create_server(("127.0.0.1", port)))
         self._serve, self._replies, self._tls = serve or self._answer, replies, tls
         self.port = self._listener.getsockname()[1]
         self._acceptor = threading.Thread(target=self._accept, daemon=True)

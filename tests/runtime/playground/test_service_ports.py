@@ -20,6 +20,7 @@ from evalward.runtime.playground.provision import PlaygroundSetting
 from evalward.runtime.playground.run import StateNeeds, run_in_playground
 from evalward.runtime.processes.port_owner import HANDED, free_port, release_port
 from fakes.http import EPHEMERAL_PORTS, LOWEST_QUIET_PORT, LoopbackServer, Response
+from support.rawhttp import RawServer
 
 pytestmark = pytest.mark.integration
 
@@ -139,11 +140,12 @@ def test_a_tests_fake_server_never_holds_a_port_evalward_could_pick() -> None:
     low, high = map(int, EPHEMERAL_PORTS.read_text().split())
     if low <= LOWEST_QUIET_PORT:
         pytest.skip(f"the ephemeral range {low}-{high} leaves no port below it")
-    servers = [LoopbackServer(lambda _: Response(404)) for _ in range(20)]
+    servers = [LoopbackServer(lambda _: Response(404)) for _ in range(10)]
+    raw = [RawServer() for _ in range(10)]
     try:
-        ports = {int(server.url.rsplit(":", 1)[1]) for server in servers}
+        ports = {int(server.url.rsplit(":", 1)[1]) for server in [*servers, *raw]}
     finally:
-        for server in servers:
+        for server in [*servers, *raw]:
             server.close()
     assert len(ports) == 20
     assert all(LOWEST_QUIET_PORT <= port < low for port in ports), sorted(ports)
