@@ -1,8 +1,8 @@
 """A SQLite playground's seed and `sql` criteria through the command line: a seed `validate`
 can tell a run cannot load or read (a folder, a NUL character, a virtual table, a TEMP table
-a criterion reads) is refused at the definition's line with exit 2, and a criterion's query
-that only reads, a recursive one too, validates and is answered by the run, within the
-query's time bound when it never ends."""
+a criterion reads, two rows a run's state would call alike) is refused at the definition's
+line with exit 2, and a criterion's query that only reads, a recursive one too, validates
+and is answered by the run, within the query's time bound when it never ends."""
 
 from __future__ import annotations
 
@@ -157,6 +157,46 @@ def test_a_virtual_table_the_seed_makes_is_refused_at_the_seed_s_line(repo: GitR
         "the seed 'shop/seed.sql' makes the virtual table 'notes', which a run's state, read "
         "with nothing but reading allowed, cannot read; make it an ordinary table (CREATE TABLE)"
     ), problem
+
+
+FIXTURES_SEED = """\
+orders:
+  - { id: 1, amount: 25 }
+  - { id: 2, amount: 30 }
+  - { id: "1", amount: 40 }
+"""
+
+
+@pytest.mark.parametrize(
+    ("seed", "text", "where"),
+    [
+        ("shop/seed.yaml", FIXTURES_SEED, " (the row at shop/seed.yaml:4)"),
+        (
+            "shop/seed.sql",
+            "CREATE TABLE orders (id PRIMARY KEY, amount REAL);\n"
+            "INSERT INTO orders VALUES (1, 25), ('1', 40);\n",
+            "",
+        ),
+    ],
+    ids=["fixtures", "sql"],
+)
+def test_two_rows_a_run_s_state_would_call_alike_are_refused_before_any_run(
+    repo: GitRepo, seed: str, text: str, where: str
+) -> None:
+    """SQLite keeps 1 and '1' apart in a column of no type; a run's state calls both rows
+    '1' and fails every run: `validate` and `run` refuse the seed first, at its row."""
+    evals = suite("SELECT count(*) FROM orders", "[[2]]").replace("shop/seed.sql", seed)
+    repo.commit("a seed keyed 1 and '1'", {"evals.yaml": evals, "agent.py": AGENT, seed: text})
+
+    for command in (["validate", "."], ["run", ".", "--no-cache", "--no-history"]):
+        problem = refusal(evalward(*command, cwd=repo.path))
+
+        assert problem.startswith(f"evals.yaml:{SEED_LINE}:"), problem
+        assert problem.endswith(
+            f"the seed {seed!r}: its table 'orders' holds two rows labelled '1' (keys of other "
+            "types, as 1 and '1', or a row without one at that place): a state criterion could "
+            f"not tell them apart; give each row a key of one type{where}"
+        ), problem
 
 
 def test_a_recursive_query_reads_and_is_answered(repo: GitRepo, tmp_path: Path) -> None:

@@ -45,8 +45,12 @@ from evalward.resources.reading.yamlsource import PathKey
 from evalward.resources.resource_set import Located
 from evalward.runtime.playground.base import SEED_LIMIT, PlaygroundSource
 from evalward.runtime.playground.sqlite import seed_refusal
-from evalward.runtime.playground.sqlite_read import READ_ACTIONS
-from evalward.runtime.playground.sqlite_seed import load_seed, parse_yaml
+from evalward.runtime.playground.sqlite_read import (
+    READ_ACTIONS,
+    first_labelled_twice,
+    labelled_twice,
+)
+from evalward.runtime.playground.sqlite_seed import load_seed, parse_yaml, where_written
 from evalward.runtime.playground.state import SnapshotUnloadable, snapshot_data
 
 PlaygroundKey = tuple[str, str]
@@ -172,6 +176,10 @@ class StaticChecks:
                 )
                 return None
             tables, views = _schema(connection)
+            twice = _labelled_twice(connection, part.seed, text, tables)
+            if twice:
+                self._owner_problem(use, twice)
+                return None
             told = f"the seed {part.seed!r} of playground {use.source.name!r}"
             for fixture in use.fixtures.values():
                 for at, criterion in _criteria(fixture.resource):
@@ -313,6 +321,24 @@ def _virtual_tables(connection: sqlite3.Connection) -> str | None:
         "AND sql LIKE 'CREATE VIRTUAL TABLE%' ORDER BY rowid LIMIT 1"
     ).fetchone()
     return None if found is None else str(found[0])
+
+
+def _labelled_twice(
+    connection: sqlite3.Connection, seed: str, text: str, tables: dict[str, list[str]]
+) -> str | None:
+    """Why the seed's state could never be read, with the row of a fixtures seed: two rows
+    of a table a run's state would call alike (`sqlite_read.row_label`)."""
+    for name in tables:
+        found = first_labelled_twice(connection, name)
+        if found is None:
+            continue
+        place, label = found
+        where = "" if seed.endswith(".sql") else where_written(seed, text, [(name, place)])
+        return (
+            f"the seed {seed!r}: its table {name!r} {labelled_twice(label)}; give each row a "
+            "key of one type" + (f" ({where})" if where else "")
+        )
+    return None
 
 
 def _schema(connection: sqlite3.Connection) -> tuple[dict[str, list[str]], dict[str, list[str]]]:

@@ -152,7 +152,7 @@ def _read(
 ) -> None:
     connection, schema = _open_read_only(live, copy)
     reading = _Reading(live)
-    try:  # each table's rows by their label (`_key`), read and counted one at a time
+    try:  # each table's rows by their label (`label_key`), read and counted one at a time
         state.document["db"] = {
             name: _table(live, connection, name, key, reading) for name, key in schema
         }
@@ -171,7 +171,7 @@ def _index(known: KnownImage) -> None:
     connection = sqlite3.connect(":memory:")
     try:
         _bound(connection, known.image)
-        keys = {name: _key(connection, name) for name in known.tables}
+        keys = {name: label_key(connection, name) for name in known.tables}
         known.pages = index_template(connection, known.image, keys, known.tables)
     except sqlite3.Error:
         known.pages = None
@@ -359,7 +359,7 @@ def _open_read_only(
     live: LivePlayground, copy: Path | bytes, *, known: bool = False
 ) -> tuple[sqlite3.Connection, list[tuple[str, str]]]:
     """The copy (a file, or an image in memory), opened so that nothing but reading is
-    allowed, and its tables with the expression each one's rows are labelled by (`_key`).
+    allowed, and its tables with the expression each one's rows are labelled by (`label_key`).
     `known`: an image whose integrity was checked and tables read already (none listed)."""
     connection = sqlite3.connect(":memory:" if isinstance(copy, bytes) else copy)
     try:
@@ -368,7 +368,7 @@ def _open_read_only(
             _check_integrity(connection)
         connection.execute("PRAGMA query_only = ON")
         names = [] if known else connection.execute(_TABLES).fetchall()
-        schema = [(str(name), _key(connection, name)) for (name,) in names]
+        schema = [(str(name), label_key(connection, name)) for (name,) in names]
     except sqlite3.Error as exc:
         connection.close()
         raise live.error(_unreadable(exc, f"its database is corrupt ({exc})")) from None
@@ -474,12 +474,48 @@ def _row_cost(label: str, row: dict[str, Any]) -> tuple[int, int]:
     return len(row) + 1, len(label) + 8 + chars
 
 
-def _key(connection: sqlite3.Connection, name: str) -> str:
+def label_key(connection: sqlite3.Connection, name: str) -> str:
     """The expression a table's rows are labelled by: its one-column primary key, else its
     rowid."""
     info = connection.execute("SELECT name, pk FROM pragma_table_info(?)", (name,))
     keys = [str(column) for column, pk in info.fetchall() if pk]
     return identifier(keys[0]) if len(keys) == 1 else "rowid"
+
+
+def _labelled_rows(connection: sqlite3.Connection, name: str, key: str) -> sqlite3.Cursor:
+    """A table's rows, each led by its key (`label_key`; NULL where it cannot be read)."""
+    table_name = identifier(name)
+    try:
+        return connection.execute(f"SELECT {key} AS k, * FROM {table_name}")  # noqa: S608
+    except sqlite3.Error:  # a table WITHOUT ROWID and a key of several columns
+        return connection.execute(f"SELECT NULL AS k, * FROM {table_name}")  # noqa: S608
+
+
+def row_label(place: int, key: object) -> str:
+    """What a row is called in a run's state: its key as text, else its place."""
+    return str(place) if key is None else str(key)
+
+
+def labelled_twice(label: str) -> str:
+    """Why a table whose two rows are called `label` has no state (`row_label`)."""
+    shown = cap_chars(printable(label), 80)
+    return (
+        f"holds two rows labelled {shown!r} (keys of other types, as 1 and '1', or a row "
+        "without one at that place): a state criterion could not tell them apart"
+    )
+
+
+def first_labelled_twice(connection: sqlite3.Connection, name: str) -> tuple[int, str] | None:
+    """The place and label of a table's first row called as one before it was (`row_label`),
+    or None: what the run's state read of the table would refuse, found before any run."""
+    seen: set[str] = set()
+    cursor = _labelled_rows(connection, name, label_key(connection, name))
+    for place, (found, *_) in enumerate(cursor):
+        label = row_label(place, found)
+        if label in seen:
+            return place, label
+        seen.add(label)
+    return None
 
 
 def _table(
@@ -490,24 +526,15 @@ def _table(
     reading: _Reading,
 ) -> dict[str, Any]:
     """One table's rows by their label (`key`, else their place), counted by `reading`."""
-    table_name = identifier(name)
     reading.table(name)
     try:
-        try:
-            cursor = connection.execute(f"SELECT {key} AS k, * FROM {table_name}")  # noqa: S608
-        except sqlite3.Error:  # a table WITHOUT ROWID and a key of several columns
-            cursor = connection.execute(f"SELECT NULL AS k, * FROM {table_name}")  # noqa: S608
+        cursor = _labelled_rows(connection, name, key)
         columns = [d[0] for d in cursor.description][1:]
         table: dict[str, Any] = {}
         for place, (found, *values) in enumerate(cursor):
-            label = str(place) if found is None else str(found)
-            if label in table:  # 1 and '1', or a row without a key at place 3 and '3'
-                shown = cap_chars(printable(label), 80)
-                raise live.error(
-                    f"its table {name!r} holds two rows labelled {shown!r} "
-                    "(keys of other types, or a row without one at that place): a state "
-                    "criterion could not tell them apart"
-                )
+            label = row_label(place, found)
+            if label in table:
+                raise live.error(f"its table {name!r} {labelled_twice(label)}")
             table[label] = reading.take(name, label, columns, tuple(values))
     except sqlite3.DataError:
         raise live.error(

@@ -136,7 +136,9 @@ def _load(connection: sqlite3.Connection, seed: str, text: str, seconds: float) 
                 f"the seed {seed!r} makes a database larger than a playground may hold "
                 f"({DATABASE_LIMIT // (1024 * 1024)} MiB); seed what the fixtures need"
             ) from None
-        raise SeedError(f"the seed {seed!r} does not load: {exc}", _where(seed, text, at)) from None
+        raise SeedError(
+            f"the seed {seed!r} does not load: {exc}", where_written(seed, text, at)
+        ) from None
     finally:
         connection.set_progress_handler(None, 0)
         connection.set_authorizer(None)
@@ -283,7 +285,7 @@ def _values(
         yield tuple(_sql_value(row.get(c)) for c in columns)
 
 
-def _where(seed: str, text: str, at: list[PathKey]) -> str:
+def where_written(seed: str, text: str, at: list[PathKey]) -> str:
     """Where in the fixtures seed `text` the table or row `at` is written (`the row at
     shop/seed.yaml:7`), or "" when it cannot be said."""
     if not at:
