@@ -234,8 +234,19 @@ def test_an_http_agent_that_never_gets_ready_fails_every_run_and_is_stopped(
 def test_an_http_agent_that_does_not_answer_in_time_is_a_timed_out_run(tmp_path: Path) -> None:
     runner = http_runner(tmp_path, timeoutSeconds=0.5)
     (trace,) = run_all(runner, fixture_run("slow"))
-    assert trace.error == "the agent did not answer within 0.5 s"
+    assert trace.error == (
+        "the agent did not answer within 0.5 s (the agent's spec.runtime.http.timeoutSeconds)"
+    )
     assert trace.timed_out is True
+
+    (tmp_path / "eval's").mkdir()
+    eval_s = http_runner(tmp_path / "eval's")
+    (trace,) = run_all(eval_s, fixture_run("slow", timeout=0.5))
+    assert trace.error == "the agent did not answer within 0.5 s (spec.execution.timeoutSeconds)"
+    # the run's own bound is the start's and the POST's together: both are named
+    assert eval_s.kind.timeout_setting() == (
+        "the agent's spec.runtime.http.readyTimeoutSeconds and spec.execution.timeoutSeconds"
+    )
 
 
 def test_an_http_agent_that_exits_early_reports_its_stderr(tmp_path: Path) -> None:

@@ -172,11 +172,13 @@ class HttpAgentServer:
         trace: Trace,
         *,
         timeout_seconds: float,
+        setting: str = "spec.execution.timeoutSeconds",
         grant: Grant | None = None,
     ) -> str:
         """One POST per fixture run or turn, answered within `timeout_seconds` (the kind's
-        choice: a turn gets no more than what is left of its conversation); the reply is the
-        trace, a final message, or plain text (returned: the answer, when it is no trace)."""
+        choice: a turn gets no more than what is left of its conversation; `setting` says
+        where it is set); the reply is the trace, a final message, or plain text (returned:
+        the answer, when it is no trace)."""
         try:
             await self.ensure_started()
         except AgentRunError as exc:
@@ -197,7 +199,7 @@ class HttpAgentServer:
                 body["modelProxy"] = grant.request_field()
             reply = await self._client.post_json(url, body, timeout_seconds=timeout_seconds)
         except HttpTimeout:
-            trace.time_out(f"the agent did not answer within {timeout_seconds:g} s")
+            trace.time_out(f"the agent did not answer within {timeout_seconds:g} s ({setting})")
             return ""
         except HttpFailure as exc:
             trace.add(StepType.error, content=f"cannot reach the agent at {self.url}: {exc}")

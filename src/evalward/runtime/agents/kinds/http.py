@@ -47,6 +47,16 @@ class HttpKind(ProgramKind):
         """Its start, its own timeout per POST, and the grace its process group is given."""
         return self.own_timeout(timeout_seconds) + self.setup.kill_grace
 
+    def timeout_setting(self) -> str:
+        """Its start's bound and its bound per POST: the run's bound is their sum."""
+        return f"the agent's spec.runtime.http.readyTimeoutSeconds and {self._post_setting()}"
+
+    def _post_setting(self) -> str:
+        """Where the bound of one POST is set, to be raised if the agent needs longer."""
+        if self.server.runtime.timeout_seconds:
+            return "the agent's spec.runtime.http.timeoutSeconds"
+        return super().timeout_setting()
+
     def use_sandbox(self, sandbox: Sandbox) -> None:
         self.server.sandbox = sandbox
 
@@ -58,7 +68,11 @@ class HttpKind(ProgramKind):
     ) -> str:
         per_request = self.server.runtime.timeout_seconds or place.run.timeout_seconds
         return await self.server.run(
-            request, place.trace, timeout_seconds=per_request, grant=place.grant
+            request,
+            place.trace,
+            timeout_seconds=per_request,
+            setting=self._post_setting(),
+            grant=place.grant,
         )
 
     def turns(self, place: RunPlace, turns: ProgramTurns) -> TurnAnswer:
@@ -71,6 +85,7 @@ class HttpKind(ProgramKind):
                 request,
                 turns.trace,
                 timeout_seconds=turns.left(server.runtime.timeout_seconds),
+                setting=self._post_setting(),
                 grant=turns.grant,
             )
 
