@@ -24,6 +24,10 @@ from evalward.security import Redactor
 from evalward.text import escaping
 from evalward.verdict.gate import GateDecision
 
+BESIDE = "`results.json` and `report.html`"
+"""Where comment.md, folded or cut to fit, says the whole report is: the files beside it
+(a local run has no job summary)."""
+
 
 @dataclass(frozen=True)
 class Output:
@@ -90,7 +94,7 @@ def emit(
             Path(output.output_dir),
             evaluation,
             decision,
-            lambda: render_comment(context),
+            lambda: render_comment(context, whole_report=BESIDE),
             redact,
             files.Shown(run, trends, context.summary),
             lose=lose,
@@ -100,7 +104,10 @@ def emit(
         document.update(output.extra_json or {})
         print(output.shown_json(json.dumps(document, indent=2)), file=out)
     else:
-        print(output.shown(render_comment(context, sink=escaping.TERMINAL)), file=out)
+        shown = render_comment(
+            context, sink=escaping.TERMINAL, whole_report=_whole_report(output.output_dir)
+        )
+        print(output.shown(shown), file=out)
         if output.extra:
             print(output.shown(output.extra), file=out)
     if lost:
@@ -115,3 +122,11 @@ def emit(
         if decision.exit_code == EXIT_OK:
             return EXIT_EXTERNAL
     return decision.exit_code
+
+
+def _whole_report(output_dir: str | None) -> str:
+    """Where a terminal's comment, folded or cut to fit, says the whole report is: no job
+    summary, but the run's files, where `--output-dir` wrote them."""
+    if not output_dir:
+        return "the `results.json` and `report.html` that `--output-dir` writes"
+    return f"{BESIDE} in {escaping.code_span(output_dir, limit=200)}"

@@ -73,6 +73,7 @@ def main(args: argparse.Namespace, out: TextIO, host: Host) -> int:
                 notes=notes,
             ),
             sink=TERMINAL,
+            whole_report="each run's `results.json` and `report.html`",
         )
         print(body, file=out)
     return decision.exit_code

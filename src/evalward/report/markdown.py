@@ -44,6 +44,8 @@ from evalward.verdict.compare import Change, EvalComparison
 from evalward.verdict.gate import BypassRecord, GateDecision, GateResult
 
 MAX_COMMENT_CHARS = 65_536
+IN_THE_WORKFLOW = "the job summary, `results.json` and `report.html`"
+"""Where a workflow run's whole report is, which a comment cut or folded to fit points to."""
 RECORD_PREFIX = "<!-- evalward-bypass-record"
 UNRECORDED = "&lt;!-- evalward-"
 """What the record's start is shown as in any text of a comment but evalward's own record."""
@@ -287,8 +289,10 @@ def render_comment(
     *,
     measure: Callable[[str], int] = len,
     named: tuple[str, str] | None = None,
+    whole_report: str = IN_THE_WORKFLOW,
 ) -> str:
-    """The comment body, at most `limit` long, marker first, bypass record last.
+    """The comment body, at most `limit` long, marker first, bypass record last; folded or
+    cut to fit, it says the whole report is in `whole_report` (Markdown).
 
     `sink` is where it will be shown: rendered by GitHub (the default), or printed on a
     terminal, where links and mentions are left as they are (escaping.py). `measure` is what
@@ -326,7 +330,12 @@ def render_comment(
         past = room if detail and template is None else math.inf
         try:
             generated = env.get_template(name).generate(
-                ctx=context, view=view, detail=detail, version=__version__, link=link
+                ctx=context,
+                view=view,
+                detail=detail,
+                version=__version__,
+                link=link,
+                whole_report=whole_report,
             )
             return _body(generated, context.marker, RENDER_CAP * limit, past)
         except jinja2.TemplateError as exc:
@@ -354,7 +363,8 @@ def render_comment(
         body = render(detail=False)
     if measure(body) > room:
         bypass = _builtin(sink).get_template("bypass.md.j2").render(ctx=context)
-        body = _truncate(body, room - measure(bypass), context.report_url, measure) + bypass
+        room -= measure(bypass)
+        body = _truncate(body, room, context.report_url, whole_report, measure) + bypass
     return body + tail
 
 
@@ -390,14 +400,16 @@ def _finished(pieces: list[str], marker: str) -> str:
     return f"{marker}\n{text.lstrip()}"
 
 
-def _truncate(body: str, limit: int, report_url: str, measure: Callable[[str], int]) -> str:
+def _truncate(
+    body: str, limit: int, report_url: str, whole_report: str, measure: Callable[[str], int]
+) -> str:
     """`body` cut at a line to fit `limit` with the note that says so, and every code fence
     and `<details>` the cut leaves open closed before the note: an open one would take in
     the rest of the comment, the note and the bypass with it."""
     where = f" ([the run's artifacts]({report_url}))" if report_url else ""
     note = (
         f"\n\n**… cut here to fit GitHub's {MAX_COMMENT_CHARS:,}-character comment limit.** "
-        f"The full report is in the job summary, `results.json` and `report.html`{where}.\n"
+        f"The full report is in {whole_report}{where}.\n"
     )
     room = limit - measure(note)
     within = room
