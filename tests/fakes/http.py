@@ -252,3 +252,35 @@ def bound_quietly(bind: Callable[[int], _Bound]) -> _Bound:
             if exc.errno != errno.EADDRINUSE:
                 raise
     return bind(0)
+
+
+def quiet_listener(
+    family: socket.AddressFamily = socket.AF_INET,
+    host: str = "127.0.0.1",
+    *,
+    v6only: int | None = None,
+) -> socket.socket:
+    """A TCP socket listening on `host` at a port `bound_quietly` picks; `v6only` sets
+    IPV6_V6ONLY (None leaves the system's default)."""
+
+    def bind(port: int) -> socket.socket:
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            if v6only is not None:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, v6only)
+            sock.bind((host, port))
+            sock.listen()
+        except OSError:
+            sock.close()
+            raise
+        return sock
+
+    return bound_quietly(bind)
+
+
+def quiet_port() -> int:
+    """A loopback port outside the kernel's ephemeral range, free now, for a server another
+    program binds: `free_port` never hands it to one of evalward's, which could bind it first
+    or probe it for readiness."""
+    with quiet_listener() as probe:
+        return int(probe.getsockname()[1])

@@ -12,6 +12,7 @@ import pytest
 from evalward.errors import PortTaken
 from evalward.runtime.processes import sock_diag
 from evalward.runtime.processes.port_owner import loopback_listeners, owned_host
+from fakes.http import quiet_listener
 
 pytestmark = pytest.mark.unit
 
@@ -59,20 +60,17 @@ def test_the_agents_own_listeners_give_the_address_to_use(tmp_path: Path) -> Non
 
 
 def _listening_sockets() -> tuple[list[socket.socket], list[int]]:
-    """This process's listeners on 127.0.0.1, ::1, a dual-stack :: and ::ffff:127.0.0.1."""
-    held: list[socket.socket] = []
-    for family, host, v6only in (
-        (socket.AF_INET, "127.0.0.1", None),
-        (socket.AF_INET6, "::1", None),
-        (socket.AF_INET6, "::", 0),
-        (socket.AF_INET6, "::ffff:127.0.0.1", 0),
-    ):
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        if v6only is not None:
-            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, v6only)
-        sock.bind((host, 0))
-        sock.listen()
-        held.append(sock)
+    """This process's listeners on 127.0.0.1, ::1, a dual-stack :: and ::ffff:127.0.0.1, off
+    the ports evalward's servers are given (one bound beside them would be listed too)."""
+    held = [
+        quiet_listener(family, host, v6only=v6only)
+        for family, host, v6only in (
+            (socket.AF_INET, "127.0.0.1", None),
+            (socket.AF_INET6, "::1", None),
+            (socket.AF_INET6, "::", 0),
+            (socket.AF_INET6, "::ffff:127.0.0.1", 0),
+        )
+    ]
     return held, [int(sock.getsockname()[1]) for sock in held]
 
 

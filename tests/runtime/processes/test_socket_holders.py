@@ -14,6 +14,7 @@ import pytest
 
 from evalward.runtime.processes import sock_diag
 from evalward.runtime.processes.socket_holders import holders, socket_inode
+from fakes.http import quiet_listener
 
 pytestmark = pytest.mark.integration
 
@@ -31,9 +32,9 @@ other.kill()
 
 @pytest.fixture
 def listener() -> Iterator[socket.socket]:
-    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    server.bind(("127.0.0.1", 0))
-    server.listen()
+    # off the ports evalward's servers are given: the connection it accepts is the test's,
+    # never another's readiness probe
+    server = quiet_listener()
     yield server
     server.close()
 
@@ -94,11 +95,7 @@ def test_each_end_of_a_connection_is_found_by_its_descriptors_inode(
     if not kernel_answers:
         monkeypatch.setattr(sock_diag, "connection", lambda local, remote: None)
     server_family, server_host, client_family, client_host = shape
-    server = socket.socket(server_family, socket.SOCK_STREAM)
-    if server_host == "::":
-        server.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
-    server.bind((server_host, 0))
-    server.listen()
+    server = quiet_listener(server_family, server_host, v6only=0 if server_host == "::" else None)
     client = socket.socket(client_family, socket.SOCK_STREAM)
     with server, client:
         client.connect((client_host, server.getsockname()[1]))
