@@ -25,6 +25,7 @@ from evalward.runtime.agents.resolved_agent import ResolvedAgent
 from evalward.runtime.agents.runner import AgentRunner, FixtureRun
 from evalward.runtime.proxy.model_proxy import ModelProxy
 from evalward.runtime.tools.tools import FixtureTools
+from fakes.http import quiet_listener
 
 pytestmark = pytest.mark.integration
 
@@ -184,7 +185,8 @@ class ConnectRecorder:
 
     def __init__(self) -> None:
         self.seen: list[bytes] = []
-        self._server = socket.create_server(("127.0.0.1", 0))
+        # off the ports evalward's servers are given, whose readiness probes it would record
+        self._server = quiet_listener()
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self._thread.start()
 
