@@ -13,7 +13,7 @@ import pytest
 from evalward import __version__
 from evalward.errors import HttpFailure, HttpTimeout
 from evalward.http.client import HttpClient
-from fakes.http import LoopbackServer, Request, Response
+from fakes.http import LoopbackServer, Request, Response, quiet_listener
 
 pytestmark = pytest.mark.integration
 
@@ -94,7 +94,8 @@ def test_a_reply_over_the_size_bound_is_refused(echo: LoopbackServer) -> None:
 
 def test_an_endless_chunked_reply_stops_at_the_bound() -> None:
     """No content-length to check up front: the bound applies while reading."""
-    listener = socket.create_server(("127.0.0.1", 0))
+    # off the ports evalward's servers are given: the one connection it accepts is the client's
+    listener = quiet_listener()
     port = listener.getsockname()[1]
     stop = threading.Event()
 
@@ -129,11 +130,7 @@ def test_an_endless_chunked_reply_stops_at_the_bound() -> None:
 
 
 def test_nothing_listening_is_a_failure_that_names_the_cause() -> None:
-    with socket.create_server(("127.0.0.1", 0)) as taken:
-        port = taken.getsockname()[1]
-    # the port is free again: nothing listens there
-
-    async def go() -> None:
+    async def go(port: int) -> None:
         client = HttpClient(timeout_seconds=5)
         try:
             with pytest.raises(HttpFailure, match="ConnectionRefusedError"):
@@ -141,7 +138,10 @@ def test_nothing_listening_is_a_failure_that_names_the_cause() -> None:
         finally:
             await client.aclose()
 
-    asyncio.run(go())
+    # bound, never listened on: refused, and no other process's server can take the port
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        asyncio.run(go(held.getsockname()[1]))
 
 
 def test_proxies_come_from_the_environment_and_no_proxy_is_honoured(
