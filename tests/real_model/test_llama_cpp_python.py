@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import time
 import urllib.error
@@ -24,7 +23,7 @@ from typing import Any
 import pytest
 from openai.types.chat import ChatCompletion
 
-from fakes.http import LoopbackServer, Request, Response
+from fakes.http import LoopbackServer, Request, Response, quiet_port
 from fakes.wire_contract import openai_request_problem
 from support.clirun import REPO_ROOT, evalward
 from support.gitrepo import GitRepo
@@ -72,17 +71,10 @@ class Relay:
         return Response(status, raw=raw)
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     python = os.environ["EVALWARD_REAL_MODEL_PYTHON"]
-    port = free_port()
+    port = quiet_port()
     log = tmp_path_factory.mktemp("server") / "server.log"
     with log.open("w") as sink:
         process = subprocess.Popen(

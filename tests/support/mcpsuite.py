@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from fakes.http import quiet_port
 from support.byoagent import SYSTEM_PYTHON, runnable_by_all
 from support.documents import documents, eval_for
 
@@ -93,17 +94,11 @@ def calls(agent: str, *tool_calls: str, answer: str = "done") -> str:
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def http_server(tmp_path: Path) -> Iterator[str]:
     """The SDK's server on streamable HTTP at a loopback port, answering in server-sent
     events, run by the test (as its own user); its URL once it listens."""
-    port = _free_port()
+    port = quiet_port()  # where evalward never gives a server of its own a port
     program = tmp_path / "server.py"
     program.write_text(SDK_SERVER)
     process = subprocess.Popen(

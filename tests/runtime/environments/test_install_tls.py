@@ -18,6 +18,7 @@ import pytest
 from evalward.errors import AgentRunError
 from evalward.resources.agents.agent import AgentEnvironment
 from evalward.runtime.environments.environment import EnvironmentRequest, EnvironmentStore
+from fakes.http import bound_quietly
 from support.tls import issued
 
 pytestmark = pytest.mark.integration
@@ -37,7 +38,9 @@ class _NoPackages(http.server.BaseHTTPRequestHandler):
 def index(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     """An HTTPS package index that knows no package: its URL, and its certificate."""
     certificate, context = issued(tmp_path / "tls", "127.0.0.1")
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NoPackages)
+    server = bound_quietly(
+        lambda port: http.server.ThreadingHTTPServer(("127.0.0.1", port), _NoPackages)
+    )
     server.socket = context.wrap_socket(server.socket, server_side=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -27,6 +27,7 @@ from evalward.runtime.proxy.grants import Grant
 from evalward.runtime.proxy.proxy_calls import Answerer
 from evalward.runtime.proxy.wire.routes import WireRoute, route_of
 from evalward.security import Redactor
+from fakes.http import quiet_listener
 
 pytestmark = pytest.mark.integration
 
@@ -62,7 +63,7 @@ def served(answerer: Answerer, trace: Trace, asking: Asking) -> Any:
         app.router.add_route("*", "/{tail:.*}", handle)
         runner = web.AppRunner(app)
         await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
+        site = web.SockSite(runner, quiet_listener())
         await site.start()
         port = runner.addresses[0][1]
         client = HttpClient(timeout_seconds=30)
