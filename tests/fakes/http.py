@@ -236,9 +236,25 @@ LOWEST_QUIET_PORT = 10000
 _Bound = TypeVar("_Bound")
 
 
+def _held(port: int) -> bool:
+    """Whether a socket holds `port` on 127.0.0.1. A bind without SO_REUSEADDR fails where
+    any does, one merely bound too: a test holding a port unlistened (with SO_REUSEADDR, to
+    take back a closed server's) for connections to be refused there, where a server binding
+    with SO_REUSEADDR, as `HTTPServer` and `socket.create_server` do, could listen beside it."""
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                raise
+            return True
+    return False
+
+
 def bound_quietly(bind: Callable[[int], _Bound]) -> _Bound:
     """`bind(port)` on a free loopback port outside the kernel's ephemeral range (below it,
-    where the range leaves room; one of the range, `bind(0)`, where it does not)."""
+    where the range leaves room; one of the range, `bind(0)`, where it does not), and one no
+    socket holds."""
     try:
         low = int(EPHEMERAL_PORTS.read_text().split()[0])
     except (OSError, ValueError, IndexError):
@@ -246,6 +262,8 @@ def bound_quietly(bind: Callable[[int], _Bound]) -> _Bound:
     candidates = list(range(LOWEST_QUIET_PORT, low))
     random.shuffle(candidates)
     for port in candidates[:200]:
+        if _held(port):
+            continue
         try:
             return bind(port)
         except OSError as exc:

@@ -8,18 +8,26 @@ import asyncio
 import contextlib
 import os
 import signal
+import socket
 from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
+import fakes.http
 from evalward.resources.playground import Playground
 from evalward.rundata.trace import Trace
 from evalward.runtime.playground.base import PlaygroundSource
 from evalward.runtime.playground.provision import PlaygroundSetting
 from evalward.runtime.playground.run import StateNeeds, run_in_playground
 from evalward.runtime.processes.port_owner import HANDED, free_port, release_port
-from fakes.http import EPHEMERAL_PORTS, LOWEST_QUIET_PORT, LoopbackServer, Response
+from fakes.http import (
+    EPHEMERAL_PORTS,
+    LOWEST_QUIET_PORT,
+    LoopbackServer,
+    Response,
+    bound_quietly,
+)
 from support.rawhttp import RawServer
 
 pytestmark = pytest.mark.integration
@@ -153,3 +161,31 @@ def test_a_tests_fake_server_never_holds_a_port_evalward_could_pick() -> None:
     for port in picked:
         release_port(port)
     assert all(low <= port <= high for port in picked)
+
+
+def test_a_fake_server_never_listens_on_a_port_a_test_holds_refusing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A test holds a port bound and never listened on (SO_REUSEADDR, to take back a closed
+    server's port) so that its URL refuses connections; a server binding with SO_REUSEADDR
+    too may listen on it beside the holder, so a fake whose only quiet port is that one takes
+    another."""
+    with socket.socket() as held:
+        held.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+
+        def hold(candidate: int) -> int:
+            held.bind(("127.0.0.1", candidate))
+            return candidate
+
+        port = bound_quietly(hold)
+        ranges = tmp_path / "ip_local_port_range"
+        ranges.write_text(f"{port + 1}\t60999\n")
+        monkeypatch.setattr(fakes.http, "EPHEMERAL_PORTS", ranges)
+        monkeypatch.setattr(fakes.http, "LOWEST_QUIET_PORT", port)
+        servers = [LoopbackServer(lambda _: Response(404)), RawServer()]
+        try:
+            taken = {int(server.url.rsplit(":", 1)[1]) for server in servers}
+        finally:
+            for server in servers:
+                server.close()
+    assert port not in taken
