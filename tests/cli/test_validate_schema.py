@@ -147,6 +147,65 @@ def test_a_missing_root_is_a_config_problem_at_its_line(tmp_path: Path) -> None:
     ) in done.stderr, done.stderr
 
 
+def test_a_misspelt_root_is_told_first_and_what_it_leaves_undefined_points_at_it(
+    tmp_path: Path,
+) -> None:
+    # the Eval's "targets agent 'bot', which is not defined" came first, as if the agent were
+    # missing, and the root that left its folder unread came last
+    (tmp_path / "evalward.yaml").write_text("roots: [agent, evals]\n")
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "agents" / "bot.yaml").write_text(AGENT)
+    (tmp_path / "evals").mkdir()
+    (tmp_path / "evals" / "ev.yaml").write_text(EVAL)
+    (tmp_path / "evals" / "fixture.yaml").write_text(
+        "apiVersion: evalward.dev/v1\nkind: EvalFixture\n"
+        "metadata: {name: add, labels: {agent: bot}}\nspec:\n  targetAgent: bot\n"
+        "  input: {type: prompt, payload: {prompt: hi}}\n"
+        "  assertions: [{type: contains, value: hi}]\n"
+    )
+    for command in ("validate", "run"):
+        done = evalward(command, str(tmp_path), cwd=tmp_path)
+        assert done.returncode == 2, done.stderr
+        assert _problems(done.stderr) == [
+            "evalward.yaml:1:9: roots[0]: root 'agent' is not a folder of the repository (did "
+            "you mean 'agents'?); list the folders that hold your resources, from the "
+            "repository root",
+            "evals/ev.yaml:5:3: spec.targetAgent: Eval 'ev' targets agent 'bot', which is not "
+            "defined: no folder of the repository is at the root evalward.yaml lists as "
+            "'agent' (evalward.yaml:1:9), and the folder it meant may define it",
+            "evals/fixture.yaml:5:3: spec.targetAgent: EvalFixture 'add' is for agent 'bot' "
+            "(its targetAgent), which is not defined: no folder of the repository is at the "
+            "root evalward.yaml lists as 'agent' (evalward.yaml:1:9), and the folder it meant "
+            "may define it",
+        ], done.stderr
+
+
+def test_fixtures_a_misspelt_root_leaves_unread_are_not_said_to_be_missing(
+    tmp_path: Path,
+) -> None:
+    # "selects no fixture: no EvalFixture has the labels" came first, as if none had them
+    (tmp_path / "evalward.yaml").write_text("roots: [evals, fixture]\n")
+    (tmp_path / "evals").mkdir()
+    (tmp_path / "evals" / "all.yaml").write_text(f"{AGENT}---\n{EVAL}")
+    done = evalward("validate", str(tmp_path), cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert _problems(done.stderr) == [
+        "evalward.yaml:1:16: roots[1]: root 'fixture' is not a folder of the repository; list "
+        "the folders that hold your resources, from the repository root",
+        "evals/all.yaml:12:21: spec.fixtureSelector.matchLabels: Eval 'ev' selects no fixture: "
+        "no EvalFixture read has the labels {'agent': 'bot'}; no folder of the repository is "
+        "at the root evalward.yaml lists as 'fixture' (evalward.yaml:1:16), and the folder it "
+        "meant may hold them",
+    ], done.stderr
+
+
+def _problems(stderr: str) -> list[str]:
+    """The problems `evalward: N problems in evalward resources:` lists, in order."""
+    lines = stderr.splitlines()
+    assert lines[0].startswith("evalward: "), stderr
+    return [line.removeprefix("evalward:").strip() for line in lines[1:]]
+
+
 def test_agentv_tests_path_and_repo_root_references(tmp_path: Path) -> None:
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "style.md").write_text("Be brief.")

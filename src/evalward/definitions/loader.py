@@ -117,6 +117,7 @@ def load_what_loads(
             continue
         line, column = config.locate(("roots", index))
         run.problems.append(Problem(CONFIG_FILE, line, column, f"roots[{index}]", why))
+        run.result.lost_roots.append(f"{sub!r} ({CONFIG_FILE}:{line}:{column})")
     held = _held(run.result, discover(root, config))
     if run.load_files([path for path in held if not is_json(path)]):
         run.refuse_json([path for path in held if is_json(path)])

@@ -471,6 +471,16 @@ def _no_fixture(
             consequence=True,
         )
         return
+    if labels and result.lost_roots:
+        report(
+            located,
+            ("spec", "fixtureSelector", "matchLabels"),
+            f"Eval {name!r} selects no fixture: no EvalFixture read has the labels {labels}; no "
+            "folder of the repository is at the root evalward.yaml lists as "
+            f"{' and '.join(result.lost_roots)}, and the folder it meant may hold them",
+            consequence=True,
+        )
+        return
     if labels:
         where: PathKey = ("spec", "fixtureSelector", "matchLabels")
         found = f"no EvalFixture has the labels {labels}"

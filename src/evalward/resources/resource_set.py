@@ -73,6 +73,10 @@ class ResourceSet:
     unparsed: list[str] = field(default_factory=list)
     """Files that look like evalward's and are not YAML it can read: what they define is
     unknown, so a name no resource has may be theirs."""
+    lost_roots: list[str] = field(default_factory=list)
+    """Each root `evalward.yaml` lists that is no folder of the repository, with where
+    (`'agent' (evalward.yaml:1:9)`): the folder it meant was not read, so a name no
+    resource has may be defined there."""
     agentv_files: set[str] = field(default_factory=set)
     """Files read as AgentV: what they load depends on the files they reference."""
     reads: dict[str, set[str]] = field(default_factory=dict)
@@ -127,7 +131,8 @@ class ResourceSet:
         """How a reference to `name`, a `kind` that is not in `names`, ends its message, and
         whether it is the consequence of another problem: a resource that does not load is
         invalid, where its own problem says why (never "not defined", nor another's name), and
-        one a file that did not parse may define follows that file's problem."""
+        one a file that did not parse, or a root of evalward.yaml that is no folder, may define
+        follows that problem."""
         broken = self.not_loaded.get((kind, name))
         if broken is not None:
             return f", which is invalid: see {broken.where}", True
@@ -135,6 +140,13 @@ class ResourceSet:
             files = ", ".join(printable(file) for file in self.unparsed[:3])
             more = f" and {len(self.unparsed) - 3} more" if len(self.unparsed) > 3 else ""
             return f", which is not defined: {files}{more} did not parse, and may define it", True
+        if self.lost_roots:
+            roots = " and ".join(self.lost_roots)
+            return (
+                f", which is not defined: no folder of the repository is at the root "
+                f"evalward.yaml lists as {roots}, and the folder it meant may define it",
+                True,
+            )
         return f", which is not defined{did_you_mean(name, names)}", False
 
     def fixtures_of(self, eval_def: Eval) -> list[Located[EvalFixture]]:
