@@ -199,6 +199,29 @@ def test_fixtures_a_misspelt_root_leaves_unread_are_not_said_to_be_missing(
     ], done.stderr
 
 
+def test_a_misspelt_assertions_key_is_one_problem_at_the_typo(tmp_path: Path) -> None:
+    # it was two: "spec: expected at least 1 item in `assertions`; found none" at the line of
+    # `spec:`, listed first, then the unknown field 'asertions' that caused it (and the Eval
+    # that selects the fixture pointed at `spec:`)
+    (tmp_path / "all.yaml").write_text(
+        f"{AGENT}---\n{EVAL}---\n"
+        "apiVersion: evalward.dev/v1\nkind: EvalFixture\n"
+        "metadata: {name: add, labels: {agent: bot}}\nspec:\n  targetAgent: bot\n"
+        "  input: {type: prompt, payload: {prompt: hi}}\n"
+        "  asertions: [{type: contains, value: hi}]\n"
+    )
+    for command in ("validate", "run"):
+        done = evalward(command, str(tmp_path), cwd=tmp_path)
+        assert done.returncode == 2, done.stderr
+        assert _problems(done.stderr) == [
+            "all.yaml:20:3: spec.asertions: unknown field 'asertions' (did you mean "
+            "'assertions'?); 'assertions' is required, and missing",
+            "all.yaml:12:21: spec.fixtureSelector.matchLabels: Eval 'ev' selects no fixture "
+            "that loads: the fixtures with the labels {'agent': 'bot'} are invalid: 'add' (see "
+            "all.yaml:20)",
+        ], done.stderr
+
+
 def _problems(stderr: str) -> list[str]:
     """The problems `evalward: N problems in evalward resources:` lists, in order."""
     lines = stderr.splitlines()

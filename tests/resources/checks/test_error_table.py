@@ -197,6 +197,13 @@ CASES: list[tuple[str, dict[str, str], str | tuple[str, ...]]] = [
         "conversation's turns may hold them instead)",
     ),
     (
+        "misspelt-assertions",
+        {"f.yaml": fixture_with("  assertions:\n", "  asertions:\n")},
+        # one typo, told once at it: the empty default's own problem would come first
+        "f.yaml:11:3: spec.asertions: unknown field 'asertions' (did you mean 'assertions'?); "
+        "'assertions' is required, and missing",
+    ),
+    (
         "empty-assertions",
         {
             "f.yaml": fixture_with(

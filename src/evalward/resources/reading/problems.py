@@ -74,35 +74,45 @@ def located_messages(
         loc = _yaml_loc(error, data)
         merged.setdefault(loc, []).append(dict(error))
     misspelt = _misspelt_required(merged)
+    told = {id(error) for _, error in misspelt.values()}
     found = []
     for loc, errors in merged.items():
-        if loc in misspelt.values():
+        left = [error for error in errors if id(error) not in told]
+        if not left:
             continue  # told at the typo
-        message = _message(errors, loc, model, data)
+        message = _message(left, loc, model, data)
         if loc in misspelt:
-            message += f"; {misspelt[loc][-1]!r} is required, and missing"
+            message += f"; {misspelt[loc][0]!r} is required, and missing"
         found.append((loc, message))
     return found
 
 
-def _misspelt_required(merged: dict[PathKey, list[dict[str, Any]]]) -> dict[PathKey, PathKey]:
+def _misspelt_required(
+    merged: dict[PathKey, list[dict[str, Any]]],
+) -> dict[PathKey, tuple[str, dict[str, Any]]]:
     """An unknown field whose nearest name is a required field missing beside it (one typo:
-    `targetAgnet`), by its path, with the missing field's: told once, at the typo. The
-    missing field's own problem, at the object's first line and listed first, would hide
-    the cause."""
-    kinds = {loc: errors[0]["type"] for loc, errors in merged.items()}
-    found: dict[PathKey, PathKey] = {}
-    for loc, kind in kinds.items():
-        if kind != "extra_forbidden" or not loc:
+    `targetAgnet`), by its path, with the missing field's name and error: told once, at the
+    typo. The missing field's own problem, at the object's first line and listed first, would
+    hide the cause. A field that may be left out but not left empty (a fixture's
+    `assertions`, whose default is refused) is missing the same way when its key is absent."""
+    absent: dict[PathKey, dict[str, dict[str, Any]]] = {}
+    """By the object's path, each field its document lacks that the object needs."""
+    for loc, errors in merged.items():
+        for error in errors:
+            raw = tuple(error["loc"])
+            if error["type"] == "missing" and loc:
+                absent.setdefault(loc[:-1], {}).setdefault(str(loc[-1]), error)
+            elif error["type"] != "extra_forbidden" and raw and raw[:-1] == loc:
+                # its key is not in the document (_yaml_loc left it out): its default refused
+                absent.setdefault(loc, {}).setdefault(str(raw[-1]), error)
+    found: dict[PathKey, tuple[str, dict[str, Any]]] = {}
+    for loc, errors in merged.items():
+        if errors[0]["type"] != "extra_forbidden" or not loc:
             continue
-        missing = {
-            str(other[-1]): other
-            for other, other_kind in kinds.items()
-            if other_kind == "missing" and other and other[:-1] == loc[:-1]
-        }
+        missing = absent.get(loc[:-1], {})
         close = difflib.get_close_matches(str(loc[-1]), list(missing), n=1, cutoff=0.6)
-        if close and missing[close[0]] not in found.values():
-            found[loc] = missing[close[0]]
+        if close:
+            found[loc] = (close[0], missing.pop(close[0]))  # one typo per missing field
     return found
 
 
