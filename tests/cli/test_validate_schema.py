@@ -222,6 +222,37 @@ def test_a_misspelt_assertions_key_is_one_problem_at_the_typo(tmp_path: Path) ->
         ], done.stderr
 
 
+@pytest.mark.parametrize(
+    ("agent", "said"),
+    [
+        (
+            # a key of `spec` indented past its siblings
+            AGENT + "    system: hi\n",
+            "bot.yaml:6:5: invalid YAML: did not find expected key (line 6 is indented 4 "
+            "spaces, and the mapping it is in, from line 5, indents its keys 2 spaces: YAML reads "
+            "a block by its indentation, so give the keys of one mapping the same, and a value "
+            "under its key more)",
+        ),
+        (
+            # a tool's second key written at its `-`
+            AGENT + "  tools:\n    - name: lookup\n    mock: {output: ok}\n",
+            "bot.yaml:8:5: invalid YAML: did not find expected '-' indicator (line 8 is indented "
+            "as the items of the list from line 7, but does not start with `- `: indent a key of "
+            "an item as its first key, after the `- `, or start a new item with `- `)",
+        ),
+    ],
+)
+def test_a_misindented_line_is_told_how_far_it_and_its_block_are_indented(
+    tmp_path: Path, agent: str, said: str
+) -> None:
+    # the parser's words alone, "did not find expected key", said neither what was wrong with
+    # the line nor what to do
+    (tmp_path / "bot.yaml").write_text(agent)
+    done = evalward("validate", str(tmp_path), cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert _problems(done.stderr) == [said], done.stderr
+
+
 def _problems(stderr: str) -> list[str]:
     """The problems `evalward: N problems in evalward resources:` lists, in order."""
     lines = stderr.splitlines()

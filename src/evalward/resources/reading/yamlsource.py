@@ -23,6 +23,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from evalward.errors import YamlSyntaxError
+from evalward.text.counts import counted
 
 if TYPE_CHECKING:
     import yaml
@@ -295,7 +296,8 @@ def parse_documents(text: str) -> list[Document]:
         ) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        raise _invalid((exc.problem or str(exc)) + _tab_at(text, mark), mark) from None
+        hint = _tab_at(text, mark) or _misaligned(exc)
+        raise _invalid((exc.problem or str(exc)) + hint, mark) from None
     except yaml.YAMLError as exc:
         raise YamlSyntaxError(f"invalid YAML: {exc}", None, None) from None
     finally:
@@ -482,6 +484,37 @@ def _tab_at(text: str, mark: yaml.Mark | yaml._yaml.Mark | None) -> str:
     if line[mark.column : mark.column + 1] != "\t":
         return ""
     return " (a tab: YAML indents with spaces, never tabs; replace it with spaces)"
+
+
+def _misaligned(exc: yaml.MarkedYAMLError) -> str:
+    """What to add where a line's indentation puts it in no block, which the parser's words
+    ("did not find expected key") do not say: how far it is indented, and how far the block
+    the parser was reading indents its keys or items."""
+    block, line = exc.context_mark, exc.problem_mark
+    if block is None or line is None:
+        return ""
+    at, since = f"line {line.line + 1}", f"from line {block.line + 1}"
+    indented, blocks = counted(line.column, "space"), counted(block.column, "space")
+    context, problem = exc.context, str(exc.problem)
+    if context == "while parsing a block mapping" and problem == "did not find expected key":
+        if line.column == block.column:
+            return f" ({at} is indented as the keys of the mapping {since}, but is no `key: value`)"
+        return (
+            f" ({at} is indented {indented}, and the mapping it is in, {since}, indents its "
+            f"keys {blocks}: YAML reads a block by its indentation, so give the keys of one "
+            "mapping the same, and a value under its key more)"
+        )
+    if context == "while parsing a block collection" and "'-' indicator" in problem:
+        where = (
+            f"as the items of the list {since}, but does not start with `- `"
+            if line.column == block.column
+            else f"{indented}, and the list it is in, {since}, indents its items (`- `) {blocks}"
+        )
+        return (
+            f" ({at} is indented {where}: indent a key of an item as its first key, after the "
+            "`- `, or start a new item with `- `)"
+        )
+    return ""
 
 
 def _invalid(problem: str, mark: yaml.Mark | yaml._yaml.Mark | None) -> YamlSyntaxError:
