@@ -253,6 +253,21 @@ def test_a_misindented_line_is_told_how_far_it_and_its_block_are_indented(
     assert _problems(done.stderr) == [said], done.stderr
 
 
+def test_an_eval_with_no_selector_is_told_to_select_by_a_label(tmp_path: Path) -> None:
+    # it was told to "give its fixtures those labels", naming none
+    (tmp_path / "all.yaml").write_text(
+        AGENT + "---\n" + EVAL.replace("  fixtureSelector: {matchLabels: {agent: bot}}\n", "")
+    )
+    done = evalward("validate", str(tmp_path), cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert _problems(done.stderr) == [
+        "all.yaml:10:1: spec: Eval 'ev' selects no fixture: it has no "
+        "`fixtureSelector.matchLabels` and no `fixtures` list, so a run would score nothing; "
+        "select its fixtures by a label they have (`fixtureSelector: {matchLabels: {…}}`), or "
+        "list them under spec.fixtures",
+    ], done.stderr
+
+
 def _problems(stderr: str) -> list[str]:
     """The problems `evalward: N problems in evalward resources:` lists, in order."""
     lines = stderr.splitlines()

@@ -484,14 +484,16 @@ def _no_fixture(
     if labels:
         where: PathKey = ("spec", "fixtureSelector", "matchLabels")
         found = f"no EvalFixture has the labels {labels}"
+        fix = "give its fixtures those labels (metadata.labels)"
     else:
         where = ("spec",)
         found = "it has no `fixtureSelector.matchLabels` and no `fixtures` list"
+        fix = "select its fixtures by a label they have (`fixtureSelector: {matchLabels: {…}}`)"
     report(
         located,
         where,
-        f"Eval {name!r} selects no fixture: {found}, so a run would score nothing; give its "
-        "fixtures those labels (metadata.labels), or list them under spec.fixtures",
+        f"Eval {name!r} selects no fixture: {found}, so a run would score nothing; {fix}, or "
+        "list them under spec.fixtures",
     )
 
 

@@ -438,7 +438,7 @@ CASES: list[tuple[str, dict[str, str], str | tuple[str, ...]]] = [
             "a.yaml": AGENT,
             "e.yaml": EVAL.replace("  fixtureSelector: {matchLabels: {agent: bot}}\n", ""),
         },
-        "e.yaml:4:1: spec: Eval 'ev' selects no fixture: it has no `fixtureSelector.matchLabels` and no `fixtures` list, so a run would score nothing; give its fixtures those labels (metadata.labels), or list them under spec.fixtures",
+        "e.yaml:4:1: spec: Eval 'ev' selects no fixture: it has no `fixtureSelector.matchLabels` and no `fixtures` list, so a run would score nothing; select its fixtures by a label they have (`fixtureSelector: {matchLabels: {…}}`), or list them under spec.fixtures",
     ),
     (
         "judge-assertion-without-judge",
