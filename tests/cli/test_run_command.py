@@ -128,3 +128,14 @@ def test_a_model_no_provider_knows_is_a_warning_of_the_run_as_of_validate(
         "'openai/gpt-4.1-mnii': it is not among the openai models evalward knows. Did you mean "
         "'openai/gpt-4.1-mini'?"
     ) in done.stdout, done.stdout
+
+
+def test_a_run_of_one_fixture_announces_one_run(started: GitRepo) -> None:
+    # it said "evalward: 1 runs planned"
+    done = evalward(
+        *("run", str(started.path), "--mock-script", mock(started), "--no-history"),
+        *("--fixture", "assistant-asks-for-the-order"),
+        cwd=started.path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[0] == "evalward: 1 run planned", done.stderr

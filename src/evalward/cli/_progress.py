@@ -12,6 +12,7 @@ from typing import TextIO
 from evalward.plan.plan import MoreRuns, Plan
 from evalward.plan.progress import RunProgress, reused_mark
 from evalward.rundata.results import FixtureResult
+from evalward.text.counts import counted
 
 BAR_WIDTH = 24
 REFRESH_SECONDS = 0.2
@@ -30,7 +31,8 @@ class ProgressBar:
     def planned(self, plan: Plan) -> None:
         self.total = len(plan.runs)
         if not self.bar:
-            print(f"evalward: {self.total} runs planned", file=self.stream, flush=True)
+            planned = counted(self.total, "run")
+            print(f"evalward: {planned} planned", file=self.stream, flush=True)
         if plan.reused:
             print(
                 f"evalward: {plan.reused} of {self.total} runs reused from the result cache, "
