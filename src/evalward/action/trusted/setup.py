@@ -72,14 +72,17 @@ def fetched_cache(settings: Settings, ask: BaseCacheAsk, private: Path, git: Git
         fetched = asyncio.run(fetch_base_cache(ask, directory, git))
     except (GitHubError, HttpFailure, UnsafeArchive) as exc:
         said = f"its archive was refused: {exc}" if isinstance(exc, UnsafeArchive) else str(exc)
+        kept = printable(settings.cache_dir.rstrip("/"))
         why = (
             f"action input `base-cache`: expected {ask.expected}, not found ("
             f"{cap_chars(printable(said), 600)}). The workspace's `cache-dir` is not read on "
             "a pull request's gate with this input, so every run is made. Upload "
-            "the cache on push (`actions/upload-artifact@v7` with `name: "
-            f"{printable(ask.name)}`, `path: {printable(settings.cache_dir)}`, `if: always()`) "
-            "and give the job `permissions: actions: read`; check out with `fetch-depth: 0`, "
-            "whose history says which commits the base branch has been at"
+            "the cache on push (`actions/upload-artifact@v7` with `if: always() && "
+            f"github.event_name == 'push'`, `name: {printable(ask.name)}`, "
+            "`include-hidden-files: true`, without which a folder whose name starts with `.` "
+            f"is left out, and `path: {kept}` less `!{kept}/environments`, as docs/github.md "
+            "shows) and give the job `permissions: actions: read`; check out with "
+            "`fetch-depth: 0`, whose history says which commits the base branch has been at"
         )
         return CacheUse(None, mode, why, private=private)
     return CacheUse(directory, mode, fetched=fetched, private=private)
