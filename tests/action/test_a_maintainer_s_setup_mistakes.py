@@ -5,6 +5,7 @@ something else. Each test drives the action's entry point as GitHub runs it."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -47,3 +48,25 @@ def test_a_base_cache_with_no_artifact_yet_says_how_to_upload_one_that_holds_the
     assert "`path: .evalward/cache` less `!.evalward/cache/environments`" in warning
     assert "`if: always() && github.event_name == 'push'`" in warning
     assert "`permissions: actions: read`" in warning
+
+
+def test_a_dispatch_naming_pull_request_0_is_refused_not_run_as_a_manual_run(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """Once, `0` ran every Eval on the current ref and decided on them, as an empty `pr`
+    does, where the action's own input `pr: 0` is refused."""
+    make_pr(repo, github)
+    script_model(model, head_greets_well=True)
+    payload = json.loads((WEBHOOKS / "workflow_dispatch.json").read_text())
+    payload["repository"]["full_name"] = github.repository
+    payload["inputs"] = {"pr": "0"}
+
+    run = run_action(repo.path, github, payload, env=env, event_name="workflow_dispatch")
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert run.stderr.strip() == (
+        "::error::workflow_dispatch input `pr`: expected a pull request number (1 or more), "
+        "got '0'; leave it empty to run every Eval on the current ref"
+    )
+    assert model.requests == []
+    assert run.outputs == {"result": "incomplete"}

@@ -35,8 +35,9 @@ GROUP_REF = re.compile(
 )
 """The queue's branch of a group, `merge_group.head_ref`: its base branch, then the pull
 request the group ends with and a commit."""
-PR_NUMBER = re.compile(r"[0-9]{1,18}")
-"""A pull request number as the workflow_dispatch input `pr` may write it."""
+PR_NUMBER = re.compile(r"(?=[0-9]*[1-9])[0-9]{1,18}")
+"""A pull request number as the workflow_dispatch input `pr` may write it: 1 or more, as
+GitHub numbers them (`0` names none, and is no way to leave the input empty)."""
 SCHEDULE_WINDOW_MINUTES = 60
 """GitHub may start a scheduled workflow late; an Eval is due if its cron fired this long ago."""
 
@@ -108,8 +109,9 @@ def route_event(
             # and few enough for `int` (it refuses more than 4300)
             if not PR_NUMBER.fullmatch(typed):
                 raise ConfigError(
-                    f"workflow_dispatch input `pr`: expected a pull request number, "
-                    f"got {context.dispatch_pr!r}"
+                    f"workflow_dispatch input `pr`: expected a pull request number (1 or "
+                    f"more), got {context.dispatch_pr!r}; leave it empty to run every Eval "
+                    "on the current ref"
                 )
             pr = int(typed)
         if pr:
