@@ -12,7 +12,7 @@ import pytest
 
 from fakes.github_api import FakeGitHub
 from fakes.model_server import ScriptedModelServer
-from support.actionrun import ActionRun, pull_request_event, run_action
+from support.actionrun import SHARD_KEY, ActionRun, pull_request_event, run_action
 from support.gitrepo import GitRepo
 from support.suite import make_pr, script_model
 
@@ -68,5 +68,33 @@ def test_a_dispatch_naming_pull_request_0_is_refused_not_run_as_a_manual_run(
         "::error::workflow_dispatch input `pr`: expected a pull request number (1 or more), "
         "got '0'; leave it empty to run every Eval on the current ref"
     )
+    assert model.requests == []
+    assert run.outputs == {"result": "incomplete"}
+
+
+def test_shard_and_merge_given_to_one_job_are_refused_naming_both(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """Once, `merge` ran and `shard` was dropped without a word: a shard job given both
+    failed on parts it never meant to merge."""
+    base, head = make_pr(repo, github)
+    script_model(model, head_greets_well=True)
+
+    run = gate(
+        repo,
+        github,
+        base,
+        head,
+        env,
+        shard="1/2",
+        merge=".evalward/shards/shard-*-of-2.json",
+        **{"shard-key": SHARD_KEY},
+    )
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    said = run.stderr.strip()
+    assert said.startswith("::error::action inputs `shard` and `merge` are both given"), said
+    assert "Give each matrix job `shard` alone and the job after them `merge` alone" in said
+    assert "no file matches" not in said and "Traceback" not in said
     assert model.requests == []
     assert run.outputs == {"result": "incomplete"}

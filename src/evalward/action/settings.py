@@ -193,6 +193,14 @@ class Settings(BaseModel):
             raw = env.get(f"INPUT_{upper.replace('-', '_')}", env.get(f"INPUT_{upper}", ""))
             if raw.strip() != "":
                 values[name] = raw.strip()
+        if "shard" in values and "merge" in values:
+            wrong.append(
+                "action inputs `shard` and `merge` are both given, and a job either runs one "
+                "part of the plan (`shard: i/n`) or merges the parts the shard jobs wrote "
+                "(`merge: <glob>`), never both: `merge` would run and `shard` be ignored. Give "
+                "each matrix job `shard` alone and the job after them `merge` alone (see "
+                "examples/workflows/sharded.yml)"
+            )
         try:
             settings = cls.model_validate(values)
         except ValidationError as exc:
