@@ -28,6 +28,20 @@ def gate(
     return run_action(repo.path, github, event, env=env, inputs=inputs)
 
 
+def with_base_template(repo: GitRepo, github: FakeGitHub, template: bytes) -> tuple[str, str]:
+    """Pull request 7, its base branch holding the comment template `ci/comment.md.j2`."""
+    make_pr(repo, github)
+    repo.checkout("main")
+    (repo.path / "ci").mkdir()
+    (repo.path / "ci" / "comment.md.j2").write_bytes(template)
+    base = repo.commit("our comment")
+    repo.checkout("feature")
+    repo.git("merge", "-q", "main", "-m", "merge main")
+    head = repo.head()
+    github.pulls[7].head_sha, github.pulls[7].base_sha = head, base
+    return base, head
+
+
 def test_a_base_cache_with_no_artifact_yet_says_how_to_upload_one_that_holds_the_cache(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
 ) -> None:
@@ -98,3 +112,56 @@ def test_shard_and_merge_given_to_one_job_are_refused_naming_both(
     assert "no file matches" not in said and "Traceback" not in said
     assert model.requests == []
     assert run.outputs == {"result": "incomplete"}
+
+
+@pytest.mark.parametrize(
+    ("template", "said"),
+    [
+        (b"Result:\n{% if %}\n", ":2 (of the base commit {base}): Expected an expression"),
+        ("R\xe9sultat\n".encode("latin-1"), " (of the base commit {base}): not UTF-8 text"),
+    ],
+    ids=["does not parse", "not UTF-8"],
+)
+def test_a_comment_template_that_cannot_be_read_is_refused_before_any_model_call(
+    repo: GitRepo,
+    github: FakeGitHub,
+    model: ScriptedModelServer,
+    env: dict[str, str],
+    template: bytes,
+    said: str,
+) -> None:
+    """Once, it was found as the comment was rendered, after every run and its model calls."""
+    base, head = with_base_template(repo, github, template)
+    script_model(model, head_greets_well=True)
+
+    run = gate(repo, github, base, head, env, **{"comment-template": "ci/comment.md.j2"})
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    where = "::error::comment-template ci/comment.md.j2" + said.format(base=base[:12])
+    assert run.stderr.startswith(where), run.stderr
+    assert run.stderr.rstrip().endswith(
+        "fix the template or clear the `comment-template` input to use the built-in one"
+    )
+    assert model.requests == []
+    assert github.comments_on(7) == []
+    assert run.outputs == {"result": "incomplete"}
+
+
+def test_a_comment_template_that_fails_as_it_renders_is_named_at_its_line(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """An undefined attribute has no line of Jinja's own: once it was named at line `?`.
+    The runs are done by then, and their files are written before the job ends."""
+    base, head = with_base_template(repo, github, b"Result:\n\n{{ ctx.verdict_text }}\n")
+    script_model(model, head_greets_well=True)
+
+    run = gate(repo, github, base, head, env, **{"comment-template": "ci/comment.md.j2"})
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert run.stderr.startswith(
+        f"::error::comment-template ci/comment.md.j2:3 (of the base commit {base[:12]}): "
+    ), run.stderr
+    assert "has no attribute 'verdict_text'" in run.stderr
+    assert ":?" not in run.stderr
+    assert (run.output_dir / "results.json").is_file()
+    assert run.outputs["result"] == "incomplete"

@@ -10,6 +10,7 @@ leaves open closed, and a pointer to the full report.
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -301,11 +302,9 @@ def render_comment(
     as the user knows it and whose file it is (the action reads the base commit's from a
     private copy, whose path tells the user nothing)."""
     env, name = _sandboxed(template, sink) if template else (_builtin(sink), "comment.md.j2")
-    shown, whose = named or (str(template), "")
 
     def at(line: object = None) -> str:
-        place = f"{shown}:{line}" if line is not None else shown
-        return f"comment-template {place}{f' ({whose})' if whose else ''}"
+        return _template_at(template, named, line)
 
     terminal = sink is escaping.TERMINAL
     # the reasons cut to a third of `limit` (links cost their length where they are shown)
@@ -339,7 +338,8 @@ def render_comment(
             )
             return _body(generated, context.marker, RENDER_CAP * limit, past)
         except jinja2.TemplateError as exc:
-            where = at(getattr(exc, "lineno", "?")) if template else f"comment-template {name}"
+            line = getattr(exc, "lineno", None) or _line_of(exc, template)
+            where = at(line) if template else f"comment-template {name}"
             raise ConfigError(f"{where}: {exc}; {_OWN_OR_BUILT_IN}") from None
         except UnicodeDecodeError:
             if template is None:
@@ -351,7 +351,8 @@ def render_comment(
             # what the template's own expressions raise as it renders (`{{ 1/0 }}`, a range
             # past the sandbox's bound): the template's mistake, not a bug of evalward's
             raise ConfigError(
-                f"{at()}: rendering it failed: {type(exc).__name__}: {exc}; {_OWN_OR_BUILT_IN}"
+                f"{at(_line_of(exc, template))}: rendering it failed: {type(exc).__name__}: "
+                f"{exc}; {_OWN_OR_BUILT_IN}"
             ) from None
 
     body = render(detail=True)
@@ -369,6 +370,44 @@ def render_comment(
 
 
 _OWN_OR_BUILT_IN = "fix the template or clear the `comment-template` input to use the built-in one"
+
+
+def _template_at(template: Path | None, named: tuple[str, str] | None, line: object) -> str:
+    """A user's template as a mistake in it names it: `named` (its path in the repository,
+    and whose file it is) or its path, at `line` when one is known."""
+    shown, whose = named or (str(template), "")
+    place = f"{shown}:{line}" if line is not None else shown
+    return f"comment-template {place}{f' ({whose})' if whose else ''}"
+
+
+def parse_template(template: Path, named: tuple[str, str] | None = None) -> None:
+    """Refuse a user's comment template that does not parse, or is no UTF-8 text, before
+    anything runs (`named` as `render_comment` takes it): found as the comment is rendered,
+    once the runs are done, the mistake would cost the job's model calls to be told."""
+    env, name = _sandboxed(template, escaping.GITHUB)
+    try:
+        env.get_template(name)
+    except jinja2.TemplateError as exc:
+        at = _template_at(template, named, getattr(exc, "lineno", None))
+        raise ConfigError(f"{at}: {exc}; {_OWN_OR_BUILT_IN}") from None
+    except UnicodeDecodeError:
+        at = _template_at(template, named, None)
+        raise ConfigError(f"{at}: not UTF-8 text; {_OWN_OR_BUILT_IN}") from None
+
+
+def _line_of(exc: BaseException, template: Path | None) -> int | None:
+    """The line of `template` an error raised as it rendered stands at (None: not known):
+    Jinja gives an error of its expressions (an undefined attribute, `{{ 1/0 }}`) no
+    `lineno`, but writes the template's own lines into its traceback."""
+    if template is None:
+        return None
+    file, line = os.path.normpath(template), None
+    frame = exc.__traceback__
+    while frame is not None:
+        if frame.tb_frame.f_code.co_filename == file:
+            line = frame.tb_lineno
+        frame = frame.tb_next
+    return line
 
 
 def _body(generated: Iterator[str], marker: str, cap: int, past: float) -> str:
