@@ -165,3 +165,26 @@ def test_a_comment_template_that_fails_as_it_renders_is_named_at_its_line(
     assert ":?" not in run.stderr
     assert (run.output_dir / "results.json").is_file()
     assert run.outputs["result"] == "incomplete"
+
+
+def test_an_event_the_action_does_not_serve_is_refused_saying_how_to_leave_it_out(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, env: dict[str, str]
+) -> None:
+    """A workflow that also listens to `issue_comment` (for a command of its own) fails its
+    evalward step there: the message says which events it serves, and what to change."""
+    make_pr(repo, github)
+    payload = {"action": "created", "repository": {"full_name": github.repository}}
+
+    run = run_action(repo.path, github, payload, env=env, event_name="issue_comment")
+
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert run.stderr.strip() == (
+        "::error::GITHUB_EVENT_NAME=issue_comment: evalward runs on pull_request, "
+        "merge_group, workflow_dispatch, schedule and push events (pull_request_target only "
+        "with `allow-untrusted-head: true`), and has nothing to gate on `issue_comment`; take "
+        "`issue_comment` out of the workflow's `on:`, or skip the evalward step on it (`if: "
+        "github.event_name != 'issue_comment'`)"
+    )
+    assert model.requests == []
+    assert run.outputs == {"result": "incomplete"}
+    assert "stopped before a decision" in run.summary

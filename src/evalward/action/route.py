@@ -130,10 +130,19 @@ def route_event(
                 RouteKind.skip, why=f"push to {context.ref or '?'}, not the default branch"
             )
         return Route(RouteKind.run, why=f"push to {default}", scope="every Eval")
+    if not event:
+        raise ConfigError(
+            "GITHUB_EVENT_NAME=(unset): evalward runs on pull_request, merge_group, "
+            "workflow_dispatch, schedule and push events (pull_request_target only with "
+            "`allow-untrusted-head: true`), and reads which one from it, as GitHub sets it "
+            "for every step"
+        )
     raise ConfigError(
-        f"GITHUB_EVENT_NAME={event or '(unset)'}: evalward runs on pull_request, "
-        "merge_group, workflow_dispatch, schedule and push events (pull_request_target only "
-        "with `allow-untrusted-head: true`)"
+        f"GITHUB_EVENT_NAME={event}: evalward runs on pull_request, merge_group, "
+        "workflow_dispatch, schedule and push events (pull_request_target only with "
+        f"`allow-untrusted-head: true`), and has nothing to gate on `{event}`; take `{event}` "
+        "out of the workflow's `on:`, or skip the evalward step on it (`if: "
+        f"github.event_name != '{event}'`)"
     )
 
 
