@@ -173,13 +173,14 @@ def test_what_a_run_imports_leaves_pyyaml_to_the_files_that_need_it() -> None:
 def test_what_a_run_imports_before_its_first_model_call_leaves_the_reports_out() -> None:
     """The comment's renderer (and jinja2 with it) loads once the run is over: what
     `evalward run` imports before it (`cli/run.py`'s `main`, the engine, a declarative agent's
-    runtime) does not include them, nor does a tool's mock output until one templates."""
+    runtime) and the action's trusted inputs do not include them, nor does a tool's mock
+    output until one templates."""
     program = (
         "import sys, evalward.cli.run, evalward.cli._local, evalward.cli._progress, "
         "evalward.flows.session, evalward.flows.shard, evalward.plan.run_setup, "
         "evalward.providers.registry, evalward.providers.openai, evalward.plan.result_cache, "
         "evalward.runtime.agents.kinds.declarative, evalward.runtime.tools.tools, "
-        "evalward.report.files; "
+        "evalward.report.files, evalward.action.trusted.trust; "
         "print(sorted(m for m in ('jinja2', 'evalward.report.markdown', 'evalward.cli._emit') "
         "if m in sys.modules))"
     )

@@ -29,7 +29,6 @@ from evalward.plan.prepare import config_at
 from evalward.providers.config import ProvidersConfig, from_repo_config
 from evalward.providers.registry import repo_providers
 from evalward.report.files import RUN_FILES, not_a_file, not_a_folder, unwritable
-from evalward.report.markdown import parse_template
 from evalward.runtime.isolation.agent_users import AGENT_USER, AUTO_USER, AgentUser, claim_pair
 from evalward.runtime.isolation.sandbox import NOT_COPIED, Sandbox
 from evalward.text.escaping import printable
@@ -248,6 +247,9 @@ def trusted_inputs(
     if template is not None and base_sha and template.is_relative_to(folder):
         named = (template.relative_to(folder).as_posix(), f"of the base commit {base_sha[:12]}")
     if template is not None:
+        # lazy: the renderer (jinja2 with it) costs start-up that only a user's template needs
+        from evalward.report.markdown import parse_template
+
         parse_template(template, named)  # before the runs, whose calls it would cost
     return TrustedInputs(providers, read(settings.mock_script, "mock-script"), template, named)
 
