@@ -507,14 +507,33 @@ def labelled_twice(label: str) -> str:
 
 def first_labelled_twice(connection: sqlite3.Connection, name: str) -> tuple[int, str] | None:
     """The place and label of a table's first row called as one before it was (`row_label`),
-    or None: what the run's state read of the table would refuse, found before any run."""
+    or None: what the run's state read of the table would refuse, found before any run.
+
+    Only a key of one column can call two rows alike (a rowid is an integer no other row
+    has; a key of several columns leaves every row called by its place). Its key alone is
+    read, in the order a run reads the rows (NOT INDEXED: the table's own order, not its
+    key's index), never a generated column's value, which may cost any time; and no more
+    rows than a run reads (MAX_ROWS), within READ_SECONDS (not read in time: None, for the
+    run's reader to say)."""
+    key = label_key(connection, name)
+    if key == "rowid":
+        return None
     seen: set[str] = set()
-    cursor = _labelled_rows(connection, name, label_key(connection, name))
-    for place, (found, *_) in enumerate(cursor):
-        label = row_label(place, found)
-        if label in seen:
-            return place, label
-        seen.add(label)
+    deadline = time.monotonic() + READ_SECONDS
+    connection.set_progress_handler(lambda: int(time.monotonic() > deadline), PROGRESS_STEPS)
+    try:
+        cursor = connection.execute(
+            f"SELECT {key} FROM {identifier(name)} NOT INDEXED LIMIT {MAX_ROWS}"  # noqa: S608
+        )
+        for place, (found,) in enumerate(cursor):
+            label = row_label(place, found)
+            if label in seen:
+                return place, label
+            seen.add(label)
+    except sqlite3.Error:
+        return None
+    finally:
+        connection.set_progress_handler(None, 0)
     return None
 
 
