@@ -2,7 +2,8 @@
 is the event of the label that stands: the same sender, made no earlier than that event. A
 run still going on when the label was removed and applied again by someone else, or a re-run
 of an old `labeled` run (GitHub replays its payload), bypasses nothing, and stores no record a
-later run could bypass from."""
+later run could bypass from; nor does a label in other capitals than the `bypass-label` input,
+whose refusal says which spelling to give it."""
 
 from __future__ import annotations
 
@@ -133,4 +134,47 @@ def test_a_re_run_of_an_old_labeled_run_does_not_revive_a_withdrawn_label(
     )
     assert [c["conclusion"] for c in github.check_runs] == ["failure"]
     assert [s["state"] for s in github.statuses] == ["failure"]
+    assert bypass_records(github) == []
+
+
+def test_a_label_in_other_capitals_than_the_input_is_refused_saying_so(
+    tmp_path: Path, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """GitHub holds one label of a name whatever its case, so a repository whose label reads
+    `Force-Eval-Bypass` cannot make the input's `force-eval-bypass` too: a maintainer's label
+    is never honoured by another spelling (the gate stays red), and the refusal says which
+    spelling to give the input, in the comment, the log and the audit record."""
+    repo = GitRepo(tmp_path / "repo")
+    base, bad = model_change(repo)
+    other = "Force-Eval-Bypass"
+    github.add_pull(FakePull(number=7, head_sha=bad, base_sha=base))
+    github.permissions["maintainer"] = "admin"
+    github.add_label(7, other, "maintainer", at="2026-11-21T09:00:00Z")
+    model.script(lambda body: body.get("model") == "gpt-4.1", text("Bye."))
+    model.script(lambda body: True, text("Hello!"))
+    labeled = pull_request_event(
+        github.repository, 7, base, bad, [other], action="labeled", label=other,
+        sender="maintainer", updated_at="2026-11-21T09:00:00Z",
+    )  # fmt: skip
+
+    run = gate(repo, github, labeled, model, tmp_path / "runner")
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.outputs["result"] == "fail", run.stdout
+    refused = json.loads(run.outputs["audit"])
+    assert (refused["outcome"], refused["actor"], refused["label"]) == (
+        "refused",
+        "maintainer",
+        other,
+    )
+    assert refused["reason"].startswith(
+        "the action input bypass-label is 'force-eval-bypass', written in other capitals"
+    ), refused["reason"]
+    assert "set the input bypass-label to 'Force-Eval-Bypass'" in refused["reason"]
+    (comment,) = github.comments_on(7)
+    assert (
+        "The `Force-Eval-Bypass` label is on this pull request but does not count: the action "
+        "input bypass-label is 'force-eval-bypass', written in other capitals"
+    ) in comment["body"], comment["body"]
+    assert [c["conclusion"] for c in github.check_runs] == ["failure"]
     assert bypass_records(github) == []

@@ -20,7 +20,14 @@ from evalward.errors import EXIT_OK
 from evalward.flows.session import Outcome, RunVerdict, decide
 from evalward.report.markdown import shown_head
 from evalward.text.escaping import printable
-from evalward.verdict.gate import Bypass, BypassRecord, LabelWeighed, audit_record, judge_bypass
+from evalward.verdict.gate import (
+    Bypass,
+    BypassRecord,
+    BypassRefusal,
+    LabelWeighed,
+    audit_record,
+    judge_bypass,
+)
 
 
 def check_bypass(
@@ -43,6 +50,12 @@ def check_bypass(
     when the label was applied (`unseen_head`)."""
     label = site.settings.bypass_label
     if label not in pull.labels or label not in github.labels(pull.number):
+        other = next((name for name in pull.labels if name.casefold() == label.casefold()), "")
+        if needed and other:  # never honoured: the gate stays red, and says who and why
+            applied = github.latest_labeled(pull.number, other)
+            actor, at = (applied.actor, applied.created_at) if applied else (None, None)
+            refusal = BypassRefusal(other, actor, at, None, _case(other, label))
+            return LabelWeighed(refusal=refusal)
         return LabelWeighed()
     applied = github.latest_labeled(pull.number, label)
     labeled_at = applied.created_at if applied else None
@@ -88,6 +101,16 @@ def check_bypass(
         by_author = bool(actor) and actor == pull.author
         return LabelWeighed(dataclasses.replace(verdict, by_author=by_author), record=record)
     return LabelWeighed(refusal=verdict, record=record)
+
+
+def _case(found: str, label: str) -> str:
+    """Why a label written in other capitals than the `bypass-label` input does not count."""
+    return (
+        f"the action input bypass-label is {printable(label)!r}, written in other capitals: "
+        "GitHub holds one label of a name whatever its case, and evalward weighs only the "
+        f"label written as the input is; set the input bypass-label to {printable(found)!r}, "
+        "or rename the label to the input's spelling"
+    )
 
 
 LABELED_SKEW = timedelta(seconds=5)
