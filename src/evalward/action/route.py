@@ -38,6 +38,11 @@ request the group ends with and a commit."""
 PR_NUMBER = re.compile(r"(?=[0-9]*[1-9])[0-9]{1,18}")
 """A pull request number as the workflow_dispatch input `pr` may write it: 1 or more, as
 GitHub numbers them (`0` names none, and is no way to leave the input empty)."""
+SERVED_EVENTS = (
+    "evalward runs on pull_request, merge_group, workflow_dispatch, schedule and push events "
+    "(pull_request_target only with `allow-untrusted-head: true`)"
+)
+"""The events the action serves, as a refusal of another names them."""
 SCHEDULE_WINDOW_MINUTES = 60
 """GitHub may start a scheduled workflow late; an Eval is due if its cron fired this long ago."""
 
@@ -132,16 +137,12 @@ def route_event(
         return Route(RouteKind.run, why=f"push to {default}", scope="every Eval")
     if not event:
         raise ConfigError(
-            "GITHUB_EVENT_NAME=(unset): evalward runs on pull_request, merge_group, "
-            "workflow_dispatch, schedule and push events (pull_request_target only with "
-            "`allow-untrusted-head: true`), and reads which one from it, as GitHub sets it "
-            "for every step"
+            f"GITHUB_EVENT_NAME=(unset): {SERVED_EVENTS}, and reads which one from it, as GitHub "
+            "sets it for every step"
         )
     raise ConfigError(
-        f"GITHUB_EVENT_NAME={event}: evalward runs on pull_request, merge_group, "
-        "workflow_dispatch, schedule and push events (pull_request_target only with "
-        f"`allow-untrusted-head: true`), and has nothing to gate on `{event}`; take `{event}` "
-        "out of the workflow's `on:`, or skip the evalward step on it (`if: "
+        f"GITHUB_EVENT_NAME={event}: {SERVED_EVENTS}, and has nothing to gate on `{event}`; take "
+        f"`{event}` out of the workflow's `on:`, or skip the evalward step on it (`if: "
         f"github.event_name != '{event}'`)"
     )
 
