@@ -475,9 +475,8 @@ def _no_fixture(
         report(
             located,
             ("spec", "fixtureSelector", "matchLabels"),
-            f"Eval {name!r} selects no fixture: no EvalFixture read has the labels {labels}; no "
-            "folder of the repository is at the root evalward.yaml lists as "
-            f"{' and '.join(result.lost_roots)}, and the folder it meant may hold them",
+            f"Eval {name!r} selects no fixture: no EvalFixture read has the labels {labels}; "
+            f"{result.unread_roots()} may hold them",
             consequence=True,
         )
         return

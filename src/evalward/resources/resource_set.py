@@ -141,13 +141,17 @@ class ResourceSet:
             more = f" and {len(self.unparsed) - 3} more" if len(self.unparsed) > 3 else ""
             return f", which is not defined: {files}{more} did not parse, and may define it", True
         if self.lost_roots:
-            roots = " and ".join(self.lost_roots)
-            return (
-                f", which is not defined: no folder of the repository is at the root "
-                f"evalward.yaml lists as {roots}, and the folder it meant may define it",
-                True,
-            )
+            return f", which is not defined: {self.unread_roots()} may define it", True
         return f", which is not defined{did_you_mean(name, names)}", False
+
+    def unread_roots(self) -> str:
+        """The roots of evalward.yaml that are no folder (`lost_roots`), as the cause a name
+        no resource has is told to follow: "... and the folder it meant"."""
+        roots = " and ".join(self.lost_roots)
+        return (
+            f"no folder of the repository is at the root evalward.yaml lists as {roots}, and "
+            "the folder it meant"
+        )
 
     def fixtures_of(self, eval_def: Eval) -> list[Located[EvalFixture]]:
         """The union of the Eval's label selector and explicit list, in a stable order.
