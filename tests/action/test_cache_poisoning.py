@@ -1,5 +1,6 @@
-"""A pull request that fills the result cache under a key the gate's own runs read, then
-hopes for a cached pass: a result is only ever reused for a run it would have been."""
+"""A pull request that fills the result cache under a key the gate's own runs read, or makes
+its head's key one the base's results are kept under, then hopes for a cached pass: a result
+is only ever reused for a run it would have been."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 import pytest
 
 from action.test_gate_evasion import HANGING_SUITE
+from action.test_gate_evasion import HELPER as ANSWERING
 from fakes.github_api import FakeGitHub, FakePull
 from support.actionrun import pull_request_event, run_action
 from support.gitrepo import GitRepo
@@ -76,3 +78,34 @@ def test_a_pass_within_the_pull_requests_longer_timeout_is_not_the_gates(
         if (f["side"], f["eval"], f["fixture"]) == ("head", "zz-helper-eval", "thanks")
     ]
     assert lax and all(f["status"] == "pass" and f.get("cached") for f in lax)
+
+
+def test_a_workspace_put_back_to_the_base_s_files_is_not_the_head_commit(
+    repo: GitRepo, github: FakeGitHub, env: dict[str, str]
+) -> None:
+    """The pull request's helper no longer thanks; a step of the job before evalward (an
+    install that runs the pull request's code) writes the base's helper back into the
+    workspace, which is checked out at the head commit. The head's runs read the commit's
+    files, so its keys must too: hashed from the workspace, they were the base's, and the
+    head's runs were answered by the base's passes, made moments before in the same job."""
+    suite = HANGING_SUITE.format(python=json.dumps("/usr/bin/python3"))
+    thanking = ANSWERING.format(hang_on=[], thanks="thank you")
+    base = repo.commit("a helper", {"agents.yaml": suite, "agent/helper.py": thanking})
+    repo.branch("feature")
+    head = repo.commit(
+        "a helper that no longer thanks",
+        {"agent/helper.py": ANSWERING.format(hang_on=[], thanks="no")},
+    )
+    (repo.path / "agent" / "helper.py").write_text(thanking)  # not committed
+    github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
+
+    run = run_action(
+        repo.path, github, pull_request_event(github.repository, 7, base, head), env=env
+    )
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.outputs["result"] == "fail"
+    thanks = [
+        f for f in run.results()["fixtures"] if (f["side"], f["fixture"]) == ("head", "thanks")
+    ]
+    assert thanks and all(f["status"] == "fail" and not f.get("cached") for f in thanks), thanks

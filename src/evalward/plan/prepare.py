@@ -31,6 +31,7 @@ from evalward.plan.changes import (
     detect_changes,
 )
 from evalward.plan.fingerprint import (
+    NOT_READ,
     FileIndex,
     agent_reads,
     read_globs,
@@ -76,24 +77,19 @@ def prepare_change(setup: RunSetup) -> Iterator[Prepared]:
     git, revisions, options = setup.git, setup.revisions, setup.options
     from_base = options.gate_config is GateConfig.base
     with ExitStack() as stack:
-        head_root = stack.enter_context(_tree(git, revisions.head))
         tip = git.resolve(revisions.base) if revisions.base is not None else None
         merge_base = git.merge_base(tip, git.resolve(revisions.head or "HEAD")) if tip else None
         # Where resources live, what is skipped and the Evals' defaults decide what gates:
         # the pull request's own `evalward.yaml` must not choose them.
         config = config_at(git, tip) if tip is not None and from_base else None
-        try:
-            head = load_resources(
-                head_root, config=config, door=_head_files(git, revisions.head, head_root)
-            )
-        except ResourceError as exc:
-            raise _with_whose_config(exc, config, tip) from None
+        head_root, head, index, dirty = _head_side(
+            setup, stack, config, tip, compared=merge_base is not None
+        )
         if setup.started is not None:
             setup.started()
-        index = FileIndex(head_root)  # one reading of the head's tree: changes and cache keys
         bases = _Bases(git, stack, head, head_root, config, from_base, setup.unloadable_base)
         if tip is not None and merge_base is not None:
-            bases.load(revisions.head, tip, merge_base, index)
+            bases.load(revisions.head, tip, merge_base, index, dirty)
         changes = detect_changes(bases.changed, head, bases.base, bases.gating, index)
         if from_base and bases.base is not None:
             bases.base = base_side_resources(bases.base, bases.gating)
@@ -229,12 +225,13 @@ class _Bases:
         reach = world_reach(gating, [*plan.may_run(Side.head), *plan.may_run(Side.base)])
         return self.stack.enter_context(self.git.worktree(tip, reach.checkout)), world_names(gating)
 
-    def load(self, head_commit: str | None, tip: str, merge_base: str, index: FileIndex) -> None:
+    def load(
+        self, head_commit: str | None, tip: str, merge_base: str, index: FileIndex, dirty: set[str]
+    ) -> None:
+        """The merge base's resources and the base branch's tip's; `dirty`, what the working
+        tree changed where the change is read (`_where_changes_count`)."""
         git = self.git
         config = self.config or load_config(self.head_root)
-        dirty = set()
-        if self.head_root == git.repo:
-            dirty = git.dirty_paths(*_where_changes_count(self.head, index, config))
         if head_commit is None and not dirty:
             # A working tree clean where the definitions look is its commit: diffing the
             # trees reads what changed, not every file of the checkout (git stats them all to
@@ -421,6 +418,50 @@ def _where_changes_count(
         else:
             folders.add(folder)
     return {f for f in folders if not folders_of(f) & folders}, sorted(set(tracked))
+
+
+def _head_side(
+    setup: RunSetup,
+    stack: ExitStack,
+    config: RepoConfig | None,
+    tip: str | None,
+    *,
+    compared: bool,
+) -> tuple[Path, ResourceSet, FileIndex, set[str]]:
+    """The head's tree, its resources, its listing (one reading of it: changes and cache
+    keys) and what the working tree changed where the change is read (`_where_changes_count`;
+    asked where it counts: a head commit's run, or one `compared` with a base).
+
+    The working tree stands for a head commit it is checked out at only while it holds that
+    commit where the change is read: a step of the job before evalward (an install that runs
+    the pull request's code) may have written there, and the head's keys hash the files of
+    its tree while its runs read the commit's (`RepoFiles.at_commit`). A result the base made
+    would then answer a head whose tree was put back to the base's files. So such a head is
+    read from a worktree of its commit instead."""
+    git, commit = setup.git, setup.revisions.head
+    root = stack.enter_context(_tree(git, commit))
+    head = _load_head(git, commit, root, config, tip)
+    index = FileIndex(root)
+    if root != git.repo or (commit is None and not compared):
+        return root, head, index, set()
+    dirty = git.dirty_paths(*_where_changes_count(head, index, config or load_config(root)))
+    # evalward's own folder (its cache, its outputs) is in no listing and no run's copy
+    if commit is None or all(path.split("/", 1)[0] == NOT_READ for path in dirty):
+        return root, head, index, dirty
+    root = stack.enter_context(git.worktree(commit))
+    head = _load_head(git, commit, root, config, tip)
+    return root, head, FileIndex(root), set()
+
+
+def _load_head(
+    git: Git, commit: str | None, root: Path, config: RepoConfig | None, tip: str | None
+) -> ResourceSet:
+    """The head's resources, from `root` through the head's door (`_head_files`); a
+    problem at the base branch's `evalward.yaml` (`config`, read at `tip`) says whose it is."""
+    try:
+        return load_resources(root, config=config, door=_head_files(git, commit, root))
+    except ResourceError as exc:
+        raise _with_whose_config(exc, config, tip) from None
 
 
 def _head_files(git: Git, head: str | None, root: Path) -> RepoFiles:
