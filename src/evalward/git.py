@@ -840,12 +840,19 @@ class Git:
         )
 
     def dirty_paths(
-        self, paths: Iterable[str] | None = None, tracked: Iterable[str] = ()
+        self,
+        paths: Iterable[str] | None = None,
+        tracked: Iterable[str] = (),
+        *,
+        unchecked: bool = False,
     ) -> set[str]:
         """Paths the working tree has changed, added or left untracked since HEAD: everywhere
         (None: git stats every tracked file and walks every folder), or at `paths` (files or
         folders, each a literal pathspec) and, among tracked files, where a glob of `tracked`
-        (`**/*.yaml`) matches: then the cost follows those paths, not the repository."""
+        (`**/*.yaml`) matches: then the cost follows those paths, not the repository. With
+        `unchecked`, also the tracked files there git does not compare with the working tree
+        (marked assume-unchanged, or skip-worktree as a sparse checkout marks what it leaves
+        out): what the working tree holds there is not known to be HEAD's."""
         specs = [f":(literal){path}" for path in sorted(paths or ()) if _in_tree_form(path)]
         pathspecs = [*specs, *(f":(glob){glob}" for glob in tracked)]
         if paths is not None and not pathspecs:
@@ -864,7 +871,23 @@ class Git:
         if specs:
             others = ("--no-literal-pathspecs", "ls-files", "-z", "--others", "--exclude-standard")
             found.update(os.fsdecode(self._over((*others, "--full-name"), specs)).split("\0"))
+        if unchecked:
+            found |= self._unchecked(pathspecs if paths is not None else None)
         return found - {""}
+
+    def _unchecked(self, pathspecs: list[str] | None) -> set[str]:
+        """The tracked files at `pathspecs` (None: everywhere) whose entry tells git not to
+        look at the working tree: `ls-files -v` tags one assume-unchanged in lower case, one
+        skip-worktree `S`."""
+        listing = ("--no-literal-pathspecs", "ls-files", "-z", "-v", "--full-name")
+        out = os.fsdecode(
+            self._raw(listing) if pathspecs is None else self._over(listing, pathspecs)
+        )
+        return {
+            entry[2:]
+            for entry in out.split("\0")
+            if len(entry) > 2 and (entry[0].islower() or entry[0] == "S")
+        }
 
     @contextmanager
     def worktree(self, commit: str, paths: Iterable[str] | None = None) -> Iterator[Path]:

@@ -80,14 +80,16 @@ def test_a_pass_within_the_pull_requests_longer_timeout_is_not_the_gates(
     assert lax and all(f["status"] == "pass" and f.get("cached") for f in lax)
 
 
+@pytest.mark.parametrize("unchecked", [False, True], ids=["changed", "marked-unchanged"])
 def test_a_workspace_put_back_to_the_base_s_files_is_not_the_head_commit(
-    repo: GitRepo, github: FakeGitHub, env: dict[str, str]
+    repo: GitRepo, github: FakeGitHub, env: dict[str, str], unchecked: bool
 ) -> None:
     """The pull request's helper no longer thanks; a step of the job before evalward (an
     install that runs the pull request's code) writes the base's helper back into the
-    workspace, which is checked out at the head commit. The head's runs read the commit's
-    files, so its keys must too: hashed from the workspace, they were the base's, and the
-    head's runs were answered by the base's passes, made moments before in the same job."""
+    workspace, which is checked out at the head commit, and may mark it assume-unchanged so
+    that git does not look at it. The head's runs read the commit's files, so its keys must
+    too: hashed from the workspace, they were the base's, and the head's runs were answered
+    by the base's passes, made moments before in the same job."""
     suite = HANGING_SUITE.format(python=json.dumps("/usr/bin/python3"))
     thanking = ANSWERING.format(hang_on=[], thanks="thank you")
     base = repo.commit("a helper", {"agents.yaml": suite, "agent/helper.py": thanking})
@@ -97,11 +99,12 @@ def test_a_workspace_put_back_to_the_base_s_files_is_not_the_head_commit(
         {"agent/helper.py": ANSWERING.format(hang_on=[], thanks="no")},
     )
     (repo.path / "agent" / "helper.py").write_text(thanking)  # not committed
+    if unchecked:
+        repo.git("update-index", "--assume-unchanged", "agent/helper.py")
     github.add_pull(FakePull(number=7, head_sha=head, base_sha=base))
 
-    run = run_action(
-        repo.path, github, pull_request_event(github.repository, 7, base, head), env=env
-    )
+    event = pull_request_event(github.repository, 7, base, head)
+    run = run_action(repo.path, github, event, env=env)
 
     assert run.returncode == 1, run.stdout + run.stderr
     assert run.outputs["result"] == "fail"

@@ -444,7 +444,8 @@ def _head_side(
     index = FileIndex(root)
     if root != git.repo or (commit is None and not compared):
         return root, head, index, set()
-    dirty = git.dirty_paths(*_where_changes_count(head, index, config or load_config(root)))
+    where = _where_changes_count(head, index, config or load_config(root))
+    dirty = git.dirty_paths(*where, unchecked=commit is not None)
     # evalward's own folder (its cache, its outputs) is in no listing and no run's copy
     if commit is None or all(path.split("/", 1)[0] == NOT_READ for path in dirty):
         return root, head, index, dirty
