@@ -1,8 +1,9 @@
 """A change prepared for its runs: both sides' resources, the plan, and the trees the runs
 read — before anything runs, and for as long as the runs need them.
 
-The head is the working tree (or a worktree of the head commit); the merge base's resources
-are parsed only from the files the change touched (`load_base`); the base
+The head is the working tree, or a worktree of the head commit where the working tree is
+another commit or does not hold it where the change is read (`_head_side`); the merge base's
+resources are parsed only from the files the change touched (`load_base`); the base
 branch's tip, under `gate-config: base`, decides what gates. The base side's tree holds what
 any base run of the job may read (`plan/reach.py`), written before the first one.
 """
