@@ -674,3 +674,12 @@ def test_a_link_and_the_file_it_leads_to_both_removed_are_two_changes(repo: GitR
     everything = built(repo, base, head, agent, hunks)
     for path in ("agent/rules.md", "shared/rules.md"):
         assert repo.git("show", f"{everything}:{path}") == "one\ntwo"
+
+
+def test_a_hunk_in_words_names_its_files_as_a_message_names_a_file() -> None:
+    """A file's name is the pull request's bytes: a variant that does not build says which
+    hunk in these words (results.json's `notBuilt`, the comment), where a byte that is not
+    UTF-8 was a lone surrogate and a line break began a line of its own."""
+    hunk = Hunk("prompts/caf\udce9.md", 1, "rename", 0, 0, renamed_from="prompts/a\n# b.md")
+
+    assert hunk.describe() == 'hunk 1 of "prompts/caf\\xe9.md" (renamed from "prompts/a\\n# b.md")'

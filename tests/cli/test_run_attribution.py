@@ -704,6 +704,62 @@ def test_a_change_in_a_module_the_program_imports_is_traced_to_its_line(
     assert (repo.path / "agent" / "__pycache__").is_dir()
 
 
+READS_EVERY_RULE = PROGRAM.replace(
+    "from rules import RULES\n",
+    "folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'rules')\n"
+    "RULES = ''.join(open(os.path.join(folder, n), encoding='latin-1').read()\n"
+    "                for n in sorted(os.listdir(folder)))\n",
+)
+"""The program clerk reading its rules from every file of `agent/rules/`, whatever their
+names."""
+
+
+def test_a_hunk_in_a_file_whose_name_is_not_utf8_is_named_in_results_json_as_utf8(
+    tmp_path: Path, model: ScriptedModelServer
+) -> None:
+    """The program clerk reads every file of `agent/rules/`, which its `watch` covers; the
+    pull request rewords `a.txt` and adds NEVER REFUND to `r\\xe9gles.txt`, a name that is
+    not UTF-8 (git names files by their bytes). The rule's line is proven the cause, and
+    results.json names its file as the comment does, quoted as git quotes a name: it wrote
+    the name's byte as a lone surrogate (`\\udce9`), which is no UTF-8 and which a strict
+    reader of JSON refuses."""
+    script(model)
+    repo = GitRepo(tmp_path / "repo")
+    suite = PROGRAM_SUITE.replace("watch: [agent/*.py]", "watch: ['agent/**']")
+    rules = os.fsencode(repo.path / "agent" / "rules")
+    os.makedirs(rules)
+    (repo.path / "agent" / "rules" / "a.txt").write_text("You are a refund clerk.\n")
+    with open(rules + b"/r\xe9gles.txt", "wb") as latin:
+        latin.write(b"Refunds are approved for orders.\n")
+    repo.commit(
+        "the clerk, its rules in files",
+        {
+            "agents.yaml": suite,
+            "agent/main.py": READS_EVERY_RULE,
+            ".gitignore": ".evalward/\nout/\n__pycache__/\n",
+            "evalward.yaml": ROOMY,
+        },
+    )
+    repo.git("branch", "-M", "main")
+    repo.branch("stricter")
+    (repo.path / "agent" / "rules" / "a.txt").write_text("You are a kind refund clerk.\n")
+    with open(rules + b"/r\xe9gles.txt", "ab") as latin:
+        latin.write(NEVER.encode())
+    repo.commit("a stricter clerk")
+
+    code, stdout, stderr, results = _run(repo, model)
+
+    assert code == 1, stdout + stderr
+    (regression,) = results["attribution"]["regressions"]
+    assert regression["result"] == "attributed", (regression["reason"], regression["trials"])
+    (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
+    assert (culprit["path"], culprit["first"]) == ('"agent/rules/r\\xe9gles.txt"', 2)
+    assert '`"agent/rules/r\\xe9gles.txt":2`' in stdout, stdout
+    raw = (repo.path / "out" / "results.json").read_bytes()
+    raw.decode("utf-8")
+    assert b"\\udc" not in raw
+
+
 def test_a_file_git_ignores_beside_the_program_says_why_it_is_not_traced(
     tmp_path: Path, model: ScriptedModelServer
 ) -> None:

@@ -41,7 +41,7 @@ from evalward.attribution.fields import (
     round_trip,
     value_at,
 )
-from evalward.errors import NotCommitted
+from evalward.errors import NotCommitted, printable
 from evalward.files.committed import MAX_SYSTEM_BYTES, RepoFiles
 from evalward.files.inside import glob_matches, watched_folders
 from evalward.git import Block, FileChange, Git, TreeEntry, folders_of
@@ -198,10 +198,11 @@ class Hunk:
         return self.shown if self.shown is not None else (self.first, self.last)
 
     def describe(self) -> str:
-        """The hunk in words: `hunk 2 of prompts/support.md, lines 14-16`."""
+        """The hunk in words: `hunk 2 of prompts/support.md, lines 14-16`, its names as
+        `printable` shows a name (they are the pull request's bytes)."""
         what = f" ({self.field_name})" if self.field else ""
         if self.kind == "rename":
-            what = f" (renamed from {self.renamed_from})"
+            what = f" (renamed from {printable(self.renamed_from)})"
         if self.kind == "mode":
             what = " (whether it may be run)"
         if self.kind == "moved":
@@ -212,7 +213,7 @@ class Hunk:
             where = f", line {self.first}"
         else:
             where = f", lines {self.first}-{self.last}"
-        return f"hunk {self.index} of {self.path}{what}{where}"
+        return f"hunk {self.index} of {printable(self.path)}{what}{where}"
 
 
 def split_change(git: Git, base: str, head: str, agent: AgentFiles) -> tuple[Hunk, ...]:

@@ -115,7 +115,7 @@ def build_variant(
             where = moved_back.get(definition.path, definition.path)
             _check_agent(files[where], agent.agent)
     except _Unbuildable as exc:
-        return NotBuildable(f"{where}: {exc}")
+        return NotBuildable(f"{printable(where)}: {exc}")
     tree = git.tree_with(head, files, modes)
     return git.commit_tree(tree, head, f"{head[:12]} with {_named(taken)} taken back")
 

@@ -158,7 +158,9 @@ class HunkRecord(_Record):
     """One hunk of the change: where it is in the head (`first`..`last`, 1-based; 0 where the
     head has no line), for a field of the agent's YAML, which field (for the prompt's move
     between it and a file, `spec.system`), and for a hunk of a file git pairs as renamed
-    (the rename's own among them), the file's name in the base."""
+    (the rename's own among them), the file's name in the base. A name is the pull
+    request's bytes: each is written as a message names a file (`printable`: quoted as git
+    quotes one where a byte is not UTF-8 or a character does not show)."""
 
     path: str
     index: int

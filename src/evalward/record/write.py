@@ -17,6 +17,7 @@ from evalward import __version__
 from evalward.attribution.found import RunAttribution
 from evalward.attribution.hunks import in_diff_order
 from evalward.attribution.search import Attributed
+from evalward.errors import printable
 from evalward.record.evaluation import Evaluation
 from evalward.record.schema import (
     AttributionRecord,
@@ -78,7 +79,9 @@ def results_header(
 
 
 def attribution_record(found: RunAttribution | None) -> AttributionRecord | None:
-    """results.json's `attribution`: each regression's hunks, culprit and trials."""
+    """results.json's `attribution`: each regression's hunks, culprit and trials. A hunk's
+    file name is the pull request's bytes: written as `printable` shows a name, as the
+    comment shows it, never as a lone surrogate results.json could not hold as UTF-8."""
     if found is None:
         return None
     regressions = []
@@ -108,13 +111,13 @@ def attribution_record(found: RunAttribution | None) -> AttributionRecord | None
                 reason="" if isinstance(attribution, Attributed) else attribution.reason,
                 hunks=[
                     HunkRecord(
-                        path=h.path,
+                        path=printable(h.path),
                         index=h.index,
                         kind=h.kind,
                         field=h.field_name,
                         first=h.first,
                         last=h.last,
-                        renamed_from=h.renamed_from,
+                        renamed_from=printable(h.renamed_from),
                     )
                     for h in hunks
                 ],
