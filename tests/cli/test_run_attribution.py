@@ -760,6 +760,52 @@ def test_a_hunk_in_a_file_whose_name_is_not_utf8_is_named_in_results_json_as_utf
     assert b"\\udc" not in raw
 
 
+def test_a_helper_made_not_executable_is_said_to_be_its_mode_not_the_file(
+    tmp_path: Path, model: ScriptedModelServer
+) -> None:
+    """The program clerk takes its rules from `agent/rules.sh`, a helper it runs; the pull
+    request rewords the clerk's rules file and makes the helper not executable (`chmod -x`),
+    so the clerk runs without its rules and refunds nothing. The helper's mode is proven the
+    cause: the comment and report.html named the helper alone, on no line, which reads as
+    the file taken back whole, though its text did not change; they say it is its mode."""
+    script(model)
+    helper = READS_EVERY_RULE.replace(
+        "RULES = ''.join(",
+        "import subprocess\n"
+        "RULES = subprocess.run([os.path.join(folder, '..', 'rules.sh')],"
+        " capture_output=True, text=True).stdout\n"
+        "RULES += ''.join(",
+    )
+    repo = GitRepo(tmp_path / "repo")
+    repo.write({"agent/rules.sh": "#!/bin/sh\necho 'Refunds are approved for orders.'\n"})
+    (repo.path / "agent" / "rules.sh").chmod(0o755)
+    repo.commit(
+        "the clerk, its rules from a helper",
+        {
+            "agents.yaml": PROGRAM_SUITE.replace("watch: [agent/*.py]", "watch: ['agent/**']"),
+            "agent/main.py": helper,
+            "agent/rules/clerk.txt": "You are a refund clerk.\n",
+            ".gitignore": ".evalward/\nout/\n__pycache__/\n",
+            "evalward.yaml": ROOMY,
+        },
+    )
+    repo.git("branch", "-M", "main")
+    repo.branch("reworded")
+    (repo.path / "agent" / "rules.sh").chmod(0o644)
+    repo.commit("reworded", {"agent/rules/clerk.txt": "You are a kind refund clerk.\n"})
+
+    code, stdout, stderr, results = _run(repo, model)
+
+    assert code == 1, stdout + stderr
+    (regression,) = results["attribution"]["regressions"]
+    assert regression["result"] == "attributed", (regression["reason"], regression["trials"])
+    (culprit,) = [regression["hunks"][i] for i in regression["culprit"]]
+    assert (culprit["path"], culprit["kind"], culprit["first"]) == ("agent/rules.sh", "mode", 0)
+    assert "`agent/rules.sh` (its mode: whether it may be run) — taken back" in stdout, stdout
+    page = (repo.path / "out" / "report.html").read_text()
+    assert "<code>agent/rules.sh</code> (its mode: whether it may be run) — taken back" in page
+
+
 def test_a_file_git_ignores_beside_the_program_says_why_it_is_not_traced(
     tmp_path: Path, model: ScriptedModelServer
 ) -> None:

@@ -57,6 +57,9 @@ def beside(attributed: Attributed, proof: Tried) -> tuple[str, ...]:
     )
 
 
+MODE = "its mode: whether it may be run"
+"""What a hunk of a file's mode is, beside the file's path (GitHub's diff shows it as the
+file's mode changed, on no line)."""
 IN_PAIRS = "worse by the pairwise judge"
 """What a regression found in pairs is, beside its fixtures' names (as the gate says it)."""
 POOLED = f"pass rate dropped over them together ({POOLED_TEST})"
@@ -216,6 +219,14 @@ class RegressedAt:
         return (self.hunk.field_name or "") if self.hunk is not None else ""
 
     @property
+    def mode(self) -> str:
+        """What a hunk of a file's mode is, said beside its path ("" for any other hunk): a
+        file made executable or not has no line to point at, and its path alone reads as
+        the file taken back whole, text and all."""
+        hunk = self.hunk
+        return MODE if hunk is not None and hunk.kind == "mode" else ""
+
+    @property
     def renamed_from(self) -> str:
         """A rename's name in the base, as `printable` shows a name; "" for any other hunk."""
         hunk = self.hunk
@@ -314,6 +325,8 @@ def attribution_markdown(
         field = f" ({code_span(line.field)})" if line.field else ""
         if line.renamed_from:
             field = f" (renamed from {code_span(line.renamed_from, 120)})"
+        if line.mode:
+            field = f" ({line.mode})"
         taken_back, applied = (
             f" {word} {', '.join(code_span(p, 120) for p in places)} ({needs})" if places else ""
             for word, places, needs in (
