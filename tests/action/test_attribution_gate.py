@@ -20,7 +20,7 @@ import pytest
 
 from evalward.action.attributed import UNRETIRED
 from fakes.github_api import FakeGitHub, FakePull
-from fakes.model_server import Rule, ScriptedModelServer, mentions, text, tool_call
+from fakes.model_server import Rule, ScriptedModelServer, error, mentions, text, tool_call
 from support.actionrun import (
     ActionRun,
     gate_pull_request,
@@ -603,7 +603,7 @@ def test_a_variant_that_loops_is_held_to_what_is_left_and_read_as_nothing(
         asked = len(model.requests) - asked  # what the server was asked, gate and variants
         assert asked <= 6 + 24, asked
         (regression,) = section["regressions"]
-        assert regression["result"] == "not attributable", regression
+        assert regression["result"] == "not attributable", json.dumps(regression, indent=1)
         cut = [t for t in regression["trials"] if t["notBuilt"]]
         assert [t["notBuilt"] for t in cut] == ["the budget ran out during its runs"], regression
         assert "budget" in regression["reason"], regression
@@ -635,7 +635,7 @@ def test_a_variant_that_hangs_is_stopped_at_attribution_s_time_bound_and_the_gat
     assert run.returncode == 1, run.stdout + run.stderr
     assert run.outputs["result"] == "fail"
     (regression,) = _results(repo)["attribution"]["regressions"]
-    assert regression["result"] == "not attributable", regression
+    assert regression["result"] == "not attributable", json.dumps(regression, indent=1)
     assert regression["reason"].startswith("attribution stopped at its time bound of 0.1 minutes")
     assert "attribution.maxMinutes" in regression["reason"]
     cut = [t["notBuilt"] for t in regression["trials"] if t["notBuilt"]]
@@ -721,7 +721,7 @@ def test_a_program_variant_that_hangs_is_ended_at_the_time_bound_with_what_it_st
     assert run.returncode == 1, run.stdout + run.stderr
     assert run.outputs["result"] == "fail"
     (regression,) = _results(repo)["attribution"]["regressions"]
-    assert regression["result"] == "not attributable", regression
+    assert regression["result"] == "not attributable", json.dumps(regression, indent=1)
     assert regression["reason"].startswith("attribution stopped at its time bound of 0.1 minutes")
     cut = [t["notBuilt"] for t in regression["trials"] if t["notBuilt"]]
     assert cut == ["attribution's time bound ran out during its runs"], regression
@@ -955,6 +955,38 @@ def test_a_push_whose_attribution_broke_leaves_the_earlier_review_comments_stand
     assert "the disk is full" in _results(repo)["attribution"]["unfinished"]
     (standing,) = github.review_comments_on(7)
     assert standing == review_comment and "No longer applies" not in standing["body"]
+
+
+def test_a_push_whose_variants_decided_nothing_leaves_the_earlier_review_comments_standing(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> None:
+    """The first push's NEVER REFUND is proven on its line; the next push adds a line beside
+    it and still regresses, and the model provider goes down once the gate's six runs are
+    answered (HTTP 503, after its retries): no variant decides anything, and the regression
+    is not attributable. That the line no longer applies is not known: its review comment
+    was marked "No longer applies: evalward no longer finds this on these lines", as on a
+    push that took the line back, though the line and the regression stand. It stands as
+    it was, for the next push to look at again."""
+    script(model)
+    _pull(repo, github, config=ROOMY)
+    assert _gate(repo, github, model).returncode == 1
+    (review_comment,) = github.review_comments_on(7)
+    review_comment = dict(review_comment)  # as it stands, not as the fake keeps it
+
+    again = repo.commit("kinder words", {"prompts/clerk.md": HEAD_PROMPT + "Thank them.\n"})
+    github.pulls[7].head_sha = again
+    gate_runs = len(model.requests) + 6  # three fixtures, on each side, a call each
+    down = error(503, headers={"Retry-After": "0"})
+    model.rules.insert(0, Rule(lambda body: len(model.requests) > gate_runs, [down]))
+    run = _gate(repo, github, model)
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    (regression,) = _results(repo)["attribution"]["regressions"]
+    assert regression["result"] == "not attributable", regression["trials"]
+    assert "a model provider was down" in regression["reason"], regression["reason"]
+    (standing,) = github.review_comments_on(7)
+    assert standing == review_comment and "No longer applies" not in standing["body"]
+    assert "Where it regressed" in github.comments_on(7)[0]["body"]  # the next push looks
 
 
 PARAGRAPHS = (

@@ -87,9 +87,10 @@ def review(
     of the comment's `blocking` reasons, and on a push whose findings are gone, `earlier`
     ones (the comment had some) marked as no longer applying. True when review comments may
     stand unmarked after it: findings of this head on their lines, earlier ones that could
-    not be marked or that GitHub did not list, or, where attribution did not finish, earlier
-    ones left as they are (that they no longer apply is not known); the comment then keeps
-    `UNRETIRED`."""
+    not be marked or that GitHub did not list, or, where attribution did not say of every
+    regression where it is (`RunAttribution.settled`: it did not finish, a budget ran out,
+    its variants decided nothing), earlier ones left as they are (that they no longer apply
+    is not known); the comment then keeps `UNRETIRED`."""
     proven = attribution is not None and any(f.attributed for f in attribution.found)
     found = findings(attribution, evidence_of(blocking) if proven else {})
     if not found and not earlier:
@@ -102,7 +103,7 @@ def review(
         job.console.redact,
         found,
         report_url=job.site.context.run_url,
-        retire=attribution is None or not attribution.unfinished,
+        retire=attribution is None or attribution.settled,
     )
     if outcome.url:
         job.console.log(f"review: {outcome.url}")
@@ -113,6 +114,6 @@ def review(
         said = "earlier review comments still stand, not marked as no longer applying"
         fix = "resolve them on the pull request, or the next run asks again"
         job.console.log(command("warning", f"{said} ({outcome.unretired}): {fix}"))
-    unfinished = attribution is not None and bool(attribution.unfinished)
-    left = earlier and (unfinished or bool(outcome.failure))  # not looked at, or not marked
+    unsettled = attribution is not None and not attribution.settled
+    left = earlier and (unsettled or bool(outcome.failure))  # not looked at, or not marked
     return bool(outcome.posted or outcome.kept or outcome.unretired) or left

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from evalward.attribution.hunks import Hunk
-from evalward.attribution.search import Attributed, Attribution
+from evalward.attribution.search import Attributed, Attribution, NotAttributable
 from evalward.rundata.spending import Spent
 
 
@@ -75,3 +75,20 @@ class RunAttribution:
     @property
     def spent_calls(self) -> int:
         return self.spent.calls
+
+    @property
+    def settled(self) -> bool:
+        """Whether it finished and said of every regression where it is: proven in some
+        hunks, or shown in none (`NotAttributable.in_no_hunk`). Where not (it stopped on an
+        error, a budget or its time ran out, its variants decided nothing, a drop no one
+        fixture drove), what an earlier head's findings said of their lines may still
+        hold: they are not marked as no longer applying."""
+        return (
+            not self.unfinished
+            and not self.untraced
+            and all(
+                each.attributed is not None
+                or (isinstance(each.attribution, NotAttributable) and each.attribution.in_no_hunk)
+                for each in self.found
+            )
+        )

@@ -116,6 +116,11 @@ class NotAttributable:
     reason: str
     attempts: tuple[Tried, ...]
     narrowed: frozenset[Hunk] = frozenset()
+    in_no_hunk: bool = False
+    """The search showed the regression is in no hunk of the change: it has none, or with
+    every one taken back the regression is still there. Any other reason (a budget or a cap
+    spent, variants that decided nothing) says nothing of where it is: a finding an earlier
+    head's search made on some lines may still hold."""
 
 
 Attribution = Attributed | NotAttributable
@@ -145,7 +150,9 @@ async def attribute(
         list(dict.fromkeys(hunks)), regresses, reproduces, max_trials, likely, applied_first
     )
     if not search.hunks:
-        return NotAttributable("the change has no hunk of the agent to take back", ())
+        return NotAttributable(
+            "the change has no hunk of the agent to take back", (), in_no_hunk=True
+        )
     try:
         return await search.run()
     except (_Capped, Unaffordable) as stopped:
@@ -175,8 +182,8 @@ class _Search:
         self.narrowed: frozenset[Hunk] = frozenset()
         self.applied_first = applied_first
 
-    def give_up(self, reason: str) -> NotAttributable:
-        return NotAttributable(reason, tuple(self.attempts), self.narrowed)
+    def give_up(self, reason: str, *, in_no_hunk: bool = False) -> NotAttributable:
+        return NotAttributable(reason, tuple(self.attempts), self.narrowed, in_no_hunk)
 
     async def trial(self, way: Way, hunks: frozenset[Hunk]) -> Tried:
         """One trial, run once however often the search asks for it."""
@@ -222,7 +229,8 @@ class _Search:
                 return self.give_up(f"the head with every hunk taken back did not run: {not_built}")
             return self.give_up(
                 "with every hunk of the agent taken back the regression is still there: it is "
-                "not in these hunks"
+                "not in these hunks",
+                in_no_hunk=True,
             )
         kept = await self.ddmin(await self.start() if one_by_one else list(self.hunks))
         proven = await self.prove(frozenset(kept))
