@@ -58,6 +58,13 @@ elif fixture in ("blob-tail", "labels-alike"):
         db.commit()
 elif fixture == "wal-fifo":  # no write-ahead log: a FIFO where SQLite would look for one
     os.mkfifo(database + "-wal")
+elif fixture == "wal-folder":  # a folder where SQLite would look for its log
+    os.mkdir(database + "-wal")
+elif fixture == "db-folder":  # the database a folder, a log beside it
+    os.remove(database)
+    os.mkdir(database)
+    with open(database + "-wal", "wb") as log:
+        log.write(b"")
 elif fixture == "sparse-files":  # 17 files of 64 MiB each that cost nothing to write
     for number in range(17):
         with open(os.path.join(folder, f"sparse-{number}.bin"), "wb") as sparse:

@@ -319,6 +319,38 @@ def test_a_blob_s_tail_and_a_row_of_another_key_type_are_seen(
     assert "write-ahead log (playground.sqlite-wal) is no longer a regular file" in error_of(fifo)
 
 
+def test_a_folder_left_for_the_database_or_its_log_fails_only_its_own_run(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """The agent leaves a folder where the database was, a write-ahead log beside it, or a
+    folder where SQLite would look for the log: such a folder opens as a file does, and
+    reading it as one ended the whole job with an internal error. Each is its own run's
+    error, naming what is not a file, and the run beside them passes."""
+    parts = "    sqlite: { seed: world/seed.json }"
+    write_repo(
+        repo,
+        1,
+        [
+            fixture("db-folder", parts, "{type: stateUnchanged, at: db.orders}"),
+            fixture("wal-folder", parts, "{type: stateUnchanged, at: db.orders}"),
+            fixture("untouched", parts, "{type: stateUnchanged, at: db.orders}"),
+        ],
+    )
+    code, said, fixtures = run(repo, tmp_path)
+    assert code == 1, said
+    by_name = {f["fixture"]: f for f in fixtures}
+    assert by_name["untouched"]["status"] == "pass", by_name["untouched"]
+    assert by_name["db-folder"]["status"] == "error", by_name["db-folder"]
+    assert "playground 'db-folder': its database is no longer a regular file" in error_of(
+        by_name["db-folder"]
+    )
+    assert by_name["wal-folder"]["status"] == "error", by_name["wal-folder"]
+    assert (
+        "its database's write-ahead log (playground.sqlite-wal) is no longer a regular file"
+        in error_of(by_name["wal-folder"])
+    )
+
+
 def test_a_folder_of_files_past_what_its_state_reads_fails_its_run_saying_why(
     repo: GitRepo, tmp_path: Path
 ) -> None:

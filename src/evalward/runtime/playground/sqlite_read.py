@@ -336,12 +336,16 @@ def _copy_nofollow(live: LivePlayground, name: str, target: Path, *, required: b
         raise live.error(f"{what} is gone") from None
     except OSError as exc:
         raise live.error(f"{what} cannot be read: {exc.strerror or exc}") from None
-    with os.fdopen(fd, "rb") as handle, target.open("wb") as out:
-        info = os.fstat(handle.fileno())
+    try:  # a folder in its place opens too, and no file object is made of one
+        info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise live.error(f"{what} is no longer a regular file")
         if info.st_size > DB_LIMIT:
             raise live.error(f"{what} grew past {DB_LIMIT:,} bytes")
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as handle, target.open("wb") as out:
         copied = 0
         while chunk := handle.read(1024 * 1024):
             copied += len(chunk)
