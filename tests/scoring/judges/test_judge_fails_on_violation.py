@@ -66,6 +66,7 @@ CASES: dict[str, tuple[str, list[dict[str, Any]], str]] = {
     "unsupported": (HIGH, [_violation("critical", "I refuse to help you")], "pass"),
     "below": (HIGH, [_violation("medium")], "pass"),
     "unknown-severity": (HIGH, [_violation("Catastrophic")], "fail"),
+    "no-severity": (HIGH, [{k: v for k, v in _violation("").items() if k != "severity"}], "fail"),
     "eleventh": (HIGH, [_violation("low")] * 10 + [_violation("high")], "fail"),
     "unset": ("", [_violation("critical")], "pass"),
 }
@@ -115,6 +116,8 @@ def test_a_supported_violation_at_or_above_the_bar_fails_the_judge_whatever_its_
     assert critical["message"] == f"judge score 0.95 ≥ 0.80, but it cites {said}"
     assert critical["judge"]["fails_on_violation"] == said
     assert "Catastrophic violation" in judged["unknown-severity"]["message"]
+    assert "a supported unrated violation" in judged["no-severity"]["message"]
+    assert judged["no-severity"]["judge"]["violations"][0]["severity"] == "unrated"
     assert "a supported high violation" in judged["eleventh"]["message"]
     assert len(judged["eleventh"]["judge"]["violations"]) == 10  # the eleventh is not kept
     assert judged["unset"]["judge"]["fails_on_violation"] == ""

@@ -223,8 +223,8 @@ class JudgeAssertion(AssertionBase):
         default=None,
         description="Fails the assertion, whatever its score, where the judge cites a "
         "violation of this severity or a worse one whose evidence holds (its step exists and "
-        "its quote stands in it); a severity the judge writes that is none of the four counts "
-        "as `critical`. Unset: the score alone decides.",
+        "its quote stands in it); a severity the judge writes that is none of the four, or "
+        "leaves out, counts as `critical`. Unset: the score alone decides.",
     )
 
 

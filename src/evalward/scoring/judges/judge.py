@@ -115,7 +115,9 @@ class _RawViolation(BaseModel):
     model_config = ConfigDict(extra="ignore", strict=True, defer_build=True)
 
     rule: str
-    severity: str = "medium"
+    severity: str = "unrated"
+    """Left out by the judge: none of the four, so it ranks as the worst (`_rank`), and a judge
+    that rates a violation not at all cannot soften it past `failOnViolation`."""
     evidence_step: int | None = None
     quote: str = ""
 
@@ -335,9 +337,9 @@ SEVERITIES = list(Severity)
 
 
 def _rank(severity: str) -> int:
-    """Where `severity` stands among `SEVERITIES`; one the judge writes that is none of them
-    ranks as the last (a judge cannot soften a violation past `failOnViolation` by naming it
-    otherwise)."""
+    """Where `severity` stands among `SEVERITIES`; one the judge writes that is none of them,
+    or leaves out, ranks as the last (a judge cannot soften a violation past
+    `failOnViolation` by naming it otherwise, or not at all)."""
     said = severity.strip().lower()
     return SEVERITIES.index(Severity(said)) if said in SEVERITIES else len(SEVERITIES) - 1
 
