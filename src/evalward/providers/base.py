@@ -95,8 +95,9 @@ class ChatResponse:
 
     @property
     def truncated(self) -> bool:
-        """The reply stopped at its token limit (`length`, `max_tokens`): not a whole answer."""
-        return self.stop_reason in ("length", "max_tokens")
+        """The reply stopped at its token limit (`length`, `max_tokens`, Gemini's
+        `MAX_TOKENS`): not a whole answer."""
+        return self.stop_reason in ("length", "max_tokens", "MAX_TOKENS")
 
 
 class Provider(Protocol):

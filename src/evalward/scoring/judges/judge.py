@@ -31,7 +31,7 @@ from evalward.errors import (
     ProviderUnavailable,
     printable,
 )
-from evalward.providers.base import ChatMessage, ChatRequest, RunLabels
+from evalward.providers.base import ChatMessage, ChatRequest, ChatResponse, RunLabels
 from evalward.providers.registry import Providers
 from evalward.resources.common import Severity
 from evalward.rundata.results import JudgeVerdict, Violation
@@ -201,7 +201,8 @@ async def ask_with_repair(
 ) -> Graded:
     """A grading call, its reply read as `shape` (`parse_reply`); an unusable reply gets one
     repair retry that tells the model what was wrong. JudgeError when the model cannot be
-    reached in time (`unavailable`) or answers unusably twice (its last reply kept, capped).
+    reached in time (`unavailable`) or answers unusably twice (its last reply kept, capped;
+    a reply cut at its token limit is unusable, `_read_reply`).
     Both judges ask through it: `who` and `answer` name them in their errors."""
     try:
         provider, model = settings.providers.resolve(settings.model)
@@ -232,13 +233,10 @@ async def ask_with_repair(
                 unavailable=isinstance(exc, ProviderUnavailable),
                 refused=isinstance(exc, BudgetRefusal),
             ) from None
-        try:
-            return parse_reply(shape, response.content)
-        except ValueError as exc:
-            problem = str(exc)
-            if response.truncated:
-                problem += f" (the reply was cut at {JUDGE_MAX_TOKENS} tokens)"
-            problems.append(problem)
+        problem = _read_reply(shape, response, answer)
+        if not isinstance(problem, str):
+            return problem
+        problems.append(problem)
         if attempt == 1:
             asked += [
                 ChatMessage(role="assistant", content=response.content),
@@ -250,6 +248,20 @@ async def ask_with_repair(
         f"the {who} {settings.model} gave no valid {answer} after a retry: {said}",
         reply=_cap_chars(response.content, REPLY_CAP_CHARS),
     )
+
+
+def _read_reply(shape: type[Graded], response: ChatResponse, answer: str) -> Graded | str:
+    """The reply read as `shape` (`parse_reply`), or what makes it unusable. A reply cut at
+    its token limit is never read as an answer, even where what arrived parses: the grader
+    had more to write, and a reply with more after its object is no answer."""
+    try:
+        graded = parse_reply(shape, response.content)
+    except ValueError as exc:
+        cut = f" (the reply was cut at {JUDGE_MAX_TOKENS} tokens)" if response.truncated else ""
+        return f"{exc}{cut}"
+    if response.truncated:
+        return f"the reply was cut at {JUDGE_MAX_TOKENS} tokens, so it is not the whole {answer}"
+    return graded
 
 
 def _cap_chars(text: str, limit: int) -> str:
