@@ -62,7 +62,9 @@ class PairRecord(RecordModel):
     orders: list[OrderRecord] = Field(default_factory=list)
     head_chars: int = 0
     base_chars: int = 0
-    """The final outputs' lengths, in characters: what the length bias is measured on."""
+    """How long each run's own words are, in characters, in the steps the judge read (its
+    final output under `view: final`; `pairwise_judge.read_chars`): what the length bias is
+    measured on."""
     length_tie: bool = False
     """A preference for the much longer run, counted as a tie (`lengthControlled`)."""
     model: str = ""

@@ -240,8 +240,9 @@ def swapped(pairs: Sequence[PairRecord]) -> list[PairRecord]:
 
 
 def length_bias(pairs: Sequence[PairRecord]) -> list[LengthBucket]:
-    """The head's win rate among decided pairs, by how its final output's length compares
-    with the base's: what a judge that likes length would show as a rising rate."""
+    """The head's win rate among decided pairs, by how the length of its words the judge read
+    (its final output under `view: final`) compares with the base's: what a judge that likes
+    length would show as a rising rate."""
     buckets: dict[str, list[bool]] = {"head shorter": [], "about as long": [], "head longer": []}
     for pair in pairs:
         if pair.preferred not in ("head", "base"):

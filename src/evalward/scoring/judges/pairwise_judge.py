@@ -245,8 +245,8 @@ async def judge_pair(
         preferred="tie" if identical else combine(orders),
         orders=orders,
         identical=identical,
-        head_chars=len(head),
-        base_chars=len(base),
+        head_chars=read_chars(case.head, case.view),
+        base_chars=read_chars(case.base, case.view),
         model=settings.model,
         head_final=cap_bytes(head, SHOWN_CAP_BYTES),
         base_final=cap_bytes(base, SHOWN_CAP_BYTES),
@@ -254,6 +254,15 @@ async def judge_pair(
     if pair.preferred in ("head", "base") and case.length_controlled:
         return length_controlled(pair, case.length_tolerance)
     return pair
+
+
+def read_chars(trace: Trace, view: PairwiseView) -> int:
+    """How long a run's own words are in the steps the judge reads under `view`: its final
+    output under `final`, every reply (and, under `trace`, every tool it called) under the
+    others. The judge reads them all, so a run long in them is the longer run to a judge that
+    likes length, however short its final answer: length control measured on the final
+    output alone would count a padded head's preference as one for its content."""
+    return sum(len(s.text()) for s in viewed_steps(trace, view) if s.type in AGENTS_OWN)
 
 
 def same_to_the_judge(case: PairCase) -> bool:
