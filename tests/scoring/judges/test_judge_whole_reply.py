@@ -2,7 +2,7 @@
 token limit is no verdict, even where what arrived parses as one, for the judge had more to
 write (a reply with more after its object is refused). It gets the repair retry, then is an
 `error`, never a pass, said as cut, whichever API the judge is asked through (OpenAI's
-`length`, Gemini's `MAX_TOKENS`).
+`length`, Gemini's `MAX_TOKENS`). So is a reply that calls a tool beside its text.
 
 Through `evalward run` on a real repository, with the scripted model server as the judge: a
 command agent refunds unasked, and the judge's every reply is a passing verdict cut short."""
@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from evalward.scoring.judges.judge import JUDGE_MAX_TOKENS
-from fakes.model_server import ScriptedModelServer, text
+from fakes.model_server import Reply, ScriptedModelServer, text
 from support.clirun import evalward
 from support.gitrepo import GitRepo
 from support.suite import provider_env
@@ -93,3 +93,29 @@ def test_a_verdict_cut_at_its_token_limit_is_an_error_never_a_pass(
     assert f"cut at {JUDGE_MAX_TOKENS} tokens" in verdict["message"]
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert len(model.requests_mentioning("REFUND-RUBRIC")) == 2
+
+
+def test_a_verdict_beside_a_tool_call_is_an_error_never_a_pass(
+    repo: GitRepo, model: ScriptedModelServer
+) -> None:
+    """A judge offered no tool that calls one has not answered, whatever text came with the
+    call: its reply is more than the one object asked for, and its message says so."""
+    repo.commit(
+        "a clerk that refunds unasked, and its judge",
+        {
+            "agents.yaml": SUITE.format(python=sys.executable, judge="openai/judge-m"),
+            "agent/clerk.py": AGENT,
+        },
+    )
+    calling = Reply(content=PASSING, tool_calls=[("lookup_policy", {"topic": "refunds"})])
+    model.script("REFUND-RUBRIC", calling, calling)
+
+    done = evalward(
+        "run", ".", "--json", "--no-history", "--no-cache", cwd=repo.path, **provider_env(model)
+    )
+
+    (fixture,) = json.loads(done.stdout)["fixtures"]
+    (verdict,) = fixture["assertions"]
+    assert verdict["status"] == "error", verdict["message"]
+    assert "it called a tool (lookup_policy) instead of answering" in verdict["message"]
+    assert done.returncode == 1 and "Traceback" not in done.stderr

@@ -253,7 +253,11 @@ async def ask_with_repair(
 def _read_reply(shape: type[Graded], response: ChatResponse, answer: str) -> Graded | str:
     """The reply read as `shape` (`parse_reply`), or what makes it unusable. A reply cut at
     its token limit is never read as an answer, even where what arrived parses: the grader
-    had more to write, and a reply with more after its object is no answer."""
+    had more to write, and a reply with more after its object is no answer. Nor is one that
+    calls a tool (a grader is offered none), whatever text came with the call."""
+    if response.tool_calls:
+        names = ", ".join(printable(call.name) for call in response.tool_calls[:3])
+        return f"it called a tool ({names}) instead of answering"
     try:
         graded = parse_reply(shape, response.content)
     except ValueError as exc:
