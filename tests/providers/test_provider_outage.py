@@ -292,6 +292,32 @@ def test_an_answer_cut_at_the_token_limit_is_shown_as_cut(
     assert "cut off at the model" in (tmp_path / "out" / "report.html").read_text()
 
 
+def test_a_gemini_answer_cut_at_its_token_limit_is_shown_as_cut(
+    repo: GitRepo, model: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """Gemini says a reply was cut with `MAX_TOKENS`, where OpenAI says `length`."""
+    suite(repo)
+    repo.commit(
+        "a gemini agent",
+        {
+            "agents.yaml": SUITE["agents.yaml"].replace("openai/gpt-test", "gemini/gemini-test"),
+            "evalward.yaml": "providers:\n  gemini: { api: gemini, baseUrl: "
+            f"{model.server.url}, apiKeyEnv: GEMINI_API_KEY }}\n",
+        },
+    )
+    model.script("Where is it?", text("It shipped on the twenty", finish_reason="length"))
+
+    done = evalward(
+        "run", str(repo.path), "--no-history", "--output-dir", str(tmp_path / "out"),
+        cwd=repo.path, GEMINI_API_KEY="gm-key-value-1",
+    )  # fmt: skip
+
+    assert done.returncode == 0, done.stderr
+    (fixture,) = results_of(tmp_path / "out")["fixtures"]
+    assert fixture["trace"]["steps"][-1]["stop_reason"] == "MAX_TOKENS"
+    assert "cut off at the model's token limit (stop reason `MAX_TOKENS`)" in fixture["message"]
+
+
 def test_a_pass_cached_from_one_server_is_not_reused_against_another(
     repo: GitRepo, model: ScriptedModelServer, tmp_path: Path
 ) -> None:

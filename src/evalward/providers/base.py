@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from evalward.rundata.trace import Usage
+from evalward.rundata.trace import CUT_AT_TOKEN_LIMIT, Usage
 
 
 @dataclass(frozen=True)
@@ -95,9 +95,8 @@ class ChatResponse:
 
     @property
     def truncated(self) -> bool:
-        """The reply stopped at its token limit (`length`, `max_tokens`, Gemini's
-        `MAX_TOKENS`): not a whole answer."""
-        return self.stop_reason in ("length", "max_tokens", "MAX_TOKENS")
+        """The reply stopped at its token limit: not a whole answer."""
+        return self.stop_reason in CUT_AT_TOKEN_LIMIT
 
 
 class Provider(Protocol):

@@ -41,6 +41,11 @@ NO_SUCH_TOOL = "evalward"
 nothing ran (`Trace.answered_calls`)."""
 
 
+CUT_AT_TOKEN_LIMIT = frozenset({"length", "max_tokens", "MAX_TOKENS"})
+"""The stop reasons that say a reply was cut at its token limit, not a whole answer: OpenAI's
+`length`, Anthropic's `max_tokens`, Gemini's `MAX_TOKENS`."""
+
+
 class StepType(StrEnum):
     input = "input"
     assistant = "assistant"
@@ -107,7 +112,7 @@ class Step(RecordModel):
     @property
     def truncated(self) -> bool:
         """The reply was cut at its token limit: not a whole answer."""
-        return self.stop_reason in ("length", "max_tokens")
+        return self.stop_reason in CUT_AT_TOKEN_LIMIT
 
     def text(self) -> str:
         """The text a reader (or a judge quote) would find in this step."""
