@@ -5,6 +5,7 @@ Real files, real owners, real processes: needs root."""
 from __future__ import annotations
 
 import os
+import py_compile
 import stat
 import subprocess
 from pathlib import Path
@@ -18,6 +19,7 @@ from evalward.runtime.processes.strays import Spared, end_strays
 pytestmark = pytest.mark.integration
 
 BUILDER = 10001
+TIMESTAMP = py_compile.PycInvalidationMode.TIMESTAMP
 STRAY_UID = 3_100_000 + os.getpid() % 100_000
 """The installing user whose strays a test ends: no agent pair any job or worker claims
 (10001-12000), whose end would take this test's processes first, nor another worker's."""
@@ -60,6 +62,25 @@ def test_what_the_installer_left_becomes_evalwards_and_read_only(tmp_path: Path)
         assert not info.st_mode & (stat.S_ISUID | stat.S_ISGID), f"{path} keeps setuid"
     assert stat.S_IMODE((top / "venv" / "bin" / "tool").stat().st_mode) == 0o555
     assert not (top / "venv" / "pipe").exists(), "special files are removed"
+
+
+@needs_root
+def test_the_bytecode_compiled_at_install_is_still_valid_once_sealed(tmp_path: Path) -> None:
+    """Python uses a module's `.pyc` only while its source has the modification time (and
+    size) recorded in it; the agent user cannot write a new one into the sealed copy, so a
+    copy that took new times would have every start compile the SDK from source."""
+    top = installed(tmp_path)
+    source = top / "venv" / "lib.py"
+    os.utime(source, ns=(1_600_000_000_000_000_000, 1_600_000_000_123_456_789))
+    compiled = Path(py_compile.compile(str(source), doraise=True, invalidation_mode=TIMESTAMP))
+    for path in (compiled.parent, compiled):
+        os.chown(path, BUILDER, BUILDER)
+    copy = sealed(top) / "venv"
+    header = (copy / "__pycache__" / compiled.name).read_bytes()[:16]
+    info = (copy / "lib.py").stat()
+    assert info.st_mtime_ns == 1_600_000_000_123_456_789
+    assert int.from_bytes(header[8:12], "little") == int(info.st_mtime)
+    assert int.from_bytes(header[12:16], "little") == info.st_size
 
 
 @needs_root

@@ -168,7 +168,10 @@ def _copy_folder(fd: int, out: int, relative: Path, walk: _Walk) -> None:
 
 
 def _copy_file(fd: int, name: str, out: int, child: Path, walk: _Walk) -> None:
-    """Copy one regular file, or link it to its copy made earlier in this walk."""
+    """Copy one regular file, with its modification time, or link it to its copy made earlier
+    in this walk. The time is kept for Python: a `.pyc` is used only while its source has the
+    time recorded in it, and no agent user may write a new one here, so a copy with new times
+    would have every start of an agent compile its packages from source again."""
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
         raise AgentRunError(f"the installer changed {child} while it was sealed")
@@ -185,6 +188,7 @@ def _copy_file(fd: int, name: str, out: int, child: Path, walk: _Walk) -> None:
     try:
         _copy_bytes(fd, made, walk)
         os.fchmod(made, 0o555 if info.st_mode & stat.S_IXUSR else 0o444)
+        os.utime(made, ns=(info.st_atime_ns, info.st_mtime_ns))
     finally:
         os.close(made)
     walk.copied[(info.st_dev, info.st_ino)] = str(child)
