@@ -40,8 +40,22 @@ spec:
 """The Agent `clerk`: the program `agent/clerk.py`, run by `PYTHON`."""
 
 PY_AGENT = """\
-import json, os, pathlib, sys
+import importlib.util, json, os, pathlib, sys
 import six
+
+def compiled(module):
+    # its .pyc is there and Python takes it: the same source time and size, or hash
+    try:
+        head = pathlib.Path(module.__cached__).read_bytes()[:16]
+    except OSError:
+        return False
+    source = pathlib.Path(module.__file__)
+    if int.from_bytes(head[4:8], "little") & 1:
+        return head[8:16] == importlib.util.source_hash(source.read_bytes())
+    info = source.stat()
+    recorded = [int(info.st_mtime) & 0xFFFFFFFF, info.st_size & 0xFFFFFFFF]
+    fields = [int.from_bytes(head[i : i + 4], "little") for i in (8, 12)]
+    return head[:4] == importlib.util.MAGIC_NUMBER and fields == recorded
 
 sys.stdin.read()
 env = pathlib.Path(os.environ["VIRTUAL_ENV"]).parent
@@ -55,7 +69,7 @@ for name, target in (("package", six.__file__), ("new file", beside)):
     except OSError as exc:
         attempts[name] = type(exc).__name__
 report = {"six": six.__version__, "uid": os.getuid(), "built": record["built"],
-          "attempts": attempts, "where": six.__file__}
+          "attempts": attempts, "where": six.__file__, "compiled": compiled(six)}
 print(json.dumps({"type": "final", "content": "six " + json.dumps(report)}))
 """
 

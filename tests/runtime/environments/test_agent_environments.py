@@ -48,8 +48,10 @@ def test_each_side_runs_with_its_own_locked_environment_built_once(
     workspace: Path, github: FakeGitHub
 ) -> None:
     """The base pins six 1.16.0 in a requirements file, the head 1.17.0 in a uv project: each
-    side's agent, as that side's user, imports its own, and cannot change it. A second run
-    that has to run the agents again restores both environments instead of installing."""
+    side's agent, as that side's user, imports its own, and cannot change it, nor need to: its
+    bytecode was compiled at install and is still valid sealed and restored (an SDK compiled
+    at each start costs seconds). A second run that has to run the agents again restores both
+    environments instead of installing."""
     (workspace / "agent").mkdir(parents=True)
     base = {**requirements("1.16.0"), "agent/agent.py": PY_AGENT}
     head = {**uv_project("1.17.0"), "agent/agent.py": PY_AGENT}
@@ -65,6 +67,7 @@ def test_each_side_runs_with_its_own_locked_environment_built_once(
             "package": "PermissionError",
             "new file": "PermissionError",
         }
+        assert reports[side]["compiled"], reports[side]
         assert f"environment of dep-agent ({side}): built in" in first.stdout
     assert "sk-environment-secret" not in first.stdout + first.stderr
 
@@ -80,6 +83,7 @@ def test_each_side_runs_with_its_own_locked_environment_built_once(
         assert f"environment of dep-agent ({side}): restored from the cache" in second.stdout
         assert again[side]["built"] == reports[side]["built"], "the same build, not a new one"
         assert again[side]["six"] == reports[side]["six"]
+        assert again[side]["compiled"], again[side]
     assert "built in" not in second.stdout
 
 

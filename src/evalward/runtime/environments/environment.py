@@ -75,8 +75,12 @@ from evalward.runtime.isolation.sandbox import COPY_BOUNDS, Packages
 from evalward.runtime.isolation.sandbox import EnvironmentRequest as EnvironmentRequest
 from evalward.runtime.processes.strays import Sessions
 
-LAYOUT = 1
-"""How evalward lays an environment out; a change makes every kept one stale."""
+LAYOUT = 2
+"""How evalward lays an environment out; a change makes every kept one stale (2: a Python
+environment holds its bytecode, which one kept before would not)."""
+
+COMPILE = ("--compile-bytecode",)
+"""What uv is told so that it writes each package's bytecode at install, as pip does."""
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
 """The largest file read from a checkout's environment files."""
@@ -366,6 +370,9 @@ class EnvironmentStore:
 async def _install_python(
     installer: Installer, uv_bin: str, named: str, source: Path, venv: Path, interpreter: str
 ) -> None:
+    """The virtualenv, then the packages, their bytecode compiled as pip does: the sealed
+    environment is read-only to the agent users, so what is not compiled here an agent's
+    every start compiles again (seconds for an SDK such as LangChain's or LlamaIndex's)."""
     folder = source / _folder(named)
     name = Path(named).name
     await installer.check(
@@ -373,15 +380,14 @@ async def _install_python(
     )
     if name == PYTHON_PROJECT:
         locked = ["--locked"] if (folder / "uv.lock").is_file() else []
+        sync = [uv_bin, "sync", *locked, "--no-dev", "--no-editable", *COMPILE]
         await installer.check(
-            [uv_bin, "sync", *locked, "--no-dev", "--no-editable", "--python", interpreter],
-            folder,
-            {"UV_PROJECT_ENVIRONMENT": str(venv)},
+            [*sync, "--python", interpreter], folder, {"UV_PROJECT_ENVIRONMENT": str(venv)}
         )
     else:
+        python = str(venv / "bin" / "python")
         await installer.check(
-            [uv_bin, "pip", "install", "--python", str(venv / "bin" / "python"), "-r", name],
-            folder,
+            [uv_bin, "pip", "install", *COMPILE, "--python", python, "-r", name], folder
         )
 
 
