@@ -70,6 +70,10 @@ def _between(text: str, start: str, end: str) -> str:
     return rest.partition(end)[0] if found else ""
 
 
+ROUTES = ("/chat/completions", "/embeddings", "/messages")
+"""The model APIs' routes it serves, each a POST."""
+
+
 class ReplyTableServer:
     def __init__(self, table: list[Entry], default: str, delay: float = 0.02) -> None:
         self.table = table
@@ -78,7 +82,10 @@ class ReplyTableServer:
         self.requests: list[dict[str, Any]] = []
         """Every request's JSON body, in order."""
         self.received: list[Request] = []
-        """Every request as it arrived (its target, with the query, and its headers)."""
+        """Every call of a model API it serves, as it arrived (its target, with the query,
+        and its headers). A request elsewhere is answered 404 and not kept: another test's
+        client (a readiness probe's `GET /`) may reach the port this server took after that
+        test's server let it go, and it is no call evalward made."""
         self.server = LoopbackServer(self.handle)
         self.base_url = f"{self.server.url}/v1"
 
@@ -104,17 +111,17 @@ class ReplyTableServer:
         return next((e.reply for e in self.table if e.contains in conversation), self.default)
 
     def handle(self, request: Request) -> Response:
+        if request.method != "POST" or not request.path.endswith(ROUTES):
+            return Response(404, {"error": {"message": f"no route {request.path}"}})
         self.received.append(request)
-        if request.method == "POST" and request.path.endswith("/embeddings"):
+        if request.path.endswith("/embeddings"):
             body = request.json()
             self.requests.append(body)
             return Response(200, embeddings(body), delay=self.delay)
-        if request.method == "POST" and request.path.endswith("/messages"):
+        if request.path.endswith("/messages"):
             body = request.json()
             self.requests.append(body)
             return Response(200, self.anthropic(body), delay=self.delay)
-        if request.method != "POST" or not request.path.endswith("/chat/completions"):
-            return Response(404, {"error": {"message": f"no route {request.path}"}})
         body = request.json()
         self.requests.append(body)
         messages = body.get("messages")

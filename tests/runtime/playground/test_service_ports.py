@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import socket
+import urllib.error
+import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -28,6 +31,7 @@ from fakes.http import (
     Response,
     bound_quietly,
 )
+from fakes.reply_table import ReplyTableServer
 from support.rawhttp import RawServer
 
 pytestmark = pytest.mark.integration
@@ -189,3 +193,25 @@ def test_a_fake_server_never_listens_on_a_port_a_test_holds_refusing(
             for server in servers:
                 server.close()
     assert port not in taken
+
+
+def test_a_reply_table_keeps_only_the_model_calls_it_serves() -> None:
+    """A fake's port may still be known to a client of a test before (its readiness probe, a
+    `GET /`): the reply table answers it 404 and keeps it out of the calls a test reads."""
+    table = ReplyTableServer([], "fine")
+    try:
+        stray = urllib.request.Request(f"{table.server.url}/", method="GET")
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(stray, timeout=60)
+        call = urllib.request.Request(
+            f"{table.base_url}/chat/completions",
+            json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).encode(),
+            {"content-type": "application/json"},
+        )
+        with urllib.request.urlopen(call, timeout=60) as reply:
+            answered = json.load(reply)
+    finally:
+        table.close()
+    assert refused.value.code == 404
+    assert answered["choices"][0]["message"]["content"] == "fine"
+    assert [r.target for r in table.received] == ["/v1/chat/completions"]
