@@ -928,20 +928,27 @@ def test_a_comment_template_without_the_findings_still_lets_the_next_push_mark_t
     assert "No longer applies" in retired["body"] and fixed[:12] in retired["body"]
 
 
+def _reviewed_then_pushed(
+    repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer
+) -> tuple[dict[str, Any], str]:
+    """A first push gated and its hunk proven on its line (the review comment as it stands,
+    not as the fake keeps it), then a next push that still regresses: its head."""
+    script(model)
+    _pull(repo, github, config=ROOMY)
+    assert _gate(repo, github, model).returncode == 1
+    (review_comment,) = github.review_comments_on(7)
+    again = repo.commit("kinder words", {"prompts/clerk.md": HEAD_PROMPT + "Thank them.\n"})
+    github.pulls[7].head_sha = again
+    return dict(review_comment), again
+
+
 def test_a_push_whose_attribution_broke_leaves_the_earlier_review_comments_standing(
     repo: GitRepo, github: FakeGitHub, model: ScriptedModelServer, tmp_path: Path
 ) -> None:
     """The first push's hunk is proven on its line; the next push still regresses, and git
     refuses its first variant's commit: that the line no longer applies is not known, so its
     review comment stands as it was, not marked as no longer applying."""
-    script(model)
-    _pull(repo, github, config=ROOMY)
-    assert _gate(repo, github, model).returncode == 1
-    (review_comment,) = github.review_comments_on(7)
-    review_comment = dict(review_comment)  # as it stands, not as the fake keeps it
-
-    again = repo.commit("kinder words", {"prompts/clerk.md": HEAD_PROMPT + "Thank them.\n"})
-    github.pulls[7].head_sha = again
+    review_comment, again = _reviewed_then_pushed(repo, github, model)
     path = git_on_commit_tree(tmp_path / "bin", '    echo "fatal: the disk is full" >&2; exit 128')
     run = run_action(
         repo.path,
@@ -967,14 +974,7 @@ def test_a_push_whose_variants_decided_nothing_leaves_the_earlier_review_comment
     was marked "No longer applies: evalward no longer finds this on these lines", as on a
     push that took the line back, though the line and the regression stand. It stands as
     it was, for the next push to look at again."""
-    script(model)
-    _pull(repo, github, config=ROOMY)
-    assert _gate(repo, github, model).returncode == 1
-    (review_comment,) = github.review_comments_on(7)
-    review_comment = dict(review_comment)  # as it stands, not as the fake keeps it
-
-    again = repo.commit("kinder words", {"prompts/clerk.md": HEAD_PROMPT + "Thank them.\n"})
-    github.pulls[7].head_sha = again
+    review_comment, _ = _reviewed_then_pushed(repo, github, model)
     gate_runs = len(model.requests) + 6  # three fixtures, on each side, a call each
     down = error(503, headers={"Retry-After": "0"})
     model.rules.insert(0, Rule(lambda body: len(model.requests) > gate_runs, [down]))
